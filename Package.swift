@@ -1,0 +1,37 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let upcoming: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Tandem",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "tandem", targets: ["tandem"]),
+        .executable(name: "tandem-bench", targets: ["tandem-bench"]),
+        .library(name: "TandemCore", targets: ["TandemCore"]),
+    ],
+    targets: [
+        // C shims: a module map and shim.h, nothing else.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "TandemCore", dependencies: [], swiftSettings: upcoming),
+        .target(name: "TandemStore", dependencies: ["TandemCore", "CSQLite", "CCrypto"], swiftSettings: upcoming),
+        .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemStore", "TandemHTTP", "CCrypto"], swiftSettings: upcoming),
+        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemCore"], swiftSettings: upcoming),
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "CSQLite"], swiftSettings: upcoming),
+
+        .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),
+        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemCore"], swiftSettings: upcoming),
+        .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP"], swiftSettings: upcoming),
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore"],
+                    resources: [], swiftSettings: upcoming),
+    ]
+)
