@@ -1,0 +1,21 @@
+/// Named limits, each returned as a clear error when exceeded (DESIGN.md §6).
+public enum Limits {
+    /// Operations in one `records/modify` or `zones/modify` request (CloudKit Web Services limits).
+    public static let operationsPerRequest = 200
+    /// Records returned by one `records/query` or change fetch (default and maximum `resultsLimit`).
+    public static let resultsPerResponse = 200
+    /// Encoded size of one record's fields, assets excluded: 1 MiB.
+    public static let recordBytes = 1 << 20
+    /// Largest JSON request body: 2 MiB (DESIGN.md §3).
+    public static let jsonBodyBytes = 2 << 20
+    /// Largest asset: 50 MiB (decisions D11).
+    public static let assetBytes = 50 << 20
+    /// Lifetime of an asset upload URL: 15 minutes (decisions D11).
+    public static let assetUploadSeconds: Int64 = 15 * 60
+    /// Tokens in one `assets/upload` request.
+    public static let assetTokensPerRequest = 200
+    /// Record and zone names: 1–255 printable ASCII characters (decisions D12).
+    public static let nameLength = 255
+    /// DELETE_SELF references pointing at one target (CloudKit limits page).
+    public static let deleteSelfReferencesPerTarget = 750
+}

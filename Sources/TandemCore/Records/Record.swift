@@ -1,0 +1,48 @@
+/// A record: typed fields plus the system fields CloudKit keeps.
+///
+/// CloudKit Web Services: Types, "Record Dictionary". `recordChangeTag` changes on every
+/// successful write; `created` and `modified` are set by the server.
+public struct Record: Sendable, Hashable {
+    public var recordName: String
+    public var recordType: String
+    public var recordChangeTag: String?
+    public var fields: [String: FieldValue]
+    public var zoneID: ZoneID
+    public var created: Stamp?
+    public var modified: Stamp?
+    /// True on tombstones in change feeds.
+    public var deleted: Bool
+    /// The parent record's name (share hierarchies), in the same zone.
+    public var parent: String?
+    /// The share this record is the root of, by record name.
+    public var share: String?
+
+    public init(recordName: String, recordType: String, recordChangeTag: String? = nil, fields: [String: FieldValue] = [:],
+                zoneID: ZoneID = .defaultZone, created: Stamp? = nil, modified: Stamp? = nil, deleted: Bool = false,
+                parent: String? = nil, share: String? = nil) {
+        self.recordName = recordName
+        self.recordType = recordType
+        self.recordChangeTag = recordChangeTag
+        self.fields = fields
+        self.zoneID = zoneID
+        self.created = created
+        self.modified = modified
+        self.deleted = deleted
+        self.parent = parent
+        self.share = share
+    }
+
+    /// Who changed a record and when (CloudKit's `created` / `modified` dictionaries).
+    /// `timestamp` in milliseconds since 1970-01-01 UTC.
+    public struct Stamp: Sendable, Hashable {
+        public var timestamp: Int64
+        public var userRecordName: String
+        public var deviceID: String
+
+        public init(timestamp: Int64, userRecordName: String, deviceID: String = "") {
+            self.timestamp = timestamp
+            self.userRecordName = userRecordName
+            self.deviceID = deviceID
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// Assets in three steps (CloudKit Web Services: assets/upload): `assets/upload` returns one
+/// upload URL per field; a POST of the raw bytes to it answers `{"singleFile": {fileChecksum,
+/// size, receipt}}`; a record saved with that dictionary gets a `downloadURL`, which serves the
+/// bytes to a caller who may read the record. Upload URLs live 15 minutes; assets up to 50 MiB
+/// (decisions D11).
+struct AssetRoutes: Sendable {
+    static let uploadPrefix = "/upload/1/"
+    static let downloadPrefix = "/assets/1/"
+    let store: any Store
+
+    static func uploadRoute(_ services: Services) -> DatabaseRoute {
+        DatabaseRoute(operation: "assets/upload", method: "POST", databases: [.private],
+                      summary: "Request upload URLs for asset fields", requestSchema: "AssetsUploadRequest",
+                      responseSchema: "AssetsUploadResponse") { context in
+            let body = try context.jsonBody()
+            guard case .array(let items)? = body["tokens"] else {
+                throw CloudKitError.badRequest("assets/upload needs a 'tokens' array of {recordType, fieldName, recordName?}")
+            }
+            guard items.count <= Limits.assetTokensPerRequest else {
+                throw CloudKitError(.limitExceeded, "at most \(Limits.assetTokensPerRequest) tokens per request")
+            }
+            let scope = context.scope
+            var uploads: [AssetUpload] = []
+            let expires = Clock.milliseconds() + Limits.assetUploadSeconds * 1000
+            for (index, item) in items.enumerated() {
+                guard let type = item["recordType"]?.stringValue, Names.isValidRecordType(type) else {
+                    throw CloudKitError.badRequest("tokens[\(index)] needs a valid 'recordType'")
+                }
+                guard let field = item["fieldName"]?.stringValue, Names.isValidFieldName(field) else {
+                    throw CloudKitError.badRequest("tokens[\(index)] needs a valid 'fieldName'")
+                }
+                let name = item["recordName"]?.stringValue
+                uploads.append(AssetUpload(token: Tokens.make(kind: .user).replacingOccurrences(of: "tdu_", with: "up_"),
+                                           container: scope.database.container, environment: scope.database.environment,
+                                           owner: scope.database.owner, recordType: type, fieldName: field, recordName: name,
+                                           expiresAt: expires))
+            }
+            let stored = uploads
+            try services.store.write { tx in for upload in stored { try tx.addAssetUpload(upload) } }
+            let tokens: [JSONValue] = uploads.map { upload in
+                var o: JSONObject = ["fieldName": .string(upload.fieldName),
+                                     "url": .string(context.baseURL + uploadPrefix + upload.token)]
+                if let name = upload.recordName { o["recordName"] = .string(name) }
+                o["recordType"] = .string(upload.recordType)
+                return .object(o)
+            }
+            return Responses.json(.object(["tokens": .array(tokens)]))
+        }
+    }
+
+    /// POST /upload/1/{token}: stores the body and answers the receipt dictionary.
+    func receiveUpload(_ context: RequestContext) throws -> HTTPResponse {
+        let token = String(context.request.head.path.dropFirst(Self.uploadPrefix.count))
+        guard let upload = try store.read({ try $0.assetUpload(token: token) }), upload.checksum == nil else {
+            throw CloudKitError(.notFound, "no open upload at this URL (unknown, already used, or expired)")
+        }
+        guard upload.expiresAt > Clock.milliseconds() else {
+            throw CloudKitError(.notFound, "this upload URL expired; request a new one with assets/upload")
+        }
+        let bytes = context.request.body
+        guard bytes.count <= Limits.assetBytes else {
+            throw CloudKitError(.limitExceeded, "an asset may be at most \(Limits.assetBytes) bytes (50 MiB)")
+        }
+        let checksum = try store.assets.store(bytes)
+        let size = Int64(bytes.count)
+        try store.write { tx in try tx.completeAssetUpload(token: token, checksum: checksum, size: size) }
+        let receipt: JSONObject = ["fileChecksum": .string(checksum), "size": .int(size), "receipt": .string(token)]
+        return Responses.json(.object(["singleFile": .object(receipt)]))
+    }
+
+    static func downloadURL(base: String, container: String, environment: String, database: String, record: Record,
+                            field: String, checksum: String) -> String {
+        let parts = [container, environment, database, record.zoneID.zoneName, record.recordName, field, checksum]
+        return base + downloadPrefix + parts.map(Self.escape).joined(separator: "/")
+    }
+
+    static func escape(_ segment: String) -> String {
+        segment.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? segment
+    }
+
+    /// GET /assets/1/{container}/{environment}/{database}/{zone}/{record}/{field}/{checksum}:
+    /// the bytes, when the caller may read the record and the field still holds that asset.
+    func download(_ context: inout RequestContext, authenticator: Authenticator) throws -> HTTPResponse {
+        let parts = context.request.head.path.dropFirst(Self.downloadPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+            .map { String($0).removingPercentEncoding ?? String($0) }
+        guard parts.count == 7, let environment = Environment(rawValue: parts[1]), parts[2] == DatabaseType.private.rawValue else {
+            throw CloudKitError(.notFound, "not an asset download URL")
+        }
+        context.container = parts[0]
+        context.environment = environment
+        context.user = try authenticator.user(headers: context.request.head.headers["authorization"], parameters: context.parameters,
+                                              container: parts[0], signInURL: context.baseURL + "/signin")
+        let scope = context.scope
+        let (zoneName, recordName, field, checksum) = (parts[3], parts[4], parts[5], parts[6])
+        let holds = try store.read { reader -> Bool in
+            guard let zone = try reader.zone(scope.database, name: zoneName),
+                  let record = try reader.record(zone: zone, name: recordName), let value = record.fields[field] else { return false }
+            return value.elements.contains { if case .asset(let a) = $0 { a.fileChecksum == checksum } else { false } }
+        }
+        guard holds, let bytes = store.assets.read(checksum: checksum) else {
+            throw CloudKitError(.notFound, "asset not found")
+        }
+        return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")], body: bytes)
+    }
+}

@@ -1,0 +1,59 @@
+import Synchronization
+
+/// Request counts and latency histograms per endpoint, in Prometheus text format (`/metrics`).
+public final class Metrics: Sendable {
+    /// Histogram bucket upper bounds, seconds.
+    static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    struct Endpoint {
+        var countsByStatus: [Int: Int] = [:]
+        var bucketCounts = [Int](repeating: 0, count: Metrics.buckets.count)
+        var sum = 0.0
+        var count = 0
+    }
+
+    private let endpoints = Mutex<[String: Endpoint]>([:])
+
+    public init() {}
+
+    func observe(endpoint: String, status: Int, seconds: Double) {
+        let bucket = Self.buckets.firstIndex { seconds <= $0 }
+        endpoints.withLock { all in
+            all[endpoint, default: Endpoint()].record(status: status, seconds: seconds, bucket: bucket)
+        }
+    }
+
+    func render(openConnections: Int) -> String {
+        let snapshot = endpoints.withLock { $0 }
+        var out = "# HELP tandem_http_requests_total HTTP requests by endpoint and status.\n# TYPE tandem_http_requests_total counter\n"
+        for name in snapshot.keys.sorted() {
+            for (status, count) in snapshot[name]!.countsByStatus.sorted(by: { $0.key < $1.key }) {
+                out += "tandem_http_requests_total{endpoint=\"\(name)\",status=\"\(status)\"} \(count)\n"
+            }
+        }
+        out += "# HELP tandem_http_request_duration_seconds Time from routing to response, by endpoint.\n# TYPE tandem_http_request_duration_seconds histogram\n"
+        for name in snapshot.keys.sorted() {
+            let e = snapshot[name]!
+            var cumulative = 0
+            for (index, bound) in Self.buckets.enumerated() {
+                cumulative += e.bucketCounts[index]
+                out += "tandem_http_request_duration_seconds_bucket{endpoint=\"\(name)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            out += "tandem_http_request_duration_seconds_bucket{endpoint=\"\(name)\",le=\"+Inf\"} \(e.count)\n"
+            out += "tandem_http_request_duration_seconds_sum{endpoint=\"\(name)\"} \(e.sum)\n"
+            out += "tandem_http_request_duration_seconds_count{endpoint=\"\(name)\"} \(e.count)\n"
+        }
+        out += "# HELP tandem_http_open_connections Open HTTP connections.\n# TYPE tandem_http_open_connections gauge\n"
+        out += "tandem_http_open_connections \(openConnections)\n"
+        return out
+    }
+}
+
+extension Metrics.Endpoint {
+    mutating func record(status: Int, seconds: Double, bucket: Int?) {
+        countsByStatus[status, default: 0] += 1
+        if let bucket { bucketCounts[bucket] += 1 }
+        sum += seconds
+        count += 1
+    }
+}

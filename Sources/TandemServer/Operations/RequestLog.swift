@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+
+/// One line per request to standard error, buffered and written by a background thread so
+/// workers never wait on the terminal:
+/// `2026-11-29T12:00:00.123Z POST /database/1/... 200 812us 345B <uuid>`.
+public final class RequestLog: Sendable {
+    private let buffer = Mutex<[UInt8]>([])
+    private let enabled: Bool
+    private let stopped = Atomic<Bool>(false)
+    private let flusher = Mutex<Thread?>(nil)
+
+    public init(enabled: Bool) {
+        self.enabled = enabled
+        guard enabled else { return }
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .relaxed) {
+                usleep(50_000)
+                flush()
+            }
+            flush()
+        }
+        thread.name = "tandem-log"
+        flusher.withLock { $0 = thread }
+        thread.start()
+    }
+
+    func record(method: String, path: String, status: Int, microseconds: Int, bytes: Int, uuid: String) {
+        guard enabled else { return }
+        let line = "\(Self.timestamp()) \(method) \(path) \(status) \(microseconds)us \(bytes)B \(uuid)\n"
+        buffer.withLock { $0.append(contentsOf: line.utf8) }
+    }
+
+    /// A message for operators (errors with their detail, start and stop).
+    public func error(_ message: String) {
+        let line = "\(Self.timestamp()) \(message)\n"
+        buffer.withLock { $0.append(contentsOf: line.utf8) }
+        if !enabled { flush() }
+    }
+
+    public func flush() {
+        let pending = buffer.withLock { bytes -> [UInt8] in
+            let out = bytes
+            bytes.removeAll(keepingCapacity: true)
+            return out
+        }
+        guard !pending.isEmpty else { return }
+        pending.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(2, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 { if errno == EINTR { continue }; return }
+                offset += n
+            }
+        }
+    }
+
+    public func stop() {
+        stopped.store(true, ordering: .relaxed)
+        flush()
+    }
+
+    static func timestamp() -> String {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        var time = tm()
+        var seconds = spec.tv_sec
+        gmtime_r(&seconds, &time)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", time.tm_year + 1900, time.tm_mon + 1, time.tm_mday,
+                      time.tm_hour, time.tm_min, time.tm_sec, spec.tv_nsec / 1_000_000)
+    }
+}

@@ -1,0 +1,179 @@
+import TandemCore
+import TandemStore
+
+/// Applies `records/modify` operations inside one store transaction: version checks, field
+/// merging, reference rules and change tags (CloudKit Web Services: records/modify; Tandem
+/// decisions D2 for conflicts).
+struct ModifyContext {
+    let tx: any StoreWriting
+    let zone: StoredZone
+    let scope: RequestScope
+    let now: Int64
+
+    mutating func apply(_ op: RecordOperation) throws -> RecordService.ItemResult {
+        let existing = try tx.record(zone: zone, name: op.recordName)
+        if existing == nil && (op.kind.checksTag || op.kind == .forceDelete) {
+            throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist")
+        }
+        if let existing, op.kind.checksTag, existing.recordChangeTag != op.recordChangeTag {
+            var error = CloudKitError(.conflict, "recordChangeTag '\(op.recordChangeTag ?? "")' is stale; the server has '\(existing.recordChangeTag ?? "")'. Fetch the record and retry, or use a force operation")
+            error.serverRecord = existing
+            throw error
+        }
+        switch op.kind {
+        case .delete, .forceDelete:
+            guard let existing else { throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist") }
+            var deleting = Set<String>()
+            try delete(existing, deleting: &deleting)
+            return .deleted(recordName: op.recordName)
+        case .create:
+            if let existing {
+                var error = CloudKitError(.exists, "record '\(op.recordName)' already exists; use update with its recordChangeTag")
+                error.serverRecord = existing
+                throw error
+            }
+            return .saved(try save(op, over: nil))
+        case .update, .replace, .forceUpdate, .forceReplace:
+            return .saved(try save(op, over: existing))
+        }
+    }
+
+    private func save(_ op: RecordOperation, over existing: Record?) throws -> Record {
+        guard let recordType = op.recordType ?? existing?.recordType else {
+            throw CloudKitError.badRequest("record '\(op.recordName)' does not exist, so \(op.kind.rawValue) needs a recordType")
+        }
+        if let existing, existing.recordType != recordType {
+            throw CloudKitError.badRequest("record '\(op.recordName)' is a \(existing.recordType), not a \(recordType); a record's type cannot change")
+        }
+        var fields = (op.kind.replacesFields || existing == nil) ? [:] : existing!.fields
+        for (name, value) in op.fields {
+            fields[name] = value
+        }
+        fields = try resolveAssets(fields, previous: existing?.fields ?? [:])
+        try checkReferences(fields, recordName: op.recordName)
+        var parent = op.clearsParent ? nil : (op.parent ?? existing?.parent)
+        if op.kind.replacesFields && op.parent == nil { parent = nil }
+        if let parent, try tx.record(zone: zone, name: parent) == nil {
+            throw CloudKitError(.validatingReferenceError, "parent record '\(parent)' does not exist in zone '\(zone.zoneID.zoneName)'")
+        }
+        let size = Self.encodedSize(fields)
+        guard size <= Limits.recordBytes else {
+            throw CloudKitError(.limitExceeded, "record '\(op.recordName)' is \(size) bytes; a record's fields may hold at most \(Limits.recordBytes) bytes (1 MiB, assets excluded)")
+        }
+        let sequence = try tx.nextChangeSequence(zone)
+        let stamp = Record.Stamp(timestamp: now, userRecordName: scope.user, deviceID: scope.deviceID)
+        let record = Record(recordName: op.recordName, recordType: recordType, recordChangeTag: ChangeTags.tag(for: sequence),
+                            fields: fields, zoneID: zone.zoneID, created: existing?.created ?? stamp, modified: stamp,
+                            parent: parent, share: existing?.share)
+        try tx.putRecord(record, zone: zone, sequence: sequence)
+        return record
+    }
+
+    static func encodedSize(_ fields: [String: FieldValue]) -> Int {
+        var total = 0
+        for (name, value) in fields { total += name.utf8.count + JSONWriter.bytes(FieldCodec.encodeField(value)).count }
+        return total
+    }
+
+    /// VALIDATE references must point at existing records; DELETE_SELF targets may hold at most 750.
+    private func checkReferences(_ fields: [String: FieldValue], recordName: String) throws {
+        for value in fields.values {
+            for case .reference(let reference) in value.elements {
+                let targetZone = try targetZone(of: reference)
+                if reference.action == .validate {
+                    let found = try targetZone.map { try tx.record(zone: $0, name: reference.recordName) != nil } ?? false
+                    guard found || reference.recordName == recordName else {
+                        throw CloudKitError(.validatingReferenceError, "VALIDATE reference to '\(reference.recordName)', which does not exist")
+                    }
+                }
+                if reference.action == .deleteSelf, let targetZone {
+                    let count = try tx.referrers(zone: targetZone, recordName: reference.recordName)
+                        .filter { $0.action == .deleteSelf && !($0.zoneKey == zone.key && $0.recordName == recordName) }.count
+                    guard count < Limits.deleteSelfReferencesPerTarget else {
+                        throw CloudKitError(.limitExceeded, "record '\(reference.recordName)' already has \(count) DELETE_SELF references; the limit is \(Limits.deleteSelfReferencesPerTarget)")
+                    }
+                }
+            }
+        }
+    }
+
+    private func targetZone(of reference: Reference) throws -> StoredZone? {
+        guard let zoneID = reference.zoneID, zoneID.zoneName != zone.zoneID.zoneName else { return zone }
+        if let owner = zoneID.ownerRecordName, owner != scope.database.owner { return nil }
+        return try tx.zone(scope.database, name: zoneID.zoneName)
+    }
+
+    /// Deletes `record`, first deleting DELETE_SELF referrers (recursively) and refusing when a
+    /// VALIDATE referrer would be left pointing at nothing.
+    private func delete(_ record: Record, deleting: inout Set<String>) throws {
+        deleting.insert(record.recordName)
+        let referrers = try tx.referrers(zone: zone, recordName: record.recordName)
+        for referrer in referrers where referrer.action == .validate {
+            if referrer.zoneKey == zone.key && deleting.contains(referrer.recordName) { continue }
+            throw CloudKitError(.validatingReferenceError, "record '\(record.recordName)' is referenced with VALIDATE by '\(referrer.recordName)'; delete or change that record first")
+        }
+        for referrer in referrers where referrer.action == .deleteSelf {
+            if deleting.contains(referrer.recordName) { continue }
+            let referrerZone = referrer.zoneKey == zone.key ? zone : try tx.zones(scope.database).first { $0.key == referrer.zoneKey }
+            guard let referrerZone, let source = try tx.record(zone: referrerZone, name: referrer.recordName) else { continue }
+            if referrerZone.key == zone.key {
+                try delete(source, deleting: &deleting)
+            } else {
+                var other = ModifyContext(tx: tx, zone: referrerZone, scope: scope, now: now)
+                try other.deleteCascading(source, deleting: &deleting)
+            }
+        }
+        let sequence = try tx.nextChangeSequence(zone)
+        try tx.deleteRecord(name: record.recordName, recordType: record.recordType, zone: zone, sequence: sequence)
+    }
+
+    mutating func deleteCascading(_ record: Record, deleting: inout Set<String>) throws {
+        try delete(record, deleting: &deleting)
+    }
+
+    /// Turns asset values with a receipt into stored assets; values without one must be the
+    /// asset the field already holds (a record saved back as fetched).
+    private func resolveAssets(_ fields: [String: FieldValue], previous: [String: FieldValue]) throws -> [String: FieldValue] {
+        var result = fields
+        for (name, value) in fields {
+            switch value {
+            case .asset:
+                result[name] = try resolveAsset(value, field: name, previous: previous[name])
+            case .list(let items, .asset):
+                result[name] = .list(try items.map { try resolveAsset($0, field: name, previous: previous[name]) }, of: .asset)
+            default:
+                continue
+            }
+        }
+        return result
+    }
+
+    private func resolveAsset(_ value: FieldValue, field: String, previous: FieldValue?) throws -> FieldValue {
+        guard case .asset(let asset) = value else { return value }
+        if let receipt = asset.receipt {
+            guard let upload = try tx.assetUpload(token: receipt), upload.container == scope.database.container,
+                  upload.environment == scope.database.environment, upload.owner == scope.database.owner,
+                  let checksum = upload.checksum, let size = upload.size else {
+                throw CloudKitError.badRequest("field '\(field)': asset receipt is unknown, expired or was never uploaded to")
+            }
+            guard checksum == asset.fileChecksum else {
+                throw CloudKitError.badRequest("field '\(field)': fileChecksum does not match the uploaded bytes")
+            }
+            return .asset(Asset(fileChecksum: checksum, size: size, referenceChecksum: asset.referenceChecksum, wrappingKey: asset.wrappingKey))
+        }
+        let known = previous?.elements.contains { element in
+            if case .asset(let old) = element { return old.fileChecksum == asset.fileChecksum }
+            return false
+        } ?? false
+        guard known else {
+            throw CloudKitError.badRequest("field '\(field)': an asset needs the receipt returned by its upload (assets/upload)")
+        }
+        return .asset(Asset(fileChecksum: asset.fileChecksum, size: asset.size, referenceChecksum: asset.referenceChecksum,
+                            wrappingKey: asset.wrappingKey))
+    }
+}
+
+/// Record change tags: the zone change sequence of the write, in base 36.
+enum ChangeTags {
+    static func tag(for sequence: Int64) -> String { String(sequence, radix: 36) }
+}

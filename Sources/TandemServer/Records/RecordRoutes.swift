@@ -1,0 +1,126 @@
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// records/modify, records/lookup and records/query (CloudKit Web Services).
+enum RecordRoutes {
+    static func routes(_ services: Services) -> [DatabaseRoute] {
+        [
+            DatabaseRoute(operation: "records/modify", method: "POST", databases: [.private],
+                          summary: "Create, update, replace or delete records (seven operation types, atomic per zone)",
+                          requestSchema: "RecordsModifyRequest", responseSchema: "RecordsResponse") { try modify($0, services) },
+            DatabaseRoute(operation: "records/lookup", method: "POST", databases: [.private],
+                          summary: "Fetch records by name", requestSchema: "RecordsLookupRequest",
+                          responseSchema: "RecordsResponse") { try lookup($0, services) },
+            DatabaseRoute(operation: "records/query", method: "POST", databases: [.private],
+                          summary: "Query records of one type with filters and sorts; paged by continuationMarker",
+                          requestSchema: "RecordsQueryRequest", responseSchema: "RecordsQueryResponse") { try query($0, services) },
+        ]
+    }
+
+    static func zoneID(_ body: JSONObject) throws(CloudKitError) -> ZoneID {
+        guard let json = body["zoneID"], !json.isNull else { return .defaultZone }
+        return try RecordCodec.decodeZoneID(json)
+    }
+
+    static func bool(_ body: JSONObject, _ key: String, default value: Bool) throws(CloudKitError) -> Bool {
+        guard let json = body[key], !json.isNull else { return value }
+        guard let b = json.boolValue else { throw .badRequest("'\(key)' must be true or false") }
+        return b
+    }
+
+    static func options(_ context: RequestContext, _ body: JSONObject, desiredKeys: Set<String>?) throws(CloudKitError) -> RecordCodec.EncodingOptions {
+        let numbersAsStrings = try bool(body, "numbersAsStrings", default: false)
+        let base = context.baseURL
+        let container = context.container
+        let environment = context.environment.rawValue
+        let database = context.database.rawValue
+        return RecordCodec.EncodingOptions(desiredKeys: desiredKeys, numbersAsStrings: numbersAsStrings) { record, field, asset in
+            AssetRoutes.downloadURL(base: base, container: container, environment: environment, database: database,
+                                    record: record, field: field, checksum: asset.fileChecksum)
+        }
+    }
+
+    static func encode(_ results: [RecordService.ItemResult], uuid: String, options: RecordCodec.EncodingOptions,
+                       perItemKeys: [Set<String>?] = []) -> JSONValue {
+        let items: [JSONValue] = results.enumerated().map { index, result in
+            switch result {
+            case .saved(let record):
+                var itemOptions = options
+                if index < perItemKeys.count, let keys = perItemKeys[index] { itemOptions.desiredKeys = keys }
+                return RecordCodec.encodeRecord(record, options: itemOptions)
+            case .deleted(let name):
+                return .object(["recordName": .string(name), "deleted": .bool(true)])
+            case .failed(let error):
+                return ErrorCodec.encode(error, uuid: uuid, recordOptions: options)
+            }
+        }
+        return .object(["records": .array(items)])
+    }
+
+    static func modify(_ context: RequestContext, _ services: Services) throws -> HTTPResponse {
+        let body = try context.jsonBody()
+        guard case .array(let items)? = body["operations"] else {
+            throw CloudKitError.badRequest("records/modify needs an 'operations' array")
+        }
+        guard items.count <= Limits.operationsPerRequest else {
+            throw CloudKitError(.limitExceeded, "at most \(Limits.operationsPerRequest) operations per request; got \(items.count)")
+        }
+        var operations: [RecordOperation] = []
+        for (index, item) in items.enumerated() { operations.append(try RecordOperation.decode(item, index: index)) }
+        let zone = try zoneID(body)
+        let atomic = try bool(body, "atomic", default: true)
+        let desired = try RecordOperation.desiredKeys(body["desiredKeys"])
+        let results = try services.records.modify(operations, zoneID: zone, atomic: atomic, scope: context.scope)
+        let options = try options(context, body, desiredKeys: desired)
+        return Responses.json(encode(results, uuid: context.uuid, options: options, perItemKeys: operations.map(\.desiredKeys)))
+    }
+
+    static func lookup(_ context: RequestContext, _ services: Services) throws -> HTTPResponse {
+        let body = try context.jsonBody()
+        guard case .array(let items)? = body["records"] else {
+            throw CloudKitError.badRequest("records/lookup needs a 'records' array of {recordName}")
+        }
+        guard items.count <= Limits.resultsPerResponse else {
+            throw CloudKitError(.limitExceeded, "at most \(Limits.resultsPerResponse) records per lookup; got \(items.count)")
+        }
+        var names: [String] = []
+        var perItemKeys: [Set<String>?] = []
+        for (index, item) in items.enumerated() {
+            guard let name = item["recordName"]?.stringValue, Names.isValidRecordOrZoneName(name) else {
+                throw CloudKitError.badRequest("records[\(index)] needs a valid 'recordName'")
+            }
+            names.append(name)
+            perItemKeys.append(try RecordOperation.desiredKeys(item["desiredKeys"]))
+        }
+        let results = try services.records.lookup(names, zoneID: try zoneID(body), scope: context.scope)
+        let options = try options(context, body, desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]))
+        return Responses.json(encode(results, uuid: context.uuid, options: options, perItemKeys: perItemKeys))
+    }
+
+    static func query(_ context: RequestContext, _ services: Services) throws -> HTTPResponse {
+        let body = try context.jsonBody()
+        guard let queryJSON = body["query"] else { throw CloudKitError.badRequest("records/query needs a 'query'") }
+        let query = try QueryCodec.decodeQuery(queryJSON)
+        var limit = Limits.resultsPerResponse
+        if let l = body["resultsLimit"], !l.isNull {
+            guard let n = l.int64Value, n >= 1 else { throw CloudKitError.badRequest("resultsLimit must be a whole number from 1 to 200") }
+            limit = Int(min(n, Int64(Limits.resultsPerResponse)))
+        }
+        let zoneWide = try bool(body, "zoneWide", default: false)
+        let zone: ZoneID? = body["zoneID"].flatMap { $0.isNull ? nil : $0 } == nil ? nil : try zoneID(body)
+        let fingerprint = ContinuationMarker.fingerprint(query: queryJSON, zone: zone, zoneWide: zoneWide)
+        var offset = 0
+        if let marker = body["continuationMarker"], !marker.isNull {
+            guard let text = marker.stringValue else { throw CloudKitError.badRequest("continuationMarker must be a string") }
+            offset = try services.tokens.decodeMarker(text, fingerprint: fingerprint)
+        }
+        let page = try services.records.query(query, zoneID: zone, zoneWide: zoneWide, limit: limit, offset: offset, scope: context.scope)
+        let options = try options(context, body, desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]))
+        var response: JSONObject = ["records": .array(page.records.map { RecordCodec.encodeRecord($0, options: options) })]
+        if page.more {
+            response["continuationMarker"] = .string(services.tokens.encodeMarker(offset: offset + page.records.count, fingerprint: fingerprint))
+        }
+        return Responses.json(.object(response))
+    }
+}

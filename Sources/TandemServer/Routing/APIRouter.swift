@@ -1,0 +1,146 @@
+import Foundation
+public import TandemCore
+public import TandemHTTP
+public import TandemStore
+
+/// The HTTP responder: routes a request, authenticates it, runs its handler on the worker
+/// thread it was given, renders errors as CloudKit error bodies, and records metrics and the
+/// request log (DESIGN.md §3).
+public final class APIRouter: HTTPResponder {
+    let services: Services
+    let metrics: Metrics
+    let log: RequestLog
+    let routes: [String: DatabaseRoute]
+    let openAPI: [UInt8]
+    /// Reports open connections for /metrics; set once the HTTP server exists.
+    let connectionCount: @Sendable () -> Int
+
+    init(services: Services, metrics: Metrics, log: RequestLog, connectionCount: @escaping @Sendable () -> Int) {
+        self.services = services
+        self.metrics = metrics
+        self.log = log
+        self.connectionCount = connectionCount
+        let table = DatabaseRoutes.all(services)
+        routes = Dictionary(uniqueKeysWithValues: table.map { ($0.operation, $0) })
+        openAPI = JSONWriter.bytes(OpenAPIDocument.build(routes: table))
+    }
+
+    // MARK: HTTPResponder
+
+    public func bodyLimit(for head: HTTPRequestHead) -> Int {
+        head.path.hasPrefix(AssetRoutes.uploadPrefix) ? Limits.assetBytes + 1 : Limits.jsonBodyBytes
+    }
+
+    public func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
+        let code: ServerErrorCode = switch status {
+        case 413: .limitExceeded
+        case 503: .tryAgainLater
+        default: .badRequest
+        }
+        var error = CloudKitError(code, reason)
+        if status == 413 { error.reason = "request body is larger than the \(Limits.jsonBodyBytes) bytes (2 MiB) allowed: \(reason)" }
+        if status == 503 { error.retryAfter = 1 }
+        let uuid = UUID().uuidString.lowercased()
+        log.record(method: head?.method ?? "-", path: head?.path ?? "-", status: status, microseconds: 0, bytes: 0, uuid: uuid)
+        metrics.observe(endpoint: "error", status: status, seconds: 0)
+        return Responses.error(error, uuid: uuid, status: status)
+    }
+
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var context = RequestContext(request: request)
+        let (endpoint, response) = route(&context)
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        metrics.observe(endpoint: endpoint, status: response.status, seconds: Double(elapsed) / 1e9)
+        log.record(method: request.head.method, path: request.head.path, status: response.status,
+                   microseconds: Int(elapsed / 1000), bytes: response.body.count, uuid: context.uuid)
+        return response
+    }
+
+    private func route(_ context: inout RequestContext) -> (String, HTTPResponse) {
+        let path = context.request.head.path
+        let method = context.request.head.method
+        do {
+            switch path {
+            case "/healthz":
+                return ("healthz", Responses.json(["status": "ok"]))
+            case "/metrics":
+                let text = metrics.render(openConnections: connectionCount())
+                return ("metrics", HTTPResponse(status: 200, headers: [("content-type", "text/plain; version=0.0.4")], body: Array(text.utf8)))
+            case "/openapi.json":
+                return ("openapi", HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: openAPI))
+            default:
+                break
+            }
+            if path.hasPrefix(AssetRoutes.uploadPrefix) {
+                guard method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
+                return ("assets/upload-bytes", try services.assetRoutes.receiveUpload(context))
+            }
+            if path.hasPrefix(AssetRoutes.downloadPrefix) {
+                guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
+                return ("assets/download", try services.assetRoutes.download(&context, authenticator: services.authenticator))
+            }
+            guard path.hasPrefix("/database/1/") else {
+                throw CloudKitError(.notFound, "no endpoint at \(path)")
+            }
+            let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
+            guard segments.count >= 4 else {
+                throw CloudKitError(.notFound, "expected /database/1/{container}/{environment}/{database}/{operation}")
+            }
+            let operation = segments[3...].joined(separator: "/")
+            guard let route = routes[operation] else {
+                throw CloudKitError(.notFound, "unknown operation '\(operation)'")
+            }
+            guard route.method == method else { throw MethodNotAllowed(allowed: route.method) }
+            guard let environment = Environment(rawValue: segments[1]) else {
+                throw CloudKitError.badRequest("environment must be 'development' or 'production', not '\(segments[1])'")
+            }
+            guard let database = DatabaseType(rawValue: segments[2]) else {
+                throw CloudKitError.badRequest("database must be 'public', 'private' or 'shared', not '\(segments[2])'")
+            }
+            guard route.databases.contains(database) else {
+                let served = route.databases.map(\.rawValue).sorted().joined(separator: ", ")
+                throw CloudKitError.badRequest("\(operation) is served for the \(served) database, not '\(database.rawValue)'")
+            }
+            if method == "POST" { try checkContentType(context.request) }
+            context.container = segments[0]
+            context.environment = environment
+            context.database = database
+            context.user = try services.authenticator.user(
+                headers: context.request.head.headers["authorization"], parameters: context.parameters,
+                container: context.container, signInURL: context.baseURL + "/signin")
+            guard try services.store.read({ try $0.containerExists(context.container) }) else {
+                throw CloudKitError(.notFound, "no container '\(context.container)' (create it with: tandem container create \(context.container))")
+            }
+            return (operation, try route.handler(context))
+        } catch let error as CloudKitError {
+            return ("error", Responses.error(error, uuid: context.uuid))
+        } catch let error as MethodNotAllowed {
+            var response = Responses.error(.badRequest("\(method) is not allowed here; use \(error.allowed)"), uuid: context.uuid, status: 405)
+            response.headers.append(("allow", error.allowed))
+            return ("error", response)
+        } catch let error as UnsupportedMediaType {
+            return ("error", Responses.error(.badRequest("content-type '\(error.type)' is not accepted; send JSON (application/json or text/plain)"),
+                                             uuid: context.uuid, status: 415))
+        } catch let error as SQLiteError where error.code.primary == .busy {
+            var busy = CloudKitError(.tryAgainLater, "the database is busy; retry shortly")
+            busy.retryAfter = 1
+            return ("error", Responses.error(busy, uuid: context.uuid))
+        } catch {
+            log.error("request \(context.uuid) failed: \(error)")
+            return ("error", Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(context.uuid)"),
+                                             uuid: context.uuid))
+        }
+    }
+
+    private func checkContentType(_ request: HTTPRequest) throws {
+        guard let type = request.head.headers["content-type"]?.lowercased() else { return }
+        let base = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let accepted = ["application/json", "text/plain", "application/x-www-form-urlencoded", ""]
+        // curl sends x-www-form-urlencoded for -d without -H; CloudKit's own examples send text/plain.
+        guard accepted.contains(base) || base.hasSuffix("+json") else { throw UnsupportedMediaType(type: base) }
+    }
+}
+
+struct MethodNotAllowed: Error { var allowed: String }
+struct UnsupportedMediaType: Error { var type: String }

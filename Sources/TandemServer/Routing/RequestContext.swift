@@ -1,0 +1,68 @@
+import Foundation
+public import TandemCore
+public import TandemHTTP
+public import TandemStore
+
+/// Everything a route handler needs about one request.
+public struct RequestContext: Sendable {
+    public var request: HTTPRequest
+    /// The request's `uuid`, echoed in error bodies and the log.
+    public var uuid: String
+    public var container: String = ""
+    public var environment: Environment = .development
+    public var database: DatabaseType = .private
+    /// The authenticated user, when the route needs one.
+    public var user: UserAccount?
+    /// Query parameters, percent-decoded.
+    public var parameters: [String: String]
+
+    init(request: HTTPRequest) {
+        self.request = request
+        uuid = UUID().uuidString.lowercased()
+        parameters = QueryString.parse(request.head.query)
+    }
+
+    /// The caller's scope in the addressed database.
+    public var scope: RequestScope {
+        RequestScope(database: DatabaseScope(container: container, environment: environment, database: database,
+                                             owner: user?.recordName ?? ""),
+                     user: user?.recordName ?? "")
+    }
+
+    /// The body as a JSON object.
+    /// - Throws: `BAD_REQUEST` for an empty body, malformed JSON (with line and column) or a
+    ///   top-level value that is not an object.
+    public func jsonBody() throws(CloudKitError) -> JSONObject {
+        guard !request.body.isEmpty else { throw .badRequest("the request needs a JSON body") }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(request.body)
+        } catch {
+            throw .badRequest("malformed JSON at line \(error.line), column \(error.column): \(error.message)")
+        }
+        guard case .object(let object) = value else {
+            throw .badRequest("the JSON body must be an object, found \(value.kindName)")
+        }
+        return object
+    }
+
+    /// The base URL clients reach this server at, from the Host header.
+    public var baseURL: String {
+        "http://" + (request.head.headers["host"] ?? "127.0.0.1")
+    }
+}
+
+/// `a=b&c=d` parsing with percent-decoding (`+` stays `+`: CloudKit tokens contain it).
+enum QueryString {
+    static func parse(_ query: String) -> [String: String] {
+        var result: [String: String] = [:]
+        guard !query.isEmpty else { return result }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            result[key] = value
+        }
+        return result
+    }
+}

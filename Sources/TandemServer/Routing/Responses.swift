@@ -1,0 +1,17 @@
+public import TandemCore
+public import TandemHTTP
+
+/// Builds HTTP responses: JSON bodies and CloudKit-style error bodies.
+public enum Responses {
+    static let jsonHeaders = [("content-type", "application/json; charset=utf-8")]
+
+    public static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: jsonHeaders, body: JSONWriter.bytes(value))
+    }
+
+    /// A whole-request error: `{uuid, serverErrorCode, reason, ...}` with the code's HTTP status
+    /// (or `status` when the HTTP layer needs a more precise one, e.g. 404, 405, 413, 415).
+    public static func error(_ error: CloudKitError, uuid: String, status: Int? = nil) -> HTTPResponse {
+        json(ErrorCodec.encode(error, uuid: uuid), status: status ?? error.code.httpStatus)
+    }
+}

@@ -1,0 +1,62 @@
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// zones/list, zones/lookup, zones/modify (CloudKit Web Services).
+enum ZoneRoutes {
+    static func routes(_ services: Services) -> [DatabaseRoute] {
+        [
+            DatabaseRoute(operation: "zones/list", method: "GET", databases: [.private], summary: "List every zone of the database",
+                          requestSchema: nil, responseSchema: "ZonesResponse") { context in
+                respond(try services.zones.list(scope: context.scope), context, services)
+            },
+            DatabaseRoute(operation: "zones/lookup", method: "POST", databases: [.private], summary: "Fetch zones by ID",
+                          requestSchema: "ZonesLookupRequest", responseSchema: "ZonesResponse") { context in
+                let body = try context.jsonBody()
+                guard case .array(let items)? = body["zones"] else { throw CloudKitError.badRequest("zones/lookup needs a 'zones' array of zone IDs") }
+                var ids: [ZoneID] = []
+                for item in items { ids.append(try RecordCodec.decodeZoneID(item["zoneID"] ?? item)) }
+                return respond(try services.zones.lookup(ids, scope: context.scope), context, services)
+            },
+            DatabaseRoute(operation: "zones/modify", method: "POST", databases: [.private], summary: "Create or delete custom zones",
+                          requestSchema: "ZonesModifyRequest", responseSchema: "ZonesResponse") { context in
+                let body = try context.jsonBody()
+                guard case .array(let items)? = body["operations"] else { throw CloudKitError.badRequest("zones/modify needs an 'operations' array") }
+                guard items.count <= Limits.operationsPerRequest else {
+                    throw CloudKitError(.limitExceeded, "at most \(Limits.operationsPerRequest) operations per request")
+                }
+                var operations: [ZoneService.Operation] = []
+                for (index, item) in items.enumerated() {
+                    guard let type = item["operationType"]?.stringValue else {
+                        throw CloudKitError.badRequest("operations[\(index)] needs 'operationType' (create or delete)")
+                    }
+                    guard let zoneJSON = item["zone"]?["zoneID"] ?? item["zoneID"] else {
+                        throw CloudKitError.badRequest("operations[\(index)] needs 'zone': {'zoneID': {...}}")
+                    }
+                    let zoneID = try RecordCodec.decodeZoneID(zoneJSON)
+                    switch type {
+                    case "create": operations.append(.create(zoneID))
+                    case "delete": operations.append(.delete(zoneID))
+                    default: throw CloudKitError.badRequest("operations[\(index)]: operationType must be create or delete, not '\(type)'")
+                    }
+                }
+                return respond(try services.zones.modify(operations, scope: context.scope), context, services)
+            },
+        ]
+    }
+
+    static func respond(_ results: [ZoneService.ZoneResult], _ context: RequestContext, _ services: Services) -> HTTPResponse {
+        let zones: [JSONValue] = results.map { result in
+            switch result {
+            case .zone(let zoneID, let stored):
+                return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(services.tokens.zoneToken(stored)),
+                                "atomic": .bool(!zoneID.isDefaultZone)])
+            case .deleted(let zoneID):
+                return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "deleted": .bool(true)])
+            case .failed(let error):
+                return ErrorCodec.encode(error, uuid: context.uuid)
+            }
+        }
+        return Responses.json(.object(["zones": .array(zones)]))
+    }
+}

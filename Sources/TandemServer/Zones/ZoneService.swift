@@ -1,0 +1,72 @@
+public import TandemCore
+public import TandemStore
+
+/// Record zones of a database (CloudKit Web Services: zones/list, zones/lookup, zones/modify).
+/// `_defaultZone` always exists and cannot be deleted.
+public struct ZoneService: Sendable {
+    public let store: any Store
+
+    public enum ZoneResult: Sendable {
+        /// A zone; `stored` is nil for a default zone never written to.
+        case zone(ZoneID, StoredZone?)
+        case deleted(ZoneID)
+        case failed(CloudKitError)
+    }
+
+    public func list(scope: RequestScope) throws -> [ZoneResult] {
+        let stored = try store.read { try $0.zones(scope.database) }
+        var results: [ZoneResult] = []
+        let owner = scope.database.owner
+        if !stored.contains(where: { $0.zoneID.isDefaultZone }) {
+            results.append(.zone(ZoneID(zoneName: ZoneID.defaultZoneName, ownerRecordName: owner), nil))
+        }
+        results += stored.map { .zone($0.zoneID, $0) }
+        return results
+    }
+
+    public func lookup(_ zoneIDs: [ZoneID], scope: RequestScope) throws -> [ZoneResult] {
+        try store.read { reader in
+            try zoneIDs.map { zoneID in
+                let owned = ZoneID(zoneName: zoneID.zoneName, ownerRecordName: scope.database.owner)
+                if let owner = zoneID.ownerRecordName, owner != scope.database.owner {
+                    return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
+                }
+                if let zone = try reader.zone(scope.database, name: zoneID.zoneName) { return .zone(zone.zoneID, zone) }
+                if zoneID.isDefaultZone { return .zone(owned, nil) }
+                return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: owned))
+            }
+        }
+    }
+
+    public enum Operation: Sendable {
+        case create(ZoneID)
+        case delete(ZoneID)
+    }
+
+    /// Creates (idempotently) and deletes zones, each operation on its own.
+    public func modify(_ operations: [Operation], scope: RequestScope) throws -> [ZoneResult] {
+        let now = Clock.milliseconds()
+        return try store.write { tx in
+            try operations.map { operation in
+                switch operation {
+                case .create(let zoneID):
+                    if let owner = zoneID.ownerRecordName, owner != scope.database.owner {
+                        return .failed(CloudKitError(.accessDenied, "zones can only be created in your own private database", zoneID: zoneID))
+                    }
+                    let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
+                    return .zone(zone.zoneID, zone)
+                case .delete(let zoneID):
+                    if zoneID.isDefaultZone {
+                        return .failed(CloudKitError(.badRequest, "_defaultZone cannot be deleted", zoneID: zoneID))
+                    }
+                    guard let zone = try tx.zone(scope.database, name: zoneID.zoneName),
+                          zoneID.ownerRecordName == nil || zoneID.ownerRecordName == scope.database.owner else {
+                        return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
+                    }
+                    try tx.deleteZone(zone)
+                    return .deleted(zone.zoneID)
+                }
+            }
+        }
+    }
+}

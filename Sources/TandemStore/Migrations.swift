@@ -1,0 +1,100 @@
+/// The SQLite schema, as ordered migrations (PRAGMA user_version).
+enum Migrations {
+    static let all: [SQLiteMigration] = [
+        SQLiteMigration(version: 1, sql: """
+        CREATE TABLE containers (
+            id TEXT PRIMARY KEY,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE users (
+            id INTEGER PRIMARY KEY,
+            record_name TEXT NOT NULL UNIQUE,
+            email TEXT UNIQUE COLLATE NOCASE,
+            given_name TEXT,
+            family_name TEXT,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE tokens (
+            hash BLOB PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('user', 'api')),
+            user_record_name TEXT REFERENCES users(record_name),
+            container_id TEXT REFERENCES containers(id),
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE zones (
+            id INTEGER PRIMARY KEY,
+            container_id TEXT NOT NULL REFERENCES containers(id),
+            environment TEXT NOT NULL,
+            database TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            name TEXT NOT NULL,
+            change_seq INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            UNIQUE (container_id, environment, database, owner, name)
+        );
+        CREATE TABLE records (
+            id INTEGER PRIMARY KEY,
+            zone_id INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            change_tag TEXT NOT NULL,
+            change_seq INTEGER NOT NULL,
+            fields BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            created_by TEXT NOT NULL,
+            created_device TEXT NOT NULL DEFAULT '',
+            modified_at INTEGER NOT NULL,
+            modified_by TEXT NOT NULL,
+            modified_device TEXT NOT NULL DEFAULT '',
+            parent TEXT,
+            share TEXT,
+            UNIQUE (zone_id, name)
+        );
+        CREATE INDEX records_by_type ON records(zone_id, type, id);
+        CREATE INDEX records_by_created ON records(zone_id, type, created_at);
+        CREATE INDEX records_by_modified ON records(zone_id, type, modified_at);
+        -- One row per indexed value: slot 0 = the value (each list member), 2 = a search token
+        -- of a string, 3 = a location's longitude (latitude is slot 0), 9 = field present.
+        CREATE TABLE field_index (
+            record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+            zone_id INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            field TEXT NOT NULL,
+            slot INTEGER NOT NULL,
+            value
+        );
+        CREATE INDEX field_index_lookup ON field_index(zone_id, type, field, slot, value, record_id);
+        CREATE INDEX field_index_record ON field_index(record_id, field, slot);
+        CREATE TABLE record_references (
+            source_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+            target_zone INTEGER NOT NULL,
+            target_name TEXT NOT NULL,
+            action TEXT NOT NULL
+        );
+        CREATE INDEX record_references_target ON record_references(target_zone, target_name);
+        CREATE INDEX record_references_source ON record_references(source_id);
+        -- The zone change log: every write appends (zone, sequence); tombstones keep the type.
+        CREATE TABLE changes (
+            zone_id INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            record_name TEXT NOT NULL,
+            record_type TEXT NOT NULL,
+            deleted INTEGER NOT NULL,
+            changed_at INTEGER NOT NULL,
+            PRIMARY KEY (zone_id, seq)
+        ) WITHOUT ROWID;
+        CREATE TABLE asset_uploads (
+            token TEXT PRIMARY KEY,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            record_type TEXT NOT NULL,
+            field_name TEXT NOT NULL,
+            record_name TEXT,
+            expires_at INTEGER NOT NULL,
+            checksum TEXT,
+            size INTEGER
+        );
+        """),
+    ]
+}

@@ -1,0 +1,118 @@
+import TandemCore
+
+extension SQLiteStoreTransaction {
+    static let recordColumns = """
+        r.name, r.type, r.change_tag, r.fields, r.created_at, r.created_by, r.created_device, \
+        r.modified_at, r.modified_by, r.modified_device, r.parent, r.share
+        """
+
+    /// Decodes a row selected with `recordColumns`. Stored fields were validated when written, so a
+    /// field that no longer decodes means a damaged file; it is dropped rather than failing reads.
+    static func record(_ row: SQLiteStatement, zoneID: ZoneID) -> Record {
+        var fields: [String: FieldValue] = [:]
+        if case .object(let object)? = try? JSONParser.parse(row.blob(3)) {
+            for entry in object.entries {
+                if let value = try? FieldCodec.decodeField(entry.value, name: entry.key) { fields[entry.key] = value }
+            }
+        }
+        return Record(recordName: row.text(0), recordType: row.text(1), recordChangeTag: row.text(2), fields: fields,
+                      zoneID: zoneID,
+                      created: Record.Stamp(timestamp: row.int64(4), userRecordName: row.text(5), deviceID: row.text(6)),
+                      modified: Record.Stamp(timestamp: row.int64(7), userRecordName: row.text(8), deviceID: row.text(9)),
+                      parent: optionalText(row, 10), share: optionalText(row, 11))
+    }
+
+    static func encodeFields(_ fields: [String: FieldValue]) -> [UInt8] {
+        var object = JSONObject()
+        for name in fields.keys.sorted() { object[name] = FieldCodec.encodeField(fields[name]!) }
+        return JSONWriter.bytes(.object(object))
+    }
+
+    func record(zone: StoredZone, name: String) throws -> Record? {
+        try db.queryOne("SELECT \(Self.recordColumns) FROM records r WHERE r.zone_id = ? AND r.name = ?",
+                        [.integer(zone.key), .text(name)]) { Self.record($0, zoneID: zone.zoneID) }
+    }
+
+    func referrers(zone: StoredZone, recordName: String) throws -> [Referrer] {
+        try db.query("""
+            SELECT r.zone_id, r.name, x.action FROM record_references x JOIN records r ON r.id = x.source_id
+            WHERE x.target_zone = ? AND x.target_name = ?
+            """, [.integer(zone.key), .text(recordName)]) { row in
+            Referrer(zoneKey: row.int64(0), recordName: row.text(1), action: Reference.Action(rawValue: row.text(2)) ?? .none)
+        }
+    }
+
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64) throws {
+        let created = record.created ?? record.modified!
+        let modified = record.modified ?? created
+        let existingID = try db.queryOne("SELECT id FROM records WHERE zone_id = ? AND name = ?",
+                                         [.integer(zone.key), .text(record.recordName)]) { $0.int64(0) }
+        let arguments: [SQLiteValue] = [
+            .text(record.recordType), .text(record.recordChangeTag ?? ""), .integer(sequence), .blob(Self.encodeFields(record.fields)),
+            .integer(created.timestamp), .text(created.userRecordName), .text(created.deviceID),
+            .integer(modified.timestamp), .text(modified.userRecordName), .text(modified.deviceID),
+            record.parent.map(SQLiteValue.text) ?? .null, record.share.map(SQLiteValue.text) ?? .null,
+        ]
+        let recordID: Int64
+        if let existingID {
+            try db.run("""
+                UPDATE records SET type = ?, change_tag = ?, change_seq = ?, fields = ?, created_at = ?, created_by = ?,
+                created_device = ?, modified_at = ?, modified_by = ?, modified_device = ?, parent = ?, share = ? WHERE id = ?
+                """, arguments + [.integer(existingID)])
+            try db.run("DELETE FROM field_index WHERE record_id = ?", [.integer(existingID)])
+            try db.run("DELETE FROM record_references WHERE source_id = ?", [.integer(existingID)])
+            recordID = existingID
+        } else {
+            try db.run("""
+                INSERT INTO records (type, change_tag, change_seq, fields, created_at, created_by, created_device,
+                modified_at, modified_by, modified_device, parent, share, zone_id, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments + [.integer(zone.key), .text(record.recordName)])
+            recordID = db.lastInsertRowID
+        }
+        for row in FieldIndexer.rows(for: record.fields) {
+            try db.run("INSERT INTO field_index (record_id, zone_id, type, field, slot, value) VALUES (?, ?, ?, ?, ?, ?)",
+                       [.integer(recordID), .integer(zone.key), .text(record.recordType), .text(row.field), .integer(row.slot), row.value])
+        }
+        for reference in FieldIndexer.references(in: record.fields) {
+            let targetZone = try zoneKey(for: reference.zoneID, near: zone)
+            try db.run("INSERT INTO record_references (source_id, target_zone, target_name, action) VALUES (?, ?, ?, ?)",
+                       [.integer(recordID), .integer(targetZone), .text(reference.recordName), .text(reference.action.rawValue)])
+        }
+        try appendChange(zone: zone, sequence: sequence, name: record.recordName, type: record.recordType, deleted: false,
+                         at: modified.timestamp)
+    }
+
+    func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws {
+        if let id = try db.queryOne("SELECT id FROM records WHERE zone_id = ? AND name = ?", [.integer(zone.key), .text(name)], { $0.int64(0) }) {
+            try db.run("DELETE FROM field_index WHERE record_id = ?", [.integer(id)])
+            try db.run("DELETE FROM record_references WHERE source_id = ?", [.integer(id)])
+            try db.run("DELETE FROM records WHERE id = ?", [.integer(id)])
+        }
+        try appendChange(zone: zone, sequence: sequence, name: name, type: recordType, deleted: true, at: Clock.milliseconds())
+    }
+
+    private func appendChange(zone: StoredZone, sequence: Int64, name: String, type: String, deleted: Bool, at time: Int64) throws {
+        try db.run("INSERT INTO changes (zone_id, seq, record_name, record_type, deleted, changed_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   [.integer(zone.key), .integer(sequence), .text(name), .text(type), .integer(deleted ? 1 : 0), .integer(time)])
+    }
+
+    /// The storage key of a reference's target zone: the record's own zone when the reference
+    /// names none (or the same one); otherwise the named zone of the same database, or -1 when
+    /// that zone does not exist (a dangling reference, allowed for `NONE`).
+    private func zoneKey(for zoneID: ZoneID?, near zone: StoredZone) throws -> Int64 {
+        guard let zoneID, zoneID.zoneName != zone.zoneID.zoneName else { return zone.key }
+        return try db.queryOne("""
+            SELECT z.id FROM zones z JOIN zones here ON here.id = ? WHERE z.container_id = here.container_id
+            AND z.environment = here.environment AND z.database = here.database AND z.owner = here.owner AND z.name = ?
+            """, [.integer(zone.key), .text(zoneID.zoneName)]) { $0.int64(0) } ?? -1
+    }
+}
+
+/// Wall-clock time in milliseconds since 1970-01-01 UTC, CloudKit's timestamp unit.
+public enum Clock {
+    public static func milliseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+public import TandemCore
+
+/// The embedded store: one SQLite file (`tandem.sqlite`) and an `assets/` folder inside the data
+/// directory. WAL mode; `synchronous=FULL` by default (an acknowledged write survives power
+/// loss), `NORMAL` on request (DESIGN.md §4).
+public final class SQLiteStore: Store {
+    public let database: SQLiteDatabase
+    public let assets: AssetFiles
+    public let path: String
+
+    /// Opens or creates the store in `directory` (created if missing).
+    /// - Throws: `SQLiteError` when the file cannot be opened or migrated; `CocoaError` when the
+    ///   directory cannot be created.
+    public init(directory: String, synchronous: SQLiteSynchronous = .full, readerCount: Int = 4) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        path = directory + "/tandem.sqlite"
+        database = try SQLiteDatabase(path: path, synchronous: synchronous, readerCount: readerCount, migrations: Migrations.all)
+        assets = try AssetFiles(directory: directory + "/assets")
+    }
+
+    public func read<T>(_ body: (any StoreReading) throws -> T) throws -> T {
+        try database.read { connection in try body(SQLiteStoreTransaction(connection)) }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T {
+        try database.write { connection in try body(SQLiteStoreTransaction(connection)) }
+    }
+
+    public func close() { database.close() }
+}
+
+/// The reading and writing primitives over one SQLite connection.
+struct SQLiteStoreTransaction: StoreWriting {
+    let db: SQLiteConnection
+
+    init(_ connection: SQLiteConnection) { db = connection }
+}
+
+extension SQLiteStoreTransaction {
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try db.execute("SAVEPOINT item")
+        do {
+            let result = try body()
+            try db.execute("RELEASE item")
+            return result
+        } catch {
+            try? db.execute("ROLLBACK TO item")
+            try? db.execute("RELEASE item")
+            throw error
+        }
+    }
+}

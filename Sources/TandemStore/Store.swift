@@ -1,0 +1,153 @@
+public import TandemCore
+
+/// Persistence for Tandem, behind which SQLite (now) and PostgreSQL (later) sit.
+///
+/// Services express CloudKit semantics with the primitives of `StoreReading` and
+/// `StoreWriting`; a backend only stores and finds. `write` runs its body in one transaction and
+/// returns only after it committed; a body that throws leaves nothing behind.
+public protocol Store: Sendable {
+    func read<T>(_ body: (any StoreReading) throws -> T) throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T
+    /// Content-addressed asset files.
+    var assets: AssetFiles { get }
+    func close()
+}
+
+/// A CloudKit environment of a container.
+public enum Environment: String, Sendable, CaseIterable {
+    case development
+    case production
+}
+
+/// A CloudKit database type.
+public enum DatabaseType: String, Sendable, CaseIterable {
+    case `public`
+    case `private`
+    case shared
+}
+
+/// Which zones a request addresses: one container environment's database of one owner.
+/// For the private database `owner` is the user record name; the public database uses
+/// `DatabaseScope.publicOwner`.
+public struct DatabaseScope: Sendable, Hashable {
+    public static let publicOwner = "_public"
+
+    public var container: String
+    public var environment: Environment
+    public var database: DatabaseType
+    public var owner: String
+
+    public init(container: String, environment: Environment, database: DatabaseType, owner: String) {
+        self.container = container
+        self.environment = environment
+        self.database = database
+        self.owner = owner
+    }
+}
+
+/// A zone as stored. `key` is the storage identity used by the other primitives.
+public struct StoredZone: Sendable, Hashable {
+    public var key: Int64
+    public var zoneID: ZoneID
+    /// The zone's change sequence: incremented by every record write in the zone.
+    public var changeSequence: Int64
+    public var createdAt: Int64
+
+    public init(key: Int64, zoneID: ZoneID, changeSequence: Int64, createdAt: Int64) {
+        self.key = key
+        self.zoneID = zoneID
+        self.changeSequence = changeSequence
+        self.createdAt = createdAt
+    }
+}
+
+/// A record that points at another (from a REFERENCE or REFERENCE_LIST field).
+public struct Referrer: Sendable, Hashable {
+    public var zoneKey: Int64
+    public var recordName: String
+    public var action: Reference.Action
+}
+
+/// A person with an account.
+public struct UserAccount: Sendable, Hashable {
+    /// CloudKit's user record name: `_` followed by 32 lowercase hex digits.
+    public var recordName: String
+    public var email: String?
+    public var givenName: String?
+    public var familyName: String?
+}
+
+/// What a presented token stands for.
+public struct TokenGrant: Sendable, Hashable {
+    public enum Kind: String, Sendable {
+        /// Acts as a user (Bearer token or `ckWebAuthToken`).
+        case user
+        /// Identifies a container (`ckAPIToken`), no user.
+        case api
+    }
+    public var kind: Kind
+    public var user: UserAccount?
+    public var container: String?
+}
+
+/// An asset upload URL issued by `assets/upload`, and what was uploaded to it.
+public struct AssetUpload: Sendable, Hashable {
+    public var token: String
+    public var container: String
+    public var environment: Environment
+    public var owner: String
+    public var recordType: String
+    public var fieldName: String
+    public var recordName: String?
+    public var expiresAt: Int64
+    public var checksum: String?
+    public var size: Int64?
+}
+
+/// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
+public protocol StoreReading {
+    func containerExists(_ id: String) throws -> Bool
+    func user(recordNameOrEmail: String) throws -> UserAccount?
+    func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant?
+
+    func zone(_ scope: DatabaseScope, name: String) throws -> StoredZone?
+    func zones(_ scope: DatabaseScope) throws -> [StoredZone]
+    func record(zone: StoredZone, name: String) throws -> Record?
+    func referrers(zone: StoredZone, recordName: String) throws -> [Referrer]
+    /// Runs `query` over `zones`: records in a stable order, `limit` of them after skipping `offset`.
+    func query(_ query: Query, zones: [StoredZone], limit: Int, offset: Int) throws -> [Record]
+    func assetUpload(token: String) throws -> AssetUpload?
+}
+
+/// Writes, inside one transaction.
+public protocol StoreWriting: StoreReading {
+    func createContainer(_ id: String, at time: Int64) throws -> Bool
+    func addUser(email: String, givenName: String?, familyName: String?, at time: Int64) throws -> UserAccount
+    func addToken(hash: [UInt8], grant: TokenGrant, at time: Int64) throws
+
+    /// Returns the zone, creating it when missing.
+    func ensureZone(_ scope: DatabaseScope, name: String, at time: Int64) throws -> StoredZone
+    /// Deletes a zone with every record in it.
+    func deleteZone(_ zone: StoredZone) throws
+    /// Advances the zone's change sequence by one and returns the new value.
+    func nextChangeSequence(_ zone: StoredZone) throws -> Int64
+    /// Inserts or replaces a record (its `recordChangeTag`, stamps and fields as given) and
+    /// appends it to the zone's change log at `sequence`.
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64) throws
+    /// Deletes a record and appends a tombstone at `sequence`.
+    func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws
+
+    /// Runs `body` inside a nested savepoint: if it throws, its writes are rolled back and the
+    /// error rethrown; the enclosing transaction goes on.
+    func savepoint<T>(_ body: () throws -> T) throws -> T
+
+    func addAssetUpload(_ upload: AssetUpload) throws
+    func completeAssetUpload(token: String, checksum: String, size: Int64) throws
+}
+
+extension StoreWriting {
+    /// Runs `body` so that, if it throws, none of its writes remain (a nested savepoint).
+    public func atomically<T>(_ body: () throws -> T) throws -> T {
+        try savepoint(body)
+    }
+}
