@@ -1,0 +1,231 @@
+internal import CSQLite
+internal import Foundation
+
+/// One SQLite connection: runs SQL, and prepares each distinct SQL text once.
+///
+/// ```swift
+/// let connection = try SQLiteConnection(path: "/var/lib/tandem/tandem.sqlite")
+/// try connection.run("INSERT INTO zone(name) VALUES (?)", [.text("_defaultZone")])
+/// let names = try connection.query("SELECT name FROM zone") { $0.text(0) }
+/// ```
+///
+/// The connection is opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own, so
+/// the connection and its statements must be used by one thread at a time (the type is not
+/// `Sendable`). It waits up to ``busyTimeout`` for locks held by other connections or
+/// processes, enforces foreign keys, and reports extended result codes.
+///
+/// Most applications use ``SQLiteDatabase``, which owns its connections.
+public final class SQLiteConnection {
+    /// How long a statement waits for another connection's lock before failing with `.busy`.
+    public static let busyTimeout: Duration = .seconds(5)
+
+    /// The file the connection opened.
+    public let path: String
+    /// Whether the connection was opened read-only; writes fail with `.readonly`.
+    public let isReadOnly: Bool
+
+    private var handle: OpaquePointer?
+    /// Prepared statements by SQL text. The texts come from code, so the set is bounded;
+    /// SQL built from data (rather than bound to parameters) would grow it without limit.
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens (for writing, creating the file if needed) or opens read-only.
+    ///
+    /// - Throws: ``SQLiteError`` with `.cantopen` and the like when the file cannot be opened.
+    ///   Some problems (a file that is not a database) only show at the first statement.
+    public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        var opened: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &opened, flags, nil)
+        guard rc == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) }
+                ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close(opened)
+            throw SQLiteError(code: SQLiteResultCode(rawValue: rc), message: "\(message): \(path)")
+        }
+        self.path = path
+        self.isReadOnly = readOnly
+        self.handle = opened
+        sqlite3_extended_result_codes(opened, 1)
+        sqlite3_busy_timeout(opened, Int32(Self.busyTimeout.components.seconds * 1000))
+        do {
+            try execute("PRAGMA foreign_keys = ON")
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Runs one or more `;`-separated statements that take no arguments (schema, pragmas).
+    ///
+    /// - Throws: ``SQLiteError`` from the first statement that fails; earlier ones stay done
+    ///   unless a surrounding transaction is rolled back.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        let connection = try openHandle()
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(connection, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard rc == SQLITE_OK else {
+            throw SQLiteError(
+                code: SQLiteResultCode(rawValue: rc),
+                message: message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(connection)),
+                sql: sql)
+        }
+    }
+
+    /// The prepared statement for `sql`, reset and with all parameters NULL.
+    ///
+    /// Each SQL text is prepared once per connection and cached: asking again returns the same
+    /// object, so the hot path never parses SQL. If that statement is still being stepped (a
+    /// query nested inside a query with the same SQL), a fresh uncached statement is returned
+    /// instead, so the outer one is not disturbed.
+    ///
+    /// - Throws: ``SQLiteError`` for SQL that does not prepare, and `.misuse` for SQL holding
+    ///   more than one statement.
+    public func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        let connection = try openHandle()
+        if let cached = statements[sql] {
+            guard !cached.isBusy else {
+                return try SQLiteStatement(connectionHandle: connection, sql: sql, persistent: false)
+            }
+            cached.reset()
+            cached.clearBindings()
+            return cached
+        }
+        let statement = try SQLiteStatement(connectionHandle: connection, sql: sql, persistent: true)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `sql` with `arguments` bound to its parameters, to completion.
+    ///
+    /// - Throws: ``SQLiteError``; `.range` when the argument count does not match.
+    public func run(_ sql: String, _ arguments: [SQLiteValue] = []) throws(SQLiteError) {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        while try statement.step() {}
+    }
+
+    /// Runs a query and maps every row with `row`.
+    ///
+    /// ```swift
+    /// let zones = try connection.query("SELECT id, name FROM zone WHERE owner = ?", [.integer(owner)]) {
+    ///     (id: $0.int64(0), name: $0.text(1))
+    /// }
+    /// ```
+    public func query<T>(
+        _ sql: String, _ arguments: [SQLiteValue] = [], _ row: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        var rows: [T] = []
+        while try statement.step() {
+            rows.append(try row(statement))
+        }
+        return rows
+    }
+
+    /// Runs a query and maps its first row with `row`, or returns `nil` when there is none.
+    public func queryOne<T>(
+        _ sql: String, _ arguments: [SQLiteValue] = [], _ row: (SQLiteStatement) throws -> T
+    ) throws -> T? {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        guard try statement.step() else { return nil }
+        return try row(statement)
+    }
+
+    /// The rowid of the last row inserted on this connection (0 before any).
+    public var lastInsertRowID: Int64 {
+        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+    public var changes: Int {
+        handle.map { Int(sqlite3_changes64($0)) } ?? 0
+    }
+
+    /// Finalizes the cached statements and closes the connection. Idempotent; later calls
+    /// throw `.misuse`.
+    ///
+    /// A statement still referenced elsewhere keeps SQLite's side of the connection alive
+    /// until it is released (`sqlite3_close_v2`), but can no longer run.
+    public func close() {
+        guard let connection = handle else { return }
+        handle = nil
+        statements.removeAll()
+        sqlite3_close_v2(connection)
+    }
+
+    // MARK: For the database's own use
+
+    /// Like ``queryOne(_:_:_:)`` for a row mapping that cannot fail, so only SQLite errors
+    /// come out.
+    func firstRow<T>(
+        _ sql: String, _ arguments: [SQLiteValue] = [], _ row: (SQLiteStatement) -> T
+    ) throws(SQLiteError) -> T? {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        guard try statement.step() else { return nil }
+        return row(statement)
+    }
+
+    /// Whether a transaction is open (SQLite may roll one back by itself after I/O errors).
+    var isInTransaction: Bool {
+        handle.map { sqlite3_get_autocommit($0) == 0 } ?? false
+    }
+
+    /// Whether foreign key violations wait to be resolved before COMMIT can succeed
+    /// (deferred constraints, or `PRAGMA defer_foreign_keys`).
+    var hasPendingForeignKeyViolations: Bool {
+        guard let connection = handle else { return false }
+        var current: Int32 = 0
+        var highwater: Int32 = 0
+        sqlite3_db_status(connection, SQLITE_DBSTATUS_DEFERRED_FKS, &current, &highwater, 0)
+        return current != 0
+    }
+
+    /// Resets every statement left mid-way, so that COMMIT or ROLLBACK is not refused because
+    /// of a caller that stopped stepping early.
+    func resetActiveStatements() {
+        guard let connection = handle else { return }
+        var next = sqlite3_next_stmt(connection, nil)
+        while let statement = next {
+            if sqlite3_stmt_busy(statement) != 0 { sqlite3_reset(statement) }
+            next = sqlite3_next_stmt(connection, statement)
+        }
+    }
+
+    /// Runs a transaction-control statement (`BEGIN IMMEDIATE`, `COMMIT`), retrying while it
+    /// fails with `.busy` until ``busyTimeout`` has passed.
+    ///
+    /// SQLite's busy handler already waits inside each attempt; the loop covers the cases
+    /// where SQLite reports busy without consulting it (another process recovering the WAL).
+    func runRetryingBusy(_ sql: String) throws(SQLiteError) {
+        let deadline = ContinuousClock.now + Self.busyTimeout
+        while true {
+            do {
+                try run(sql)
+                return
+            } catch where error.code.primary == .busy && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }
+    }
+
+    private func openHandle() throws(SQLiteError) -> OpaquePointer {
+        guard let handle else { throw SQLiteError.closed("the connection") }
+        return handle
+    }
+}
+
+/// A connection is confined to one thread at a time; this keeps it from being sent elsewhere.
+@available(*, unavailable)
+extension SQLiteConnection: Sendable {}
