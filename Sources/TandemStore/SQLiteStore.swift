@@ -1,5 +1,5 @@
 import Foundation
-public import TandemCore
+import TandemCore
 
 /// The embedded store: one SQLite file (`tandem.sqlite`) and an `assets/` folder inside the data
 /// directory. WAL mode; `synchronous=FULL` by default (an acknowledged write survives power

@@ -75,6 +75,13 @@ public struct UserAccount: Sendable, Hashable {
     public var email: String?
     public var givenName: String?
     public var familyName: String?
+
+    public init(recordName: String, email: String?, givenName: String?, familyName: String?) {
+        self.recordName = recordName
+        self.email = email
+        self.givenName = givenName
+        self.familyName = familyName
+    }
 }
 
 /// What a presented token stands for.
@@ -88,6 +95,12 @@ public struct TokenGrant: Sendable, Hashable {
     public var kind: Kind
     public var user: UserAccount?
     public var container: String?
+
+    public init(kind: Kind, user: UserAccount?, container: String?) {
+        self.kind = kind
+        self.user = user
+        self.container = container
+    }
 }
 
 /// An asset upload URL issued by `assets/upload`, and what was uploaded to it.
@@ -102,6 +115,20 @@ public struct AssetUpload: Sendable, Hashable {
     public var expiresAt: Int64
     public var checksum: String?
     public var size: Int64?
+
+    public init(token: String, container: String, environment: Environment, owner: String, recordType: String,
+                fieldName: String, recordName: String?, expiresAt: Int64, checksum: String? = nil, size: Int64? = nil) {
+        self.token = token
+        self.container = container
+        self.environment = environment
+        self.owner = owner
+        self.recordType = recordType
+        self.fieldName = fieldName
+        self.recordName = recordName
+        self.expiresAt = expiresAt
+        self.checksum = checksum
+        self.size = size
+    }
 }
 
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.

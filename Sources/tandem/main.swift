@@ -1,1 +1,3 @@
-print("tandem")
+import Foundation
+
+exit(CommandLine.run(Array(CommandLine.arguments.dropFirst())))

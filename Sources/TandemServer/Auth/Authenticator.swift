@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-public import TandemCore
+import TandemCore
 public import TandemStore
 
 /// Resolves credentials to a user (decisions D10): `Authorization: Bearer <token>`, or the

@@ -1,3 +1,4 @@
+import Foundation
 import TandemCore
 import TandemStore
 
@@ -23,7 +24,7 @@ enum OpenAPIDocument {
             if let request = route.requestSchema {
                 operation["requestBody"] = ["required": true, "content": ["application/json": ["schema": ref(request)]]]
             }
-            paths["/database/1/{container}/{environment}/{database}/\(route.operation)"] = .object([(key: route.method.lowercased(), value: .object(operation))])
+            paths["/database/1/{container}/{environment}/{database}/\(route.operation)"] = .object(JSONObject([(key: route.method.lowercased(), value: .object(operation))]))
         }
         paths["/healthz"] = ["get": ["summary": "Liveness: 200 with {\"status\":\"ok\"}", "security": [],
                                      "responses": ["200": ["description": "Serving"]]]]

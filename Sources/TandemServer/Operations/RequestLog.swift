@@ -8,7 +8,6 @@ public final class RequestLog: Sendable {
     private let buffer = Mutex<[UInt8]>([])
     private let enabled: Bool
     private let stopped = Atomic<Bool>(false)
-    private let flusher = Mutex<Thread?>(nil)
 
     public init(enabled: Bool) {
         self.enabled = enabled
@@ -21,7 +20,6 @@ public final class RequestLog: Sendable {
             flush()
         }
         thread.name = "tandem-log"
-        flusher.withLock { $0 = thread }
         thread.start()
     }
 

@@ -1,7 +1,7 @@
 import Foundation
-public import TandemCore
+import TandemCore
 public import TandemHTTP
-public import TandemStore
+import TandemStore
 
 /// The HTTP responder: routes a request, authenticates it, runs its handler on the worker
 /// thread it was given, renders errors as CloudKit error bodies, and records metrics and the

@@ -1,4 +1,4 @@
-public import TandemCore
+import TandemCore
 
 /// Turns a record's fields into `field_index` rows and `record_references` rows.
 ///

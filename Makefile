@@ -1,0 +1,27 @@
+# Tandem: `make run` serves on 127.0.0.1:8080 with embedded SQLite in ./tandem-data;
+# `make test` runs every test; `make bench` prints the benchmark figures.
+SWIFT ?= swift
+DATA ?= ./tandem-data
+PORT ?= 8080
+
+.PHONY: bootstrap build run test bench clean
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	$(SWIFT) build -c release --product tandem
+
+run: build
+	.build/release/tandem serve --data $(DATA) --port $(PORT)
+
+test: bootstrap
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench: bootstrap
+	$(SWIFT) build -c release
+	.build/release/tandem-bench $(BENCH_ARGS)
+
+clean:
+	$(SWIFT) package clean

@@ -1,0 +1,58 @@
+import Foundation
+public import TandemCore
+public import TandemStore
+
+/// Administration used by the `tandem` CLI; safe while a server runs on the same data directory
+/// (SQLite WAL, each command one short transaction).
+public enum Admin {
+    /// Creates a container (both environments exist implicitly). Returns false if it existed.
+    public static func createContainer(_ id: String, store: any Store) throws -> Bool {
+        guard Names.isValidRecordOrZoneName(id), !id.contains("/") else {
+            throw CloudKitError.badRequest("a container ID is 1–255 printable ASCII characters without '/' (e.g. iCloud.com.example.app)")
+        }
+        let now = Clock.milliseconds()
+        return try store.write { try $0.createContainer(id, at: now) }
+    }
+
+    /// Adds a user. `name` is "Given Family" (the last word is the family name).
+    /// - Throws: `EXISTS` when the email is taken, `BAD_REQUEST` for an address without '@'.
+    public static func addUser(email: String, name: String?, store: any Store) throws -> UserAccount {
+        let trimmed = email.trimmingCharacters(in: .whitespaces)
+        guard trimmed.contains("@"), !trimmed.contains(" ") else { throw CloudKitError.badRequest("'\(email)' is not an email address") }
+        var given: String?
+        var family: String?
+        if let name, !name.isEmpty {
+            var words = name.split(separator: " ").map(String.init)
+            if words.count > 1 { family = words.removeLast() }
+            given = words.joined(separator: " ")
+        }
+        let now = Clock.milliseconds()
+        if try store.read({ try $0.user(recordNameOrEmail: trimmed) }) != nil {
+            throw CloudKitError(.exists, "a user with email \(trimmed) already exists")
+        }
+        return try store.write { [given, family] in try $0.addUser(email: trimmed, givenName: given, familyName: family, at: now) }
+    }
+
+    /// Creates a user token for the user with this email or user record name; returns the token,
+    /// which is shown once (only its SHA-256 is stored).
+    public static func createUserToken(for key: String, store: any Store) throws -> String {
+        guard let user = try store.read({ try $0.user(recordNameOrEmail: key) }) else {
+            throw CloudKitError(.notFound, "no user '\(key)' (add one with: tandem user add --email E --name \"Given Family\")")
+        }
+        let token = Tokens.make(kind: .user)
+        let now = Clock.milliseconds()
+        try store.write { try $0.addToken(hash: Tokens.hash(token), grant: TokenGrant(kind: .user, user: user, container: nil), at: now) }
+        return token
+    }
+
+    /// Creates an API token (`ckAPIToken`) for a container.
+    public static func createAPIToken(container: String, store: any Store) throws -> String {
+        guard try store.read({ try $0.containerExists(container) }) else {
+            throw CloudKitError(.notFound, "no container '\(container)'")
+        }
+        let token = Tokens.make(kind: .api)
+        let now = Clock.milliseconds()
+        try store.write { try $0.addToken(hash: Tokens.hash(token), grant: TokenGrant(kind: .api, user: nil, container: container), at: now) }
+        return token
+    }
+}

@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+import Synchronization
+public import TandemHTTP
+public import TandemStore
+
+/// Settings of `tandem serve`.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port (tests); `port` on the server tells which.
+    public var port: Int
+    /// Holds `tandem.sqlite`, `assets/` and `secret.key`.
+    public var dataDirectory: String
+    public var synchronous: SQLiteSynchronous
+    public var workerCount: Int
+    public var readerCount: Int
+    /// One line per request on standard error.
+    public var logRequests: Bool
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
+                synchronous: SQLiteSynchronous = .full, workerCount: Int = 64, readerCount: Int = 8, logRequests: Bool = true) {
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.synchronous = synchronous
+        self.workerCount = workerCount
+        self.readerCount = readerCount
+        self.logRequests = logRequests
+    }
+}
+
+/// One Tandem server: the store, the services and the HTTP server in front of them.
+///
+/// `start()` binds and serves; `shutdown()` stops accepting requests, lets in-flight ones finish
+/// and be written, then closes the database (checkpointing the WAL).
+public final class TandemServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: SQLiteStore
+    let http: HTTPServer
+    let log: RequestLog
+    private let stopped = Mutex<Bool>(false)
+
+    /// Opens the data directory and builds the services.
+    /// - Throws: `SQLiteError` or a file error when the data directory cannot be used.
+    public init(configuration: ServerConfiguration) throws {
+        self.configuration = configuration
+        store = try SQLiteStore(directory: configuration.dataDirectory, synchronous: configuration.synchronous,
+                                readerCount: configuration.readerCount)
+        let secret = try ServerSecret.load(directory: configuration.dataDirectory)
+        log = RequestLog(enabled: configuration.logRequests)
+        let services = Services(store: store, secret: secret)
+        let counter = ConnectionCounter()
+        let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
+        http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,
+                                                                 workerCount: configuration.workerCount),
+                          responder: router)
+        counter.server.withLock { $0 = http }
+    }
+
+    /// Binds the port and starts serving.
+    /// - Throws: `HTTPServerError` when the address cannot be bound.
+    public func start() throws {
+        try http.start()
+        log.error("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
+    }
+
+    /// The bound port.
+    public var port: Int { http.port }
+
+    /// Stops serving: in-flight requests finish, then the database closes. Idempotent.
+    public func shutdown() {
+        let first = stopped.withLock { wasStopped -> Bool in
+            defer { wasStopped = true }
+            return !wasStopped
+        }
+        guard first else { return }
+        http.shutdown()
+        store.close()
+        log.error("tandem stopped")
+        log.stop()
+    }
+
+    public func waitUntilStopped() { http.waitUntilStopped() }
+
+    /// Serves until SIGINT or SIGTERM, then shuts down cleanly.
+    public func runUntilSignalled() throws {
+        try start()
+        let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in shutdown() }
+            source.resume()
+            return source
+        }
+        http.waitUntilStopped()
+        shutdown()
+        signals.forEach { $0.cancel() }
+    }
+}
+
+/// Lets /metrics read the open-connection count of the HTTP server built after the router.
+final class ConnectionCounter: Sendable {
+    let server = Mutex<HTTPServer?>(nil)
+
+    func value() -> Int { server.withLock { $0?.openConnections ?? 0 } }
+}
