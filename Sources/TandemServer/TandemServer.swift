@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
-public import TandemHTTP
+import TandemHTTP
 public import TandemStore
 
 /// Settings of `tandem serve`.

@@ -25,8 +25,8 @@ extension CommandLine {
         }
         let data = options.value("data") ?? "./tandem-data"
         do {
-            switch options.words {
-            case ["serve"]:
+            switch (options.words.first, options.words.dropFirst().first, options.words.count) {
+            case ("serve", nil, 1):
                 var configuration = ServerConfiguration(dataDirectory: data)
                 configuration.host = options.value("host") ?? configuration.host
                 if let port = options.value("port") {
@@ -44,19 +44,19 @@ extension CommandLine {
                 configuration.logRequests = !options.flag("quiet")
                 let server = try TandemServer(configuration: configuration)
                 try server.runUntilSignalled()
-            case ["container", "create", _]:
+            case ("container", "create", 3):
                 let id = options.words[2]
                 let store = try SQLiteStore(directory: data)
                 defer { store.close() }
                 let created = try Admin.createContainer(id, store: store)
                 print(created ? "created container \(id)" : "container \(id) already exists")
-            case ["user", "add"]:
+            case ("user", "add", 2):
                 guard let email = options.value("email") else { throw UsageError("user add needs --email") }
                 let store = try SQLiteStore(directory: data)
                 defer { store.close() }
                 let user = try Admin.addUser(email: email, name: options.value("name"), store: store)
                 print(user.recordName)
-            case ["token", "create"]:
+            case ("token", "create", 2):
                 let store = try SQLiteStore(directory: data)
                 defer { store.close() }
                 if options.flag("api") {

@@ -5,8 +5,9 @@ import Foundation
 /// CloudKit Web Services: Types, "Record Field Dictionary". `type` is optional on requests and
 /// inferred from the value (string → `STRING`, integer → `INT64`, fraction → `DOUBLE`, dictionary
 /// with `recordName` → `REFERENCE`, with `latitude` → `LOCATION`, with `fileChecksum` or
-/// `receipt` → `ASSETID`, array → list of the first element's type); an empty array needs a
-/// type. With `numbersAsStrings`, numbers may arrive as strings and are sent as strings.
+/// `receipt` → `ASSETID`, array → list of the first element's type, or `DOUBLE_LIST` for numbers
+/// with a fraction anywhere); an empty array needs a type. With `numbersAsStrings`, numbers may
+/// arrive as strings and are sent as strings.
 public enum FieldCodec {
     // MARK: Decoding
 
@@ -20,7 +21,7 @@ public enum FieldCodec {
         }
         var declared: FieldType?
         var declaredGenericList = false
-        if let typeJSON = object["type"] {
+        if let typeJSON = object["type"], !typeJSON.isNull {
             guard let tag = typeJSON.stringValue else {
                 throw .badRequest("field '\(name)': 'type' must be a string")
             }
@@ -49,6 +50,10 @@ public enum FieldCodec {
             }
             guard case .scalar(let element) = try inferType(first, name: name, mustBeList: false) else {
                 throw .badRequest("field '\(name)': lists of lists are not supported")
+            }
+            // JavaScript writes 2.0 as 2, so a number list with a fraction anywhere is DOUBLE_LIST.
+            if element == .int64, items.contains(where: { if case .double = $0 { true } else { false } }) {
+                return .list(.double)
             }
             return .list(element)
         }

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+import TandemCore
+
+/// /healthz, /metrics (Prometheus text) and /openapi.json.
+@Suite struct OperationsTests {
+    @Test func healthzAnswersOK() throws {
+        let server = try Shared.server
+        let response = try server.request("GET", server.baseURL + "/healthz", token: .some(nil))
+        #expect(response.status == 200)
+        #expect(response.json["status"] == "ok")
+    }
+
+    @Test func metricsCountRequestsPerEndpointWithHistograms() throws {
+        let server = try Shared.server
+        _ = try server.post("records/lookup", Body.lookup(["m"]))
+        let text = try server.request("GET", server.baseURL + "/metrics", token: .some(nil)).text
+        #expect(text.contains(#"tandem_http_requests_total{endpoint="records/lookup",status="200"}"#))
+        #expect(text.contains(#"tandem_http_request_duration_seconds_bucket{endpoint="records/lookup",le="+Inf"}"#))
+        #expect(text.contains("tandem_http_request_duration_seconds_count{endpoint=\"records/lookup\"}"))
+        let open = text.split(separator: "\n").first { $0.hasPrefix("tandem_http_open_connections ") }
+        let count = open.flatMap { Int($0.split(separator: " ").last!) }
+        #expect((count ?? 0) >= 1)
+    }
+
+    @Test func openAPIDescribesEveryEndpointAndTheErrorBody() throws {
+        let server = try Shared.server
+        let document = try server.request("GET", server.baseURL + "/openapi.json", token: .some(nil)).json
+        #expect(document["openapi"] == "3.1.0")
+        let paths = document["paths"]?.objectValue?.keys ?? []
+        for operation in ["records/modify", "records/lookup", "records/query", "zones/list", "zones/lookup", "zones/modify",
+                          "assets/upload", "users/current", "users/caller"] {
+            #expect(paths.contains("/database/1/{container}/{environment}/{database}/\(operation)"), "\(operation)")
+        }
+        for path in ["/healthz", "/metrics", "/openapi.json", "/upload/1/{token}"] { #expect(paths.contains(path)) }
+        let error = document["components"]?["schemas"]?["Error"]
+        #expect(error?["required"] == ["uuid", "serverErrorCode", "reason"])
+        let modify = document["paths"]?["/database/1/{container}/{environment}/{database}/records/modify"]?["post"]
+        #expect(modify?["responses"]?["421"] != nil)
+        #expect(modify?["responses"]?["409"] != nil)
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import TandemCore
+
+/// A real `tandem serve` process on a free loopback port with a temporary data directory,
+/// a container, a user and that user's token — what every end-to-end test starts from.
+final class TestServer: @unchecked Sendable {
+    static let container = "iCloud.com.example.tests"
+
+    let dataDirectory: String
+    private(set) var process: Process?
+    private(set) var port = 0
+    private(set) var token = ""
+    private(set) var userRecordName = ""
+    private let stderrPipe = Pipe()
+
+    /// The built `tandem` executable (`swift build --build-tests` builds it beside the tests).
+    static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["TANDEM_BINARY"] { return path }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        for configuration in ["debug", "release"] {
+            let path = root.appendingPathComponent(".build/\(configuration)/tandem").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return root.appendingPathComponent(".build/debug/tandem").path
+    }
+
+    init(extraArguments: [String] = [], dataDirectory: String? = nil) throws {
+        self.dataDirectory = dataDirectory ?? (NSTemporaryDirectory() + "tandem-test-" + UUID().uuidString)
+        if dataDirectory == nil {
+            _ = try Self.admin(["container", "create", Self.container, "--data", self.dataDirectory])
+            userRecordName = try Self.admin(["user", "add", "--email", "ada@example.com", "--name", "Ada Lovelace", "--data", self.dataDirectory])
+            token = try Self.admin(["token", "create", "--user", "ada@example.com", "--data", self.dataDirectory])
+        }
+        try start(extraArguments: extraArguments)
+    }
+
+    /// Runs an admin command; returns the last line of its standard output.
+    @discardableResult
+    static func admin(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestFailure("tandem \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+    }
+
+    /// Starts (or restarts) the server on a free port and waits until it serves.
+    func start(extraArguments: [String] = []) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["serve", "--port", "0", "--data", dataDirectory] + extraArguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        // The first stderr line says "tandem serving on http://127.0.0.1:PORT ...".
+        var seen = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+            if let range = seen.range(of: #"serving on http://[0-9.]+:([0-9]+)"#, options: .regularExpression) {
+                let match = String(seen[range])
+                port = Int(match.split(separator: ":").last!)!
+                break
+            }
+        }
+        guard port > 0 else { throw TestFailure("server did not start: \(seen)") }
+        // Keep draining stderr so the server never blocks on a full pipe.
+        pipe.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+    }
+
+    /// Sends SIGKILL (no clean shutdown) and waits for the process to die.
+    func kill() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let process else { return 0 }
+        process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    deinit {
+        if let process, process.isRunning { process.terminate(); process.waitUntilExit() }
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func databaseURL(_ operation: String, database: String = "private", environment: String = "development",
+                     container: String = TestServer.container) -> String {
+        "\(baseURL)/database/1/\(container)/\(environment)/\(database)/\(operation)"
+    }
+
+    // MARK: HTTP
+
+    struct Response {
+        var status: Int
+        var body: Data
+        var headers: [String: String]
+        var json: JSONValue { (try? JSONParser.parse([UInt8](body))) ?? .null }
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    /// A blocking HTTP request with the test user's token unless `token` says otherwise.
+    func request(_ method: String, _ url: String, body: Data? = nil, token: String?? = .none,
+                 headers: [String: String] = [:]) throws -> Response {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        request.httpBody = body
+        request.timeoutInterval = 60
+        let bearer: String? = switch token { case .none: self.token; case .some(let t): t }
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        if body != nil, headers["Content-Type"] == nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let box = ResultBox()
+        let semaphore = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            box.set(data: data, response: response as? HTTPURLResponse, error: error)
+            semaphore.signal()
+        }.resume()
+        semaphore.wait()
+        if let error = box.error { throw error }
+        guard let http = box.response else { throw TestFailure("no HTTP response") }
+        var headerMap: [String: String] = [:]
+        for (key, value) in http.allHeaderFields { headerMap[String(describing: key).lowercased()] = String(describing: value) }
+        return Response(status: http.statusCode, body: box.data ?? Data(), headers: headerMap)
+    }
+
+    /// POSTs a JSON value to a database operation.
+    func post(_ operation: String, _ body: JSONValue, token: String?? = .none, database: String = "private") throws -> Response {
+        try request("POST", databaseURL(operation, database: database), body: Data(JSONWriter.bytes(body)), token: token)
+    }
+
+    func get(_ operation: String, token: String?? = .none, database: String = "private") throws -> Response {
+        try request("GET", databaseURL(operation, database: database), token: token)
+    }
+}
+
+final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var data: Data?
+    private(set) var response: HTTPURLResponse?
+    private(set) var error: (any Error)?
+
+    func set(data: Data?, response: HTTPURLResponse?, error: (any Error)?) {
+        lock.lock()
+        self.data = data
+        self.response = response
+        self.error = error
+        lock.unlock()
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
