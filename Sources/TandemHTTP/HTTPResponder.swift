@@ -1,0 +1,39 @@
+/// The application side of the HTTP server: turns requests into responses.
+///
+/// The server calls `bodyLimit(for:)` and `errorResponse(status:reason:head:)` on its single
+/// service thread, which owns every socket, so both must be cheap and must not block.
+/// `respond(to:)` runs on a worker thread and may block.
+///
+/// ```swift
+/// struct Echo: HTTPResponder {
+///     func respond(to request: HTTPRequest) -> HTTPResponse {
+///         HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")], body: request.body)
+///     }
+///     func bodyLimit(for head: HTTPRequestHead) -> Int { 1 << 20 }
+///     func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
+///         HTTPResponse(status: status, body: Array(reason.utf8))
+///     }
+/// }
+/// ```
+public protocol HTTPResponder: Sendable {
+    /// Runs on a worker thread; may block (database work). Must not throw; renders its own errors.
+    func respond(to request: HTTPRequest) -> HTTPResponse
+
+    /// Called on the service thread when headers are complete, must not block: the largest
+    /// body accepted for this request, in bytes. A larger `content-length` is answered with
+    /// `errorResponse(status: 413, ...)` before any body is read; a chunked body growing
+    /// past it is answered the same way as soon as it does. Chunked bodies are further capped
+    /// just below 100 MiB (libwebsockets' own ceiling for bodies without a length).
+    func bodyLimit(for head: HTTPRequestHead) -> Int
+
+    /// Called on the service thread for failures the HTTP layer detects itself. Must be cheap
+    /// and not block. The statuses used:
+    /// - 400: malformed `content-length`, malformed chunked body, `content-length` together with
+    ///   `transfer-encoding`, a body announced on a method that cannot carry one here.
+    /// - 411: `POST`/`PUT`/`PATCH` with neither `content-length` nor chunked encoding.
+    /// - 413: body over `bodyLimit(for:)`.
+    /// - 501: a `transfer-encoding` other than `chunked`.
+    /// - 503: the worker queue is full (`maxQueuedRequests`), or the server is shutting down.
+    /// `head` is `nil` only when the request head itself could not be read.
+    func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse
+}

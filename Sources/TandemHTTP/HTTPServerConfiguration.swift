@@ -1,0 +1,70 @@
+/// How an `HTTPServer` listens, how many workers answer, and its limits.
+///
+/// ```swift
+/// var configuration = HTTPServerConfiguration()
+/// configuration.port = 0            // pick a free port; read it back from `HTTPServer.port`
+/// configuration.workerCount = 16
+/// ```
+public struct HTTPServerConfiguration: Sendable {
+    /// The address to listen on: an IPv4 or IPv6 literal, or `""` / `"0.0.0.0"` / `"*"` for
+    /// every interface.
+    public var host: String
+    /// The TCP port; 0 asks the kernel for a free one.
+    public var port: Int
+    /// Worker threads running `HTTPResponder.respond(to:)`, created once at `start()`. At least 1.
+    public var workerCount: Int
+    /// Requests waiting for a worker beyond which new requests are answered 503 at once.
+    public var maxQueuedRequests: Int
+    /// Benchmarks only: call `respond(to:)` directly on the service thread, with no worker
+    /// pool. Any blocking in the responder then stalls every connection.
+    public var inlineResponder: Bool
+    /// Header names libwebsockets does not know (it parses about 80 common ones, see
+    /// `HTTPServer`) that should still be delivered in `HTTPRequestHead.headers`.
+    /// libwebsockets 4.1 keeps unknown headers but offers no way to list them, so they can only
+    /// be looked up by name. Case does not matter.
+    public var customHeaderNames: [String]
+    /// The most bytes of request line plus headers one request may use (libwebsockets'
+    /// `max_http_header_data`), 1024...65535. Larger heads are refused by libwebsockets.
+    public var maxHeaderBytes: Int
+    /// Seconds an idle keep-alive connection is kept open between requests.
+    public var keepAliveTimeout: Int
+    /// Seconds a connection may stall while its body is read or its response is written
+    /// before it is closed.
+    public var idleTimeout: Int
+    /// Seconds `shutdown()` waits for in-flight requests before closing what is left.
+    public var shutdownGracePeriod: Double
+
+    /// The CloudKit Web Services request headers (server-to-server key authentication) plus a
+    /// few proxy and CORS headers that libwebsockets does not parse itself.
+    public static let defaultCustomHeaderNames = [
+        "X-Apple-CloudKit-Request-KeyID",
+        "X-Apple-CloudKit-Request-ISO8601Date",
+        "X-Apple-CloudKit-Request-SignatureV1",
+        "X-Request-ID",
+        "X-Forwarded-Proto",
+        "X-Forwarded-Host",
+        "Access-Control-Request-Method",
+    ]
+
+    public init(host: String = "127.0.0.1",
+                port: Int = 8080,
+                workerCount: Int = 64,
+                maxQueuedRequests: Int = 4096,
+                inlineResponder: Bool = false,
+                customHeaderNames: [String] = HTTPServerConfiguration.defaultCustomHeaderNames,
+                maxHeaderBytes: Int = 16 * 1024,
+                keepAliveTimeout: Int = 5,
+                idleTimeout: Int = 30,
+                shutdownGracePeriod: Double = 10) {
+        self.host = host
+        self.port = port
+        self.workerCount = workerCount
+        self.maxQueuedRequests = maxQueuedRequests
+        self.inlineResponder = inlineResponder
+        self.customHeaderNames = customHeaderNames
+        self.maxHeaderBytes = maxHeaderBytes
+        self.keepAliveTimeout = keepAliveTimeout
+        self.idleTimeout = idleTimeout
+        self.shutdownGracePeriod = shutdownGracePeriod
+    }
+}

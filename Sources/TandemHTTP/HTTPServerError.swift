@@ -1,0 +1,36 @@
+/// Why an `HTTPServer` could not start.
+///
+/// ```swift
+/// do { try server.start() } catch let error as HTTPServerError where error.code == .bindFailed { ... }
+/// ```
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable {
+        /// The address could not be bound (port in use, address not local, no permission).
+        case bindFailed
+        /// libwebsockets refused to create its context.
+        case contextCreationFailed
+        /// A configuration value is out of range.
+        case invalidConfiguration
+        /// `start()` was called twice, or after `shutdown()`.
+        case invalidState
+    }
+
+    public var code: Code
+    /// A human-readable explanation.
+    public var reason: String
+    /// The address involved, `host:port`, when there is one.
+    public var address: String?
+
+    public init(code: Code, reason: String, address: String? = nil) {
+        self.code = code
+        self.reason = reason
+        self.address = address
+    }
+
+    public var description: String {
+        if let address {
+            return "HTTPServerError.\(code): \(reason) (\(address))"
+        }
+        return "HTTPServerError.\(code): \(reason)"
+    }
+}
