@@ -3,21 +3,9 @@ import FoundationNetworking
 import Testing
 import TandemHTTP
 
-/// Real servers on loopback port 0, talked to with URLSession and raw sockets. Serialized:
-/// timing-sensitive tests should not share the two cores with each other.
+/// Real servers on loopback port 0, talked to with URLSession and raw sockets. Serialized
+/// (with the suites nested in it): timing-sensitive tests should not share the two cores.
 @Suite(.serialized) struct EndToEndTests {
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 256
-        configuration.timeoutIntervalForRequest = 30
-        return URLSession(configuration: configuration)
-    }()
-
-    func fetch(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let (data, response) = try await Self.session.data(for: request)
-        return (data, response as! HTTPURLResponse)
-    }
-
     @Test func getEchoesPathQueryAndHeaders() async throws {
         let server = try startServer()
         defer { server.shutdown() }
@@ -80,7 +68,7 @@ import TandemHTTP
         let server = try startServer()
         defer { server.shutdown() }
         let size = 20 << 20
-        let (data, response) = try await fetch(URLRequest(url: url(server, "/big?bytes=\(size)")))
+        let (data, response) = try await fetch(url(server, "/big?bytes=\(size)"))
         #expect(response.statusCode == 200)
         #expect(data.count == size)
         #expect(fnv1a(data) == fnv1a(TestResponder.pattern(count: size)))

@@ -107,6 +107,11 @@ final class RequestHeadReader {
             })
             index += 1
         }
+        // lws "enforces a leading /" on the last URI fragment when it is empty, so a query
+        // ending in `?` or `&` grows a final "/" argument.
+        if arguments.last?.elementsEqual([UInt8(ascii: "/")]) == true {
+            arguments.removeLast()
+        }
         return PercentEncoding.encodeQuery(arguments)
     }
 
