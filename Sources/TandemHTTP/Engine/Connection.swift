@@ -1,0 +1,70 @@
+/// One accepted connection, as the service thread sees it.
+///
+/// Owned by `ServiceLoop.connections` (keyed by `id`) and reachable from the wsi through
+/// lws' opaque user data, both only on the service thread. Workers never see this object:
+/// they carry `id` and `requestID`, and a response whose connection is gone (or has moved on
+/// to another request) is dropped when it comes back.
+final class Connection {
+    enum Phase {
+        /// Between requests, or receiving a request head.
+        case idle
+        /// The head arrived; body bytes are being collected.
+        case receivingBody
+        /// Handed to the responder, waiting for its response.
+        case awaitingResponse
+        /// The response (possibly an error answer) is queued or being written; body bytes still
+        /// arriving are ignored.
+        case responding
+    }
+
+    /// Unique for the server's lifetime (a generation number, never reused).
+    let id: UInt64
+    let wsi: OpaquePointer
+    let remoteAddress: String
+
+    var phase = Phase.idle
+    /// Identifies the current request; a completion must carry the same value.
+    var requestID: UInt64 = 0
+    var head: HTTPRequestHead?
+    var body: [UInt8] = []
+    var bodyLimit = 0
+    var chunkedDecoder: ChunkedBodyDecoder?
+    /// The client asked for (or HTTP/1.1 implies) keep-alive.
+    var keepAlive = true
+    var isHTTP11 = true
+    /// Close after this response whatever the client asked (errors, chunked bodies, shutdown).
+    var closeAfterResponse = false
+    var isHeadRequest = false
+    /// Reading is flow-controlled off while the responder works.
+    var receivePaused = false
+    var outgoing: OutgoingResponse?
+
+    init(id: UInt64, wsi: OpaquePointer, remoteAddress: String) {
+        self.id = id
+        self.wsi = wsi
+        self.remoteAddress = remoteAddress
+    }
+
+    /// Forgets the finished request, keeping the connection.
+    func resetRequest() {
+        phase = .idle
+        head = nil
+        body = []
+        bodyLimit = 0
+        chunkedDecoder = nil
+        closeAfterResponse = false
+        isHeadRequest = false
+        outgoing = nil
+    }
+}
+
+/// A response being written, with how far the writing has got.
+struct OutgoingResponse {
+    var response: HTTPResponse
+    /// Whether the body goes on the wire (not for HEAD, 1xx, 204, 304).
+    var sendsBody: Bool
+    var headersWritten = false
+    var bodyOffset = 0
+    /// The last byte has been handed to lws, which may still hold some of it buffered.
+    var finalWritten = false
+}

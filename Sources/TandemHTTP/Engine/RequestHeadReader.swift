@@ -1,0 +1,187 @@
+import CWebSockets
+
+/// Copies a parsed request head out of libwebsockets' header table (service thread only).
+///
+/// libwebsockets parses the head into its own table before `LWS_CALLBACK_HTTP`; the table is
+/// reused once the transaction completes, so everything the responder needs is copied into
+/// Swift values here, once.
+final class RequestHeadReader {
+    /// What the head says, before any policy is applied.
+    struct Facts {
+        var head: HTTPRequestHead
+        var contentLength: ContentLength
+        var transferEncoding: String?
+        var expectsContinue: Bool
+        var isHTTP11: Bool
+        var keepAlive: Bool
+    }
+
+    enum ContentLength: Equatable {
+        case absent
+        case value(Int)
+        case malformed
+    }
+
+    /// Every header lws parses into a fixed slot, with its lower-case name.
+    private let knownHeaders: [(token: lws_token_indexes, name: String)]
+    /// Header names lws keeps as "unknown", NUL-terminated lookup keys `name:` plus the name.
+    private let customHeaders: [(key: [CChar], name: String)]
+    private let buffer: UnsafeMutablePointer<CChar>
+    private let capacity: Int32
+
+    init(maxHeaderBytes: Int, customHeaderNames: [String]) {
+        capacity = Int32(maxHeaderBytes + 1)
+        buffer = .allocate(capacity: Int(capacity))
+        knownHeaders = Self.headerTokens()
+        customHeaders = customHeaderNames.map { name in
+            let lower = name.lowercased()
+            return (key: Array((lower + ":").utf8CString), name: lower)
+        }
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    /// Reads the head of the request `wsi` is on; `nil` when lws reports no usable method.
+    func read(_ wsi: OpaquePointer, remoteAddress: String) -> Facts? {
+        var uri: UnsafeMutablePointer<CChar>?
+        var uriLength: Int32 = 0
+        let methodIndex = Int(lws_http_get_uri_and_method(wsi, &uri, &uriLength))
+        guard let method = Self.methodName(methodIndex), let uri, uriLength > 0 else { return nil }
+
+        let path = uri.withMemoryRebound(to: UInt8.self, capacity: Int(uriLength)) {
+            PercentEncoding.encodePath(UnsafeBufferPointer(start: $0, count: Int(uriLength)))
+        }
+
+        var headers: [(String, String)] = []
+        var contentLength = ContentLength.absent
+        var transferEncoding: String?
+        var expectation: String?
+        var connection: String?
+        for (token, name) in knownHeaders where lws_hdr_total_length(wsi, token) > 0 {
+            let length = lws_hdr_copy(wsi, buffer, capacity, token)
+            guard length >= 0 else { continue }
+            let value = string(length: Int(length))
+            headers.append((name, value))
+            switch token {
+            case WSI_TOKEN_HTTP_CONTENT_LENGTH: contentLength = Self.parseContentLength(value)
+            case WSI_TOKEN_HTTP_TRANSFER_ENCODING: transferEncoding = value
+            case WSI_TOKEN_HTTP_EXPECT: expectation = value
+            case WSI_TOKEN_CONNECTION: connection = value
+            default: break
+            }
+        }
+        for (key, name) in customHeaders {
+            let found = key.withUnsafeBufferPointer { key -> Int32 in
+                let nameLength = Int32(key.count - 1)
+                guard lws_hdr_custom_length(wsi, key.baseAddress, nameLength) >= 0 else { return -1 }
+                return lws_hdr_custom_copy(wsi, buffer, capacity, key.baseAddress, nameLength)
+            }
+            if found >= 0 {
+                headers.append((name, string(length: Int(found))))
+            }
+        }
+
+        let isHTTP11 = httpVersionIs11(wsi)
+        let head = HTTPRequestHead(method: method, path: path, query: readQuery(wsi),
+                                   headers: HTTPHeaders(headers), remoteAddress: remoteAddress)
+        return Facts(head: head,
+                     contentLength: contentLength,
+                     transferEncoding: transferEncoding,
+                     expectsContinue: isHTTP11 && expectation?.lowercased() == "100-continue",
+                     isHTTP11: isHTTP11,
+                     keepAlive: Self.keepAlive(isHTTP11: isHTTP11, connection: connection))
+    }
+
+    /// Joins the query arguments lws split (at `&` and `;`) and decoded, re-encoded.
+    private func readQuery(_ wsi: OpaquePointer) -> String {
+        guard lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) > 0 else { return "" }
+        var arguments: [ArraySlice<UInt8>] = []
+        var index: Int32 = 0
+        while true {
+            let length = lws_hdr_copy_fragment(wsi, buffer, capacity, WSI_TOKEN_HTTP_URI_ARGS, index)
+            if length < 0 { break }
+            arguments.append(buffer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+                ArraySlice(UnsafeBufferPointer(start: $0, count: Int(length)))
+            })
+            index += 1
+        }
+        // lws "enforces a leading /" on the last URI fragment when it is empty, so a query
+        // ending in `?` or `&` grows a final "/" argument.
+        if arguments.last?.elementsEqual([UInt8(ascii: "/")]) == true {
+            arguments.removeLast()
+        }
+        return PercentEncoding.encodeQuery(arguments)
+    }
+
+    /// lws stores the version of the request line under `WSI_TOKEN_HTTP`; mirrors its own test.
+    private func httpVersionIs11(_ wsi: OpaquePointer) -> Bool {
+        let length = lws_hdr_copy(wsi, buffer, capacity, WSI_TOKEN_HTTP)
+        guard length > 7 else { return false }
+        return buffer[5] == CChar(UInt8(ascii: "1")) && buffer[7] == CChar(UInt8(ascii: "1"))
+    }
+
+    /// The buffer's first `length` bytes as a string, trailing blanks removed.
+    private func string(length: Int) -> String {
+        buffer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+            var end = length
+            while end > 0 && (bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t")) {
+                end -= 1
+            }
+            return String(decoding: UnsafeBufferPointer(start: bytes, count: end), as: UTF8.self)
+        }
+    }
+
+    /// Decimal digits only, no sign, no list (a repeated header arrives joined with ",").
+    static func parseContentLength(_ value: String) -> ContentLength {
+        var result = 0
+        var sawDigit = false
+        for byte in value.utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return .malformed }
+            let (times10, overflow1) = result.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            if overflow1 || overflow2 { return .malformed }
+            result = sum
+            sawDigit = true
+        }
+        return sawDigit ? .value(result) : .malformed
+    }
+
+    /// The same decision lws makes for `lws_http_transaction_completed`: HTTP/1.1 keeps the
+    /// connection unless told `close`; HTTP/1.0 closes unless told `keep-alive`.
+    static func keepAlive(isHTTP11: Bool, connection: String?) -> Bool {
+        switch connection?.lowercased() {
+        case "keep-alive"?: true
+        case "close"?: false
+        default: isHTTP11
+        }
+    }
+
+    static func methodName(_ index: Int) -> String? {
+        switch index {
+        case LWSHUMETH_GET: "GET"
+        case LWSHUMETH_POST: "POST"
+        case LWSHUMETH_OPTIONS: "OPTIONS"
+        case LWSHUMETH_PUT: "PUT"
+        case LWSHUMETH_PATCH: "PATCH"
+        case LWSHUMETH_DELETE: "DELETE"
+        case LWSHUMETH_HEAD: "HEAD"
+        default: nil
+        }
+    }
+
+    /// lws' token table: real headers are the entries spelled `name:` (method tokens end in a
+    /// space, HTTP/2 pseudo-headers start with `:`).
+    private static func headerTokens() -> [(token: lws_token_indexes, name: String)] {
+        var result: [(token: lws_token_indexes, name: String)] = []
+        for raw in 0..<WSI_TOKEN_COUNT.rawValue {
+            let token = lws_token_indexes(rawValue: raw)
+            guard let cName = lws_token_to_string(token) else { continue }
+            let name = String(cString: cName)
+            guard name.count > 1, name.hasSuffix(":"), !name.hasPrefix(":") else { continue }
+            result.append((token, String(name.dropLast())))
+        }
+        return result
+    }
+}

@@ -1,0 +1,54 @@
+import CWebSockets
+
+/// The protocol callback lws calls for every event, always on the service thread.
+///
+/// A plain top-level function (lws stores a C function pointer); the `ServiceLoop` travels as
+/// the context's user pointer, unretained: `HTTPServer` keeps it alive until the context is
+/// destroyed.
+func serviceCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                     _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let box = lws_context_user(context) else { return 0 }
+    let loop = Unmanaged<ServiceLoop>.fromOpaque(box).takeUnretainedValue()
+    switch reason {
+    case LWS_CALLBACK_HTTP:
+        return loop.requestHeadArrived(wsi)
+    case LWS_CALLBACK_HTTP_BODY:
+        return loop.bodyArrived(wsi, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        return loop.bodyCompleted(wsi)
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        return loop.writeable(wsi)
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        loop.serviceWoken()
+        return 0
+    case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+        return loop.connectionOpened(wsi)
+    case LWS_CALLBACK_WSI_DESTROY:
+        loop.connectionDestroyed(wsi)
+        return 0
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, LWS_CALLBACK_RAW_ADOPT, LWS_CALLBACK_RAW_RX:
+        // WebSocket / h2c upgrades and CONNECT (which lws turns into a raw socket) are not
+        // served: hang up.
+        return -1
+    default:
+        return 0
+    }
+}
+
+/// Routes lws' own log lines (errors only) to standard error.
+enum LWSLogging {
+    private static let configured: Void = {
+        lws_set_log_level(LLL_ERR, lwsLogLine)
+    }()
+
+    static func configure() {
+        _ = configured
+    }
+}
+
+private func lwsLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+    guard let line else { return }
+    let prefix = "libwebsockets: "
+    _ = prefix.withCString { write(2, $0, strlen($0)) }
+    _ = write(2, line, strlen(line))
+}

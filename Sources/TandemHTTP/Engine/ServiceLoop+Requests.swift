@@ -1,0 +1,187 @@
+import CWebSockets
+
+/// Receiving requests: head, body framing, hand-off to the responder (service thread).
+extension ServiceLoop {
+    private enum Framing {
+        case none
+        case length(Int)
+        case chunked
+    }
+
+    /// `LWS_CALLBACK_HTTP`: the head is parsed. Decides how the body is framed and whether the
+    /// request can be accepted at all.
+    func requestHeadArrived(_ wsi: OpaquePointer) -> Int32 {
+        guard let connection = connection(for: wsi) else { return -1 }
+        connection.resetRequest()
+        connection.requestID = nextRequestID
+        nextRequestID += 1
+        counters.requestStarted()
+
+        guard let facts = headReader.read(wsi, remoteAddress: connection.remoteAddress) else {
+            reject(connection, status: 405, reason: "Method not supported.")
+            return 0
+        }
+        let head = facts.head
+        connection.head = head
+        connection.keepAlive = facts.keepAlive
+        connection.isHTTP11 = facts.isHTTP11
+        connection.isHeadRequest = head.method == "HEAD"
+
+        if draining {
+            reject(connection, status: 503, reason: "The server is shutting down.")
+            return 0
+        }
+
+        let framing: Framing
+        let announcesBody = ["POST", "PUT", "PATCH"].contains(head.method)
+        switch (facts.contentLength, facts.transferEncoding) {
+        case (.absent, nil):
+            if announcesBody {
+                reject(connection, status: 411, reason: "A content-length is required.")
+                return 0
+            }
+            framing = .none
+        case (.value(let length), nil):
+            framing = .length(length)
+        case (.malformed, nil):
+            reject(connection, status: 400, reason: "Malformed content-length.")
+            return 0
+        case (.absent, let encoding?):
+            guard encoding.lowercased() == "chunked" else {
+                reject(connection, status: 501, reason: "Transfer-encoding '\(encoding)' is not supported.")
+                return 0
+            }
+            // lws only expects a body without content-length on these methods.
+            guard announcesBody else {
+                reject(connection, status: 400, reason: "A chunked body is only accepted on POST, PUT and PATCH.")
+                return 0
+            }
+            framing = .chunked
+        case (_, _?):
+            reject(connection, status: 400, reason: "Both content-length and transfer-encoding given.")
+            return 0
+        }
+
+        switch framing {
+        case .none:
+            dispatch(connection)
+        case .length(let length):
+            let limit = max(0, responder.bodyLimit(for: head))
+            if length > limit {
+                reject(connection, status: 413, reason: "The body is larger than \(limit) bytes.")
+                return 0
+            }
+            // lws raises HTTP_BODY_COMPLETION for a POST with an explicit zero length, but for
+            // no other method.
+            if length == 0 && head.method != "POST" {
+                dispatch(connection)
+                return 0
+            }
+            connection.phase = .receivingBody
+            connection.bodyLimit = limit
+            connection.body.reserveCapacity(length)
+            if facts.expectsContinue && length > 0 {
+                writeContinue(wsi)
+            }
+        case .chunked:
+            connection.phase = .receivingBody
+            connection.bodyLimit = min(max(0, responder.bodyLimit(for: head)), Self.chunkedBodyCeiling)
+            connection.chunkedDecoder = ChunkedBodyDecoder()
+            // lws still expects 100 MiB of body; the connection cannot be reused after this.
+            connection.closeAfterResponse = true
+            if facts.expectsContinue {
+                writeContinue(wsi)
+            }
+        }
+        return 0
+    }
+
+    /// `LWS_CALLBACK_HTTP_BODY`: a piece of body (for chunked bodies: raw, still framed).
+    func bodyArrived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        guard let connection = connection(for: wsi) else { return -1 }
+        guard connection.phase == .receivingBody else { return 0 }
+        guard var decoder = connection.chunkedDecoder else {
+            if connection.body.count + bytes.count > connection.bodyLimit {
+                reject(connection, status: 413, reason: "The body is larger than \(connection.bodyLimit) bytes.")
+            } else {
+                connection.body.append(contentsOf: bytes)
+            }
+            return 0
+        }
+        let outcome = decoder.feed(bytes, into: &connection.body, limit: connection.bodyLimit)
+        connection.chunkedDecoder = decoder
+        switch outcome {
+        case .needMore:
+            break
+        case .complete:
+            dispatchIfAccepting(connection)
+        case .malformed:
+            reject(connection, status: 400, reason: "Malformed chunked body.")
+        case .tooLarge:
+            reject(connection, status: 413, reason: "The body is larger than \(connection.bodyLimit) bytes.")
+        }
+        return 0
+    }
+
+    /// `LWS_CALLBACK_HTTP_BODY_COMPLETION`: lws has delivered all the body it expected.
+    func bodyCompleted(_ wsi: OpaquePointer) -> Int32 {
+        guard let connection = connection(for: wsi) else { return -1 }
+        guard connection.phase == .receivingBody else { return 0 }
+        if connection.chunkedDecoder != nil {
+            // lws' 100 MiB allowance ran out before the last chunk.
+            reject(connection, status: 413, reason: "The chunked body did not end within lws' 100 MiB allowance.")
+            return 0
+        }
+        dispatchIfAccepting(connection)
+        return 0
+    }
+
+    private func dispatchIfAccepting(_ connection: Connection) {
+        if draining {
+            reject(connection, status: 503, reason: "The server is shutting down.")
+        } else {
+            dispatch(connection)
+        }
+    }
+
+    /// Hands the complete request to the responder: inline, or queued for a worker.
+    private func dispatch(_ connection: Connection) {
+        guard let head = connection.head else { return }
+        var body: [UInt8] = []
+        swap(&body, &connection.body)
+        let request = HTTPRequest(head: head, body: body)
+        let wsi = connection.wsi
+        connection.phase = .awaitingResponse
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+
+        guard let workers else {
+            startResponse(connection, responder.respond(to: request))
+            return
+        }
+        // While the responder works, read nothing more (a pipelined request, a close):
+        // lws cannot consume it in this state and would otherwise poll it in a busy loop.
+        lws_rx_flow_control(wsi, 0)
+        connection.receivePaused = true
+        let job = WorkerPool.Job(connectionID: connection.id, requestID: connection.requestID, request: request)
+        if !workers.submit(job) {
+            startResponse(connection, responder.errorResponse(status: 503, reason: "Too many requests are queued.",
+                                                              head: head))
+        }
+    }
+
+    /// Answers with the responder's error rendering, then closes the connection.
+    func reject(_ connection: Connection, status: Int, reason: String) {
+        connection.closeAfterResponse = true
+        startResponse(connection, responder.errorResponse(status: status, reason: reason, head: connection.head))
+    }
+
+    /// `HTTP/1.1 100 Continue`, so clients waiting on `expect: 100-continue` (curl, hence
+    /// URLSession on Linux) send the body without their one-second pause.
+    private func writeContinue(_ wsi: OpaquePointer) {
+        let line = "HTTP/1.1 100 Continue\r\n\r\n"
+        let start = scratch + preamble
+        let count = line.utf8.count
+        _ = line.utf8.withContiguousStorageIfAvailable { start.update(from: $0.baseAddress!, count: count) }
+        _ = lws_write(wsi, start, count, LWS_WRITE_HTTP_HEADERS)
+    }
+}

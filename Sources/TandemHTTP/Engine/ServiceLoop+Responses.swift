@@ -1,0 +1,168 @@
+import CWebSockets
+
+/// Writing responses: collecting worker results, headers, chunked body writes, keep-alive
+/// (service thread).
+extension ServiceLoop {
+    /// `LWS_CALLBACK_EVENT_WAIT_CANCELLED`: workers finished responses (or shutdown was asked).
+    /// Takes the whole batch under one lock.
+    func serviceWoken() {
+        completions.takeAll(into: &batch)
+        for completion in batch {
+            guard let connection = connections[completion.connectionID],
+                  connection.requestID == completion.requestID,
+                  connection.phase == .awaitingResponse else {
+                // The connection closed while the responder worked: nothing to write to.
+                counters.requestEnded()
+                continue
+            }
+            startResponse(connection, completion.response)
+        }
+        batch.removeAll(keepingCapacity: true)
+        advanceShutdown()
+        checkDrained()
+    }
+
+    /// Queues `response` on the connection and asks lws for a writeable callback.
+    func startResponse(_ connection: Connection, _ response: HTTPResponse) {
+        let status = response.status
+        let bodiless = connection.isHeadRequest || (100..<200).contains(status) || status == 204 || status == 304
+        connection.phase = .responding
+        connection.outgoing = OutgoingResponse(response: response, sendsBody: !bodiless)
+        if connection.receivePaused {
+            // lws 4.1's h1 handler ignores POLLOUT too while rx is flow-controlled, so the
+            // writeable callback would never come.
+            connection.receivePaused = false
+            lws_rx_flow_control(connection.wsi, 1)
+        }
+        lws_callback_on_writable(connection.wsi)
+    }
+
+    /// `LWS_CALLBACK_HTTP_WRITEABLE`: writes the headers and/or the next body chunk.
+    ///
+    /// Each call hands lws at most one scratch buffer (`writeChunkSize` bytes). lws sends what
+    /// the socket takes and keeps the rest buffered, flushing it before calling here again, so
+    /// a large body goes out over many callbacks without holding more than one chunk extra.
+    func writeable(_ wsi: OpaquePointer) -> Int32 {
+        guard let connection = connection(for: wsi), connection.phase == .responding,
+              var outgoing = connection.outgoing else { return 0 }
+        if outgoing.finalWritten {
+            return finishResponse(connection)
+        }
+
+        let start = scratch + preamble
+        var length = 0
+        if !outgoing.headersWritten {
+            guard let headerLength = writeHeaders(connection, outgoing, into: start) else { return -1 }
+            outgoing.headersWritten = true
+            length = headerLength
+        }
+        if outgoing.sendsBody {
+            let body = outgoing.response.body
+            let take = min(scratchCapacity - length, body.count - outgoing.bodyOffset)
+            if take > 0 {
+                body.withUnsafeBufferPointer { bytes in
+                    (start + length).update(from: bytes.baseAddress! + outgoing.bodyOffset, count: take)
+                }
+                length += take
+                outgoing.bodyOffset += take
+            }
+        }
+        let isLast = !outgoing.sendsBody || outgoing.bodyOffset == outgoing.response.body.count
+        // On HTTP/1 both kinds go out as they are; FINAL marks the end of the transaction.
+        let kind = isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
+        if lws_write(wsi, start, length, kind) < length {
+            return -1
+        }
+        if isLast && lws_partial_buffered(wsi) == 0 {
+            return finishResponse(connection)
+        }
+        // More body to go, or lws still holds the tail: come back when the socket drains.
+        outgoing.finalWritten = isLast
+        connection.outgoing = outgoing
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(configuration.idleTimeout))
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// The response is completely handed over: keep the connection for the next request or
+    /// close it. Returning -1 makes lws close it.
+    private func finishResponse(_ connection: Connection) -> Int32 {
+        counters.requestEnded()
+        let close = willClose(connection)
+        connection.resetRequest()
+        if draining { checkDrained() }
+        if close { return -1 }
+        return lws_http_transaction_completed(connection.wsi) == 0 ? 0 : -1
+    }
+
+    private func willClose(_ connection: Connection) -> Bool {
+        connection.closeAfterResponse || !connection.keepAlive || draining
+    }
+
+    /// Builds the status line and headers at `start` with lws' helpers; the byte count, or
+    /// `nil` if they do not fit in the scratch buffer.
+    private func writeHeaders(_ connection: Connection, _ outgoing: OutgoingResponse,
+                              into start: UnsafeMutablePointer<UInt8>) -> Int? {
+        let wsi = connection.wsi
+        let response = outgoing.response
+        let end = start + scratchCapacity
+        var cursor: UnsafeMutablePointer<UInt8>? = start
+        let status = (100...999).contains(response.status) ? response.status : 500
+        guard lws_add_http_header_status(wsi, UInt32(status) | UInt32(LWSAHH_FLAG_NO_SERVER_NAME),
+                                         &cursor, end) == 0 else { return nil }
+        for (name, value) in response.headers {
+            if HTTPHeaders.namesMatch(name, "content-length") || HTTPHeaders.namesMatch(name, "transfer-encoding") {
+                continue
+            }
+            if HTTPHeaders.namesMatch(name, "connection") {
+                if value.lowercased().contains("close") { connection.closeAfterResponse = true }
+                continue
+            }
+            guard add(name: name, value: value, wsi: wsi, cursor: &cursor, end: end) else { return nil }
+        }
+        if status >= 200 && status != 204 && status != 304 {
+            guard lws_add_http_header_content_length(wsi, UInt64(response.body.count), &cursor, end) == 0 else {
+                return nil
+            }
+        }
+        if willClose(connection) {
+            guard add(name: "connection", value: "close", wsi: wsi, cursor: &cursor, end: end) else { return nil }
+        } else if !connection.isHTTP11 {
+            guard add(name: "connection", value: "keep-alive", wsi: wsi, cursor: &cursor, end: end) else { return nil }
+        }
+        guard lws_finalize_http_header(wsi, &cursor, end) == 0, let cursor else { return nil }
+        return cursor - start
+    }
+
+    /// Appends one header; a name or value that could split the header block is skipped.
+    private func add(name: String, value: String, wsi: OpaquePointer,
+                     cursor: inout UnsafeMutablePointer<UInt8>?, end: UnsafeMutablePointer<UInt8>) -> Bool {
+        let nameBytes = name.utf8
+        guard !nameBytes.isEmpty, nameBytes.count <= Self.headerNameCapacity,
+              nameBytes.allSatisfy(Self.isTokenCharacter),
+              !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return true }
+        var index = 0
+        for byte in nameBytes {
+            headerName[index] = byte
+            index += 1
+        }
+        headerName[index] = UInt8(ascii: ":")
+        headerName[index + 1] = 0
+        var value = value
+        return value.withUTF8 { bytes in
+            lws_add_http_header_by_name(wsi, headerName, bytes.baseAddress ?? UnsafePointer(headerName),
+                                        Int32(bytes.count), &cursor, end) == 0
+        }
+    }
+
+    /// RFC 9110 `tchar`.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import Synchronization
+import CWebSockets
+
+/// Owns the libwebsockets context and everything that happens on its single service thread.
+///
+/// lws owns every socket and calls `serviceCallback` on the service thread; all state marked
+/// "service thread" below is touched only there, which is why the class can be
+/// `@unchecked Sendable`. Other threads only use the thread-safe members: `completions`,
+/// `counters`, `stopSignal` and `requestShutdown()`.
+final class ServiceLoop: @unchecked Sendable {
+    /// Body bytes handed to lws in one write; also the most lws sends per `send()` call.
+    static let writeChunkSize = 256 * 1024
+    /// lws assumes a 100 MiB body when a POST/PUT/PATCH has no content-length, and parses
+    /// whatever follows as the next request; chunked bodies must end before that.
+    static let chunkedBodyCeiling = 100 * 1024 * 1024 - 64 * 1024
+
+    let configuration: HTTPServerConfiguration
+    let responder: any HTTPResponder
+    let counters: ServerCounters
+    let stopSignal: StopSignal
+    let completions = CompletionQueue()
+    private let shutdownRequested = Atomic<Bool>(false)
+
+    // Set up before the service thread starts, then read there only.
+    private var context: OpaquePointer?
+    private(set) var workers: WorkerPool?
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let cStrings: [UnsafeMutablePointer<CChar>]
+    private let interface: UnsafeMutablePointer<CChar>?
+    private let vhostName: UnsafeMutablePointer<CChar>
+
+    // Service thread.
+    var connections: [UInt64: Connection] = [:]
+    var nextConnectionID: UInt64 = 1
+    var nextRequestID: UInt64 = 1
+    let headReader: RequestHeadReader
+    /// `LWS_PRE` bytes of headroom, then room for one write (headers plus a body chunk).
+    let scratch: UnsafeMutablePointer<UInt8>
+    let scratchCapacity: Int
+    let preamble: Int
+    /// Header names copied here NUL-terminated with their colon, for `lws_add_http_header_by_name`.
+    let headerName: UnsafeMutablePointer<UInt8>
+    static let headerNameCapacity = 256
+    var batch: [CompletionQueue.Completion] = []
+    var draining = false
+    private var drainDeadline: ContinuousClock.Instant?
+    private var exitRequested = false
+
+    init(configuration: HTTPServerConfiguration, responder: any HTTPResponder,
+         counters: ServerCounters, stopSignal: StopSignal) {
+        self.configuration = configuration
+        self.responder = responder
+        self.counters = counters
+        self.stopSignal = stopSignal
+        headReader = RequestHeadReader(maxHeaderBytes: configuration.maxHeaderBytes,
+                                       customHeaderNames: configuration.customHeaderNames)
+        preamble = Int(tandem_lws_pre())
+        scratchCapacity = Self.writeChunkSize
+        scratch = .allocate(capacity: preamble + scratchCapacity)
+        headerName = .allocate(capacity: Self.headerNameCapacity + 2)
+
+        let protocolName = strdup("tandem-http")!
+        vhostName = strdup("tandem")!
+        let host = configuration.host
+        interface = (host.isEmpty || host == "0.0.0.0" || host == "*") ? nil : strdup(host)
+        cStrings = [protocolName, vhostName] + (interface.map { [$0] } ?? [])
+
+        // lws reads the protocol list (terminated by a zeroed entry) for the context's life.
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].callback = serviceCallback
+        protocols[0].per_session_data_size = 0
+        protocols[0].tx_packet_size = Self.writeChunkSize + 4096
+    }
+
+    deinit {
+        protocols.deinitialize(count: 2)
+        protocols.deallocate()
+        cStrings.forEach { free($0) }
+        scratch.deallocate()
+        headerName.deallocate()
+    }
+
+    /// Creates the context and binds the listening socket on the calling thread.
+    func open() throws(HTTPServerError) {
+        LWSLogging.configure()
+        let address = "\(configuration.host):\(configuration.port)"
+
+        var info = lws_context_creation_info()
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        info.max_http_header_data = UInt16(configuration.maxHeaderBytes)
+        info.pt_serv_buf_size = 64 * 1024
+        info.timeout_secs = UInt32(configuration.idleTimeout)
+        info.timeout_secs_ah_idle = UInt32(configuration.idleTimeout)
+        guard let context = lws_create_context(&info) else {
+            throw HTTPServerError(code: .contextCreationFailed, reason: "lws_create_context failed", address: address)
+        }
+
+        info.port = Int32(configuration.port)
+        info.iface = UnsafePointer(interface)
+        info.vhost_name = UnsafePointer(vhostName)
+        info.protocols = UnsafePointer(protocols)
+        info.keepalive_timeout = Int32(configuration.keepAliveTimeout)
+        if let interface, strchr(interface, Int32(UInt8(ascii: ":"))) == nil {
+            // An IPv4 literal: with IPv6 enabled lws would try to bind it as an IPv6 address.
+            info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        }
+        guard let vhost = lws_create_vhost(context, &info) else {
+            lws_context_destroy(context)
+            throw HTTPServerError(code: .bindFailed, reason: "cannot listen (address in use or not available)",
+                                  address: address)
+        }
+        counters.port = Int(lws_get_vhost_listen_port(vhost))
+        self.context = context
+        completions.open(context: context)
+    }
+
+    /// Starts the workers and the service thread; `open()` must have succeeded.
+    func startThreads() {
+        if !configuration.inlineResponder {
+            workers = WorkerPool(workerCount: configuration.workerCount,
+                                 capacity: configuration.maxQueuedRequests,
+                                 responder: responder, completions: completions, serverID: serverID)
+        }
+        let thread = Thread { [self] in self.run() }
+        thread.name = "tandem-http-service"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Asks the service thread to drain and stop; returns at once. Any thread.
+    func requestShutdown() {
+        shutdownRequested.store(true, ordering: .releasing)
+        completions.wake()
+    }
+
+    /// Identifies this server's threads (see `ServerThread`).
+    var serverID: Int { ObjectIdentifier(self).hashValue }
+
+    /// Whether the calling thread is the service thread or one of the workers.
+    var isServerThread: Bool { ServerThread.isCurrent(serverID: serverID) }
+
+    private func run() {
+        ServerThread.mark(serverID: serverID)
+        while !exitRequested, let context {
+            if lws_service(context, 0) < 0 { break }
+        }
+        tearDown()
+    }
+
+    private func tearDown() {
+        let now = ContinuousClock.now
+        let deadline = max(drainDeadline ?? now, now + .milliseconds(500))
+        if let workers {
+            workers.close()
+            let seconds = Double((deadline - now).components.seconds)
+                + Double((deadline - now).components.attoseconds) / 1e18
+            _ = workers.waitForExit(until: Date(timeIntervalSinceNow: seconds))
+        }
+        // From here no worker can reach the context, even one still stuck in a responder.
+        completions.close()
+        if let context {
+            lws_context_destroy(context)
+        }
+        context = nil
+        counters.reset()
+        stopSignal.set()
+    }
+
+    // MARK: Shutdown (service thread)
+
+    /// Called on every wake-up once shutdown was requested.
+    func advanceShutdown() {
+        guard shutdownRequested.load(ordering: .acquiring) else { return }
+        if !draining {
+            draining = true
+            drainDeadline = .now + .milliseconds(Int(configuration.shutdownGracePeriod * 1000))
+            // Idle keep-alive connections would only receive 503s from now on.
+            for connection in connections.values where connection.phase == .idle {
+                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            }
+        }
+        checkDrained()
+    }
+
+    /// Ends the service loop once nothing is in flight or the grace period is over.
+    func checkDrained() {
+        guard draining, let drainDeadline else { return }
+        if counters.inFlightRequests == 0 || ContinuousClock.now >= drainDeadline {
+            exitRequested = true
+        }
+    }
+
+    // MARK: Connections (service thread)
+
+    func connection(for wsi: OpaquePointer) -> Connection? {
+        guard let box = lws_get_opaque_user_data(wsi) else { return nil }
+        return Unmanaged<Connection>.fromOpaque(box).takeUnretainedValue()
+    }
+
+    /// `LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`: lws has set the wsi's opaque user data by
+    /// now (it overwrites it after `LWS_CALLBACK_WSI_CREATE`), so the link is made here.
+    func connectionOpened(_ wsi: OpaquePointer) -> Int32 {
+        var remote = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            buffer.initialize(repeating: 0)
+            _ = lws_get_peer_simple(wsi, buffer.baseAddress, buffer.count - 1)
+            return String(cString: buffer.baseAddress!)
+        }
+        if remote.hasPrefix("::ffff:"), remote.contains(".") {
+            remote.removeFirst(7)
+        }
+        let connection = Connection(id: nextConnectionID, wsi: wsi, remoteAddress: remote)
+        nextConnectionID += 1
+        connections[connection.id] = connection
+        lws_set_opaque_user_data(wsi, Unmanaged.passUnretained(connection).toOpaque())
+        counters.connectionOpened()
+        return 0
+    }
+
+    /// `LWS_CALLBACK_WSI_DESTROY`: the last word on a wsi, raised for every close.
+    func connectionDestroyed(_ wsi: OpaquePointer) {
+        guard let connection = connection(for: wsi) else { return }
+        lws_set_opaque_user_data(wsi, nil)
+        connections[connection.id] = nil
+        counters.connectionClosed()
+        switch connection.phase {
+        case .idle, .awaitingResponse:
+            // An awaited response is uncounted when it comes back and finds no connection.
+            break
+        case .receivingBody, .responding:
+            counters.requestEnded()
+        }
+        checkDrained()
+    }
+}

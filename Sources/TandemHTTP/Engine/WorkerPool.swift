@@ -1,0 +1,129 @@
+import Foundation
+
+/// A fixed set of threads running `HTTPResponder.respond(to:)` for queued requests.
+///
+/// One queue guarded by one `NSCondition`: the service thread appends, an idle worker takes.
+/// Threads are created once; nothing is allocated per request beyond the queue slot.
+final class WorkerPool: @unchecked Sendable {
+    /// A request waiting for a worker, and where its answer goes.
+    struct Job: Sendable {
+        var connectionID: UInt64
+        var requestID: UInt64
+        var request: HTTPRequest
+    }
+
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var jobs = RingBuffer<Job>()
+    private var closed = false
+    private var running = 0
+
+    private let capacity: Int
+    private let responder: any HTTPResponder
+    private let completions: CompletionQueue
+
+    init(workerCount: Int, capacity: Int, responder: any HTTPResponder, completions: CompletionQueue,
+         serverID: Int) {
+        self.capacity = capacity
+        self.responder = responder
+        self.completions = completions
+        running = workerCount
+        for index in 0..<workerCount {
+            let thread = Thread { [self] in
+                ServerThread.mark(serverID: serverID)
+                self.work()
+            }
+            thread.name = "tandem-http-worker-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Queues a job; `false` when the queue is full or the pool is closed.
+    func submit(_ job: Job) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closed, jobs.count < capacity else { return false }
+        jobs.append(job)
+        condition.signal()
+        return true
+    }
+
+    /// Stops taking jobs: queued ones are dropped, running ones finish, then workers exit.
+    func close() {
+        condition.lock()
+        closed = true
+        jobs.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until every worker has exited or `deadline` passes; `true` if all exited.
+    func waitForExit(until deadline: Date) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while running > 0 {
+            if !condition.wait(until: deadline) { return running == 0 }
+        }
+        return true
+    }
+
+    private func work() {
+        while let job = next() {
+            let response = responder.respond(to: job.request)
+            completions.post(.init(connectionID: job.connectionID, requestID: job.requestID, response: response))
+        }
+        condition.lock()
+        running -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func next() -> Job? {
+        condition.lock()
+        defer { condition.unlock() }
+        while jobs.isEmpty && !closed {
+            condition.wait()
+        }
+        return closed ? nil : jobs.removeFirst()
+    }
+}
+
+/// A growable FIFO ring buffer (the standard library has no deque).
+struct RingBuffer<Element> {
+    private var storage: [Element?] = []
+    private var head = 0
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ element: Element) {
+        if count == storage.count { grow() }
+        storage[(head + count) % storage.count] = element
+        count += 1
+    }
+
+    mutating func removeFirst() -> Element? {
+        guard count > 0 else { return nil }
+        let element = storage[head]
+        storage[head] = nil
+        head = (head + 1) % storage.count
+        count -= 1
+        return element
+    }
+
+    mutating func removeAll() {
+        storage = []
+        head = 0
+        count = 0
+    }
+
+    private mutating func grow() {
+        let newCapacity = max(16, storage.count * 2)
+        var newStorage = [Element?](repeating: nil, count: newCapacity)
+        for offset in 0..<count {
+            newStorage[offset] = storage[(head + offset) % storage.count]
+        }
+        storage = newStorage
+        head = 0
+    }
+}

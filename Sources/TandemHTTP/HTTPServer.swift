@@ -1,0 +1,141 @@
+import Foundation
+import Synchronization
+import CWebSockets
+
+/// An HTTP/1.1 server: libwebsockets on one service thread, responders on a worker pool.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: HTTPServerConfiguration(port: 8080), responder: MyResponder())
+/// try server.start()
+/// server.waitUntilStopped()   // until some other thread calls server.shutdown()
+/// ```
+///
+/// libwebsockets owns every socket on a single service thread. It parses the head, the
+/// server collects the body (bounded by `HTTPResponder.bodyLimit(for:)`) and queues the
+/// request for one of `workerCount` worker threads, which run `HTTPResponder.respond(to:)`.
+/// The finished response is handed back to the service thread, which writes it in chunks.
+/// Keep-alive and pipelining work; TLS, HTTP/2 and WebSocket upgrades are not offered
+/// (an `Upgrade` request, or `CONNECT`, is answered by closing the connection).
+///
+/// What the server delivers, given libwebsockets 4.1.6's parser:
+/// - Methods: `GET POST PUT DELETE OPTIONS PATCH HEAD`. Others are refused by lws itself.
+/// - `path` and `query` are percent-encoded again after lws decoded them (see
+///   `HTTPRequestHead`). Lossy corners inherited from lws: a literal `+` anywhere in the URI
+///   becomes a space (`%2B` stays `+`); `/./`, `//` and `/../` in the path are resolved, and a
+///   decoded `%2F` cannot be told from `/`; the query is split at both `&` and `;` (rejoined
+///   with `&`); an encoded `=` inside a query *name* arrives as `_`; empty arguments are dropped;
+///   `%00` or a malformed escape makes lws refuse the request.
+/// - Headers: every header lws knows by name (about 80: `host`, `content-type`,
+///   `content-length`, `authorization`, `accept`, `user-agent`, `x-forwarded-for`, `origin`,
+///   `if-none-match`, ...), with lower-case names, plus the names in
+///   `HTTPServerConfiguration.customHeaderNames` (only the first occurrence of those).
+///   Other unknown headers are not visible. Values are UTF-8 (invalid bytes replaced), with
+///   surrounding blanks removed.
+///
+/// Errors the layer detects itself are rendered by `HTTPResponder.errorResponse(status:reason:head:)`.
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    private let responder: any HTTPResponder
+    private let counters = ServerCounters()
+    private let stopSignal = StopSignal()
+    private let lifecycle = Mutex(Lifecycle.idle)
+
+    private enum Lifecycle {
+        case idle
+        case running(ServiceLoop)
+        case stopping(ServiceLoop)
+        case stopped
+    }
+
+    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder) {
+        self.configuration = configuration
+        self.responder = responder
+    }
+
+    /// Binds and listens, then starts the service thread and the workers.
+    ///
+    /// - Throws: `HTTPServerError` with `.bindFailed` if the address cannot be bound,
+    ///   `.invalidConfiguration` for out-of-range settings, `.invalidState` if already started
+    ///   or shut down.
+    public func start() throws(HTTPServerError) {
+        try validate(configuration)
+        try lifecycle.withLock { (state) throws(HTTPServerError) in
+            guard case .idle = state else {
+                throw HTTPServerError(code: .invalidState, reason: "start() called twice or after shutdown()")
+            }
+            let loop = ServiceLoop(configuration: configuration, responder: responder,
+                                   counters: counters, stopSignal: stopSignal)
+            try loop.open()
+            loop.startThreads()
+            state = .running(loop)
+        }
+    }
+
+    /// The listening port after `start()` (the kernel's choice when configured as 0), else 0.
+    public var port: Int { counters.port }
+
+    /// Connections currently open.
+    public var openConnections: Int { counters.openConnections }
+
+    /// Requests whose head has arrived and whose response is not completely written yet
+    /// (reading their body, queued, in a responder, or being written).
+    public var inFlightRequests: Int { counters.inFlightRequests }
+
+    /// Stops the server gracefully and waits until it has stopped.
+    ///
+    /// New requests are answered `errorResponse(status: 503, ...)` with the connection closed,
+    /// and idle keep-alive connections are closed. Requests already in flight finish and their
+    /// responses are written, for at most `shutdownGracePeriod` seconds; then the lws context
+    /// is destroyed (closing what is left and the listening socket) and the threads end.
+    /// Idempotent and callable from any thread; when called from one of the server's own
+    /// threads (inside a responder) it only initiates the shutdown, without waiting.
+    public func shutdown() {
+        let loop: ServiceLoop? = lifecycle.withLock { state in
+            switch state {
+            case .idle:
+                state = .stopped
+                stopSignal.set()
+                return nil
+            case .running(let loop):
+                state = .stopping(loop)
+                loop.requestShutdown()
+                return loop
+            case .stopping(let loop):
+                return loop
+            case .stopped:
+                return nil
+            }
+        }
+        guard let loop, !loop.isServerThread else { return }
+        // The service thread checks its grace deadline whenever it wakes; keep it waking.
+        while !stopSignal.wait(seconds: 0.1) {
+            loop.completions.wake()
+        }
+    }
+
+    /// Blocks until `shutdown()` has completed (returns at once if it already has).
+    public func waitUntilStopped() {
+        stopSignal.wait()
+    }
+
+    /// The libwebsockets version linked in, e.g. `"4.1.6-"`.
+    public static var libwebsocketsVersion: String {
+        String(cString: lws_get_library_version())
+    }
+
+    private func validate(_ configuration: HTTPServerConfiguration) throws(HTTPServerError) {
+        func invalid(_ reason: String) -> HTTPServerError {
+            HTTPServerError(code: .invalidConfiguration, reason: reason)
+        }
+        guard (0...65535).contains(configuration.port) else { throw invalid("port must be 0...65535") }
+        guard configuration.workerCount >= 1 else { throw invalid("workerCount must be at least 1") }
+        guard configuration.maxQueuedRequests >= 1 else { throw invalid("maxQueuedRequests must be at least 1") }
+        guard (1024...65535).contains(configuration.maxHeaderBytes) else {
+            throw invalid("maxHeaderBytes must be 1024...65535")
+        }
+        guard configuration.keepAliveTimeout >= 1, configuration.idleTimeout >= 1 else {
+            throw invalid("timeouts must be at least 1 second")
+        }
+        guard configuration.shutdownGracePeriod >= 0 else { throw invalid("shutdownGracePeriod must not be negative") }
+    }
+}
