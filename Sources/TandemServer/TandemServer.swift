@@ -39,6 +39,7 @@ public final class TandemServer: Sendable {
     let http: HTTPServer
     let log: RequestLog
     private let stopped = Mutex<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
 
     /// Opens the data directory and builds the services.
     /// - Throws: `SQLiteError` or a file error when the data directory cannot be used.
@@ -67,17 +68,23 @@ public final class TandemServer: Sendable {
     /// The bound port.
     public var port: Int { http.port }
 
-    /// Stops serving: in-flight requests finish, then the database closes. Idempotent.
+    /// Stops serving: in-flight requests finish, then the database closes. Idempotent; every
+    /// caller returns only once the shutdown is complete.
     public func shutdown() {
         let first = stopped.withLock { wasStopped -> Bool in
             defer { wasStopped = true }
             return !wasStopped
         }
-        guard first else { return }
+        guard first else {
+            finished.wait()
+            finished.signal()
+            return
+        }
         http.shutdown()
         store.close()
         log.error("tandem stopped")
         log.stop()
+        finished.signal()
     }
 
     public func waitUntilStopped() { http.waitUntilStopped() }

@@ -37,7 +37,7 @@ import TandemCore
         let response = try server.request("POST", server.databaseURL("records/modify"), body: data)
         #expect(response.status == 400, "\(response.text)")
         #expect(response.json.serverErrorCode == "BAD_REQUEST")
-        #expect(!(response.json["reason"]?.stringValue ?? "").isEmpty)
+        #expect((response.json["reason"]?.stringValue ?? "").isEmpty == false)
     }
 
     @Test func bodyOverTwoMebibytesIs413AndServerKeepsServing() throws {

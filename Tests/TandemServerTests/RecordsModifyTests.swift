@@ -11,7 +11,7 @@ import TandemCore
         let saved = try server.create(name, fields: ["title": Body.field("hello")])
         #expect(saved["recordName"]?.stringValue == name)
         #expect(saved["recordType"]?.stringValue == "Note")
-        #expect(!(saved["recordChangeTag"]?.stringValue ?? "").isEmpty)
+        #expect((saved["recordChangeTag"]?.stringValue ?? "").isEmpty == false)
         #expect(saved["created"]?["userRecordName"]?.stringValue == server.userRecordName)
         #expect(saved["modified"]?["timestamp"]?.int64Value != nil)
         #expect(saved["fields"]?["title"]?["value"]?.stringValue == "hello")
