@@ -17,7 +17,7 @@ run: build
 
 test: bootstrap
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --disable-xctest
 
 bench: bootstrap
 	$(SWIFT) build -c release
