@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TandemCore
 public import TandemHTTP
 import TandemStore
@@ -12,6 +13,8 @@ public final class APIRouter: HTTPResponder {
     let log: RequestLog
     let routes: [String: DatabaseRoute]
     let openAPI: [UInt8]
+    /// Containers seen to exist; containers are never deleted, so a hit needs no database read.
+    let knownContainers = Mutex<Set<String>>([])
     /// Reports open connections for /metrics; set once the HTTP server exists.
     let connectionCount: @Sendable () -> Int
 
@@ -109,9 +112,7 @@ public final class APIRouter: HTTPResponder {
             context.user = try services.authenticator.user(
                 headers: context.request.head.headers["authorization"], parameters: context.parameters,
                 container: context.container, signInURL: context.baseURL + "/signin")
-            guard try services.store.read({ try $0.containerExists(context.container) }) else {
-                throw CloudKitError(.notFound, "no container '\(context.container)' (create it with: tandem container create \(context.container))")
-            }
+            try requireContainer(context.container)
             return (operation, try route.handler(context))
         } catch let error as CloudKitError {
             return ("error", Responses.error(error, uuid: context.uuid))
@@ -131,6 +132,14 @@ public final class APIRouter: HTTPResponder {
             return ("error", Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(context.uuid)"),
                                              uuid: context.uuid))
         }
+    }
+
+    private func requireContainer(_ id: String) throws {
+        if knownContainers.withLock({ $0.contains(id) }) { return }
+        guard try services.store.read({ try $0.containerExists(id) }) else {
+            throw CloudKitError(.notFound, "no container '\(id)' (create it with: tandem container create \(id))")
+        }
+        knownContainers.withLock { _ = $0.insert(id) }
     }
 
     private func checkContentType(_ request: HTTPRequest) throws {

@@ -18,6 +18,8 @@ internal import Foundation
 public final class SQLiteConnection {
     /// How long a statement waits for another connection's lock before failing with `.busy`.
     public static let busyTimeout: Duration = .seconds(5)
+    /// Most prepared statements kept per connection.
+    public static let statementCacheCapacity = 512
 
     /// The file the connection opened.
     public let path: String
@@ -94,6 +96,11 @@ public final class SQLiteConnection {
             cached.reset()
             cached.clearBindings()
             return cached
+        }
+        // Query SQL is generated (filters, IN lists), so the cache is bounded: past the cap it
+        // starts over, keeping statements that are mid-step.
+        if statements.count >= Self.statementCacheCapacity {
+            statements = statements.filter { $0.value.isBusy }
         }
         let statement = try SQLiteStatement(connectionHandle: connection, sql: sql, persistent: true)
         statements[sql] = statement
