@@ -8,6 +8,7 @@ extension CommandLine {
     static let usage = """
         usage:
           tandem serve [--host 127.0.0.1] [--port 8080] [--data DIR] [--synchronous full|normal] [--workers N] [--quiet]
+                       [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
@@ -43,6 +44,7 @@ extension CommandLine {
                 }
                 configuration.logRequests = !options.flag("quiet")
                 let server = try TandemServer(configuration: configuration)
+                if options.flag("stop-on-stdin-eof") { StdinWatch.stopWhenStandardInputCloses(server) }
                 try server.runUntilSignalled()
             case ("container", "create", 3):
                 let id = options.words[2]
@@ -95,7 +97,7 @@ struct UsageError: Error, CustomStringConvertible {
 
 /// Words and `--name value` / `--flag` options.
 struct Options {
-    static let flags: Set<String> = ["api", "quiet"]
+    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof"]
     var words: [String] = []
     var values: [String: String] = [:]
 

@@ -14,7 +14,7 @@ final class TestServer: @unchecked Sendable {
     private(set) var port = 0
     private(set) var token = ""
     private(set) var userRecordName = ""
-    private let stderrPipe = Pipe()
+    private var lifeline: Pipe?
 
     /// The built `tandem` executable (`swift build --build-tests` builds it beside the tests).
     static var binary: String {
@@ -60,7 +60,11 @@ final class TestServer: @unchecked Sendable {
     func start(extraArguments: [String] = []) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["serve", "--port", "0", "--data", dataDirectory] + extraArguments
+        process.arguments = ["serve", "--port", "0", "--data", dataDirectory, "--stop-on-stdin-eof"] + extraArguments
+        // The server stops when this pipe closes, i.e. when the test process ends.
+        let lifeline = Pipe()
+        process.standardInput = lifeline
+        self.lifeline = lifeline
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
