@@ -54,7 +54,7 @@ final class RequestHeadReader {
             PercentEncoding.encodePath(UnsafeBufferPointer(start: $0, count: Int(uriLength)))
         }
 
-        var headers: [(String, String)] = []
+        var headers: [(name: String, value: String)] = []
         var contentLength = ContentLength.absent
         var transferEncoding: String?
         var expectation: String?
@@ -63,7 +63,7 @@ final class RequestHeadReader {
             let length = lws_hdr_copy(wsi, buffer, capacity, token)
             guard length >= 0 else { continue }
             let value = string(length: Int(length))
-            headers.append((name, value))
+            headers.append((name: name, value: value))
             switch token {
             case WSI_TOKEN_HTTP_CONTENT_LENGTH: contentLength = Self.parseContentLength(value)
             case WSI_TOKEN_HTTP_TRANSFER_ENCODING: transferEncoding = value
@@ -79,13 +79,13 @@ final class RequestHeadReader {
                 return lws_hdr_custom_copy(wsi, buffer, capacity, key.baseAddress, nameLength)
             }
             if found >= 0 {
-                headers.append((name, string(length: Int(found))))
+                headers.append((name: name, value: string(length: Int(found))))
             }
         }
 
         let isHTTP11 = httpVersionIs11(wsi)
         let head = HTTPRequestHead(method: method, path: path, query: readQuery(wsi),
-                                   headers: HTTPHeaders(headers), remoteAddress: remoteAddress)
+                                   headers: HTTPHeaders(fields: headers), remoteAddress: remoteAddress)
         return Facts(head: head,
                      contentLength: contentLength,
                      transferEncoding: transferEncoding,

@@ -22,8 +22,9 @@ extension ServiceLoop {
         checkDrained()
     }
 
-    /// Queues `response` on the connection and asks lws for a writeable callback.
-    func startResponse(_ connection: Connection, _ response: HTTPResponse) {
+    /// Queues `response` on the connection and (unless the caller writes at once) asks lws
+    /// for a writeable callback.
+    func startResponse(_ connection: Connection, _ response: HTTPResponse, requestWriteable: Bool = true) {
         let status = response.status
         let bodiless = connection.isHeadRequest || (100..<200).contains(status) || status == 204 || status == 304
         connection.phase = .responding
@@ -34,7 +35,9 @@ extension ServiceLoop {
             connection.receivePaused = false
             lws_rx_flow_control(connection.wsi, 1)
         }
-        lws_callback_on_writable(connection.wsi)
+        if requestWriteable {
+            lws_callback_on_writable(connection.wsi)
+        }
     }
 
     /// `LWS_CALLBACK_HTTP_WRITEABLE`: writes the headers and/or the next body chunk.

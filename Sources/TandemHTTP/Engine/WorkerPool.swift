@@ -17,6 +17,8 @@ final class WorkerPool: @unchecked Sendable {
     private var jobs = RingBuffer<Job>()
     private var closed = false
     private var running = 0
+    /// Workers blocked in `wait()`.
+    private var waiting = 0
 
     private let capacity: Int
     private let responder: any HTTPResponder
@@ -41,10 +43,15 @@ final class WorkerPool: @unchecked Sendable {
     /// Queues a job; `false` when the queue is full or the pool is closed.
     func submit(_ job: Job) -> Bool {
         condition.lock()
-        defer { condition.unlock() }
-        guard !closed, jobs.count < capacity else { return false }
+        guard !closed, jobs.count < capacity else {
+            condition.unlock()
+            return false
+        }
         jobs.append(job)
-        condition.signal()
+        let wake = waiting > 0
+        condition.unlock()
+        // Signalled after unlocking, so the woken worker does not block on the lock at once.
+        if wake { condition.signal() }
         return true
     }
 
@@ -82,7 +89,9 @@ final class WorkerPool: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while jobs.isEmpty && !closed {
+            waiting += 1
             condition.wait()
+            waiting -= 1
         }
         return closed ? nil : jobs.removeFirst()
     }
