@@ -99,6 +99,13 @@ extension EndToEndTests {
             try staller.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nshort")
             #expect(staller.waitForClose())
 
+            // A body longer than its content-length: the rest is read as the next request.
+            let overrunner = try RawHTTPClient(port: server.port)
+            try overrunner.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhello\r\n\r\n")
+            let truncated = try overrunner.readResponse()
+            #expect(truncated.text == "he")
+            #expect(overrunner.waitForClose())
+
             let client = try RawHTTPClient(port: server.port)
             try client.send("GET /fine HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try client.readResponse().status == 200)
@@ -106,16 +113,26 @@ extension EndToEndTests {
             #expect(eventually { server.openConnections == 0 && server.inFlightRequests == 0 })
         }
 
-        @Test func fullWorkerQueueIsAnswered503() async throws {
-            let server = try startServer { $0.workerCount = 1; $0.maxQueuedRequests = 1 }
+        @Test func fullWorkerQueueIsAnswered503() throws {
+            let responder = TestResponder()
+            let server = try startServer(responder: responder) { $0.workerCount = 1; $0.maxQueuedRequests = 1 }
             defer { server.shutdown() }
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for index in 0..<4 {
-                    group.addTask { try await fetch(url(server, "/sleep?ms=400&id=\(index)")).1.statusCode }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
+            let clients = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
+            try clients[0].send("GET /sleep?ms=400&id=0 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(eventually { responder.activeCount == 1 })   // the only worker is busy
+            try clients[1].send("GET /sleep?ms=1&id=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(eventually { server.inFlightRequests == 2 })  // queued: the queue is full
+            for client in clients[2...] {
+                try client.send("GET /sleep?ms=1&id=x HTTP/1.1\r\nHost: x\r\n\r\n")
+                let response = try client.readResponse()
+                #expect(response.status == 503)
+                #expect(response.text == "error 503: Too many requests are queued.")
+                #expect(response.headers["connection"] == nil)  // the connection stays usable
             }
-            #expect(statuses.sorted() == [200, 200, 503, 503])
+            #expect(try clients[0].readResponse().text == "slept 0")
+            #expect(try clients[1].readResponse().text == "slept 1")
+            try clients[2].send("GET /sleep?ms=1&id=2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try clients[2].readResponse().text == "slept 2")
         }
 
         @Test func responderHeadersAreSanitised() throws {
