@@ -10,19 +10,47 @@ extension EndToEndTests {
             let server = try startServer(responder: TestResponder(bodyLimit: 1000))
             defer { server.shutdown() }
             let client = try RawHTTPClient(port: server.port)
-            try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n")
+            try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\nExpect: 100-continue\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.status == 413)
             #expect(response.text == "error 413: The body is larger than 1000 bytes.")
             #expect(response.headers["content-type"] == "text/plain")
             #expect(response.headers["connection"] == "close")
+            let started = Date()
             #expect(client.waitForClose())
+            #expect(Date().timeIntervalSince(started) < 1)
+
+            // Without `expect`, the server waits a moment for the announced body, then closes.
+            let silent = try RawHTTPClient(port: server.port)
+            try silent.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n")
+            #expect(try silent.readResponse().status == 413)
+            #expect(silent.waitForClose())
 
             let next = try RawHTTPClient(port: server.port)
             try next.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "z", count: 1000))
             let accepted = try next.readResponse()
             #expect(accepted.status == 200)
             #expect(accepted.body.count == 1000)
+        }
+
+        @Test func refusedBodySentAnywayIsReadBeforeTheClose() throws {
+            let server = try startServer(responder: TestResponder(bodyLimit: 1000))
+            defer { server.shutdown() }
+            // Head and body in one packet.
+            let eager = try RawHTTPClient(port: server.port)
+            try eager.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1500\r\n\r\n" + String(repeating: "b", count: 1500))
+            #expect(try eager.readResponse().status == 413)
+            #expect(eager.waitForClose())
+            // The body follows after the answer arrived: sending it must not fail.
+            let late = try RawHTTPClient(port: server.port)
+            try late.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n")
+            #expect(try late.readResponse().status == 413)
+            for _ in 0..<20 {
+                usleep(5_000)
+                try late.send([UInt8](repeating: 7, count: 10_000))
+            }
+            #expect(late.waitForClose())
+            #expect(eventually { server.openConnections == 0 })
         }
 
         @Test func bodyOverTheLimitSentByURLSessionIs413() async throws {

@@ -23,6 +23,10 @@ extension ServiceLoop {
         }
         let head = facts.head
         connection.head = head
+        connection.expectsContinue = facts.expectsContinue
+        if case .value(let length) = facts.contentLength, facts.transferEncoding == nil {
+            connection.bodyOutstanding = length
+        }
         connection.keepAlive = facts.keepAlive
         connection.isHTTP11 = facts.isHTTP11
         connection.isHeadRequest = head.method == "HEAD"
@@ -101,6 +105,9 @@ extension ServiceLoop {
     /// `LWS_CALLBACK_HTTP_BODY`: a piece of body (for chunked bodies: raw, still framed).
     func bodyArrived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
+        if connection.chunkedDecoder == nil {
+            connection.bodyOutstanding -= bytes.count
+        }
         guard connection.phase == .receivingBody else { return 0 }
         guard var decoder = connection.chunkedDecoder else {
             if connection.body.count + bytes.count > connection.bodyLimit {
@@ -128,6 +135,9 @@ extension ServiceLoop {
     /// `LWS_CALLBACK_HTTP_BODY_COMPLETION`: lws has delivered all the body it expected.
     func bodyCompleted(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
+        if connection.phase == .discardingBody {
+            return -1
+        }
         guard connection.phase == .receivingBody else { return 0 }
         if connection.chunkedDecoder != nil {
             // lws' 100 MiB allowance ran out before the last chunk.

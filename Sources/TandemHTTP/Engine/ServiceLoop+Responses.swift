@@ -92,9 +92,21 @@ extension ServiceLoop {
     private func finishResponse(_ connection: Connection) -> Int32 {
         counters.requestEnded()
         let close = willClose(connection)
+        let outstanding = connection.bodyOutstanding
+        let lingers = outstanding > 0 && outstanding <= Self.discardAllowance && !connection.expectsContinue
         connection.resetRequest()
         if draining { checkDrained() }
-        if close { return -1 }
+        if close {
+            guard lingers else { return -1 }
+            // Closing with unread input makes the kernel send a reset, which can destroy the
+            // answer before the client reads it; a client that ignored `expect` is still
+            // sending the body it announced. Read it (lws calls back with it) and drop it.
+            // A client that is not sending after all gets `lingerTimeout` to start.
+            connection.phase = .discardingBody
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+                            Int32(min(configuration.idleTimeout, Self.lingerTimeout)))
+            return 0
+        }
         return lws_http_transaction_completed(connection.wsi) == 0 ? 0 : -1
     }
 
