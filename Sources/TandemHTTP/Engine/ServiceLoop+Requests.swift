@@ -164,7 +164,6 @@ extension ServiceLoop {
         let request = HTTPRequest(head: head, body: body)
         let wsi = connection.wsi
         connection.phase = .awaitingResponse
-        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
 
         guard let workers else {
             // Benchmark mode: answer and write right here, as lws' own examples do from
@@ -172,8 +171,10 @@ extension ServiceLoop {
             startResponse(connection, responder.respond(to: request), requestWriteable: false)
             return writeable(wsi)
         }
-        // While the responder works, read nothing more (a pipelined request, a close):
-        // lws cannot consume it in this state and would otherwise poll it in a busy loop.
+        // The responder may take its time: no lws timeout while it works. And read nothing
+        // more meanwhile (a pipelined request, a close): lws cannot consume it in this state
+        // and would otherwise poll it in a busy loop.
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         lws_rx_flow_control(wsi, 0)
         connection.receivePaused = true
         let job = WorkerPool.Job(connectionID: connection.id, requestID: connection.requestID, request: request)

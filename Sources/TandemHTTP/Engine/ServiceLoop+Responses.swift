@@ -19,7 +19,6 @@ extension ServiceLoop {
         }
         batch.removeAll(keepingCapacity: true)
         advanceShutdown()
-        checkDrained()
     }
 
     /// Queues `response` on the connection and (unless the caller writes at once) asks lws
