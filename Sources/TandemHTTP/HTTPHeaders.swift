@@ -21,6 +21,11 @@ public struct HTTPHeaders: Sendable, Sequence {
         self.fields = fields.map { (name: $0.0, value: $0.1) }
     }
 
+    /// Adopts already labelled fields without copying them (request heads, per request).
+    init(fields: [(name: String, value: String)]) {
+        self.fields = fields
+    }
+
     /// The value of the first field called `name` (ASCII case-insensitive), or `nil`.
     public subscript(name: String) -> String? {
         for field in fields where Self.namesMatch(field.name, name) {
@@ -48,6 +53,7 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// Compares two header names ignoring ASCII case, without allocating.
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {

@@ -24,7 +24,8 @@ import CWebSockets
 ///   becomes a space (`%2B` stays `+`); `/./`, `//` and `/../` in the path are resolved, and a
 ///   decoded `%2F` cannot be told from `/`; the query is split at both `&` and `;` (rejoined
 ///   with `&`); an encoded `=` inside a query *name* arrives as `_`; empty arguments are dropped;
-///   `%00` or a malformed escape makes lws refuse the request.
+///   `%00` or a malformed escape makes lws refuse the request; a query ending in `?` or `&` would
+///   come with a stray final `/` argument from lws, which is removed.
 /// - Headers: every header lws knows by name (about 80: `host`, `content-type`,
 ///   `content-length`, `authorization`, `accept`, `user-agent`, `x-forwarded-for`, `origin`,
 ///   `if-none-match`, ...), with lower-case names, plus the names in
@@ -32,7 +33,19 @@ import CWebSockets
 ///   Other unknown headers are not visible. Values are UTF-8 (invalid bytes replaced), with
 ///   surrounding blanks removed.
 ///
-/// Errors the layer detects itself are rendered by `HTTPResponder.errorResponse(status:reason:head:)`.
+/// Bodies and connections:
+/// - A body is collected whole before `respond(to:)` runs, up to `bodyLimit(for:)` bytes.
+///   `expect: 100-continue` is answered with `100 Continue` once the length is accepted.
+/// - `transfer-encoding: chunked` request bodies are decoded here (lws 4.1 does not); the
+///   connection is closed after such a request, because lws cannot find the next request
+///   behind a body it did not measure.
+/// - Errors the layer detects itself are rendered by
+///   `HTTPResponder.errorResponse(status:reason:head:)` and close the connection, except the
+///   503 for a full queue. Before closing, up to 4 MiB of a refused body that the client sends
+///   anyway is read and dropped (waiting at most 2 s for it to start), so the client can read
+///   the answer instead of a connection reset.
+/// - Responses always carry `content-length`; keep-alive follows HTTP/1.1 rules and lws'
+///   idle timeout (`keepAliveTimeout`).
 public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     private let responder: any HTTPResponder

@@ -10,19 +10,47 @@ extension EndToEndTests {
             let server = try startServer(responder: TestResponder(bodyLimit: 1000))
             defer { server.shutdown() }
             let client = try RawHTTPClient(port: server.port)
-            try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n")
+            try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\nExpect: 100-continue\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.status == 413)
             #expect(response.text == "error 413: The body is larger than 1000 bytes.")
             #expect(response.headers["content-type"] == "text/plain")
             #expect(response.headers["connection"] == "close")
+            let started = Date()
             #expect(client.waitForClose())
+            #expect(Date().timeIntervalSince(started) < 1)
+
+            // Without `expect`, the server waits a moment for the announced body, then closes.
+            let silent = try RawHTTPClient(port: server.port)
+            try silent.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n")
+            #expect(try silent.readResponse().status == 413)
+            #expect(silent.waitForClose())
 
             let next = try RawHTTPClient(port: server.port)
             try next.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "z", count: 1000))
             let accepted = try next.readResponse()
             #expect(accepted.status == 200)
             #expect(accepted.body.count == 1000)
+        }
+
+        @Test func refusedBodySentAnywayIsReadBeforeTheClose() throws {
+            let server = try startServer(responder: TestResponder(bodyLimit: 1000))
+            defer { server.shutdown() }
+            // Head and body in one packet.
+            let eager = try RawHTTPClient(port: server.port)
+            try eager.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1500\r\n\r\n" + String(repeating: "b", count: 1500))
+            #expect(try eager.readResponse().status == 413)
+            #expect(eager.waitForClose())
+            // The body follows after the answer arrived: sending it must not fail.
+            let late = try RawHTTPClient(port: server.port)
+            try late.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n")
+            #expect(try late.readResponse().status == 413)
+            for _ in 0..<20 {
+                usleep(5_000)
+                try late.send([UInt8](repeating: 7, count: 10_000))
+            }
+            #expect(late.waitForClose())
+            #expect(eventually { server.openConnections == 0 })
         }
 
         @Test func bodyOverTheLimitSentByURLSessionIs413() async throws {
@@ -99,6 +127,13 @@ extension EndToEndTests {
             try staller.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nshort")
             #expect(staller.waitForClose())
 
+            // A body longer than its content-length: the rest is read as the next request.
+            let overrunner = try RawHTTPClient(port: server.port)
+            try overrunner.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhello\r\n\r\n")
+            let truncated = try overrunner.readResponse()
+            #expect(truncated.text == "he")
+            #expect(overrunner.waitForClose())
+
             let client = try RawHTTPClient(port: server.port)
             try client.send("GET /fine HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try client.readResponse().status == 200)
@@ -106,16 +141,26 @@ extension EndToEndTests {
             #expect(eventually { server.openConnections == 0 && server.inFlightRequests == 0 })
         }
 
-        @Test func fullWorkerQueueIsAnswered503() async throws {
-            let server = try startServer { $0.workerCount = 1; $0.maxQueuedRequests = 1 }
+        @Test func fullWorkerQueueIsAnswered503() throws {
+            let responder = TestResponder()
+            let server = try startServer(responder: responder) { $0.workerCount = 1; $0.maxQueuedRequests = 1 }
             defer { server.shutdown() }
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for index in 0..<4 {
-                    group.addTask { try await fetch(url(server, "/sleep?ms=400&id=\(index)")).1.statusCode }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
+            let clients = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
+            try clients[0].send("GET /sleep?ms=400&id=0 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(eventually { responder.activeCount == 1 })   // the only worker is busy
+            try clients[1].send("GET /sleep?ms=1&id=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(eventually { server.inFlightRequests == 2 })  // queued: the queue is full
+            for client in clients[2...] {
+                try client.send("GET /sleep?ms=1&id=x HTTP/1.1\r\nHost: x\r\n\r\n")
+                let response = try client.readResponse()
+                #expect(response.status == 503)
+                #expect(response.text == "error 503: Too many requests are queued.")
+                #expect(response.headers["connection"] == nil)  // the connection stays usable
             }
-            #expect(statuses.sorted() == [200, 200, 503, 503])
+            #expect(try clients[0].readResponse().text == "slept 0")
+            #expect(try clients[1].readResponse().text == "slept 1")
+            try clients[2].send("GET /sleep?ms=1&id=2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try clients[2].readResponse().text == "slept 2")
         }
 
         @Test func responderHeadersAreSanitised() throws {

@@ -77,6 +77,19 @@ extension EndToEndTests {
             #expect(client.waitForClose())
         }
 
+        @Test func urlSessionStreamedUploadArrivesChunkedAndIntact() async throws {
+            let server = try startServer()
+            defer { server.shutdown() }
+            let body = TestResponder.pattern(count: 300_000)
+            var request = URLRequest(url: url(server, "/echo"))
+            request.httpMethod = "POST"
+            request.httpBodyStream = InputStream(data: Data(body))
+            let (data, response) = try await fetch(request)
+            #expect(response.statusCode == 200)
+            #expect(response.value(forHTTPHeaderField: "x-echo-transfer-encoding") == "chunked")
+            #expect(Array(data) == body)
+        }
+
         @Test func expectContinueIsAnsweredBeforeTheBody() throws {
             let server = try startServer()
             defer { server.shutdown() }

@@ -16,7 +16,7 @@ final class CompletionQueue: Sendable {
 
     private struct State: ~Copyable {
         var items: [Completion] = []
-        var context: UnsafeContext?
+        var open = false
     }
 
     /// The lws context, which lws allows to be woken from any thread.
@@ -25,35 +25,40 @@ final class CompletionQueue: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Guards the context separately, so the wake-up system call happens outside `state`'s
+    /// lock, which the service thread takes for every batch.
+    private let context = Mutex<UnsafeContext?>(nil)
 
     /// Makes `context` the one to wake; called once the context exists.
-    func open(context: OpaquePointer) {
-        state.withLock { $0.context = UnsafeContext(pointer: context) }
+    func open(context pointer: OpaquePointer) {
+        context.withLock { $0 = UnsafeContext(pointer: pointer) }
+        state.withLock { $0.open = true }
     }
 
-    /// Drops pending completions and forgets the context; later posts are discarded.
+    /// Drops pending completions and forgets the context; later posts are discarded, and no
+    /// wake-up is under way once this returns.
     func close() {
         state.withLock { state in
-            state.context = nil
+            state.open = false
             state.items.removeAll()
         }
+        context.withLock { $0 = nil }
     }
 
     /// Queues a finished response and wakes the service thread if it was not already due.
     func post(_ completion: Completion) {
-        state.withLock { state in
-            guard let context = state.context else { return }
+        let first = state.withLock { state in
+            guard state.open else { return false }
             state.items.append(completion)
-            if state.items.count == 1 {
-                lws_cancel_service(context.pointer)
-            }
+            return state.items.count == 1
         }
+        if first { wake() }
     }
 
-    /// Wakes the service thread without a completion (shutdown progress).
+    /// Wakes the service thread (also used without a completion, for shutdown progress).
     func wake() {
-        state.withLock { state in
-            if let context = state.context {
+        context.withLock { context in
+            if let context {
                 lws_cancel_service(context.pointer)
             }
         }

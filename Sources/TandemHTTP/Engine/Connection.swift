@@ -15,6 +15,9 @@ final class Connection {
         /// The response (possibly an error answer) is queued or being written; body bytes still
         /// arriving are ignored.
         case responding
+        /// An error answer is written; the rest of the announced body is read and dropped before
+        /// closing, so the close does not reset the connection under the client's feet.
+        case discardingBody
     }
 
     /// Unique for the server's lifetime (a generation number, never reused).
@@ -35,6 +38,9 @@ final class Connection {
     /// Close after this response whatever the client asked (errors, chunked bodies, shutdown).
     var closeAfterResponse = false
     var isHeadRequest = false
+    /// Body bytes announced by content-length and not yet received.
+    var bodyOutstanding = 0
+    var expectsContinue = false
     /// Reading is flow-controlled off while the responder works.
     var receivePaused = false
     var outgoing: OutgoingResponse?
@@ -54,6 +60,8 @@ final class Connection {
         chunkedDecoder = nil
         closeAfterResponse = false
         isHeadRequest = false
+        bodyOutstanding = 0
+        expectsContinue = false
         outgoing = nil
     }
 }

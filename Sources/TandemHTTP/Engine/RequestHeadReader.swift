@@ -22,25 +22,47 @@ final class RequestHeadReader {
         case malformed
     }
 
-    /// Every header lws parses into a fixed slot, with its lower-case name.
-    private let knownHeaders: [(token: lws_token_indexes, name: String)]
-    /// Header names lws keeps as "unknown", NUL-terminated lookup keys `name:` plus the name.
-    private let customHeaders: [(key: [CChar], name: String)]
+    // The per-request loops below touch only these plain buffers (no reference counting);
+    // a name string is read only for a header that is present.
+
+    /// Every header lws parses into a fixed slot, and its lower-case name at the same index.
+    private let knownTokens: UnsafeMutableBufferPointer<lws_token_indexes>
+    private let knownNames: [String]
+    /// Headers lws keeps as "unknown": lookup keys `name:` (lower-case, as lws stores them),
+    /// back to back in `customKeys`, and the names at the same index.
+    private let customKeys: UnsafeMutableBufferPointer<CChar>
+    private let customKeyRanges: UnsafeMutableBufferPointer<(offset: Int, length: Int32)>
+    private let customNames: [String]
     private let buffer: UnsafeMutablePointer<CChar>
     private let capacity: Int32
 
     init(maxHeaderBytes: Int, customHeaderNames: [String]) {
         capacity = Int32(maxHeaderBytes + 1)
         buffer = .allocate(capacity: Int(capacity))
-        knownHeaders = Self.headerTokens()
-        customHeaders = customHeaderNames.map { name in
-            let lower = name.lowercased()
-            return (key: Array((lower + ":").utf8CString), name: lower)
+        let known = Self.headerTokens()
+        knownTokens = .allocate(capacity: known.count)
+        _ = knownTokens.initialize(from: known.map(\.token))
+        knownNames = known.map(\.name)
+
+        customNames = customHeaderNames.map { $0.lowercased() }
+        let keys = customNames.map { Array(($0 + ":").utf8CString.dropLast()) }
+        customKeys = .allocate(capacity: max(1, keys.reduce(0) { $0 + $1.count }))
+        customKeyRanges = .allocate(capacity: keys.count)
+        var offset = 0
+        for (index, key) in keys.enumerated() {
+            for (position, byte) in key.enumerated() {
+                customKeys[offset + position] = byte
+            }
+            customKeyRanges[index] = (offset: offset, length: Int32(key.count))
+            offset += key.count
         }
     }
 
     deinit {
         buffer.deallocate()
+        knownTokens.deallocate()
+        customKeys.deallocate()
+        customKeyRanges.deallocate()
     }
 
     /// Reads the head of the request `wsi` is on; `nil` when lws reports no usable method.
@@ -54,16 +76,18 @@ final class RequestHeadReader {
             PercentEncoding.encodePath(UnsafeBufferPointer(start: $0, count: Int(uriLength)))
         }
 
-        var headers: [(String, String)] = []
+        var headers: [(name: String, value: String)] = []
         var contentLength = ContentLength.absent
         var transferEncoding: String?
         var expectation: String?
         var connection: String?
-        for (token, name) in knownHeaders where lws_hdr_total_length(wsi, token) > 0 {
+        for index in 0..<knownTokens.count {
+            let token = knownTokens[index]
+            guard lws_hdr_total_length(wsi, token) > 0 else { continue }
             let length = lws_hdr_copy(wsi, buffer, capacity, token)
             guard length >= 0 else { continue }
             let value = string(length: Int(length))
-            headers.append((name, value))
+            headers.append((name: knownNames[index], value: value))
             switch token {
             case WSI_TOKEN_HTTP_CONTENT_LENGTH: contentLength = Self.parseContentLength(value)
             case WSI_TOKEN_HTTP_TRANSFER_ENCODING: transferEncoding = value
@@ -72,20 +96,19 @@ final class RequestHeadReader {
             default: break
             }
         }
-        for (key, name) in customHeaders {
-            let found = key.withUnsafeBufferPointer { key -> Int32 in
-                let nameLength = Int32(key.count - 1)
-                guard lws_hdr_custom_length(wsi, key.baseAddress, nameLength) >= 0 else { return -1 }
-                return lws_hdr_custom_copy(wsi, buffer, capacity, key.baseAddress, nameLength)
-            }
-            if found >= 0 {
-                headers.append((name, string(length: Int(found))))
+        for index in 0..<customKeyRanges.count {
+            let (offset, keyLength) = customKeyRanges[index]
+            let key = customKeys.baseAddress! + offset
+            guard lws_hdr_custom_length(wsi, key, keyLength) >= 0 else { continue }
+            let length = lws_hdr_custom_copy(wsi, buffer, capacity, key, keyLength)
+            if length >= 0 {
+                headers.append((name: customNames[index], value: string(length: Int(length))))
             }
         }
 
         let isHTTP11 = httpVersionIs11(wsi)
         let head = HTTPRequestHead(method: method, path: path, query: readQuery(wsi),
-                                   headers: HTTPHeaders(headers), remoteAddress: remoteAddress)
+                                   headers: HTTPHeaders(fields: headers), remoteAddress: remoteAddress)
         return Facts(head: head,
                      contentLength: contentLength,
                      transferEncoding: transferEncoding,

@@ -23,6 +23,10 @@ extension ServiceLoop {
         }
         let head = facts.head
         connection.head = head
+        connection.expectsContinue = facts.expectsContinue
+        if case .value(let length) = facts.contentLength, facts.transferEncoding == nil {
+            connection.bodyOutstanding = length
+        }
         connection.keepAlive = facts.keepAlive
         connection.isHTTP11 = facts.isHTTP11
         connection.isHeadRequest = head.method == "HEAD"
@@ -33,7 +37,10 @@ extension ServiceLoop {
         }
 
         let framing: Framing
-        let announcesBody = ["POST", "PUT", "PATCH"].contains(head.method)
+        let announcesBody = switch head.method {
+        case "POST", "PUT", "PATCH": true
+        default: false
+        }
         switch (facts.contentLength, facts.transferEncoding) {
         case (.absent, nil):
             if announcesBody {
@@ -64,7 +71,7 @@ extension ServiceLoop {
 
         switch framing {
         case .none:
-            dispatch(connection)
+            return dispatch(connection)
         case .length(let length):
             let limit = max(0, responder.bodyLimit(for: head))
             if length > limit {
@@ -74,8 +81,7 @@ extension ServiceLoop {
             // lws raises HTTP_BODY_COMPLETION for a POST with an explicit zero length, but for
             // no other method.
             if length == 0 && head.method != "POST" {
-                dispatch(connection)
-                return 0
+                return dispatch(connection)
             }
             connection.phase = .receivingBody
             connection.bodyLimit = limit
@@ -99,6 +105,9 @@ extension ServiceLoop {
     /// `LWS_CALLBACK_HTTP_BODY`: a piece of body (for chunked bodies: raw, still framed).
     func bodyArrived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
+        if connection.chunkedDecoder == nil {
+            connection.bodyOutstanding -= bytes.count
+        }
         guard connection.phase == .receivingBody else { return 0 }
         guard var decoder = connection.chunkedDecoder else {
             if connection.body.count + bytes.count > connection.bodyLimit {
@@ -114,7 +123,7 @@ extension ServiceLoop {
         case .needMore:
             break
         case .complete:
-            dispatchIfAccepting(connection)
+            return dispatchIfAccepting(connection)
         case .malformed:
             reject(connection, status: 400, reason: "Malformed chunked body.")
         case .tooLarge:
@@ -126,40 +135,46 @@ extension ServiceLoop {
     /// `LWS_CALLBACK_HTTP_BODY_COMPLETION`: lws has delivered all the body it expected.
     func bodyCompleted(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
+        if connection.phase == .discardingBody {
+            return -1
+        }
         guard connection.phase == .receivingBody else { return 0 }
         if connection.chunkedDecoder != nil {
             // lws' 100 MiB allowance ran out before the last chunk.
             reject(connection, status: 413, reason: "The chunked body did not end within lws' 100 MiB allowance.")
             return 0
         }
-        dispatchIfAccepting(connection)
-        return 0
+        return dispatchIfAccepting(connection)
     }
 
-    private func dispatchIfAccepting(_ connection: Connection) {
+    private func dispatchIfAccepting(_ connection: Connection) -> Int32 {
         if draining {
             reject(connection, status: 503, reason: "The server is shutting down.")
-        } else {
-            dispatch(connection)
+            return 0
         }
+        return dispatch(connection)
     }
 
     /// Hands the complete request to the responder: inline, or queued for a worker.
-    private func dispatch(_ connection: Connection) {
-        guard let head = connection.head else { return }
+    /// Called from a callback on the connection's own wsi; returns what that callback returns.
+    private func dispatch(_ connection: Connection) -> Int32 {
+        guard let head = connection.head else { return -1 }
         var body: [UInt8] = []
         swap(&body, &connection.body)
         let request = HTTPRequest(head: head, body: body)
         let wsi = connection.wsi
         connection.phase = .awaitingResponse
-        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
 
         guard let workers else {
-            startResponse(connection, responder.respond(to: request))
-            return
+            // Benchmark mode: answer and write right here, as lws' own examples do from
+            // LWS_CALLBACK_HTTP, saving a trip through poll().
+            startResponse(connection, responder.respond(to: request), requestWriteable: false)
+            return writeable(wsi)
         }
-        // While the responder works, read nothing more (a pipelined request, a close):
-        // lws cannot consume it in this state and would otherwise poll it in a busy loop.
+        // The responder may take its time: no lws timeout while it works. And read nothing
+        // more meanwhile (a pipelined request, a close): lws cannot consume it in this state
+        // and would otherwise poll it in a busy loop.
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         lws_rx_flow_control(wsi, 0)
         connection.receivePaused = true
         let job = WorkerPool.Job(connectionID: connection.id, requestID: connection.requestID, request: request)
@@ -167,6 +182,7 @@ extension ServiceLoop {
             startResponse(connection, responder.errorResponse(status: 503, reason: "Too many requests are queued.",
                                                               head: head))
         }
+        return 0
     }
 
     /// Answers with the responder's error rendering, then closes the connection.

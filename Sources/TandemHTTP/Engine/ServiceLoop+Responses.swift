@@ -19,11 +19,11 @@ extension ServiceLoop {
         }
         batch.removeAll(keepingCapacity: true)
         advanceShutdown()
-        checkDrained()
     }
 
-    /// Queues `response` on the connection and asks lws for a writeable callback.
-    func startResponse(_ connection: Connection, _ response: HTTPResponse) {
+    /// Queues `response` on the connection and (unless the caller writes at once) asks lws
+    /// for a writeable callback.
+    func startResponse(_ connection: Connection, _ response: HTTPResponse, requestWriteable: Bool = true) {
         let status = response.status
         let bodiless = connection.isHeadRequest || (100..<200).contains(status) || status == 204 || status == 304
         connection.phase = .responding
@@ -34,7 +34,9 @@ extension ServiceLoop {
             connection.receivePaused = false
             lws_rx_flow_control(connection.wsi, 1)
         }
-        lws_callback_on_writable(connection.wsi)
+        if requestWriteable {
+            lws_callback_on_writable(connection.wsi)
+        }
     }
 
     /// `LWS_CALLBACK_HTTP_WRITEABLE`: writes the headers and/or the next body chunk.
@@ -89,9 +91,21 @@ extension ServiceLoop {
     private func finishResponse(_ connection: Connection) -> Int32 {
         counters.requestEnded()
         let close = willClose(connection)
+        let outstanding = connection.bodyOutstanding
+        let lingers = outstanding > 0 && outstanding <= Self.discardAllowance && !connection.expectsContinue
         connection.resetRequest()
         if draining { checkDrained() }
-        if close { return -1 }
+        if close {
+            guard lingers else { return -1 }
+            // Closing with unread input makes the kernel send a reset, which can destroy the
+            // answer before the client reads it; a client that ignored `expect` is still
+            // sending the body it announced. Read it (lws calls back with it) and drop it.
+            // A client that is not sending after all gets `lingerTimeout` to start.
+            connection.phase = .discardingBody
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+                            Int32(min(configuration.idleTimeout, Self.lingerTimeout)))
+            return 0
+        }
         return lws_http_transaction_completed(connection.wsi) == 0 ? 0 : -1
     }
 

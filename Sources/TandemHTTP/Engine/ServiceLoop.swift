@@ -14,6 +14,11 @@ final class ServiceLoop: @unchecked Sendable {
     /// lws assumes a 100 MiB body when a POST/PUT/PATCH has no content-length, and parses
     /// whatever follows as the next request; chunked bodies must end before that.
     static let chunkedBodyCeiling = 100 * 1024 * 1024 - 64 * 1024
+    /// The most of a refused body read and dropped before closing; beyond it the connection
+    /// is closed at once.
+    static let discardAllowance = 4 * 1024 * 1024
+    /// Seconds to wait for the first bytes of a refused body before closing anyway.
+    static let lingerTimeout = 2
 
     let configuration: HTTPServerConfiguration
     let responder: any HTTPResponder
@@ -228,7 +233,7 @@ final class ServiceLoop: @unchecked Sendable {
         connections[connection.id] = nil
         counters.connectionClosed()
         switch connection.phase {
-        case .idle, .awaitingResponse:
+        case .idle, .awaitingResponse, .discardingBody:
             // An awaited response is uncounted when it comes back and finds no connection.
             break
         case .receivingBody, .responding:

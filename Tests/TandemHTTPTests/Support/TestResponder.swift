@@ -21,6 +21,8 @@ final class TestResponder: HTTPResponder {
     /// The most `/sleep` requests that were running at the same moment.
     var peakConcurrency: Int { peakActive.load(ordering: .relaxed) }
     var requestsServed: Int { served.load(ordering: .relaxed) }
+    /// `/sleep` requests running right now.
+    var activeCount: Int { active.load(ordering: .relaxed) }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
         served.add(1, ordering: .relaxed)
