@@ -61,14 +61,19 @@ import Testing
         let before = database.writer.counts
         let outcomes = Outcomes<Result<Void, any Error>>()
         var callers: [DispatchGroup] = []
-        for (index, job) in jobs.enumerated() {
-            callers.append(onThread { outcomes.record(index, Result { try database.write(job) }) })
-            // One at a time, so the batch holds the jobs in the order given.
-            try #require(eventually { database.writer.pendingJobCount == index + 1 })
+        do {
+            // Whatever happens, let the writer go: a failed test must not hang in close().
+            defer {
+                release.signal()
+                gate.wait()
+                for caller in callers { caller.wait() }
+            }
+            for (index, job) in jobs.enumerated() {
+                callers.append(onThread { outcomes.record(index, Result { try database.write(job) }) })
+                // One at a time, so the batch holds the jobs in the order given.
+                try #require(eventually { database.writer.pendingJobCount == index + 1 })
+            }
         }
-        release.signal()
-        gate.wait()
-        for caller in callers { caller.wait() }
         let after = database.writer.counts
         #expect(after.transactions - before.transactions == 2, "the gate's transaction, then one batch")
         return outcomes.all
