@@ -26,7 +26,7 @@ public final class SQLiteConnection {
     /// Whether the connection was opened read-only; writes fail with `.readonly`.
     public let isReadOnly: Bool
 
-    private var handle: OpaquePointer?
+    private let handle: SQLiteConnectionHandle
     /// Prepared statements by SQL text. The texts come from code, so the set is bounded;
     /// SQL built from data (rather than bound to parameters) would grow it without limit.
     private var statements: [String: SQLiteStatement] = [:]
@@ -48,7 +48,7 @@ public final class SQLiteConnection {
         }
         self.path = path
         self.isReadOnly = readOnly
-        self.handle = opened
+        self.handle = SQLiteConnectionHandle(opened)
         sqlite3_extended_result_codes(opened, 1)
         sqlite3_busy_timeout(opened, Int32(Self.busyTimeout.components.seconds * 1000))
         do {
@@ -88,10 +88,10 @@ public final class SQLiteConnection {
     /// - Throws: ``SQLiteError`` for SQL that does not prepare, and `.misuse` for SQL holding
     ///   more than one statement.
     public func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
-        let connection = try openHandle()
+        _ = try openHandle()
         if let cached = statements[sql] {
             guard !cached.isBusy else {
-                return try SQLiteStatement(connectionHandle: connection, sql: sql, persistent: false)
+                return try SQLiteStatement(connection: handle, sql: sql, persistent: false)
             }
             cached.reset()
             cached.clearBindings()
@@ -102,7 +102,7 @@ public final class SQLiteConnection {
         if statements.count >= Self.statementCacheCapacity {
             statements = statements.filter { $0.value.isBusy }
         }
-        let statement = try SQLiteStatement(connectionHandle: connection, sql: sql, persistent: true)
+        let statement = try SQLiteStatement(connection: handle, sql: sql, persistent: true)
         statements[sql] = statement
         return statement
     }
@@ -150,24 +150,24 @@ public final class SQLiteConnection {
 
     /// The rowid of the last row inserted on this connection (0 before any).
     public var lastInsertRowID: Int64 {
-        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
+        (try? openHandle()).map { sqlite3_last_insert_rowid($0) } ?? 0
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
     public var changes: Int {
-        handle.map { Int(sqlite3_changes64($0)) } ?? 0
+        (try? openHandle()).map { Int(sqlite3_changes64($0)) } ?? 0
     }
 
     /// Finalizes the cached statements and closes the connection. Idempotent; later calls
     /// throw `.misuse`.
     ///
     /// A statement still referenced elsewhere keeps SQLite's side of the connection alive
-    /// until it is released (`sqlite3_close_v2`), but can no longer run.
+    /// until it is released (`sqlite3_close_v2`); stepping it throws `.misuse`.
     public func close() {
-        guard let connection = handle else { return }
-        handle = nil
+        guard handle.isOpen else { return }
+        handle.isOpen = false
         statements.removeAll()
-        sqlite3_close_v2(connection)
+        sqlite3_close_v2(handle.pointer)
     }
 
     // MARK: For the database's own use
@@ -186,13 +186,13 @@ public final class SQLiteConnection {
 
     /// Whether a transaction is open (SQLite may roll one back by itself after I/O errors).
     var isInTransaction: Bool {
-        handle.map { sqlite3_get_autocommit($0) == 0 } ?? false
+        (try? openHandle()).map { sqlite3_get_autocommit($0) == 0 } ?? false
     }
 
     /// Whether foreign key violations wait to be resolved before COMMIT can succeed
     /// (deferred constraints, or `PRAGMA defer_foreign_keys`).
     var hasPendingForeignKeyViolations: Bool {
-        guard let connection = handle else { return false }
+        guard let connection = try? openHandle() else { return false }
         var current: Int32 = 0
         var highwater: Int32 = 0
         sqlite3_db_status(connection, SQLITE_DBSTATUS_DEFERRED_FKS, &current, &highwater, 0)
@@ -202,7 +202,7 @@ public final class SQLiteConnection {
     /// Resets every statement left mid-way, so that COMMIT or ROLLBACK is not refused because
     /// of a caller that stopped stepping early.
     func resetActiveStatements() {
-        guard let connection = handle else { return }
+        guard let connection = try? openHandle() else { return }
         var next = sqlite3_next_stmt(connection, nil)
         while let statement = next {
             if sqlite3_stmt_busy(statement) != 0 { sqlite3_reset(statement) }
@@ -228,8 +228,8 @@ public final class SQLiteConnection {
     }
 
     private func openHandle() throws(SQLiteError) -> OpaquePointer {
-        guard let handle else { throw SQLiteError.closed("the connection") }
-        return handle
+        guard handle.isOpen else { throw SQLiteError.closed("the connection") }
+        return handle.pointer
     }
 }
 

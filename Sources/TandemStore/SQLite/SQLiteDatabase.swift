@@ -100,9 +100,12 @@ public final class SQLiteDatabase: Sendable {
     /// unresolved fails the same way (`.constraintForeignKey`). When the commit itself fails
     /// (disk full, I/O error), every write in it gets that error and none of them took effect.
     ///
-    /// `body` must not begin, commit or roll back the transaction (savepoints are fine), must
-    /// not call `write` (it would wait for itself), and should not catch an SQLite error and
-    /// carry on writing: after an I/O error SQLite may have abandoned the transaction.
+    /// `body` runs on the writer thread and must stay short: every write waits behind it.
+    /// It must not begin, commit or roll back the transaction (savepoints are fine); must not
+    /// call `write` (a precondition: it would wait for itself) nor `read` (the reader it needs
+    /// may be held by a caller waiting for this very write); and should not catch an SQLite
+    /// error and carry on writing, since after an I/O error SQLite may have abandoned the
+    /// transaction. Connection settings it changes (pragmas, temporary tables) outlive it.
     ///
     /// - Throws: `body`'s error; the commit's ``SQLiteError``; `.misuse` once closed.
     public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {

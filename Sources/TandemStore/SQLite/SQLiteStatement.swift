@@ -18,11 +18,12 @@ public final class SQLiteStatement {
     /// The SQL text the statement was prepared from.
     public let sql: String
     let handle: OpaquePointer
-    private let connectionHandle: OpaquePointer
+    private let connection: SQLiteConnectionHandle
 
     /// Prepares exactly one statement; SQL after it, other than whitespace and comments, is
     /// refused rather than silently ignored.
-    init(connectionHandle: OpaquePointer, sql: String, persistent: Bool) throws(SQLiteError) {
+    init(connection: SQLiteConnectionHandle, sql: String, persistent: Bool) throws(SQLiteError) {
+        let connectionHandle = connection.pointer
         var prepared: OpaquePointer?
         var holdsSecondStatement = false
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
@@ -57,7 +58,7 @@ public final class SQLiteStatement {
         }
         self.sql = sql
         self.handle = prepared
-        self.connectionHandle = connectionHandle
+        self.connection = connection
     }
 
     deinit { sqlite3_finalize(handle) }
@@ -141,9 +142,11 @@ public final class SQLiteStatement {
     /// Runs the statement to its next row.
     ///
     /// - Returns: `true` when a row is available to read, `false` when the statement is done.
-    /// - Throws: ``SQLiteError`` with SQLite's code (for example `.constraintUnique`, `.busy`).
-    ///   The statement must be reset before it is run again.
+    /// - Throws: ``SQLiteError`` with SQLite's code (for example `.constraintUnique`, `.busy`),
+    ///   or `.misuse` once the connection is closed. After an error, the statement must be
+    ///   reset before it is run again.
     public func step() throws(SQLiteError) -> Bool {
+        guard connection.isOpen else { throw SQLiteError.closed("the statement's connection") }
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -215,7 +218,7 @@ public final class SQLiteStatement {
     private func error(_ rc: Int32) -> SQLiteError {
         SQLiteError(
             code: SQLiteResultCode(rawValue: rc),
-            message: String(cString: sqlite3_errmsg(connectionHandle)),
+            message: String(cString: sqlite3_errmsg(connection.pointer)),
             sql: sql)
     }
 }
