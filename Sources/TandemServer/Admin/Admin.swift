@@ -1,5 +1,5 @@
 import Foundation
-public import TandemCore
+import TandemCore
 public import TandemStore
 
 /// Administration used by the `tandem` CLI; safe while a server runs on the same data directory
