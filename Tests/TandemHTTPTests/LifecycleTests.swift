@@ -180,6 +180,17 @@ extension EndToEndTests {
             #expect(big.count == 3_000_000)
         }
 
+        @Test(arguments: [("0.0.0.0", "127.0.0.1"), ("", "127.0.0.1"), ("::1", "::1")])
+        func listensOnTheConfiguredAddress(host: String, clientHost: String) throws {
+            let server = try startServer { $0.host = host }
+            defer { server.shutdown() }
+            let client = try RawHTTPClient(host: clientHost, port: server.port)
+            try client.send("GET /where HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.headers["x-remote"] == clientHost)
+        }
+
         @Test func reportsTheLinkedLibwebsocketsVersion() {
             #expect(HTTPServer.libwebsocketsVersion.hasPrefix("4.1."))
         }
