@@ -71,12 +71,18 @@ extension EndToEndTests {
         @Test func shutdownLetsAnInFlightRequestFinishThenFreesThePort() async throws {
             let server = try startServer()
             let port = server.port
+            let idle = try RawHTTPClient(port: port)
+            try idle.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try idle.readResponse().status == 200)
             let slow = Task { try await fetch(url(server, "/sleep?ms=700&id=last")) }
             #expect(eventually { server.inFlightRequests == 1 })
 
             let started = Date()
             let stopped = Task.detached { server.shutdown() }
-            usleep(150_000)
+            // An idle keep-alive connection is closed at once, not after the grace period.
+            #expect(idle.waitForClose())
+            #expect(Date().timeIntervalSince(started) < 0.5)
+            usleep(100_000)
             // While draining, a new request is turned away.
             let late = try RawHTTPClient(port: port)
             try late.send("GET /late HTTP/1.1\r\nHost: x\r\n\r\n")
