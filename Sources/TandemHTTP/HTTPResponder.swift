@@ -29,7 +29,9 @@ public protocol HTTPResponder: Sendable {
     /// Called on the service thread for failures the HTTP layer detects itself. Must be cheap
     /// and not block. The statuses used:
     /// - 400: malformed `content-length`, malformed chunked body, `content-length` together with
-    ///   `transfer-encoding`, a body announced on a method that cannot carry one here.
+    ///   `transfer-encoding`, a chunked body on a method other than `POST`/`PUT`/`PATCH`.
+    /// - 405: a method lws parsed but the server does not serve (requests lws cannot parse at
+    ///   all, and `CONNECT` or `Upgrade` requests, are dropped by closing the connection).
     /// - 411: `POST`/`PUT`/`PATCH` with neither `content-length` nor chunked encoding.
     /// - 413: body over `bodyLimit(for:)`.
     /// - 501: a `transfer-encoding` other than `chunked`.

@@ -71,12 +71,18 @@ extension EndToEndTests {
         @Test func shutdownLetsAnInFlightRequestFinishThenFreesThePort() async throws {
             let server = try startServer()
             let port = server.port
+            let idle = try RawHTTPClient(port: port)
+            try idle.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try idle.readResponse().status == 200)
             let slow = Task { try await fetch(url(server, "/sleep?ms=700&id=last")) }
             #expect(eventually { server.inFlightRequests == 1 })
 
             let started = Date()
             let stopped = Task.detached { server.shutdown() }
-            usleep(150_000)
+            // An idle keep-alive connection is closed at once, not after the grace period.
+            #expect(idle.waitForClose())
+            #expect(Date().timeIntervalSince(started) < 0.5)
+            usleep(100_000)
             // While draining, a new request is turned away.
             let late = try RawHTTPClient(port: port)
             try late.send("GET /late HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -178,6 +184,17 @@ extension EndToEndTests {
             #expect(response.value(forHTTPHeaderField: "x-query") == "inline=1")
             let (big, _) = try await fetch(url(server, "/big?bytes=3000000"))
             #expect(big.count == 3_000_000)
+        }
+
+        @Test(arguments: [("0.0.0.0", "127.0.0.1"), ("", "127.0.0.1"), ("::1", "::1")])
+        func listensOnTheConfiguredAddress(host: String, clientHost: String) throws {
+            let server = try startServer { $0.host = host }
+            defer { server.shutdown() }
+            let client = try RawHTTPClient(host: clientHost, port: server.port)
+            try client.send("GET /where HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.headers["x-remote"] == clientHost)
         }
 
         @Test func reportsTheLinkedLibwebsocketsVersion() {
