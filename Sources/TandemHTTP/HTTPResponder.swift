@@ -21,18 +21,16 @@ public protocol HTTPResponder: Sendable {
 
     /// Called on the service thread when headers are complete, must not block: the largest
     /// body accepted for this request, in bytes. A larger `content-length` is answered with
-    /// `errorResponse(status: 413, ...)` before any body is read; a chunked body growing
-    /// past it is answered the same way as soon as it does. Chunked bodies are further capped
-    /// just below 100 MiB (libwebsockets' own ceiling for bodies without a length).
+    /// `errorResponse(status: 413, ...)` before any body is read.
     func bodyLimit(for head: HTTPRequestHead) -> Int
 
     /// Called on the service thread for failures the HTTP layer detects itself. Must be cheap
     /// and not block. The statuses used:
-    /// - 400: malformed `content-length`, malformed chunked body, `content-length` together with
-    ///   `transfer-encoding`, a chunked body on a method other than `POST`/`PUT`/`PATCH`.
+    /// - 400: malformed `content-length`, or `content-length` together with `transfer-encoding`.
     /// - 405: a method lws parsed but the server does not serve (requests lws cannot parse at
     ///   all, and `CONNECT` or `Upgrade` requests, are dropped by closing the connection).
-    /// - 411: `POST`/`PUT`/`PATCH` with neither `content-length` nor chunked encoding.
+    /// - 411: `POST`/`PUT`/`PATCH` without `content-length`, including chunked bodies:
+    ///   libwebsockets 4.1 does not de-chunk request bodies and we parse no HTTP framing.
     /// - 413: body over `bodyLimit(for:)`.
     /// - 501: a `transfer-encoding` other than `chunked`.
     /// - 503: the worker queue is full (`maxQueuedRequests`), or the server is shutting down.

@@ -62,32 +62,14 @@ extension EndToEndTests {
             #expect(accept.hasPrefix("a/b,") && accept.hasSuffix("c/d"))
         }
 
-        @Test func chunkedRequestBodyIsDecodedAndTheConnectionClosed() throws {
+        @Test func urlSessionStreamedUploadWithoutLengthIsRefusedWith411() async throws {
             let server = try startServer()
             defer { server.shutdown() }
-            let client = try RawHTTPClient(port: server.port)
-            try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
-            try client.send("5\r\nhello\r\n6;ext=1\r\n world\r\n")
-            usleep(50_000)
-            try client.send("0\r\nX-Trailer: 1\r\n\r\n")
-            let response = try client.readResponse()
-            #expect(response.status == 200)
-            #expect(response.text == "hello world")
-            #expect(response.headers["connection"] == "close")
-            #expect(client.waitForClose())
-        }
-
-        @Test func urlSessionStreamedUploadArrivesChunkedAndIntact() async throws {
-            let server = try startServer()
-            defer { server.shutdown() }
-            let body = TestResponder.pattern(count: 300_000)
             var request = URLRequest(url: url(server, "/echo"))
             request.httpMethod = "POST"
-            request.httpBodyStream = InputStream(data: Data(body))
-            let (data, response) = try await fetch(request)
-            #expect(response.statusCode == 200)
-            #expect(response.value(forHTTPHeaderField: "x-echo-transfer-encoding") == "chunked")
-            #expect(Array(data) == body)
+            request.httpBodyStream = InputStream(data: Data("{}".utf8))
+            let (_, response) = try await fetch(request)
+            #expect(response.statusCode == 411)
         }
 
         @Test func expectContinueIsAnsweredBeforeTheBody() throws {

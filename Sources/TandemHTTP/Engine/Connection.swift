@@ -31,11 +31,10 @@ final class Connection {
     var head: HTTPRequestHead?
     var body: [UInt8] = []
     var bodyLimit = 0
-    var chunkedDecoder: ChunkedBodyDecoder?
     /// The client asked for (or HTTP/1.1 implies) keep-alive.
     var keepAlive = true
     var isHTTP11 = true
-    /// Close after this response whatever the client asked (errors, chunked bodies, shutdown).
+    /// Close after this response whatever the client asked (errors, shutdown).
     var closeAfterResponse = false
     var isHeadRequest = false
     /// Body bytes announced by content-length and not yet received.
@@ -57,7 +56,6 @@ final class Connection {
         head = nil
         body = []
         bodyLimit = 0
-        chunkedDecoder = nil
         closeAfterResponse = false
         isHeadRequest = false
         bodyOutstanding = 0

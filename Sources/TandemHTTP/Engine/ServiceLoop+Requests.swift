@@ -5,7 +5,6 @@ extension ServiceLoop {
     private enum Framing {
         case none
         case length(Int)
-        case chunked
     }
 
     /// `LWS_CALLBACK_HTTP`: the head is parsed. Decides how the body is framed and whether the
@@ -54,16 +53,14 @@ extension ServiceLoop {
             reject(connection, status: 400, reason: "Malformed content-length.")
             return 0
         case (.absent, let encoding?):
+            // libwebsockets 4.1 does not de-chunk request bodies, and we do not parse HTTP
+            // framing ourselves: a body must come with its length.
             guard encoding.lowercased() == "chunked" else {
                 reject(connection, status: 501, reason: "Transfer-encoding '\(encoding)' is not supported.")
                 return 0
             }
-            // lws only expects a body without content-length on these methods.
-            guard announcesBody else {
-                reject(connection, status: 400, reason: "A chunked body is only accepted on POST, PUT and PATCH.")
-                return 0
-            }
-            framing = .chunked
+            reject(connection, status: 411, reason: "Chunked request bodies are not accepted; send a content-length.")
+            return 0
         case (_, _?):
             reject(connection, status: 400, reason: "Both content-length and transfer-encoding given.")
             return 0
@@ -89,45 +86,19 @@ extension ServiceLoop {
             if facts.expectsContinue && length > 0 {
                 writeContinue(wsi)
             }
-        case .chunked:
-            connection.phase = .receivingBody
-            connection.bodyLimit = min(max(0, responder.bodyLimit(for: head)), Self.chunkedBodyCeiling)
-            connection.chunkedDecoder = ChunkedBodyDecoder()
-            // lws still expects 100 MiB of body; the connection cannot be reused after this.
-            connection.closeAfterResponse = true
-            if facts.expectsContinue {
-                writeContinue(wsi)
-            }
         }
         return 0
     }
 
-    /// `LWS_CALLBACK_HTTP_BODY`: a piece of body (for chunked bodies: raw, still framed).
+    /// `LWS_CALLBACK_HTTP_BODY`: a piece of body.
     func bodyArrived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
-        if connection.chunkedDecoder == nil {
-            connection.bodyOutstanding -= bytes.count
-        }
+        connection.bodyOutstanding -= bytes.count
         guard connection.phase == .receivingBody else { return 0 }
-        guard var decoder = connection.chunkedDecoder else {
-            if connection.body.count + bytes.count > connection.bodyLimit {
-                reject(connection, status: 413, reason: "The body is larger than \(connection.bodyLimit) bytes.")
-            } else {
-                connection.body.append(contentsOf: bytes)
-            }
-            return 0
-        }
-        let outcome = decoder.feed(bytes, into: &connection.body, limit: connection.bodyLimit)
-        connection.chunkedDecoder = decoder
-        switch outcome {
-        case .needMore:
-            break
-        case .complete:
-            return dispatchIfAccepting(connection)
-        case .malformed:
-            reject(connection, status: 400, reason: "Malformed chunked body.")
-        case .tooLarge:
+        if connection.body.count + bytes.count > connection.bodyLimit {
             reject(connection, status: 413, reason: "The body is larger than \(connection.bodyLimit) bytes.")
+        } else {
+            connection.body.append(contentsOf: bytes)
         }
         return 0
     }
@@ -139,11 +110,6 @@ extension ServiceLoop {
             return -1
         }
         guard connection.phase == .receivingBody else { return 0 }
-        if connection.chunkedDecoder != nil {
-            // lws' 100 MiB allowance ran out before the last chunk.
-            reject(connection, status: 413, reason: "The chunked body did not end within lws' 100 MiB allowance.")
-            return 0
-        }
         return dispatchIfAccepting(connection)
     }
 

@@ -11,9 +11,6 @@ import CWebSockets
 final class ServiceLoop: @unchecked Sendable {
     /// Body bytes handed to lws in one write; also the most lws sends per `send()` call.
     static let writeChunkSize = 256 * 1024
-    /// lws assumes a 100 MiB body when a POST/PUT/PATCH has no content-length, and parses
-    /// whatever follows as the next request; chunked bodies must end before that.
-    static let chunkedBodyCeiling = 100 * 1024 * 1024 - 64 * 1024
     /// The most of a refused body read and dropped before closing; beyond it the connection
     /// is closed at once.
     static let discardAllowance = 4 * 1024 * 1024
