@@ -89,11 +89,13 @@ enum BenchCommand {
 
     private static func addQueryRows(_ query: QueryFigure.Result, floor: Wrk.Result, report: Report) {
         let zone = query.records >= 1_000_000 ? "\(query.records / 1_000_000)M" : "\(query.records / 1000)k"
-        for (label, run) in [("c1", query.serial), ("c4", query.concurrent)] {
+        let runs = [("c1", query.serial, true), ("c4", query.concurrent, true),
+                    ("c1, limit \(QueryFigure.smallResultsLimit)", query.smallPage, false)]
+        for (label, run, targeted) in runs {
             for percentile in [50.0, 99.0] {
                 guard let value = run.latency[percentile] else { continue }
                 let floorValue = floor.latency[percentile] ?? 0
-                let isTargeted = percentile == 99
+                let isTargeted = targeted && percentile == 99
                 report.add("query p\(Int(percentile)), \(zone) zone, \(label)", value: Format.latency(value),
                            ceiling: Format.latency(floorValue) + " (a, c1)",
                            ratio: floorValue > 0 ? String(format: "%.1f×", value / floorValue) : "—",

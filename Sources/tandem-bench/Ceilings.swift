@@ -29,9 +29,9 @@ struct Ceilings {
             for level in [SQLiteSynchronous.normal, .full] {
                 let result = try SQLiteInsertCeiling.measure(synchronous: level, seconds: options.sqliteSeconds)
                 ceilings.sqlite[level] = result
-                report.say("  (b) raw SQLite 1 record/txn, \(level.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0))"
-                           + "   \(Format.rate(result.recordsPerSecond))  (\(Format.count(result.records)) records "
-                           + "in \(Format.seconds(result.seconds)))")
+                let label = "(b) raw SQLite, 1 record/txn, \(level.rawValue)"
+                report.say("  \(label.padding(toLength: 38, withPad: " ", startingAt: 0)) \(Format.rate(result.recordsPerSecond))  (\(Format.count(result.records)) records "
+                           + "in \(Format.seconds(result.seconds)), CPU \(String(format: "%.0f", result.cpuSeconds / Double(result.records) * 1e6)) µs/record)")
             }
         }
         return ceilings
@@ -44,6 +44,7 @@ struct Ceilings {
         try HTTPProbe.post(url + "/", headers: [], body: "{}", expect: #""ok""#)
         let script = BenchScripts.hello()
         _ = try Wrk.run(url: url, script: script, threads: threads, connections: connections, seconds: options.warmupSeconds)
-        return try Wrk.run(url: url, script: script, threads: threads, connections: connections, seconds: options.loadSeconds)
+        return try Wrk.run(url: url, script: script, threads: threads, connections: connections, seconds: options.loadSeconds,
+                           serverCPU: { ProcessCPU.ownProcess })
     }
 }

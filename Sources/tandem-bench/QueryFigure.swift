@@ -6,11 +6,15 @@ enum QueryFigure {
     /// Records per page asked for: the maximum (and what a request without `resultsLimit` gets),
     /// so every request encodes a full page.
     static let resultsLimit = 200
+    /// A small page, measured as information: separates the cost of finding the matches from
+    /// the cost of decoding and encoding 200 records.
+    static let smallResultsLimit = 20
 
     struct Result {
         var records: Int
         var serial: Wrk.Result
         var concurrent: Wrk.Result
+        var smallPage: Wrk.Result
         var memory: ServerMemory
     }
 
@@ -42,14 +46,20 @@ enum QueryFigure {
 
         let script = BenchScripts.query(headers: account.headers, resultsLimit: resultsLimit)
         _ = try Wrk.run(url: server.url, script: script, threads: 1, connections: 1, seconds: options.warmupSeconds)
-        let serial = try Wrk.run(url: server.url, script: script, threads: 1, connections: 1, seconds: options.loadSeconds)
+        let serial = try Wrk.run(url: server.url, script: script, threads: 1, connections: 1, seconds: options.loadSeconds,
+                                 serverCPU: server.cpuSeconds)
         report.wrkLine("records/query, -t1 -c1", serial, latency: true)
-        let concurrent = try Wrk.run(url: server.url, script: script, threads: 1, connections: 4, seconds: options.loadSeconds)
+        let concurrent = try Wrk.run(url: server.url, script: script, threads: 1, connections: 4, seconds: options.loadSeconds,
+                                     serverCPU: server.cpuSeconds)
         report.wrkLine("records/query, -t1 -c4", concurrent, latency: true)
+        let small = BenchScripts.query(headers: account.headers, resultsLimit: smallResultsLimit)
+        let smallPage = try Wrk.run(url: server.url, script: small, threads: 1, connections: 1, seconds: options.loadSeconds,
+                                    serverCPU: server.cpuSeconds)
+        report.wrkLine("records/query, limit \(smallResultsLimit), -t1 -c1", smallPage, latency: true)
 
         let memory = server.memory()
         report.say("  server memory: \(Format.bytes(idle)) after start-up, peak (VmHWM) \(Format.bytes(memory.peak))")
-        return Result(records: count, serial: serial, concurrent: concurrent,
+        return Result(records: count, serial: serial, concurrent: concurrent, smallPage: smallPage,
                       memory: ServerMemory(label: "query server (\(Format.count(count)) records)", idle: idle, peak: memory.peak))
     }
 }

@@ -29,7 +29,7 @@ enum RecordFigures {
             _ = try Wrk.run(url: server.url, script: BenchScripts.create(tag: "warm", headers: account.headers),
                             threads: 2, connections: 32, seconds: options.warmupSeconds)
             let run = try Wrk.run(url: server.url, script: BenchScripts.create(tag: "load", headers: account.headers),
-                                  threads: 2, connections: 32, seconds: options.loadSeconds)
+                                  threads: 2, connections: 32, seconds: options.loadSeconds, serverCPU: server.cpuSeconds)
             report.wrkLine("records/modify create, -t2 -c32", run)
             result.creates = run
         }
@@ -39,7 +39,8 @@ enum RecordFigures {
                                body: BenchScripts.lookupBody(recordName: "lookup-0"), expect: "recordChangeTag")
             let script = BenchScripts.lookup(headers: account.headers)
             _ = try Wrk.run(url: server.url, script: script, threads: 2, connections: 32, seconds: options.warmupSeconds)
-            let run = try Wrk.run(url: server.url, script: script, threads: 2, connections: 32, seconds: options.loadSeconds)
+            let run = try Wrk.run(url: server.url, script: script, threads: 2, connections: 32, seconds: options.loadSeconds,
+                                  serverCPU: server.cpuSeconds)
             report.wrkLine("records/lookup 1 record, -t2 -c32", run)
             result.lookups = run
         }

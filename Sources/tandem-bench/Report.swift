@@ -50,6 +50,7 @@ final class Report {
                 if let seconds = result.latency[p] { line += ", p\(Int(p)) \(Format.latency(seconds))" }
             }
         }
+        if let cpu = result.cpuPerRequest { line += String(format: ", server CPU %.0f µs/request", cpu * 1e6) }
         line += ")"
         say(line)
         if let problems = result.problemSummary { say("    !! \(problems)") }

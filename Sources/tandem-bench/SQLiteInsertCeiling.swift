@@ -13,6 +13,8 @@ enum SQLiteInsertCeiling {
         var synchronous: SQLiteSynchronous
         var records: Int
         var seconds: Double
+        /// CPU seconds the loop's thread used (SQLite runs on it; fsync waits are not CPU).
+        var cpuSeconds: Double
         var recordsPerSecond: Double { Double(records) / seconds }
     }
 
@@ -44,6 +46,7 @@ enum SQLiteInsertCeiling {
         try connection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         let blob = fieldsBlob
         let clock = ContinuousClock()
+        let cpuStart = ProcessCPU.currentThread
         let start = clock.now
         let deadline = start + .milliseconds(Int(seconds * 1000))
         var count = 0
@@ -52,11 +55,12 @@ enum SQLiteInsertCeiling {
             count += 1
         }
         let elapsed = (clock.now - start) / .seconds(1)
+        let cpu = ProcessCPU.currentThread - cpuStart
         let stored = try connection.queryOne("SELECT count(*) FROM records", []) { $0.int64(0) } ?? 0
         guard stored == Int64(count) else {
             throw BenchError("the SQLite loop committed \(count) records but the file holds \(stored)")
         }
-        return Result(synchronous: synchronous, records: count, seconds: elapsed)
+        return Result(synchronous: synchronous, records: count, seconds: elapsed, cpuSeconds: cpu)
     }
 
     /// A fresh store with a container and the owner's default zone; returns the zone's key.

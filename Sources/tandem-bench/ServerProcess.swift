@@ -66,6 +66,9 @@ final class ServerProcess {
         return (kilobytes("VmHWM"), kilobytes("VmRSS"))
     }
 
+    /// CPU seconds the server has used so far.
+    func cpuSeconds() -> Double { ProcessCPU.seconds(pid: pid) }
+
     /// SIGTERM, then waits up to 30 s for the clean shutdown (it checkpoints the WAL); SIGKILL after.
     func stop() {
         defer { try? FileManager.default.removeItem(atPath: logPath) }

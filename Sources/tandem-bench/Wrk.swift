@@ -24,6 +24,14 @@ enum Wrk {
         var badSample: String?
         /// Everything wrk printed, for the log when something looks wrong.
         var output: String
+        /// CPU seconds the server under test used during the run, when measured.
+        var serverCPUSeconds: Double?
+
+        /// Server CPU time per request, in seconds.
+        var cpuPerRequest: Double? {
+            guard let serverCPUSeconds, requests > 0 else { return nil }
+            return serverCPUSeconds / Double(requests)
+        }
 
         var problems: Int { non2xx + socketErrors + badBodies }
 
@@ -40,19 +48,26 @@ enum Wrk {
 
     /// Runs wrk against `url` with `script` written to a temporary file.
     /// - Throws: `BenchError` when wrk is missing, fails, or prints no `Requests/sec:` line.
-    static func run(url: String, script: WrkScript, threads: Int, connections: Int, seconds: Int) throws -> Result {
+    /// `serverCPU` reads the server's CPU seconds; it is read before and after the run.
+    static func run(url: String, script: WrkScript, threads: Int, connections: Int, seconds: Int,
+                    serverCPU: (() -> Double)? = nil) throws -> Result {
         guard let wrk = executable else { throw BenchError("wrk is not installed (scripts/bootstrap installs it)") }
         let scriptPath = NSTemporaryDirectory() + "tandem-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).lua"
         try script.lua.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: scriptPath) }
+        let cpuBefore = serverCPU?()
         let output = try Shell.run(wrk, ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--timeout", "10s",
                                          "--latency", "-s", scriptPath, url])
         guard output.status == 0 else {
             throw BenchError("wrk exited with status \(output.status): \(output.stderr)\(output.stdout)")
         }
-        guard let result = parse(output.stdout) else {
-            throw BenchError("could not read wrk's output:\n\(output.stdout)\(output.stderr)")
+        // wrk carries on with plain GETs when the script does not load; the script's done()
+        // line proves it ran.
+        let cpuAfter = serverCPU?()
+        guard var result = parse(output.stdout), output.stdout.contains("TANDEM_BAD ") else {
+            throw BenchError("wrk did not run the script as expected:\n\(output.stdout)\(output.stderr)")
         }
+        if let cpuBefore, let cpuAfter { result.serverCPUSeconds = cpuAfter - cpuBefore }
         return result
     }
 

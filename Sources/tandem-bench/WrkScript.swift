@@ -16,7 +16,7 @@ struct WrkScript {
     var expect: String
 
     var lua: String {
-        let headerTable = headers.map { "[\(quoted($0.0))] = \(quoted($0.1))" }.joined(separator: ", ")
+        let headerTable = headers.map { "[ \(quoted($0.0)) ] = \(quoted($0.1))" }.joined(separator: ", ")
         let arguments = formatArguments.isEmpty ? "" : ", " + formatArguments.joined(separator: ", ")
         return """
             -- Written by tandem-bench for one wrk run.
@@ -68,6 +68,7 @@ struct WrkScript {
     }
 
     /// A Lua long string, which needs no escaping as long as the closing bracket is absent.
+    /// (As a table key it needs blanks inside the brackets: `[[[` would open a long string.)
     private func quoted(_ text: String) -> String {
         var level = 0
         while text.contains("]" + String(repeating: "=", count: level) + "]") { level += 1 }
