@@ -41,37 +41,37 @@ enum BenchCommand {
         let figures = options.figures
         let ceilings = try Ceilings.measure(for: figures, options: options, report: report)
 
-        var normal: RecordFigures.Result?
-        var full: RecordFigures.Result?
+        // Rows are added as each figure finishes, so a failure later still reports what was measured.
+        var memories: [ServerMemory] = []
         if figures.contains(.create) || figures.contains(.lookup) {
-            normal = try RecordFigures.run(synchronous: .normal, creates: figures.contains(.create),
-                                           lookups: figures.contains(.lookup), options: options, report: report)
+            let normal = try RecordFigures.run(synchronous: .normal, creates: figures.contains(.create),
+                                               lookups: figures.contains(.lookup), options: options, report: report)
+            if let creates = normal.creates { addCreateRow(creates, synchronous: .normal, ceilings: ceilings, report: report) }
+            if let lookups = normal.lookups, let hello = ceilings.hello { addLookupRow(lookups, hello: hello, report: report) }
+            memories.append(normal.memory)
         }
         if figures.contains(.create) {
-            full = try RecordFigures.run(synchronous: .full, creates: true, lookups: false, options: options, report: report)
+            let full = try RecordFigures.run(synchronous: .full, creates: true, lookups: false, options: options, report: report)
+            if let creates = full.creates { addCreateRow(creates, synchronous: .full, ceilings: ceilings, report: report) }
+            memories.append(full.memory)
         }
-        var query: QueryFigure.Result?
         if figures.contains(.query) {
-            query = try QueryFigure.run(options: options, report: report)
+            let query = try QueryFigure.run(options: options, report: report)
+            if let floor = ceilings.helloSerial { addQueryRows(query, floor: floor, report: report) }
+            memories.append(query.memory)
         }
-
-        for result in [normal, full].compactMap({ $0 }) {
-            if let creates = result.creates { addCreateRow(creates, synchronous: result.synchronous, ceilings: ceilings, report: report) }
-        }
-        if let lookups = normal?.lookups, let hello = ceilings.hello {
-            let ratio = lookups.requestsPerSecond / hello.requestsPerSecond
-            report.add("lookups/s, 1 record, c32", value: Format.rate(lookups.requestsPerSecond),
-                       ceiling: Format.rate(hello.requestsPerSecond) + " (a)", ratio: Format.percent(ratio),
-                       target: "≥ \(Format.percent(lookupTarget))",
-                       verdict: .init(passes: ratio >= lookupTarget, problems: lookups.problems))
-        }
-        if let query, let floor = ceilings.helloSerial {
-            addQueryRows(query, floor: floor, report: report)
-        }
-        for memory in [normal?.memory, full?.memory, query?.memory].compactMap({ $0 }) {
+        for memory in memories {
             report.add("peak RSS, \(memory.label)", value: Format.bytes(memory.peak), ceiling: Format.bytes(memory.idle) + " idle",
                        ratio: String(format: "%.1f×", Double(memory.peak) / Double(max(1, memory.idle))), verdict: .info)
         }
+    }
+
+    private static func addLookupRow(_ lookups: Wrk.Result, hello: Wrk.Result, report: Report) {
+        let ratio = lookups.requestsPerSecond / hello.requestsPerSecond
+        report.add("lookups/s, 1 record, c32", value: Format.rate(lookups.requestsPerSecond),
+                   ceiling: Format.rate(hello.requestsPerSecond) + " (a)", ratio: Format.percent(ratio),
+                   target: "≥ \(Format.percent(lookupTarget))",
+                   verdict: .init(passes: ratio >= lookupTarget, problems: lookups.problems))
     }
 
     private static func addCreateRow(_ creates: Wrk.Result, synchronous: SQLiteSynchronous, ceilings: Ceilings, report: Report) {

@@ -45,7 +45,7 @@ enum RecordFigures {
             result.lookups = run
         }
         let memory = server.memory()
-        result.memory = ServerMemory(label: "write server (\(level))", idle: idle, peak: memory.peak)
+        result.memory = ServerMemory(label: "record server (\(level))", idle: idle, peak: memory.peak)
         report.say("  server memory: \(Format.bytes(idle)) after start-up, peak (VmHWM) \(Format.bytes(memory.peak))")
         let log = server.logText.split(separator: "\n").filter { !$0.contains("tandem serving on") }
         if !log.isEmpty { report.say("  server log:\n    " + log.prefix(10).joined(separator: "\n    ")) }
