@@ -1,0 +1,36 @@
+import TandemCore
+import TandemServer
+import TandemStore
+
+/// The container, user and token every benchmark request is made with, set up in a data
+/// directory through the Admin API (as `tandem container create`, `user add` and
+/// `token create` would) before the server opens it.
+struct BenchAccount {
+    static let container = "iCloud.com.example.bench"
+    static let email = "bench@example.com"
+
+    var userRecordName: String
+    var token: String
+
+    /// Creates the container and user when missing, and a fresh token.
+    static func prepare(in directory: String) throws -> BenchAccount {
+        let store = try SQLiteStore(directory: directory, synchronous: .normal, readerCount: 1)
+        defer { store.close() }
+        return try prepare(store: store)
+    }
+
+    static func prepare(store: SQLiteStore) throws -> BenchAccount {
+        _ = try Admin.createContainer(container, store: store)
+        let user = try store.read { try $0.user(recordNameOrEmail: email) }
+            ?? Admin.addUser(email: email, name: "Bench Mark", store: store)
+        let token = try Admin.createUserToken(for: user.recordName, store: store)
+        return BenchAccount(userRecordName: user.recordName, token: token)
+    }
+
+    /// The private database of the bench user, for building request paths.
+    static let databasePath = "/database/1/\(container)/development/private"
+
+    var headers: [(String, String)] {
+        [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")]
+    }
+}

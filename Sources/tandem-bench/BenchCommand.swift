@@ -1,0 +1,62 @@
+import Foundation
+import TandemStore
+
+/// `tandem-bench`: measures the figures of DESIGN.md §7, each beside a ceiling measured in the
+/// same run, and prints them as a table.
+enum BenchCommand {
+    static func run(_ arguments: [String]) -> Int32 {
+        let options: BenchOptions
+        do {
+            options = try BenchOptions(arguments)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            return 64
+        }
+        if options.help {
+            print(BenchOptions.usage)
+            return 0
+        }
+        let report = Report()
+        do {
+            try measure(options, report: report)
+            report.printTable()
+            report.say("\nload at the end: \(Machine.loadAverage)")
+            return 0
+        } catch {
+            report.say("\ntandem-bench failed: \(error)")
+            if !report.rows.isEmpty { report.printTable() }
+            return 1
+        }
+    }
+
+    private static func measure(_ options: BenchOptions, report: Report) throws {
+        report.say("tandem-bench\(options.quick ? " --quick" : "") — figures beside ceilings measured in this run")
+        Machine.summary.forEach(report.say)
+        report.say("tandem:    \(BenchPaths.tandem)")
+        let figures = options.figures
+        let ceilings = try Ceilings.measure(for: figures, options: options, report: report)
+
+        // Rows are added as each figure finishes, so a failure later still reports what was measured.
+        var lookups: Wrk.Result?
+        var memories: [ServerMemory] = []
+        if figures.contains(.create) || figures.contains(.lookup) {
+            let normal = try RecordFigures.run(synchronous: .normal, creates: figures.contains(.create),
+                                               lookups: figures.contains(.lookup), options: options, report: report)
+            if let creates = normal.creates { FigureRows.creates(creates, synchronous: .normal, ceilings: ceilings, report: report) }
+            lookups = normal.lookups
+            memories.append(normal.memory)
+        }
+        if figures.contains(.create) {
+            let full = try RecordFigures.run(synchronous: .full, creates: true, lookups: false, options: options, report: report)
+            if let creates = full.creates { FigureRows.creates(creates, synchronous: .full, ceilings: ceilings, report: report) }
+            memories.append(full.memory)
+        }
+        if let lookups, let hello = ceilings.hello { FigureRows.lookups(lookups, hello: hello, report: report) }
+        if figures.contains(.query) {
+            let query = try QueryFigure.run(options: options, report: report)
+            if let floor = ceilings.helloSerial { FigureRows.queries(query, floor: floor, report: report) }
+            memories.append(query.memory)
+        }
+        memories.forEach { FigureRows.memory($0, report: report) }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import TandemStore
+
+/// The ceilings every figure is divided by, measured in the same run on the same machine.
+struct Ceilings {
+    /// (a) inline libwebsockets "hello", wrk -t2 -c32: the request rate the HTTP layer allows.
+    var hello: Wrk.Result?
+    /// (a) at one connection, wrk -t1 -c1: the latency floor for the query figure.
+    var helloSerial: Wrk.Result?
+    /// (b) raw SQLite single-record transactions, by `synchronous`.
+    var sqlite: [SQLiteSynchronous: SQLiteInsertCeiling.Result] = [:]
+
+    /// Runs the ceilings that `figures` need.
+    static func measure(for figures: Set<BenchOptions.Figure>, options: BenchOptions, report: Report) throws -> Ceilings {
+        var ceilings = Ceilings()
+        report.section("ceilings")
+        if figures.isEmpty || figures.contains(.create) || figures.contains(.lookup) {
+            ceilings.hello = try hello(inline: true, threads: 2, connections: 32, options: options)
+            report.wrkLine("(a) lws hello, inline, -t2 -c32", ceilings.hello!)
+            // Not a ceiling: the same hello through the worker pool, to show what the hand-off costs.
+            let pooled = try hello(inline: false, threads: 2, connections: 32, options: options)
+            report.wrkLine("    lws hello, worker pool, -t2 -c32", pooled)
+        }
+        if figures.isEmpty || figures.contains(.query) {
+            ceilings.helloSerial = try hello(inline: true, threads: 1, connections: 1, options: options)
+            report.wrkLine("(a) lws hello, inline, -t1 -c1", ceilings.helloSerial!, latency: true)
+        }
+        if figures.isEmpty || figures.contains(.create) {
+            for level in [SQLiteSynchronous.normal, .full] {
+                let result = try SQLiteInsertCeiling.measure(synchronous: level, seconds: options.sqliteSeconds)
+                ceilings.sqlite[level] = result
+                let label = "(b) raw SQLite, 1 record/txn, \(level.rawValue)"
+                report.say("  \(label.padding(toLength: 38, withPad: " ", startingAt: 0)) \(Format.rate(result.recordsPerSecond))  (\(Format.count(result.records)) records "
+                           + "in \(Format.seconds(result.seconds)), CPU \(String(format: "%.0f", result.cpuSeconds / Double(result.records) * 1e6)) µs/record)")
+            }
+        }
+        return ceilings
+    }
+
+    private static func hello(inline: Bool, threads: Int, connections: Int, options: BenchOptions) throws -> Wrk.Result {
+        let server = HelloServer(inline: inline)
+        let url = try server.start()
+        defer { server.stop() }
+        try HTTPProbe.post(url + "/", headers: [], body: "{}", expect: #""ok""#)
+        let script = BenchScripts.hello()
+        _ = try Wrk.run(url: url, script: script, threads: threads, connections: connections, seconds: options.warmupSeconds)
+        return try Wrk.run(url: url, script: script, threads: threads, connections: connections, seconds: options.loadSeconds,
+                           serverCPU: { ProcessCPU.ownProcess })
+    }
+}

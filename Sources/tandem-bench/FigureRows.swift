@@ -1,0 +1,79 @@
+import Foundation
+import TandemStore
+
+/// Turns measurements into table rows: each figure beside its ceiling, the ratio, the issue's
+/// target and the verdict. A run with failed requests is marked ERRORS whatever its figure.
+///
+/// Besides the rates, the server's CPU time per request is set beside the ceilings' (the
+/// hello server's per request, plus the raw SQLite loop's per record for creates): on a
+/// machine shared with other work that ratio moves much less than the rates do.
+enum FigureRows {
+    /// The targets.
+    static let createTarget = 0.40
+    static let lookupTarget = 0.60
+    static let queryP99Target = 0.005
+
+    static func creates(_ creates: Wrk.Result, synchronous: SQLiteSynchronous, ceilings: Ceilings, report: Report) {
+        guard let hello = ceilings.hello, let sqlite = ceilings.sqlite[synchronous] else { return }
+        let (ceiling, which) = hello.requestsPerSecond <= sqlite.recordsPerSecond
+            ? (hello.requestsPerSecond, "(a)") : (sqlite.recordsPerSecond, "(b)")
+        let ratio = creates.requestsPerSecond / ceiling
+        let isTargeted = synchronous == .normal
+        report.add("creates/s, 1 record, c32, \(synchronous.rawValue)", value: Format.rate(creates.requestsPerSecond),
+                   ceiling: "\(Format.rate(ceiling)) \(which)", ratio: Format.percent(ratio),
+                   target: isTargeted ? "≥ \(Format.percent(createTarget))" : "—",
+                   verdict: isTargeted ? .init(passes: ratio >= createTarget, problems: creates.problems)
+                                       : (creates.problems > 0 ? .errors : .info))
+        if let cpu = creates.cpuPerRequest, let helloCPU = hello.cpuPerRequest {
+            let floor = helloCPU + sqlite.cpuSeconds / Double(sqlite.records)
+            cpuRow("server CPU per create, \(synchronous.rawValue)", cpu: cpu, floor: floor, floorName: "(a)+(b)", report: report)
+        }
+    }
+
+    static func lookups(_ lookups: Wrk.Result, hello: Wrk.Result, report: Report) {
+        let ratio = lookups.requestsPerSecond / hello.requestsPerSecond
+        report.add("lookups/s, 1 record, c32", value: Format.rate(lookups.requestsPerSecond),
+                   ceiling: Format.rate(hello.requestsPerSecond) + " (a)", ratio: Format.percent(ratio),
+                   target: "≥ \(Format.percent(lookupTarget))",
+                   verdict: .init(passes: ratio >= lookupTarget, problems: lookups.problems))
+        if let cpu = lookups.cpuPerRequest, let floor = hello.cpuPerRequest {
+            cpuRow("server CPU per lookup", cpu: cpu, floor: floor, floorName: "(a)", report: report)
+        }
+    }
+
+    static func queries(_ query: QueryFigure.Result, floor: Wrk.Result, report: Report) {
+        let zone = query.records >= 1_000_000 ? "\(query.records / 1_000_000)M" : "\(query.records / 1000)k"
+        let runs = [("c1", query.serial, true), ("c4", query.concurrent, true),
+                    ("c1, limit \(QueryFigure.smallResultsLimit)", query.smallPage, false)]
+        for (label, run, targeted) in runs {
+            for percentile in [50.0, 99.0] {
+                guard let value = run.latency[percentile] else { continue }
+                let floorValue = floor.latency[percentile] ?? 0
+                let isTargeted = targeted && percentile == 99
+                report.add("query p\(Int(percentile)), \(zone) zone, \(label)", value: Format.latency(value),
+                           ceiling: Format.latency(floorValue) + " (a, c1)",
+                           ratio: floorValue > 0 ? String(format: "%.1f×", value / floorValue) : "—",
+                           target: isTargeted ? "< \(Format.latency(queryP99Target))" : "—",
+                           verdict: isTargeted ? .init(passes: value < queryP99Target, problems: run.problems)
+                                               : (run.problems > 0 ? .errors : .info))
+            }
+        }
+        report.add("queries/s, \(zone) zone, c1 / c4", value: Format.rate(query.serial.requestsPerSecond) + " / "
+                   + Format.rate(query.concurrent.requestsPerSecond), verdict: .info)
+        if let cpu = query.serial.cpuPerRequest, let floorCPU = floor.cpuPerRequest {
+            cpuRow("server CPU per query, \(zone) zone, c1", cpu: cpu, floor: floorCPU, floorName: "(a)", report: report)
+        }
+    }
+
+    static func memory(_ memory: ServerMemory, report: Report) {
+        report.add("peak RSS, \(memory.label)", value: Format.bytes(memory.peak), ceiling: Format.bytes(memory.idle) + " idle",
+                   ratio: String(format: "%.1f×", Double(memory.peak) / Double(max(1, memory.idle))), verdict: .info)
+    }
+
+    /// CPU per request beside the ceilings' CPU; the ratio is ceiling/figure, so like the rate
+    /// ratios, 100% would mean no overhead beyond the ceilings.
+    private static func cpuRow(_ figure: String, cpu: Double, floor: Double, floorName: String, report: Report) {
+        report.add(figure, value: Format.latency(cpu), ceiling: "\(Format.latency(floor)) \(floorName)",
+                   ratio: Format.percent(floor / cpu), verdict: .info)
+    }
+}

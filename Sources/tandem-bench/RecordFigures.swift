@@ -1,0 +1,69 @@
+import TandemStore
+
+/// Figures 1 and 2: `records/modify` creates and `records/lookup` reads against a real
+/// `tandem serve` process on a fresh data directory.
+enum RecordFigures {
+    struct Result {
+        var synchronous: SQLiteSynchronous
+        var creates: Wrk.Result?
+        var lookups: Wrk.Result?
+        var memory: ServerMemory
+    }
+
+    static func run(synchronous: SQLiteSynchronous, creates: Bool, lookups: Bool, options: BenchOptions,
+                    report: Report) throws -> Result {
+        let level = synchronous.rawValue
+        report.section("tandem serve --synchronous \(level.lowercased()), fresh data directory")
+        let directory = try BenchPaths.temporaryDirectory("serve-\(level.lowercased())")
+        defer { BenchPaths.remove(directory) }
+        let account = try BenchAccount.prepare(in: directory)
+        let server = ServerProcess(dataDirectory: directory, synchronous: synchronous)
+        try server.start()
+        defer { server.stop() }
+        let idle = server.memory().current
+        var result = Result(synchronous: synchronous, memory: ServerMemory(label: "", idle: idle, peak: 0))
+
+        if creates {
+            try HTTPProbe.post(server.url + BenchAccount.databasePath + "/records/modify", headers: account.headers,
+                               body: BenchScripts.createBody(recordName: "probe-create"), expect: "recordChangeTag")
+            _ = try Wrk.run(url: server.url, script: BenchScripts.create(tag: "warm", headers: account.headers),
+                            threads: 2, connections: 32, seconds: options.warmupSeconds)
+            let run = try Wrk.run(url: server.url, script: BenchScripts.create(tag: "load", headers: account.headers),
+                                  threads: 2, connections: 32, seconds: options.loadSeconds, serverCPU: server.cpuSeconds)
+            report.wrkLine("records/modify create, -t2 -c32", run)
+            result.creates = run
+        }
+        if lookups {
+            try createLookupRecords(server: server, account: account)
+            try HTTPProbe.post(server.url + BenchAccount.databasePath + "/records/lookup", headers: account.headers,
+                               body: BenchScripts.lookupBody(recordName: "lookup-0"), expect: "recordChangeTag")
+            let script = BenchScripts.lookup(headers: account.headers)
+            _ = try Wrk.run(url: server.url, script: script, threads: 2, connections: 32, seconds: options.warmupSeconds)
+            let run = try Wrk.run(url: server.url, script: script, threads: 2, connections: 32, seconds: options.loadSeconds,
+                                  serverCPU: server.cpuSeconds)
+            report.wrkLine("records/lookup 1 record, -t2 -c32", run)
+            result.lookups = run
+        }
+        let memory = server.memory()
+        result.memory = ServerMemory(label: "record server (\(level))", idle: idle, peak: memory.peak)
+        report.say("  server memory: \(Format.bytes(idle)) after start-up, peak (VmHWM) \(Format.bytes(memory.peak))")
+        let log = server.logText.split(separator: "\n").filter { !$0.contains("tandem serving on") }
+        if !log.isEmpty { report.say("  server log:\n    " + log.prefix(10).joined(separator: "\n    ")) }
+        return result
+    }
+
+    /// One `records/modify` creating the records the lookup benchmark reads.
+    private static func createLookupRecords(server: ServerProcess, account: BenchAccount) throws {
+        let operations = (0..<BenchScripts.lookupRecords).map { i in
+            #"{"operationType":"create","record":{"recordType":"Note","recordName":"lookup-\#(i)","#
+                + #""fields":{"title":{"value":"Bench note"},"stars":{"value":5}}}}"#
+        }
+        let body = #"{"operations":["# + operations.joined(separator: ",") + "]}"
+        let response = try HTTPProbe.post(server.url + BenchAccount.databasePath + "/records/modify", headers: account.headers,
+                                          body: body, expect: "recordChangeTag")
+        let saved = response.occurrences(of: "recordChangeTag")
+        guard saved == BenchScripts.lookupRecords else {
+            throw BenchError("creating the lookup records saved \(saved) of \(BenchScripts.lookupRecords)")
+        }
+    }
+}
