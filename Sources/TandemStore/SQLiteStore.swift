@@ -39,14 +39,14 @@ struct SQLiteStoreTransaction: StoreWriting {
 
 extension SQLiteStoreTransaction {
     func savepoint<T>(_ body: () throws -> T) throws -> T {
-        try db.execute("SAVEPOINT item")
+        try db.run("SAVEPOINT item")
         do {
             let result = try body()
-            try db.execute("RELEASE item")
+            try db.run("RELEASE item")
             return result
         } catch {
-            try? db.execute("ROLLBACK TO item")
-            try? db.execute("RELEASE item")
+            try? db.run("ROLLBACK TO item")
+            try? db.run("RELEASE item")
             throw error
         }
     }

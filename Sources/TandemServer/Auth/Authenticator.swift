@@ -28,7 +28,7 @@ public final class Authenticator: Sendable {
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 throw CloudKitError(.authenticationFailed, "the Authorization header must be 'Bearer <token>'")
             }
-            userToken = String(parts[1]).trimmingCharacters(in: .whitespaces)
+            userToken = String(parts[1].withoutSurroundingSpaces)
         }
         if let apiToken = parameters["ckAPIToken"] {
             guard let grant = try grant(for: apiToken), grant.kind == .api, grant.container == container else {

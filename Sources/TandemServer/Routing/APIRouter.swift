@@ -144,7 +144,7 @@ public final class APIRouter: HTTPResponder {
 
     private func checkContentType(_ request: HTTPRequest) throws {
         guard let type = request.head.headers["content-type"]?.lowercased() else { return }
-        let base = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let base = String(type.prefix { $0 != ";" }.withoutSurroundingSpaces)
         let accepted = ["application/json", "text/plain", "application/x-www-form-urlencoded", ""]
         // curl sends x-www-form-urlencoded for -d without -H; CloudKit's own examples send text/plain.
         guard accepted.contains(base) || base.hasSuffix("+json") else { throw UnsupportedMediaType(type: base) }

@@ -19,26 +19,31 @@ enum FieldIndexer {
 
     static func rows(for fields: [String: FieldValue]) -> [Row] {
         var rows: [Row] = []
-        var seen = Set<Row>()
-        func add(_ row: Row) { if seen.insert(row).inserted { rows.append(row) } }
+        rows.reserveCapacity(fields.count * 2)
         for (name, value) in fields {
-            add(Row(field: name, slot: presenceSlot, value: .null))
+            rows.append(Row(field: name, slot: presenceSlot, value: .null))
+            // Only lists and token runs can repeat a value; scalars skip the hashing.
+            var seen = Set<Row>()
+            let mayRepeat = value.type.isList
+            func add(_ row: Row, unique: Bool) {
+                if unique || seen.insert(row).inserted { rows.append(row) }
+            }
             for element in value.elements {
                 switch element {
                 case .string(let s):
-                    add(Row(field: name, slot: valueSlot, value: .text(s)))
-                    for token in tokens(of: s) { add(Row(field: name, slot: tokenSlot, value: .text(token))) }
+                    add(Row(field: name, slot: valueSlot, value: .text(s)), unique: !mayRepeat)
+                    for token in tokens(of: s) { add(Row(field: name, slot: tokenSlot, value: .text(token)), unique: false) }
                 case .int64(let i), .timestamp(let i):
-                    add(Row(field: name, slot: valueSlot, value: .integer(i)))
+                    add(Row(field: name, slot: valueSlot, value: .integer(i)), unique: !mayRepeat)
                 case .double(let d):
-                    add(Row(field: name, slot: valueSlot, value: .real(d)))
+                    add(Row(field: name, slot: valueSlot, value: .real(d)), unique: !mayRepeat)
                 case .bytes(let b):
-                    add(Row(field: name, slot: valueSlot, value: .blob(b)))
+                    add(Row(field: name, slot: valueSlot, value: .blob(b)), unique: !mayRepeat)
                 case .reference(let r):
-                    add(Row(field: name, slot: valueSlot, value: .text(r.recordName)))
+                    add(Row(field: name, slot: valueSlot, value: .text(r.recordName)), unique: !mayRepeat)
                 case .location(let l):
-                    add(Row(field: name, slot: valueSlot, value: .real(l.latitude)))
-                    add(Row(field: name, slot: longitudeSlot, value: .real(l.longitude)))
+                    add(Row(field: name, slot: valueSlot, value: .real(l.latitude)), unique: !mayRepeat)
+                    add(Row(field: name, slot: longitudeSlot, value: .real(l.longitude)), unique: !mayRepeat)
                 case .asset, .list:
                     break
                 }

@@ -2,7 +2,8 @@ import TandemCore
 
 /// Translates a `Query` into SQL over `records` and `field_index`.
 ///
-/// Every filter on a user field becomes `r.id IN (SELECT record_id FROM field_index ...)`, which
+/// In one zone without sorts, the first equality filter drives the query from the index in record
+/// order. Every other filter on a user field becomes `r.id IN (SELECT record_id FROM field_index ...)`, which
 /// SQLite answers from `field_index_lookup` (zone, type, field, slot, value): a query never
 /// scans a whole zone to find matches. Negated comparators select records that have the field
 /// and do not meet the positive condition. Range comparators are bounded to the value's type
@@ -13,20 +14,46 @@ struct QueryPlanner {
 
     init(query: Query, zoneKeys: [Int64], limit: Int, offset: Int) throws(CloudKitError) {
         let zoneList = zoneKeys.map(String.init).joined(separator: ",")
-        var conditions = ["r.zone_id IN (\(zoneList))", "r.type = ?"]
-        arguments.append(.text(query.recordType))
-        for filter in query.filters {
+        var filters = query.filters
+        var from = "records r"
+        var conditions: [String] = []
+        var order: [String] = []
+        // In one zone with no sort, an equality filter drives the query: the index delivers the
+        // matching rows already in record order, so SQLite stops after `limit` rows instead of
+        // fetching and sorting every match.
+        if zoneKeys.count == 1, query.sorts.isEmpty, let index = filters.firstIndex(where: Self.canDrive) {
+            let driver = filters.remove(at: index)
+            guard case .user(let field) = driver.field, let value = driver.value.elements.first.flatMap(Self.sqlValue) else {
+                throw .badRequest("\(driver.comparator.rawValue) on '\(driver.field)' needs a single value")
+            }
+            from = "field_index d JOIN records r ON r.id = d.record_id"
+            conditions = ["d.zone_id = \(zoneList)", "d.type = ?", "d.field = ?", "d.slot = \(FieldIndexer.valueSlot)", "d.value = ?"]
+            arguments += [.text(query.recordType), .text(field), value]
+            order = ["d.record_id ASC"]
+        } else {
+            conditions = ["r.zone_id IN (\(zoneList))", "r.type = ?"]
+            arguments.append(.text(query.recordType))
+        }
+        for filter in filters {
             conditions.append(try condition(for: filter, zoneList: zoneList, recordType: query.recordType))
         }
-        var order: [String] = []
-        for sort in query.sorts {
-            order.append(try orderTerm(for: sort) + (sort.ascending ? " ASC" : " DESC"))
+        if order.isEmpty {
+            for sort in query.sorts {
+                order.append(try orderTerm(for: sort) + (sort.ascending ? " ASC" : " DESC"))
+            }
+            order.append("r.id ASC")
         }
-        order.append("r.id ASC")
         sql = """
-            SELECT \(SQLiteStoreTransaction.recordColumns), r.zone_id FROM records r
+            SELECT \(SQLiteStoreTransaction.recordColumns), r.zone_id FROM \(from)
             WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)
             """
+    }
+
+    /// A filter that selects by one exact indexed value (at most one index row per record).
+    static func canDrive(_ filter: Filter) -> Bool {
+        guard case .user = filter.field, filter.comparator == .equals || filter.comparator == .listContains,
+              !filter.value.type.isList, let value = filter.value.elements.first else { return false }
+        return sqlValue(value) != nil
     }
 
     // MARK: Filters

@@ -17,7 +17,9 @@ final class SQLiteReaderPool: Sendable {
     init(path: String, count: Int) throws(SQLiteError) {
         var idle: [SQLiteConfinedConnection] = []
         for _ in 0..<count {
-            idle.append(SQLiteConfinedConnection(try SQLiteConnection(path: path, readOnly: true)))
+            let connection = try SQLiteConnection(path: path, readOnly: true)
+            try connection.execute(SQLiteDatabase.memoryMapPragma)
+            idle.append(SQLiteConfinedConnection(connection))
         }
         size = count
         available = DispatchSemaphore(value: count)
