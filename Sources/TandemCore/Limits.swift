@@ -16,6 +16,13 @@ public enum Limits {
     public static let assetTokensPerRequest = 200
     /// Record and zone names: 1–255 printable ASCII characters (decisions D12).
     public static let nameLength = 255
+    /// Filters in one query (Tandem's limit; SQLite's expression depth is 1,000).
+    public static let filtersPerQuery = 64
+    /// Sort descriptors in one query.
+    public static let sortsPerQuery = 16
+    /// Values of one LIST_CONTAINS_ALL / NOT_LIST_CONTAINS_ALL filter, or tokens of one
+    /// CONTAINS_*_TOKENS filter.
+    public static let valuesPerAllFilter = 200
     /// DELETE_SELF references pointing at one target (CloudKit limits page).
     public static let deleteSelfReferencesPerTarget = 750
 }

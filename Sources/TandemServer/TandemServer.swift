@@ -16,6 +16,9 @@ public struct ServerConfiguration: Sendable {
     public var readerCount: Int
     /// One line per request on standard error.
     public var logRequests: Bool
+    /// The URL clients reach the server at (e.g. `https://tandem.example.com`), used in asset
+    /// download URLs and sign-in redirects; nil builds them from each request's Host header.
+    public var publicURL: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 64, readerCount: Int = 8, logRequests: Bool = true) {
@@ -49,7 +52,7 @@ public final class TandemServer: Sendable {
                                 readerCount: configuration.readerCount)
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
-        let services = Services(store: store, secret: secret)
+        let services = Services(store: store, secret: secret, publicURL: configuration.publicURL)
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
         http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,

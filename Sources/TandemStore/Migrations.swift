@@ -21,8 +21,10 @@ enum Migrations {
             container_id TEXT REFERENCES containers(id),
             created_at INTEGER NOT NULL
         );
+        -- AUTOINCREMENT: a recreated zone never gets a deleted zone's key, so change tags and
+        -- sync tokens of the old zone can never match the new one.
         CREATE TABLE zones (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             container_id TEXT NOT NULL REFERENCES containers(id),
             environment TEXT NOT NULL,
             database TEXT NOT NULL,

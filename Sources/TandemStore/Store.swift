@@ -169,7 +169,8 @@ public protocol StoreWriting: StoreReading {
     func savepoint<T>(_ body: () throws -> T) throws -> T
 
     func addAssetUpload(_ upload: AssetUpload) throws
-    func completeAssetUpload(token: String, checksum: String, size: Int64) throws
+    /// Records what was uploaded to an open upload URL; false when it was already used.
+    func completeAssetUpload(token: String, checksum: String, size: Int64) throws -> Bool
 }
 
 extension StoreWriting {

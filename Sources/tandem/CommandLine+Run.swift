@@ -8,6 +8,7 @@ extension CommandLine {
     static let usage = """
         usage:
           tandem serve [--host 127.0.0.1] [--port 8080] [--data DIR] [--synchronous full|normal] [--workers N] [--quiet]
+                       [--public-url https://host]   (base of asset URLs; default: from each request's Host)
                        [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--data DIR]
@@ -43,30 +44,29 @@ extension CommandLine {
                     configuration.workerCount = n
                 }
                 configuration.logRequests = !options.flag("quiet")
+                if let url = options.value("public-url") {
+                    guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
+                    configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
+                }
                 let server = try TandemServer(configuration: configuration)
                 if options.flag("stop-on-stdin-eof") { StdinWatch.stopWhenStandardInputCloses(server) }
                 try server.runUntilSignalled()
             case ("container", "create", 3):
                 let id = options.words[2]
-                let store = try SQLiteStore(directory: data)
-                defer { store.close() }
-                let created = try Admin.createContainer(id, store: store)
+                let created = try withStore(data) { try Admin.createContainer(id, store: $0) }
                 print(created ? "created container \(id)" : "container \(id) already exists")
             case ("user", "add", 2):
                 guard let email = options.value("email") else { throw UsageError("user add needs --email") }
-                let store = try SQLiteStore(directory: data)
-                defer { store.close() }
-                let user = try Admin.addUser(email: email, name: options.value("name"), store: store)
+                let user = try withStore(data) { try Admin.addUser(email: email, name: options.value("name"), store: $0) }
                 print(user.recordName)
             case ("token", "create", 2):
-                let store = try SQLiteStore(directory: data)
-                defer { store.close() }
                 if options.flag("api") {
                     guard let container = options.value("container") else { throw UsageError("token create --api needs --container ID") }
-                    print(try Admin.createAPIToken(container: container, store: store))
+                    guard options.value("user") == nil else { throw UsageError("an API token belongs to a container, not a user: drop --user") }
+                    print(try withStore(data) { try Admin.createAPIToken(container: container, store: $0) })
                 } else {
                     guard let user = options.value("user") else { throw UsageError("token create needs --user EMAIL_OR_USER_RECORD_NAME") }
-                    print(try Admin.createUserToken(for: user, store: store))
+                    print(try withStore(data) { try Admin.createUserToken(for: user, store: $0) })
                 }
             default:
                 throw UsageError("unknown command '\(options.words.joined(separator: " "))'")
@@ -81,6 +81,21 @@ extension CommandLine {
         } catch {
             fail("error: \(error)")
             return 1
+        }
+    }
+
+    /// Opens the store, runs `body`, closes the store. A running server's writer may hold the
+    /// write lock for a moment at a time; a busy database is retried for up to 30 seconds.
+    static func withStore<T>(_ directory: String, _ body: (SQLiteStore) throws -> T) throws -> T {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            do {
+                let store = try SQLiteStore(directory: directory, readerCount: 1)
+                defer { store.close() }
+                return try body(store)
+            } catch let error as SQLiteError where error.code.primary == .busy && Date() < deadline {
+                usleep(useconds_t.random(in: 50_000...250_000))
+            }
         }
     }
 

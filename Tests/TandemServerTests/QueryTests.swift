@@ -63,6 +63,8 @@ import TandemCore
         ("NOT_LIST_CONTAINS", filter("NOT_LIST_CONTAINS", "tags", "red"), ["i2", "i4"]),
         ("LIST_CONTAINS_ALL", filter("LIST_CONTAINS_ALL", "tags", ["red", "sweet"], type: "STRING_LIST"), ["i1"]),
         ("NOT_LIST_CONTAINS_ALL", filter("NOT_LIST_CONTAINS_ALL", "tags", ["red", "sweet"], type: "STRING_LIST"), ["i2", "i3", "i4"]),
+        ("LIST_CONTAINS_ALL of nothing", filter("LIST_CONTAINS_ALL", "tags", [], type: "STRING_LIST"), ["i1", "i2", "i3", "i4"]),
+        ("NOT_LIST_CONTAINS_ALL of nothing", filter("NOT_LIST_CONTAINS_ALL", "tags", [], type: "STRING_LIST"), []),
         ("NOT_LIST_CONTAINS_ANY", filter("NOT_LIST_CONTAINS_ANY", "tags", ["red", "yellow"], type: "STRING_LIST"), ["i4"]),
         ("LIST_MEMBER_BEGINS_WITH", filter("LIST_MEMBER_BEGINS_WITH", "tags", "ye"), ["i2"]),
         ("NOT_LIST_MEMBER_BEGINS_WITH", filter("NOT_LIST_MEMBER_BEGINS_WITH", "tags", "sw"), ["i3", "i4"]),
@@ -172,5 +174,18 @@ import TandemCore
         let response = try server.post("records/query", ["query": query])
         #expect(response.status == 400)
         #expect(response.json.serverErrorCode == "BAD_REQUEST")
+    }
+
+    @Test func oversizedQueriesAreLimitExceeded() throws {
+        let server = try Shared.server
+        let manyFilters: JSONValue = .array((0..<65).map { _ in Self.filter("EQUALS", "n", 1) })
+        let tooMany = try server.post("records/query", ["query": ["recordType": "Item", "filterBy": manyFilters]])
+        #expect(tooMany.status == 413)
+        #expect(tooMany.json.serverErrorCode == "LIMIT_EXCEEDED")
+        let values: JSONValue = .array((0..<1000).map { JSONValue.string("v\($0)") })
+        let bigAll = try server.post("records/query", ["query": ["recordType": "Item", "filterBy": [Self.filter("LIST_CONTAINS_ALL", "tags", values, type: "STRING_LIST")]]])
+        #expect(bigAll.status == 413)
+        let location = try server.post("records/query", ["query": ["recordType": "Item", "filterBy": [Self.filter("EQUALS", "where", ["latitude": 1.0, "longitude": 1.0], type: "LOCATION")]]])
+        #expect(location.status == 400)
     }
 }

@@ -200,4 +200,29 @@ import TandemCore
         #expect(response.json.record(1).serverErrorCode == "NOT_FOUND")
         #expect(response.json.record(1)["uuid"]?.stringValue != nil)
     }
+
+    @Test func changeTagsAreNotReusedWhenAZoneIsRecreated() throws {
+        let server = try Shared.server
+        let zone = try server.makeZone("recreate")
+        let first = try server.create("doc", fields: ["v": Body.field("old")], zone: zone)
+        let oldTag = try #require(first["recordChangeTag"]?.stringValue)
+        _ = try server.post("zones/modify", ["operations": [["operationType": "delete", "zone": ["zoneID": ["zoneName": .string(zone)]]]]])
+        _ = try server.post("zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": .string(zone)]]]]])
+        let second = try server.create("doc", fields: ["v": Body.field("new")], zone: zone)
+        #expect(second["recordChangeTag"]?.stringValue != oldTag)
+        let stale = try server.post("records/modify", Body.modify([Body.operation("update", name: "doc", tag: oldTag, fields: ["v": Body.field("lost?")])], zone: zone))
+        #expect(stale.json.record(0).serverErrorCode == "CONFLICT")
+    }
+
+    @Test func anotherUsersDefaultZoneIsNotWritable() throws {
+        let server = try Shared.server
+        let email = "\(unique("bob"))@example.com"
+        try TestServer.admin(["user", "add", "--email", email, "--data", server.dataDirectory])
+        let bob = try TestServer.admin(["token", "create", "--user", email, "--data", server.dataDirectory])
+        let body: JSONValue = ["zoneID": ["zoneName": "_defaultZone", "ownerRecordName": .string(server.userRecordName)],
+                               "operations": [Body.operation("create", name: unique("intrude"), fields: [:])]]
+        let response = try server.post("records/modify", body, token: .some(bob))
+        #expect(response.status == 404)
+        #expect(response.json.serverErrorCode == "ZONE_NOT_FOUND")
+    }
 }

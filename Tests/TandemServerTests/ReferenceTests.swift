@@ -63,16 +63,29 @@ import TandemCore
         #expect(response.json.records.map(\.serverErrorCode) == [nil, nil])
     }
 
-    @Test func referenceToAnotherZoneOfTheDatabaseIsChecked() throws {
+    @Test func referencesCannotLeaveTheirZone() throws {
         let server = try Shared.server
         let zoneA = try server.makeZone("ra"), zoneB = try server.makeZone("rb")
         let target = unique("t")
         try server.create(target, fields: [:], zone: zoneA)
         let ref = Body.field(["recordName": .string(target), "zoneID": ["zoneName": .string(zoneA)], "action": "VALIDATE"], "REFERENCE")
-        let saved = try server.post("records/modify", Body.modify([Body.operation("create", name: unique("s"), fields: ["ref": ref])], zone: zoneB))
-        #expect(saved.json.record(0).serverErrorCode == nil)
-        let refused = try server.post("records/modify", Body.modify([Body.operation("forceDelete", name: target)], zone: zoneA))
-        #expect(refused.json.record(0).serverErrorCode == "VALIDATING_REFERENCE_ERROR")
+        let refused = try server.post("records/modify", Body.modify([Body.operation("create", name: unique("s"), fields: ["ref": ref])], zone: zoneB))
+        #expect(refused.json.record(0).serverErrorCode == "BAD_REQUEST")
+        #expect(refused.json.record(0)["reason"]?.stringValue?.contains("same zone") == true)
+        let sameZone = Body.field(["recordName": .string(target), "zoneID": ["zoneName": .string(zoneA)], "action": "VALIDATE"], "REFERENCE")
+        let allowed = try server.post("records/modify", Body.modify([Body.operation("create", name: unique("s"), fields: ["ref": sameZone])], zone: zoneA))
+        #expect(allowed.json.record(0).serverErrorCode == nil)
+    }
+
+    @Test func childKeepsADeletedParentAndCanStillBeUpdated() throws {
+        let server = try Shared.server
+        let parent = unique("p"), child = unique("c")
+        try server.create(parent, fields: [:])
+        _ = try server.post("records/modify", Body.modify([Body.operation("create", name: child, fields: ["v": Body.field(1)], extra: ["parent": ["recordName": .string(parent)]])]))
+        _ = try server.post("records/modify", Body.modify([Body.operation("forceDelete", name: parent)]))
+        let updated = try server.post("records/modify", Body.modify([Body.operation("forceUpdate", name: child, fields: ["v": Body.field(2)])]))
+        #expect(updated.json.record(0).serverErrorCode == nil, "\(updated.text)")
+        #expect(updated.json.record(0)["fields"]?["v"]?["value"]?.int64Value == 2)
     }
 
     @Test func parentMustExistInTheZone() throws {

@@ -7,8 +7,9 @@ public import TandemStore
 public enum Admin {
     /// Creates a container (both environments exist implicitly). Returns false if it existed.
     public static func createContainer(_ id: String, store: any Store) throws -> Bool {
-        guard Names.isValidRecordOrZoneName(id), !id.contains("/") else {
-            throw CloudKitError.badRequest("a container ID is 1–255 printable ASCII characters without '/' (e.g. iCloud.com.example.app)")
+        let allowed = id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x2D || $0 == 0x5F }
+        guard Names.isValidRecordOrZoneName(id), allowed, id.first != "." else {
+            throw CloudKitError.badRequest("a container ID is 1–255 letters, digits, '.', '-' or '_', not starting with '.' (e.g. iCloud.com.example.app)")
         }
         let now = Clock.milliseconds()
         return try store.write { try $0.createContainer(id, at: now) }
@@ -18,7 +19,11 @@ public enum Admin {
     /// - Throws: `EXISTS` when the email is taken, `BAD_REQUEST` for an address without '@'.
     public static func addUser(email: String, name: String?, store: any Store) throws -> UserAccount {
         let trimmed = email.trimmingCharacters(in: .whitespaces)
-        guard trimmed.contains("@"), !trimmed.contains(" ") else { throw CloudKitError.badRequest("'\(email)' is not an email address") }
+        let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              trimmed.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+            throw CloudKitError.badRequest("'\(email)' is not an email address")
+        }
         var given: String?
         var family: String?
         if let name, !name.isEmpty {

@@ -68,7 +68,10 @@ struct AssetRoutes: Sendable {
         }
         let checksum = try store.assets.store(bytes)
         let size = Int64(bytes.count)
-        try store.write { tx in try tx.completeAssetUpload(token: token, checksum: checksum, size: size) }
+        // Two uploads racing to one URL: the first to commit wins, the other gets NOT_FOUND.
+        guard try store.write({ tx in try tx.completeAssetUpload(token: token, checksum: checksum, size: size) }) else {
+            throw CloudKitError(.notFound, "no open upload at this URL (unknown, already used, or expired)")
+        }
         let receipt: JSONObject = ["fileChecksum": .string(checksum), "size": .int(size), "receipt": .string(token)]
         return Responses.json(.object(["singleFile": .object(receipt)]))
     }

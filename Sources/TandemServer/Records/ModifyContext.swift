@@ -53,7 +53,8 @@ struct ModifyContext {
         try checkReferences(fields, recordName: op.recordName)
         var parent = op.clearsParent ? nil : (op.parent ?? existing?.parent)
         if op.kind.replacesFields && op.parent == nil { parent = nil }
-        if let parent, try tx.record(zone: zone, name: parent) == nil {
+        // A parent is checked when it is set; a record keeps a parent that was deleted since.
+        if let parent, parent != existing?.parent, try tx.record(zone: zone, name: parent) == nil {
             throw CloudKitError(.validatingReferenceError, "parent record '\(parent)' does not exist in zone '\(zone.zoneID.zoneName)'")
         }
         let size = Self.encodedSize(fields)
@@ -62,7 +63,7 @@ struct ModifyContext {
         }
         let sequence = try tx.nextChangeSequence(zone)
         let stamp = Record.Stamp(timestamp: now, userRecordName: scope.user, deviceID: scope.deviceID)
-        let record = Record(recordName: op.recordName, recordType: recordType, recordChangeTag: ChangeTags.tag(for: sequence),
+        let record = Record(recordName: op.recordName, recordType: recordType, recordChangeTag: ChangeTags.tag(zone: zone.key, sequence: sequence),
                             fields: fields, zoneID: zone.zoneID, created: existing?.created ?? stamp, modified: stamp,
                             parent: parent, share: existing?.share)
         try tx.putRecord(record, zone: zone, sequence: sequence)
@@ -75,20 +76,23 @@ struct ModifyContext {
         return total
     }
 
-    /// VALIDATE references must point at existing records; DELETE_SELF targets may hold at most 750.
+    /// References stay inside the zone (as in CloudKit); VALIDATE targets must exist; a
+    /// DELETE_SELF target may have at most 750 such referrers.
     private func checkReferences(_ fields: [String: FieldValue], recordName: String) throws {
-        for value in fields.values {
+        for (name, value) in fields {
             for case .reference(let reference) in value.elements {
-                let targetZone = try targetZone(of: reference)
-                if reference.action == .validate {
-                    let found = try targetZone.map { try tx.record(zone: $0, name: reference.recordName) != nil } ?? false
-                    guard found || reference.recordName == recordName else {
+                if let target = reference.zoneID,
+                   target.zoneName != zone.zoneID.zoneName || (target.ownerRecordName.map { $0 != scope.database.owner } ?? false) {
+                    throw CloudKitError.badRequest("field '\(name)': a reference must point to a record in the same zone ('\(zone.zoneID.zoneName)')")
+                }
+                if reference.action == .validate && reference.recordName != recordName {
+                    guard try tx.record(zone: zone, name: reference.recordName) != nil else {
                         throw CloudKitError(.validatingReferenceError, "VALIDATE reference to '\(reference.recordName)', which does not exist")
                     }
                 }
-                if reference.action == .deleteSelf, let targetZone {
-                    let count = try tx.referrers(zone: targetZone, recordName: reference.recordName)
-                        .filter { $0.action == .deleteSelf && !($0.zoneKey == zone.key && $0.recordName == recordName) }.count
+                if reference.action == .deleteSelf {
+                    let count = try tx.referrers(zone: zone, recordName: reference.recordName)
+                        .filter { $0.action == .deleteSelf && $0.recordName != recordName }.count
                     guard count < Limits.deleteSelfReferencesPerTarget else {
                         throw CloudKitError(.limitExceeded, "record '\(reference.recordName)' already has \(count) DELETE_SELF references; the limit is \(Limits.deleteSelfReferencesPerTarget)")
                     }
@@ -97,38 +101,20 @@ struct ModifyContext {
         }
     }
 
-    private func targetZone(of reference: Reference) throws -> StoredZone? {
-        guard let zoneID = reference.zoneID, zoneID.zoneName != zone.zoneID.zoneName else { return zone }
-        if let owner = zoneID.ownerRecordName, owner != scope.database.owner { return nil }
-        return try tx.zone(scope.database, name: zoneID.zoneName)
-    }
-
     /// Deletes `record`, first deleting DELETE_SELF referrers (recursively) and refusing when a
-    /// VALIDATE referrer would be left pointing at nothing.
+    /// VALIDATE referrer would be left pointing at nothing. References never leave the zone.
     private func delete(_ record: Record, deleting: inout Set<String>) throws {
         deleting.insert(record.recordName)
         let referrers = try tx.referrers(zone: zone, recordName: record.recordName)
-        for referrer in referrers where referrer.action == .validate {
-            if referrer.zoneKey == zone.key && deleting.contains(referrer.recordName) { continue }
+        for referrer in referrers where referrer.action == .validate && !deleting.contains(referrer.recordName) {
             throw CloudKitError(.validatingReferenceError, "record '\(record.recordName)' is referenced with VALIDATE by '\(referrer.recordName)'; delete or change that record first")
         }
-        for referrer in referrers where referrer.action == .deleteSelf {
-            if deleting.contains(referrer.recordName) { continue }
-            let referrerZone = referrer.zoneKey == zone.key ? zone : try tx.zones(scope.database).first { $0.key == referrer.zoneKey }
-            guard let referrerZone, let source = try tx.record(zone: referrerZone, name: referrer.recordName) else { continue }
-            if referrerZone.key == zone.key {
-                try delete(source, deleting: &deleting)
-            } else {
-                var other = ModifyContext(tx: tx, zone: referrerZone, scope: scope, now: now)
-                try other.deleteCascading(source, deleting: &deleting)
-            }
+        for referrer in referrers where referrer.action == .deleteSelf && !deleting.contains(referrer.recordName) {
+            guard let source = try tx.record(zone: zone, name: referrer.recordName) else { continue }
+            try delete(source, deleting: &deleting)
         }
         let sequence = try tx.nextChangeSequence(zone)
         try tx.deleteRecord(name: record.recordName, recordType: record.recordType, zone: zone, sequence: sequence)
-    }
-
-    mutating func deleteCascading(_ record: Record, deleting: inout Set<String>) throws {
-        try delete(record, deleting: &deleting)
     }
 
     /// Turns asset values with a receipt into stored assets; values without one must be the
@@ -161,19 +147,18 @@ struct ModifyContext {
             }
             return .asset(Asset(fileChecksum: checksum, size: size, referenceChecksum: asset.referenceChecksum, wrappingKey: asset.wrappingKey))
         }
-        let known = previous?.elements.contains { element in
-            if case .asset(let old) = element { return old.fileChecksum == asset.fileChecksum }
-            return false
-        } ?? false
-        guard known else {
-            throw CloudKitError.badRequest("field '\(field)': an asset needs the receipt returned by its upload (assets/upload)")
+        // Without a receipt, only the asset the field already holds may be saved back, as stored.
+        for case .asset(let stored) in previous?.elements ?? [] where stored.fileChecksum == asset.fileChecksum {
+            return .asset(stored)
         }
-        return .asset(Asset(fileChecksum: asset.fileChecksum, size: asset.size, referenceChecksum: asset.referenceChecksum,
-                            wrappingKey: asset.wrappingKey))
+        throw CloudKitError.badRequest("field '\(field)': an asset needs the receipt returned by its upload (assets/upload)")
     }
 }
 
-/// Record change tags: the zone change sequence of the write, in base 36.
+/// Record change tags: the zone change sequence of the write and the zone's storage key, in
+/// base 36. Zone keys are never reused, so a record in a recreated zone never gets an old tag.
 enum ChangeTags {
-    static func tag(for sequence: Int64) -> String { String(sequence, radix: 36) }
+    static func tag(zone: Int64, sequence: Int64) -> String {
+        String(sequence, radix: 36) + "-" + String(zone, radix: 36)
+    }
 }

@@ -63,7 +63,7 @@ public struct RecordService: Sendable {
         let now = Clock.milliseconds()
         do {
             return try store.write { tx in
-                if !zoneID.isDefaultZone { _ = try Self.zone(tx, scope, zoneID) }
+                _ = try Self.zone(tx, scope, zoneID)
                 let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
                 var context = ModifyContext(tx: tx, zone: zone, scope: scope, now: now)
                 var results: [ItemResult] = []

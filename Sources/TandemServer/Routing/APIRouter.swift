@@ -45,13 +45,13 @@ public final class APIRouter: HTTPResponder {
         if status == 503 { error.retryAfter = 1 }
         let uuid = UUID().uuidString.lowercased()
         log.record(method: head?.method ?? "-", path: head?.path ?? "-", status: status, microseconds: 0, bytes: 0, uuid: uuid)
-        metrics.observe(endpoint: "error", status: status, seconds: 0)
+        metrics.observe(endpoint: "http", status: status, seconds: 0)
         return Responses.error(error, uuid: uuid, status: status)
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
-        var context = RequestContext(request: request)
+        var context = RequestContext(request: request, publicURL: services.publicURL)
         let (endpoint, response) = route(&context)
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         metrics.observe(endpoint: endpoint, status: response.status, seconds: Double(elapsed) / 1e9)
@@ -63,6 +63,8 @@ public final class APIRouter: HTTPResponder {
     private func route(_ context: inout RequestContext) -> (String, HTTPResponse) {
         let path = context.request.head.path
         let method = context.request.head.method
+        // Errors are counted under the endpoint they happened on, once it is known.
+        var endpoint = "unknown"
         do {
             switch path {
             case "/healthz":
@@ -76,12 +78,14 @@ public final class APIRouter: HTTPResponder {
                 break
             }
             if path.hasPrefix(AssetRoutes.uploadPrefix) {
+                endpoint = "assets/upload-bytes"
                 guard method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
-                return ("assets/upload-bytes", try services.assetRoutes.receiveUpload(context))
+                return (endpoint, try services.assetRoutes.receiveUpload(context))
             }
             if path.hasPrefix(AssetRoutes.downloadPrefix) {
+                endpoint = "assets/download"
                 guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
-                return ("assets/download", try services.assetRoutes.download(&context, authenticator: services.authenticator))
+                return (endpoint, try services.assetRoutes.download(&context, authenticator: services.authenticator))
             }
             guard path.hasPrefix("/database/1/") else {
                 throw CloudKitError(.notFound, "no endpoint at \(path)")
@@ -94,6 +98,7 @@ public final class APIRouter: HTTPResponder {
             guard let route = routes[operation] else {
                 throw CloudKitError(.notFound, "unknown operation '\(operation)'")
             }
+            endpoint = operation
             guard route.method == method else { throw MethodNotAllowed(allowed: route.method) }
             guard let environment = Environment(rawValue: segments[1]) else {
                 throw CloudKitError.badRequest("environment must be 'development' or 'production', not '\(segments[1])'")
@@ -113,23 +118,23 @@ public final class APIRouter: HTTPResponder {
                 headers: context.request.head.headers["authorization"], parameters: context.parameters,
                 container: context.container, signInURL: context.baseURL + "/signin")
             try requireContainer(context.container)
-            return (operation, try route.handler(context))
+            return (endpoint, try route.handler(context))
         } catch let error as CloudKitError {
-            return ("error", Responses.error(error, uuid: context.uuid))
+            return (endpoint, Responses.error(error, uuid: context.uuid))
         } catch let error as MethodNotAllowed {
             var response = Responses.error(.badRequest("\(method) is not allowed here; use \(error.allowed)"), uuid: context.uuid, status: 405)
             response.headers.append(("allow", error.allowed))
-            return ("error", response)
+            return (endpoint, response)
         } catch let error as UnsupportedMediaType {
-            return ("error", Responses.error(.badRequest("content-type '\(error.type)' is not accepted; send JSON (application/json or text/plain)"),
+            return (endpoint, Responses.error(.badRequest("content-type '\(error.type)' is not accepted; send JSON (application/json or text/plain)"),
                                              uuid: context.uuid, status: 415))
         } catch let error as SQLiteError where error.code.primary == .busy {
             var busy = CloudKitError(.tryAgainLater, "the database is busy; retry shortly")
             busy.retryAfter = 1
-            return ("error", Responses.error(busy, uuid: context.uuid))
+            return (endpoint, Responses.error(busy, uuid: context.uuid))
         } catch {
             log.error("request \(context.uuid) failed: \(error)")
-            return ("error", Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(context.uuid)"),
+            return (endpoint, Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(context.uuid)"),
                                              uuid: context.uuid))
         }
     }

@@ -15,9 +15,12 @@ public struct RequestContext: Sendable {
     public var user: UserAccount?
     /// Query parameters, percent-decoded.
     public var parameters: [String: String]
+    /// The configured external base URL, if any (`--public-url`).
+    var publicURL: String?
 
-    init(request: HTTPRequest) {
+    init(request: HTTPRequest, publicURL: String? = nil) {
         self.request = request
+        self.publicURL = publicURL
         uuid = UUID().uuidString.lowercased()
         parameters = QueryString.parse(request.head.query)
     }
@@ -46,9 +49,11 @@ public struct RequestContext: Sendable {
         return object
     }
 
-    /// The base URL clients reach this server at, from the Host header.
+    /// The base URL clients reach this server at (asset and sign-in URLs): `--public-url` when
+    /// configured; otherwise built from the Host header, which a client controls, so deployments
+    /// behind a proxy should set `--public-url`.
     public var baseURL: String {
-        "http://" + (request.head.headers["host"] ?? "127.0.0.1")
+        publicURL ?? ("http://" + (request.head.headers["host"] ?? "127.0.0.1"))
     }
 }
 

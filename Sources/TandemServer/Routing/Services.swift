@@ -8,9 +8,12 @@ struct Services: Sendable {
     let zones: ZoneService
     let assetRoutes: AssetRoutes
     let tokens: SyncTokens
+    /// External base URL for links the server hands out; nil derives it from the Host header.
+    let publicURL: String?
 
-    init(store: any Store, secret: [UInt8]) {
+    init(store: any Store, secret: [UInt8], publicURL: String? = nil) {
         self.store = store
+        self.publicURL = publicURL
         authenticator = Authenticator(store: store)
         records = RecordService(store: store)
         tokens = SyncTokens(secret: secret)

@@ -22,7 +22,9 @@ extension SQLiteStoreTransaction {
                   .integer(upload.expiresAt)])
     }
 
-    func completeAssetUpload(token: String, checksum: String, size: Int64) throws {
-        try db.run("UPDATE asset_uploads SET checksum = ?, size = ? WHERE token = ?", [.text(checksum), .integer(size), .text(token)])
+    func completeAssetUpload(token: String, checksum: String, size: Int64) throws -> Bool {
+        try db.run("UPDATE asset_uploads SET checksum = ?, size = ? WHERE token = ? AND checksum IS NULL",
+                   [.text(checksum), .integer(size), .text(token)])
+        return db.changes == 1
     }
 }

@@ -13,6 +13,12 @@ struct QueryPlanner {
     var arguments: [SQLiteValue] = []
 
     init(query: Query, zoneKeys: [Int64], limit: Int, offset: Int) throws(CloudKitError) {
+        guard query.filters.count <= Limits.filtersPerQuery else {
+            throw CloudKitError(.limitExceeded, "a query takes at most \(Limits.filtersPerQuery) filters; got \(query.filters.count)")
+        }
+        guard query.sorts.count <= Limits.sortsPerQuery else {
+            throw CloudKitError(.limitExceeded, "a query takes at most \(Limits.sortsPerQuery) sort descriptors; got \(query.sorts.count)")
+        }
         let zoneList = zoneKeys.map(String.init).joined(separator: ",")
         var filters = query.filters
         var from = "records r"
@@ -113,6 +119,12 @@ struct QueryPlanner {
         let elements = filter.value.elements
         let values = elements.compactMap(Self.sqlValue)
         let slot = FieldIndexer.valueSlot
+        if filter.comparator != .near && values.count != elements.count {
+            throw invalid(filter, "cannot compare LOCATION or ASSET values (use NEAR for locations)")
+        }
+        if (filter.comparator == .listContainsAll || filter.comparator == .notListContainsAll) && values.count > Limits.valuesPerAllFilter {
+            throw CloudKitError(.limitExceeded, "\(filter.comparator.rawValue) takes at most \(Limits.valuesPerAllFilter) values; got \(values.count)")
+        }
 
         switch filter.comparator {
         case .equals, .listContains:
@@ -136,11 +148,12 @@ struct QueryPlanner {
             return "\(have) AND r.id NOT IN (\(select) AND f.value IN (\(Self.placeholders(values.count)))"
                 + appendingSubqueryArguments(recordType, field, slot, values) + ")"
         case .listContainsAll:
-            guard !values.isEmpty else { return "0" }
+            guard !values.isEmpty else { return presence() }
             return values.map { subquery(slot, "f.value = ?", [$0]) }.joined(separator: " AND ")
         case .notListContainsAll:
-            let have = presence()
+            // Every list contains all of nothing, so no record is left.
             guard !values.isEmpty else { return "0" }
+            let have = presence()
             let all = values.map { subquery(slot, "f.value = ?", [$0]) }.joined(separator: " AND ")
             return "\(have) AND NOT (\(all))"
         case .beginsWith, .listMemberBeginsWith, .notBeginsWith, .notListMemberBeginsWith:
@@ -156,6 +169,9 @@ struct QueryPlanner {
             guard values.count == 1, case .text(let text) = values[0] else { throw invalid(filter, "needs a STRING value") }
             let tokens = Array(Set(FieldIndexer.tokens(of: text))).sorted()
             guard !tokens.isEmpty else { return "0" }
+            guard tokens.count <= Limits.valuesPerAllFilter else {
+                throw CloudKitError(.limitExceeded, "\(filter.comparator.rawValue) takes at most \(Limits.valuesPerAllFilter) tokens; got \(tokens.count)")
+            }
             if filter.comparator == .containsAnyTokens {
                 return subquery(FieldIndexer.tokenSlot, "f.value IN (\(Self.placeholders(tokens.count)))", tokens.map(SQLiteValue.text))
             }

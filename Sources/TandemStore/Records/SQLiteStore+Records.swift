@@ -74,10 +74,10 @@ extension SQLiteStoreTransaction {
             try db.run("INSERT INTO field_index (record_id, zone_id, type, field, slot, value) VALUES (?, ?, ?, ?, ?, ?)",
                        [.integer(recordID), .integer(zone.key), .text(record.recordType), .text(row.field), .integer(row.slot), row.value])
         }
+        // References never leave their zone (CloudKit's rule, enforced by the records service).
         for reference in FieldIndexer.references(in: record.fields) {
-            let targetZone = try zoneKey(for: reference.zoneID, near: zone)
             try db.run("INSERT INTO record_references (source_id, target_zone, target_name, action) VALUES (?, ?, ?, ?)",
-                       [.integer(recordID), .integer(targetZone), .text(reference.recordName), .text(reference.action.rawValue)])
+                       [.integer(recordID), .integer(zone.key), .text(reference.recordName), .text(reference.action.rawValue)])
         }
         try appendChange(zone: zone, sequence: sequence, name: record.recordName, type: record.recordType, deleted: false,
                          at: modified.timestamp)
@@ -95,17 +95,6 @@ extension SQLiteStoreTransaction {
     private func appendChange(zone: StoredZone, sequence: Int64, name: String, type: String, deleted: Bool, at time: Int64) throws {
         try db.run("INSERT INTO changes (zone_id, seq, record_name, record_type, deleted, changed_at) VALUES (?, ?, ?, ?, ?, ?)",
                    [.integer(zone.key), .integer(sequence), .text(name), .text(type), .integer(deleted ? 1 : 0), .integer(time)])
-    }
-
-    /// The storage key of a reference's target zone: the record's own zone when the reference
-    /// names none (or the same one); otherwise the named zone of the same database, or -1 when
-    /// that zone does not exist (a dangling reference, allowed for `NONE`).
-    private func zoneKey(for zoneID: ZoneID?, near zone: StoredZone) throws -> Int64 {
-        guard let zoneID, zoneID.zoneName != zone.zoneID.zoneName else { return zone.key }
-        return try db.queryOne("""
-            SELECT z.id FROM zones z JOIN zones here ON here.id = ? WHERE z.container_id = here.container_id
-            AND z.environment = here.environment AND z.database = here.database AND z.owner = here.owner AND z.name = ?
-            """, [.integer(zone.key), .text(zoneID.zoneName)]) { $0.int64(0) } ?? -1
     }
 }
 

@@ -48,7 +48,9 @@ final class RawHTTPClient {
         }
         guard result == 0 else {
             let code = errno
-            Glibc.close(fd)
+            // deinit still runs for a class whose init throws: mark the descriptor closed so it
+            // is not closed twice (the number may already belong to another test's socket).
+            close()
             throw Failure(description: "connect: errno \(code)")
         }
         var interval = timeval(tv_sec: timeout, tv_usec: 0)
