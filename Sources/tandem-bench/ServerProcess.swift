@@ -28,7 +28,7 @@ final class ServerProcess {
         guard let logHandle = FileHandle(forWritingAtPath: logPath) else { throw BenchError("cannot write \(logPath)") }
         process.executableURL = URL(fileURLWithPath: BenchPaths.tandem)
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDirectory,
-                             "--synchronous", synchronous.rawValue.lowercased(), "--quiet"]
+                             "--synchronous", synchronous.rawValue.lowercased(), "--quiet"] + (ProcessInfo.processInfo.environment["TANDEM_BENCH_SERVER_ARGS"].map { $0.split(separator: " ").map(String.init) } ?? [])
         process.standardOutput = logHandle
         process.standardError = logHandle
         process.standardInput = FileHandle.nullDevice

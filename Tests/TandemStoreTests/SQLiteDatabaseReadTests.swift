@@ -69,7 +69,7 @@ import TandemStore
         }
     }
 
-    @Test func readWaitsForAFreeReader() throws {
+    @Test func eachThreadReadsOnItsOwnConnection() throws {
         try withItemDatabase(readerCount: 1) { database, _ throws in
             let holding = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
@@ -83,17 +83,26 @@ import TandemStore
                 }
             }
             holding.wait()
+            // Another thread is not held up by the first one's open read.
             let second = onThread {
                 _ = try? database.read { _ in
                     order.record(1, step.add(1, ordering: .sequentiallyConsistent).newValue)
                 }
             }
-            Thread.sleep(forTimeInterval: 0.1)
-            #expect(order.all.isEmpty, "the second read did not start while the only reader was lent")
+            second.wait()
+            #expect(order.all == [1: 1])
             release.signal()
             first.wait()
-            second.wait()
-            #expect(order.all == [0: 1, 1: 2])
+            #expect(order.all == [1: 1, 0: 2])
+        }
+    }
+
+    @Test func nestedReadOnOneThreadBorrowsAnotherConnection() throws {
+        try withItemDatabase(readerCount: 1) { database, _ throws in
+            let inner = try database.read { _ in
+                try database.read { connection in try connection.queryOne("SELECT 41 + 1") { $0.int64(0) } }
+            }
+            #expect(inner == 42)
         }
     }
 
