@@ -7,12 +7,12 @@ public import TandemStore
 /// CloudKit-style query parameters `ckAPIToken` (a container's API token) and
 /// `ckWebAuthToken` (a user token).
 ///
-/// Tokens are looked up by SHA-256; a found grant is cached for 30 seconds so the hot path does
-/// not touch the database. A token unknown to the cache is always looked up, so one created by
+/// Tokens are looked up by SHA-256; a found grant is cached for 30 seconds, per thread, so the
+/// hot path touches neither the database nor a shared lock. A token unknown to the cache is always looked up, so one created by
 /// `tandem token create` while the server runs works at once.
 public final class Authenticator: Sendable {
     private let store: any Store
-    private let cache = Mutex<[[UInt8]: (grant: TokenGrant, expires: Int64)]>([:])
+    private let caches = PerThread { GrantCache() }
     static let cacheMilliseconds: Int64 = 30_000
 
     public init(store: any Store) { self.store = store }
@@ -50,12 +50,11 @@ public final class Authenticator: Sendable {
     private func grant(for token: String) throws -> TokenGrant? {
         let hash = Digest.sha256(Array(token.utf8))
         let now = Clock.milliseconds()
-        if let cached = cache.withLock({ $0[hash] }), cached.expires > now { return cached.grant }
+        let cache = caches.current
+        if let cached = cache.entries[hash], cached.expires > now { return cached.grant }
         guard let grant = try store.read({ try $0.grant(forTokenHash: hash) }) else { return nil }
-        cache.withLock { entries in
-            if entries.count > 10_000 { entries.removeAll() }
-            entries[hash] = (grant, now + Self.cacheMilliseconds)
-        }
+        if cache.entries.count > 10_000 { cache.entries.removeAll() }
+        cache.entries[hash] = (grant, now + Self.cacheMilliseconds)
         return grant
     }
 }
@@ -69,4 +68,9 @@ public enum Tokens {
     }
 
     public static func hash(_ token: String) -> [UInt8] { Digest.sha256(Array(token.utf8)) }
+}
+
+/// One thread's cached grants; only its own thread touches it.
+final class GrantCache: @unchecked Sendable {
+    var entries: [[UInt8]: (grant: TokenGrant, expires: Int64)] = [:]
 }

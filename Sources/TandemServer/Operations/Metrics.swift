@@ -12,19 +12,30 @@ public final class Metrics: Sendable {
         var count = 0
     }
 
-    private let endpoints = Mutex<[String: Endpoint]>([:])
+    /// Each thread records into its own shard (a lock only it and `render` take), so requests
+    /// never contend for one shared lock.
+    final class Shard: Sendable {
+        let endpoints = Mutex<[String: Endpoint]>([:])
+    }
+
+    private let shards = PerThread { Shard() }
 
     public init() {}
 
     func observe(endpoint: String, status: Int, seconds: Double) {
         let bucket = Self.buckets.firstIndex { seconds <= $0 }
-        endpoints.withLock { all in
+        shards.current.endpoints.withLock { all in
             all[endpoint, default: Endpoint()].record(status: status, seconds: seconds, bucket: bucket)
         }
     }
 
     func render(openConnections: Int) -> String {
-        let snapshot = endpoints.withLock { $0 }
+        var snapshot: [String: Endpoint] = [:]
+        for shard in shards.everyThread {
+            for (name, endpoint) in shard.endpoints.withLock({ $0 }) {
+                snapshot[name, default: Endpoint()].merge(endpoint)
+            }
+        }
         var out = "# HELP tandem_http_requests_total HTTP requests by endpoint and status.\n# TYPE tandem_http_requests_total counter\n"
         for name in snapshot.keys.sorted() {
             for (status, count) in snapshot[name]!.countsByStatus.sorted(by: { $0.key < $1.key }) {
@@ -50,6 +61,13 @@ public final class Metrics: Sendable {
 }
 
 extension Metrics.Endpoint {
+    mutating func merge(_ other: Metrics.Endpoint) {
+        for (status, count) in other.countsByStatus { countsByStatus[status, default: 0] += count }
+        for index in bucketCounts.indices { bucketCounts[index] += other.bucketCounts[index] }
+        sum += other.sum
+        count += other.count
+    }
+
     mutating func record(status: Int, seconds: Double, bucket: Int?) {
         countsByStatus[status, default: 0] += 1
         if let bucket { bucketCounts[bucket] += 1 }

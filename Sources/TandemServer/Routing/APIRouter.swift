@@ -13,8 +13,9 @@ public final class APIRouter: HTTPResponder {
     let log: RequestLog
     let routes: [String: DatabaseRoute]
     let openAPI: [UInt8]
-    /// Containers seen to exist; containers are never deleted, so a hit needs no database read.
-    let knownContainers = Mutex<Set<String>>([])
+    /// Containers seen to exist, per thread; containers are never deleted, so a hit needs no
+    /// database read.
+    let knownContainers = PerThread { ContainerSet() }
     /// Reports open connections for /metrics; set once the HTTP server exists.
     let connectionCount: @Sendable () -> Int
 
@@ -140,11 +141,12 @@ public final class APIRouter: HTTPResponder {
     }
 
     private func requireContainer(_ id: String) throws {
-        if knownContainers.withLock({ $0.contains(id) }) { return }
+        let known = knownContainers.current
+        if known.ids.contains(id) { return }
         guard try services.store.read({ try $0.containerExists(id) }) else {
             throw CloudKitError(.notFound, "no container '\(id)' (create it with: tandem container create \(id))")
         }
-        knownContainers.withLock { _ = $0.insert(id) }
+        known.ids.insert(id)
     }
 
     private func checkContentType(_ request: HTTPRequest) throws {
@@ -158,3 +160,8 @@ public final class APIRouter: HTTPResponder {
 
 struct MethodNotAllowed: Error { var allowed: String }
 struct UnsupportedMediaType: Error { var type: String }
+
+/// One thread's known containers; only its own thread touches it.
+final class ContainerSet: @unchecked Sendable {
+    var ids = Set<String>()
+}
