@@ -18,12 +18,8 @@ struct AssetRoutes: Sendable {
                       summary: "Request upload URLs for asset fields", requestSchema: "AssetsUploadRequest",
                       responseSchema: "AssetsUploadResponse") { context in
             let body = try context.jsonBody()
-            guard case .array(let items)? = body["tokens"] else {
-                throw CloudKitError.badRequest("assets/upload needs a 'tokens' array of {recordType, fieldName, recordName?}")
-            }
-            guard items.count <= Limits.assetTokensPerRequest else {
-                throw CloudKitError(.limitExceeded, "at most \(Limits.assetTokensPerRequest) tokens per request")
-            }
+            let items = try RequestContext.items(body, "tokens", limit: Limits.assetTokensPerRequest,
+                                                 needed: "assets/upload needs a 'tokens' array of {recordType, fieldName, recordName?}")
             let scope = context.scope
             var uploads: [AssetUpload] = []
             let expires = Clock.milliseconds() + Limits.assetUploadSeconds * 1000

@@ -60,12 +60,8 @@ enum RecordRoutes {
 
     static func modify(_ context: RequestContext, _ services: Services) throws -> HTTPResponse {
         let body = try context.jsonBody()
-        guard case .array(let items)? = body["operations"] else {
-            throw CloudKitError.badRequest("records/modify needs an 'operations' array")
-        }
-        guard items.count <= Limits.operationsPerRequest else {
-            throw CloudKitError(.limitExceeded, "at most \(Limits.operationsPerRequest) operations per request; got \(items.count)")
-        }
+        let items = try RequestContext.items(body, "operations", limit: Limits.operationsPerRequest,
+                                             needed: "records/modify needs an 'operations' array")
         var operations: [RecordOperation] = []
         for (index, item) in items.enumerated() { operations.append(try RecordOperation.decode(item, index: index)) }
         let zone = try zoneID(body)
@@ -78,12 +74,8 @@ enum RecordRoutes {
 
     static func lookup(_ context: RequestContext, _ services: Services) throws -> HTTPResponse {
         let body = try context.jsonBody()
-        guard case .array(let items)? = body["records"] else {
-            throw CloudKitError.badRequest("records/lookup needs a 'records' array of {recordName}")
-        }
-        guard items.count <= Limits.resultsPerResponse else {
-            throw CloudKitError(.limitExceeded, "at most \(Limits.resultsPerResponse) records per lookup; got \(items.count)")
-        }
+        let items = try RequestContext.items(body, "records", limit: Limits.resultsPerResponse,
+                                             needed: "records/lookup needs a 'records' array of {recordName}")
         var names: [String] = []
         var perItemKeys: [Set<String>?] = []
         for (index, item) in items.enumerated() {

@@ -49,6 +49,16 @@ public struct RequestContext: Sendable {
         return object
     }
 
+    /// The array under `key` in a JSON body, with at most `limit` items.
+    /// - Throws: `BAD_REQUEST` when it is missing or not an array, `LIMIT_EXCEEDED` when too long.
+    static func items(_ body: JSONObject, _ key: String, limit: Int, needed: String) throws(CloudKitError) -> [JSONValue] {
+        guard case .array(let items)? = body[key] else { throw .badRequest(needed) }
+        guard items.count <= limit else {
+            throw CloudKitError(.limitExceeded, "at most \(limit) '\(key)' per request; got \(items.count)")
+        }
+        return items
+    }
+
     /// The base URL clients reach this server at (asset and sign-in URLs): `--public-url` when
     /// configured; otherwise built from the Host header, which a client controls, so deployments
     /// behind a proxy should set `--public-url`.

@@ -21,10 +21,8 @@ enum ZoneRoutes {
             DatabaseRoute(operation: "zones/modify", method: "POST", databases: [.private], summary: "Create or delete custom zones",
                           requestSchema: "ZonesModifyRequest", responseSchema: "ZonesResponse") { context in
                 let body = try context.jsonBody()
-                guard case .array(let items)? = body["operations"] else { throw CloudKitError.badRequest("zones/modify needs an 'operations' array") }
-                guard items.count <= Limits.operationsPerRequest else {
-                    throw CloudKitError(.limitExceeded, "at most \(Limits.operationsPerRequest) operations per request")
-                }
+                let items = try RequestContext.items(body, "operations", limit: Limits.operationsPerRequest,
+                                                     needed: "zones/modify needs an 'operations' array")
                 var operations: [ZoneService.Operation] = []
                 for (index, item) in items.enumerated() {
                     guard let type = item["operationType"]?.stringValue else {
