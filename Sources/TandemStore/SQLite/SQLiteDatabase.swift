@@ -25,10 +25,6 @@ public final class SQLiteDatabase: Sendable {
     /// The durability level commits are made at.
     public let synchronous: SQLiteSynchronous
 
-    /// Reads go through a memory map of up to 1 GiB of the file (address space, not memory):
-    /// pages come from the kernel's page cache without a copy per read.
-    static let memoryMapPragma = "PRAGMA mmap_size = 1073741824"
-
     let writer: SQLiteWriter
     private let readers: SQLiteReaderPool
     private let isClosed = Mutex(false)
@@ -61,7 +57,6 @@ public final class SQLiteDatabase: Sendable {
                               message: "\(path) cannot use WAL mode (journal mode is \(mode ?? "unknown"))")
         }
         try writerConnection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
-        try writerConnection.execute(Self.memoryMapPragma)
         try writerConnection.migrate(migrations)
         self.path = path
         self.synchronous = synchronous
