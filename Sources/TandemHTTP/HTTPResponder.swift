@@ -35,5 +35,12 @@ public protocol HTTPResponder: Sendable {
     /// - 501: a `transfer-encoding` other than `chunked`.
     /// - 503: the worker queue is full (`maxQueuedRequests`), or the server is shutting down.
     /// `head` is `nil` only when the request head itself could not be read.
+    ///
+    /// Some requests get no answer at all; the connection is closed instead: a pipelined
+    /// request with a body that libwebsockets 4.1 cannot take from the bytes it read ahead
+    /// (see `HTTPServer`), and a head lws cannot parse. Known lws 4.1 parser limitation: an
+    /// unknown header whose name is a strict prefix of one lws knows (`X-Auth:`, `Content:`,
+    /// `Cache:`, `X-Forwarded:`) swallows the next header line, and as the last header leaves
+    /// the request unfinished until the idle timeout; no lws option avoids it.
     func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse
 }

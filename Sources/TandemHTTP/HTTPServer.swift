@@ -14,8 +14,9 @@ import CWebSockets
 /// server collects the body (bounded by `HTTPResponder.bodyLimit(for:)`) and queues the
 /// request for one of `workerCount` worker threads, which run `HTTPResponder.respond(to:)`.
 /// The finished response is handed back to the service thread, which writes it in chunks.
-/// Keep-alive and pipelining work; TLS, HTTP/2 and WebSocket upgrades are not offered
-/// (an `Upgrade` request, or `CONNECT`, is answered by closing the connection).
+/// Keep-alive works, and pipelining within what libwebsockets 4.1 allows (below); TLS,
+/// HTTP/2 and WebSocket upgrades are not offered (an `Upgrade` request, or `CONNECT`, is
+/// answered by closing the connection).
 ///
 /// What the server delivers, given libwebsockets 4.1.6's parser:
 /// - Methods: `GET POST PUT DELETE OPTIONS PATCH HEAD`. Others are refused by lws itself.
@@ -32,13 +33,29 @@ import CWebSockets
 ///   `HTTPServerConfiguration.customHeaderNames` (only the first occurrence of those).
 ///   Other unknown headers are not visible. Values are UTF-8 (invalid bytes replaced), with
 ///   surrounding blanks removed.
+/// - Known limitation (lws 4.1's header parser, no option avoids it): an unknown header whose
+///   name is a strict prefix of a header lws knows (`X-Auth:` of `x-auth-token:`, `Content:`,
+///   `Cache:`, `X-Forwarded:`, `Accept-Char:` ...) swallows the following header line; if it is
+///   the last header the head never ends and the client waits until `idleTimeout` closes the
+///   connection. lws matches the name against its table of known names and, when the `:`
+///   comes where the table expects more letters, keeps reading the rest of the line and the
+///   next one as the name. Clients must not send such headers; listing the name in
+///   `customHeaderNames` does not help.
 ///
 /// Bodies and connections:
 /// - A body is collected whole before `respond(to:)` runs, up to `bodyLimit(for:)` bytes.
 ///   `expect: 100-continue` is answered with `100 Continue` once the length is accepted.
-/// - `transfer-encoding: chunked` request bodies are decoded here (lws 4.1 does not); the
-///   connection is closed after such a request, because lws cannot find the next request
-///   behind a body it did not measure.
+/// - `transfer-encoding: chunked` request bodies are refused with 411 (lws 4.1 does not
+///   de-chunk them and the server parses no HTTP framing itself): send a `content-length`.
+/// - Pipelining: requests sent before the previous response arrived are answered in order
+///   while libwebsockets can take them from the bytes it has read ahead. It cannot when such a
+///   request has a body (lws 4.1 would hand the request its own head as body and then loop
+///   forever): then the connection is closed before that request, without answering it or
+///   anything behind it, and the client retries them on a new connection as RFC 9112 asks of
+///   pipelining clients. A request sent after the previous response arrived is never affected.
+///   While lws holds pipelined bytes it cannot use yet, the service thread polls without
+///   sleeping until the response in progress is written (briefly, unless the client is slow
+///   to read a large response).
 /// - Errors the layer detects itself are rendered by
 ///   `HTTPResponder.errorResponse(status:reason:head:)` and close the connection, except the
 ///   503 for a full queue. Before closing, up to 4 MiB of a refused body that the client sends
@@ -102,6 +119,11 @@ public final class HTTPServer: Sendable {
     /// is destroyed (closing what is left and the listening socket) and the threads end.
     /// Idempotent and callable from any thread; when called from one of the server's own
     /// threads (inside a responder) it only initiates the shutdown, without waiting.
+    ///
+    /// Bounded: should the service thread not have stopped `shutdownGracePeriod` + 5 seconds
+    /// after the call (it would be stuck, a bug), `shutdown()` reports that on standard error
+    /// and returns anyway, as does `waitUntilStopped()`; the stuck thread, the workers and the
+    /// listening socket then stay until the process exits.
     public func shutdown() {
         let loop: ServiceLoop? = lifecycle.withLock { state in
             switch state {
@@ -120,10 +142,37 @@ public final class HTTPServer: Sendable {
             }
         }
         guard let loop, !loop.isServerThread else { return }
-        // The service thread checks its grace deadline whenever it wakes; keep it waking.
+        // The service thread checks its grace deadline whenever it wakes; keep it waking. It
+        // stops within the grace period plus a moment; if it does not, it is stuck (a bug, in
+        // a callback or inside libwebsockets) and nothing can stop it from here: stop waiting.
+        let deadline = Date(timeIntervalSinceNow: configuration.shutdownGracePeriod + Self.shutdownStallAllowance)
         while !stopSignal.wait(seconds: 0.1) {
+            if Date() >= deadline {
+                abandon()
+                return
+            }
             loop.completions.wake()
         }
+    }
+
+    /// Seconds beyond `shutdownGracePeriod` that `shutdown()` waits for the service thread.
+    public static let shutdownStallAllowance = 5.0
+
+    /// Gives up on a service thread that does not stop: reports it and lets `shutdown()` and
+    /// `waitUntilStopped()` return. The thread, the workers, the context and the listening
+    /// socket are left as they are (touching them from here would race with the thread) and
+    /// go when the process exits.
+    private func abandon() {
+        let shouldReport = lifecycle.withLock { state in
+            guard case .stopping = state else { return false }
+            state = .stopped
+            return true
+        }
+        if shouldReport {
+            let line = "TandemHTTP: the service thread did not stop within \(configuration.shutdownGracePeriod + Self.shutdownStallAllowance) s of shutdown(); abandoning it\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        stopSignal.set()
     }
 
     /// Blocks until `shutdown()` has completed (returns at once if it already has).

@@ -196,6 +196,48 @@ extension EndToEndTests {
             #expect(response.headers["x-remote"] == clientHost)
         }
 
+        /// A service thread that never comes back (here an inline responder that blocks, as a
+        /// libwebsockets bug could) must not make `shutdown()` wait forever.
+        @Test func shutdownIsBoundedWhenTheServiceThreadIsStuck() throws {
+            final class Blocker: HTTPResponder {
+                let entered = DispatchSemaphore(value: 0)
+                let release = DispatchSemaphore(value: 0)
+                func respond(to request: HTTPRequest) -> HTTPResponse {
+                    entered.signal()
+                    release.wait()
+                    return HTTPResponse(status: 200)
+                }
+                func bodyLimit(for head: HTTPRequestHead) -> Int { 0 }
+                func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
+                    HTTPResponse(status: status)
+                }
+            }
+            let blocker = Blocker()
+            var configuration = HTTPServerConfiguration(port: 0, workerCount: 1, inlineResponder: true)
+            configuration.shutdownGracePeriod = 0.2
+            let server = HTTPServer(configuration: configuration, responder: blocker)
+            try server.start()
+            let client = try RawHTTPClient(port: server.port)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(blocker.entered.wait(timeout: .now() + 5) == .success)
+
+            // On a thread of its own, so that an unbounded shutdown() fails the test instead
+            // of hanging it.
+            let limit = configuration.shutdownGracePeriod + HTTPServer.shutdownStallAllowance
+            let returned = DispatchSemaphore(value: 0)
+            let started = Date()
+            Thread.detachNewThread {
+                server.shutdown()
+                returned.signal()
+            }
+            #expect(returned.wait(timeout: .now() + limit + 3) == .success, "shutdown() did not return")
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(elapsed >= HTTPServer.shutdownStallAllowance)
+            blocker.release.signal()
+            server.waitUntilStopped()
+            server.shutdown()
+        }
+
         @Test func reportsTheLinkedLibwebsocketsVersion() {
             #expect(HTTPServer.libwebsocketsVersion.hasPrefix("4.1."))
         }

@@ -43,6 +43,16 @@ final class Connection {
     /// Reading is flow-controlled off while the responder works.
     var receivePaused = false
     var outgoing: OutgoingResponse?
+    /// How far lws had read the socket when the last transaction on this connection completed
+    /// (see `ReadAhead`); kept across requests.
+    var readMark = ReadMark.noTransactionYet
+
+    enum ReadMark {
+        /// The next head is the connection's first: lws read it from the socket.
+        case noTransactionYet
+        /// `ReadAhead.mark(_:)` when the last transaction completed (`nil`: unknown).
+        case taken(UInt64?)
+    }
 
     init(id: UInt64, wsi: OpaquePointer, remoteAddress: String) {
         self.id = id

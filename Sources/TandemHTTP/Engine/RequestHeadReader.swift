@@ -117,6 +117,23 @@ final class RequestHeadReader {
                      keepAlive: Self.keepAlive(isHTTP11: isHTTP11, connection: connection))
     }
 
+    /// Whether lws will read a body for this request after `LWS_CALLBACK_HTTP`, i.e. give it a
+    /// non-zero `rx_content_length` in `lws_http_action()`: a `content-length` other than 0, or
+    /// none on a `POST` (lws then assumes 100 MB; `PUT` and `PATCH` may be treated alike).
+    /// Errs towards `true`: any method but `GET HEAD DELETE OPTIONS` counts.
+    func lwsWillReadBody(_ wsi: OpaquePointer) -> Bool {
+        if lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 {
+            let length = lws_hdr_copy(wsi, buffer, capacity, WSI_TOKEN_HTTP_CONTENT_LENGTH)
+            return length < 0 || Self.parseContentLength(string(length: Int(length))) != .value(0)
+        }
+        var uri: UnsafeMutablePointer<CChar>?
+        var uriLength: Int32 = 0
+        switch Int(lws_http_get_uri_and_method(wsi, &uri, &uriLength)) {
+        case LWSHUMETH_GET, LWSHUMETH_HEAD, LWSHUMETH_DELETE, LWSHUMETH_OPTIONS: return false
+        default: return true
+        }
+    }
+
     /// Joins the query arguments lws split (at `&` and `;`) and decoded, re-encoded.
     private func readQuery(_ wsi: OpaquePointer) -> String {
         guard lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) > 0 else { return "" }

@@ -11,6 +11,17 @@ extension ServiceLoop {
     /// request can be accepted at all.
     func requestHeadArrived(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
+        if case .taken(let mark) = connection.readMark, headReader.lwsWillReadBody(wsi),
+           ReadAhead.nothingReadSince(mark, wsi) {
+            // A pipelined request with a body, parsed from bytes lws had read ahead: lws 4.1
+            // would feed it its own head as body and then loop forever (see `ReadAhead`).
+            // Refusing it here is the one safe exit: lws closes the connection, the requests
+            // before it having been answered. It is not answered (nor any request behind it);
+            // a pipelining client retries unanswered requests on a new connection (RFC 9112
+            // section 9.3.2).
+            ReadAhead.discardUnread(wsi, buffer: scratch, capacity: scratchCapacity, limit: Self.discardAllowance)
+            return -1
+        }
         connection.resetRequest()
         connection.requestID = nextRequestID
         nextRequestID += 1

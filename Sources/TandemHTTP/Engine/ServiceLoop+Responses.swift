@@ -30,7 +30,10 @@ extension ServiceLoop {
         connection.outgoing = OutgoingResponse(response: response, sendsBody: !bodiless)
         if connection.receivePaused {
             // lws 4.1's h1 handler ignores POLLOUT too while rx is flow-controlled, so the
-            // writeable callback would never come.
+            // writeable callback would never come. The price: should lws hold pipelined bytes
+            // read ahead, it offers them to the connection again on every service pass (without
+            // waiting in poll) until the transaction completes, raising a repeated
+            // HTTP_BODY_COMPLETION after a body; `bodyCompleted` ignores those.
             connection.receivePaused = false
             lws_rx_flow_control(connection.wsi, 1)
         }
@@ -106,7 +109,10 @@ extension ServiceLoop {
                             Int32(min(configuration.idleTimeout, Self.lingerTimeout)))
             return 0
         }
-        return lws_http_transaction_completed(connection.wsi) == 0 ? 0 : -1
+        guard lws_http_transaction_completed(connection.wsi) == 0 else { return -1 }
+        // Whatever lws parses next without reading the socket again comes from its read-ahead.
+        connection.readMark = .taken(ReadAhead.mark(connection.wsi))
+        return 0
     }
 
     private func willClose(_ connection: Connection) -> Bool {

@@ -3,7 +3,7 @@ import FoundationNetworking
 import TandemHTTP
 
 /// Starts a server on a free loopback port for one test.
-func startServer(responder: TestResponder = TestResponder(),
+func startServer(responder: any HTTPResponder = TestResponder(),
                  configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
     var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, workerCount: 8)
     configuration.shutdownGracePeriod = 5

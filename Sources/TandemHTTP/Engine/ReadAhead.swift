@@ -1,0 +1,93 @@
+import Glibc
+import CWebSockets
+
+/// Tells whether libwebsockets took a request head from bytes it had already read ahead,
+/// the one case in which lws 4.1 cannot be given a request that has a body.
+///
+/// ## Why
+///
+/// lws reads up to `pt_serv_buf_size` bytes at a time. When the bytes after a request's end
+/// already hold the next request (HTTP/1.1 pipelining), it keeps them on the connection's
+/// read-ahead list and parses them, without reading the socket, once the first transaction is
+/// completed. If that buffered request has a body, lws 4.1.6 goes wrong: `lws_http_action()`
+/// (lib/roles/http/server/server.c), right after `LWS_CALLBACK_HTTP`, drains "the stream
+/// wsi's own buflist" (meant for h2 streams) by calling `lws_read_h1()` on it, but for h1
+/// that list still starts at the head being parsed. So the request's own head bytes are
+/// handed over as its body (`HTTP_BODY` with `"POST /..."`), then, with the body complete,
+/// the loop calls `lws_read_h1()` on the rest forever: every call raises
+/// `HTTP_BODY_COMPLETION` again and consumes nothing. The service thread spins inside
+/// `lws_service()`; no other connection is served and shutdown never gets its turn. (A
+/// request lws reads from the socket itself is not affected: the list is empty then.)
+///
+/// Nothing a callback can do inside that loop ends it safely: returning non-zero there makes
+/// lws free the connection while the outer `lws_read_h1()` still uses it. The only safe way
+/// out is before the loop, by refusing the request in `LWS_CALLBACK_HTTP`, which lws answers
+/// by closing the connection. Public lws API does not say whether a head came from read-ahead,
+/// but the kernel can: lws (4.1, no TLS) reads the socket only when its read-ahead list is
+/// empty, so if it has read nothing from the socket since the previous transaction completed,
+/// the new head came out of bytes it already held.
+///
+/// ## How
+///
+/// `tcpi_bytes_received` (TCP_INFO) minus `FIONREAD` is what the application has read from
+/// the socket so far (the kernel counts a received FIN as one byte of the former). A mark is
+/// taken when a transaction completes, erring high; a later reading, erring low, that is not
+/// above the mark means lws has read nothing in between. The errors only go the safe way: at
+/// worst a request lws read itself is taken for read-ahead, which can only happen when the
+/// client sent it before the previous response was complete, i.e. when it pipelines anyway.
+enum ReadAhead {
+    /// Where `tcpi_bytes_received` sits in Linux's `struct tcp_info` (glibc's copy of the
+    /// struct stops before it). Part of the kernel ABI since Linux 4.1.
+    private static let bytesReceivedOffset = 128
+    private static let tcpInfoCapacity = 256
+
+    /// What the application had read from the socket at the mark, erring high; `nil` if the
+    /// kernel cannot tell (then every later request with a body is treated as read-ahead).
+    static func mark(_ wsi: OpaquePointer) -> UInt64? {
+        let fd = lws_get_socket_fd(wsi)
+        // Unread bytes first, then the total: bytes arriving in between raise only the total.
+        guard let unread = unreadBytes(fd), let received = bytesReceived(fd),
+              received >= UInt64(unread) else { return nil }
+        return received - UInt64(unread)
+    }
+
+    /// Whether lws has read nothing from the socket since `mark` (so a head it just parsed
+    /// came out of its read-ahead). Also `true` when the kernel cannot tell.
+    static func nothingReadSince(_ mark: UInt64?, _ wsi: OpaquePointer) -> Bool {
+        guard let mark else { return true }
+        let fd = lws_get_socket_fd(wsi)
+        // The total first, then unread bytes: bytes arriving in between raise only the
+        // latter. Minus one for a FIN the total may include.
+        guard let received = bytesReceived(fd), let unread = unreadBytes(fd) else { return true }
+        let read = received.subtractingReportingOverflow(UInt64(unread) + 1)
+        return read.overflow || read.partialValue <= mark
+    }
+
+    /// Drops whatever the client has already sent that lws has not read, so that closing the
+    /// connection sends a FIN rather than a reset (which could destroy responses the client has
+    /// not read yet). Reads at most `limit` bytes into `buffer`; never blocks.
+    static func discardUnread(_ wsi: OpaquePointer, buffer: UnsafeMutableRawPointer, capacity: Int, limit: Int) {
+        let fd = lws_get_socket_fd(wsi)
+        var total = 0
+        while total < limit {
+            let count = recv(fd, buffer, min(capacity, limit - total), Int32(MSG_DONTWAIT))
+            if count <= 0 { return }
+            total += count
+        }
+    }
+
+    private static func unreadBytes(_ fd: Int32) -> Int32? {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == 0 && count >= 0 ? count : nil
+    }
+
+    private static func bytesReceived(_ fd: Int32) -> UInt64? {
+        withUnsafeTemporaryAllocation(byteCount: tcpInfoCapacity, alignment: 8) { info -> UInt64? in
+            info.initializeMemory(as: UInt8.self, repeating: 0)
+            var length = socklen_t(tcpInfoCapacity)
+            guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, info.baseAddress, &length) == 0,
+                  Int(length) >= bytesReceivedOffset + 8 else { return nil }
+            return info.load(fromByteOffset: bytesReceivedOffset, as: UInt64.self)
+        }
+    }
+}
