@@ -128,7 +128,9 @@ struct Options {
                 } else if Self.flags.contains(name) {
                     values[name] = "true"
                 } else {
-                    guard index + 1 < arguments.count else { throw UsageError("--\(name) needs a value") }
+                    guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else {
+                        throw UsageError("--\(name) needs a value")
+                    }
                     values[name] = arguments[index + 1]
                     index += 1
                 }
