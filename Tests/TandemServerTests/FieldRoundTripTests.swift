@@ -85,4 +85,23 @@ import TandemCore
         let lookup = try server.post("records/lookup", Body.lookup([name]))
         #expect(lookup.json.record(0).serverErrorCode == "NOT_FOUND")
     }
+
+    @Test func storedFieldsCopiedIntoResponsesMatchFreshlyEncodedOnes() throws {
+        let server = try Shared.server
+        let zone = try server.makeZone("copy")
+        try server.create("target", fields: [:], zone: zone)
+        var fields = JSONObject()
+        for (name, value, type) in Self.cases { fields[name] = Body.field(value, type) }
+        let name = unique("copy")
+        try server.create(name, fields: fields, zone: zone)
+        let copied = try server.post("records/lookup", Body.lookup([name], zone: zone)).json.record(0)["fields"]
+        var body = Body.lookup([name], zone: zone).objectValue!
+        body["desiredKeys"] = .array(fields.keys.map(JSONValue.string))
+        let encoded = try server.post("records/lookup", .object(body)).json.record(0)["fields"]
+        #expect(copied != nil)
+        #expect(copied == encoded)
+        let queried = try server.post("records/query", ["zoneID": ["zoneName": .string(zone)], "query": ["recordType": "Note", "filterBy": [
+            ["comparator": "EQUALS", "systemFieldName": "recordName", "fieldValue": ["value": .string(name)]]]]]).json.record(0)["fields"]
+        #expect(queried == encoded)
+    }
 }

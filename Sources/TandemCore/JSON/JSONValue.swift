@@ -12,6 +12,17 @@ public enum JSONValue: Sendable, Hashable {
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
+    /// JSON text written earlier by `JSONWriter` and kept as bytes (a record's stored fields),
+    /// copied into output as is. Never produced by `JSONParser`.
+    case fragment(JSONFragment)
+}
+
+/// Valid JSON text kept as bytes, to be copied into a larger document without re-encoding.
+public struct JSONFragment: Sendable, Hashable {
+    public let bytes: [UInt8]
+
+    /// `bytes` must be one complete JSON value as `JSONWriter` writes it.
+    public init(trusted bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// An ordered JSON object.
@@ -124,7 +135,7 @@ extension JSONValue {
         case .int, .double: "a number"
         case .string: "a string"
         case .array: "an array"
-        case .object: "an object"
+        case .object, .fragment: "an object"
         }
     }
 }

@@ -33,6 +33,8 @@ public enum JSONWriter {
                 write(item, into: &out)
             }
             out.append(UInt8(ascii: "]"))
+        case .fragment(let fragment):
+            out.append(contentsOf: fragment.bytes)
         case .object(let object):
             out.append(UInt8(ascii: "{"))
             for (index, entry) in object.entries.enumerated() {

@@ -70,6 +70,7 @@ public enum FieldCodec {
         case .null: throw .badRequest("field '\(name)': value is null")
         case .bool: throw .badRequest("field '\(name)': booleans are not a CloudKit type; use INT64 0 or 1")
         case .array: throw .badRequest("field '\(name)': unexpected array")
+        case .fragment: throw .badRequest("field '\(name)': cannot infer the type of this value; give a 'type'")
         }
     }
 

@@ -28,6 +28,14 @@ public enum FieldValue: Sendable, Hashable {
         }
     }
 
+    /// True for an asset or a list of assets (their download URLs are added when encoding).
+    public var holdsAsset: Bool {
+        switch type {
+        case .scalar(.asset), .list(.asset): true
+        default: false
+        }
+    }
+
     /// The scalar elements: the list's items, or the value itself.
     public var elements: [FieldValue] {
         if case .list(let items, _) = self { return items }

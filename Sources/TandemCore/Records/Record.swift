@@ -6,7 +6,14 @@ public struct Record: Sendable, Hashable {
     public var recordName: String
     public var recordType: String
     public var recordChangeTag: String?
-    public var fields: [String: FieldValue]
+    /// Setting the fields drops `encodedFields`, so the two never disagree.
+    public var fields: [String: FieldValue] {
+        didSet { encodedFields = nil }
+    }
+    /// The fields in wire form as a store holds them (`{"name": {"value": …, "type": …}}`, names
+    /// sorted), when the record was read from one: a response copies them instead of encoding
+    /// `fields` again. Ignored by `==` and hashing.
+    public var encodedFields: EncodedFields?
     public var zoneID: ZoneID
     public var created: Stamp?
     public var modified: Stamp?
@@ -45,4 +52,14 @@ public struct Record: Sendable, Hashable {
             self.deviceID = deviceID
         }
     }
+}
+
+/// A record's fields as stored JSON text; carried alongside `Record.fields`, never compared.
+public struct EncodedFields: Sendable, Hashable {
+    public let fragment: JSONFragment
+
+    public init(_ fragment: JSONFragment) { self.fragment = fragment }
+
+    public static func == (lhs: EncodedFields, rhs: EncodedFields) -> Bool { true }
+    public func hash(into hasher: inout Hasher) {}
 }

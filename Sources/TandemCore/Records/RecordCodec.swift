@@ -25,6 +25,11 @@ public enum RecordCodec {
         if let tag = record.recordChangeTag { o["recordChangeTag"] = .string(tag) }
         if record.deleted {
             o["deleted"] = .bool(true)
+        } else if let stored = record.encodedFields, options.desiredKeys == nil, !options.numbersAsStrings,
+                  options.assetDownloadURL == nil || !record.fields.values.contains(where: \.holdsAsset) {
+            // The stored text is exactly what the loop below would write.
+            o["fields"] = .fragment(stored.fragment)
+            o["pluginFields"] = .object(JSONObject())
         } else {
             var fields = JSONObject()
             for name in record.fields.keys.sorted() {

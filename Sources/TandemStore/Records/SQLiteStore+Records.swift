@@ -11,16 +11,22 @@ extension SQLiteStoreTransaction {
     /// field that no longer decodes means a damaged file; it is dropped rather than failing reads.
     static func record(_ row: SQLiteStatement, zoneID: ZoneID) -> Record {
         var fields: [String: FieldValue] = [:]
-        if case .object(let object)? = try? JSONParser.parse(row.blob(3)) {
+        var complete = false
+        let stored = row.blob(3)
+        if case .object(let object)? = try? JSONParser.parse(stored) {
             for entry in object.entries {
                 if let value = try? FieldCodec.decodeField(entry.value, name: entry.key) { fields[entry.key] = value }
             }
+            complete = fields.count == object.count
         }
-        return Record(recordName: row.text(0), recordType: row.text(1), recordChangeTag: row.text(2), fields: fields,
-                      zoneID: zoneID,
-                      created: Record.Stamp(timestamp: row.int64(4), userRecordName: row.text(5), deviceID: row.text(6)),
-                      modified: Record.Stamp(timestamp: row.int64(7), userRecordName: row.text(8), deviceID: row.text(9)),
-                      parent: optionalText(row, 10), share: optionalText(row, 11))
+        var record = Record(recordName: row.text(0), recordType: row.text(1), recordChangeTag: row.text(2), fields: fields,
+                            zoneID: zoneID,
+                            created: Record.Stamp(timestamp: row.int64(4), userRecordName: row.text(5), deviceID: row.text(6)),
+                            modified: Record.Stamp(timestamp: row.int64(7), userRecordName: row.text(8), deviceID: row.text(9)),
+                            parent: optionalText(row, 10), share: optionalText(row, 11))
+        // Only when every stored field decoded: then the text says exactly what `fields` says.
+        if complete { record.encodedFields = EncodedFields(JSONFragment(trusted: stored)) }
+        return record
     }
 
     static func encodeFields(_ fields: [String: FieldValue]) -> [UInt8] {
