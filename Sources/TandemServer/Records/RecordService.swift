@@ -49,8 +49,8 @@ public struct RecordService: Sendable {
     /// - `atomic` (custom zones only, as in CloudKit): if any operation fails nothing is written;
     ///   the failing items carry their own error and the rest `ATOMIC_ERROR`.
     /// - Otherwise each operation stands alone: a failure rolls back only that operation.
-    /// - Throws: `ZONE_NOT_FOUND` for a missing custom zone; `BAD_REQUEST` when a record appears
-    ///   twice or there are more than 200 operations.
+    /// - Throws: `ZONE_NOT_FOUND` for a missing custom zone or another user's zone; `BAD_REQUEST`
+    ///   when a record appears twice; `LIMIT_EXCEEDED` for more than 200 operations.
     public func modify(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, scope: RequestScope) throws -> [ItemResult] {
         guard operations.count <= Limits.operationsPerRequest else {
             throw CloudKitError(.limitExceeded, "at most \(Limits.operationsPerRequest) operations per request; got \(operations.count)")
@@ -63,8 +63,8 @@ public struct RecordService: Sendable {
         let now = Clock.milliseconds()
         do {
             return try store.write { tx in
-                _ = try Self.zone(tx, scope, zoneID)
-                let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
+                // The default zone is created by its first write.
+                let zone = try Self.zone(tx, scope, zoneID) ?? tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
                 var context = ModifyContext(tx: tx, zone: zone, scope: scope, now: now)
                 var results: [ItemResult] = []
                 for op in operations {
@@ -80,10 +80,8 @@ public struct RecordService: Sendable {
                 if isAtomic, results.contains(where: { if case .failed = $0 { true } else { false } }) {
                     throw AtomicFailure(results: results.enumerated().map { index, result in
                         if case .failed = result { return result }
-                        var collateral = CloudKitError(.atomicError, "the atomic batch failed because another operation failed",
-                                                       recordName: operations[index].recordName)
-                        collateral.zoneID = nil
-                        return .failed(collateral)
+                        return .failed(CloudKitError(.atomicError, "the atomic batch failed because another operation failed",
+                                                     recordName: operations[index].recordName))
                     })
                 }
                 return results
