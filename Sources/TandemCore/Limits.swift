@@ -20,8 +20,8 @@ public enum Limits {
     public static let filtersPerQuery = 64
     /// Sort descriptors in one query.
     public static let sortsPerQuery = 16
-    /// Values of one LIST_CONTAINS_ALL / NOT_LIST_CONTAINS_ALL filter, or tokens of one
-    /// CONTAINS_*_TOKENS filter.
+    /// Values of LIST_CONTAINS_ALL / NOT_LIST_CONTAINS_ALL filters plus tokens of
+    /// CONTAINS_ALL_TOKENS filters, added up over one query (each is its own subquery).
     public static let valuesPerAllFilter = 200
     /// DELETE_SELF references pointing at one target (CloudKit limits page).
     public static let deleteSelfReferencesPerTarget = 750

@@ -185,6 +185,9 @@ import TandemCore
         let values: JSONValue = .array((0..<1000).map { JSONValue.string("v\($0)") })
         let bigAll = try server.post("records/query", ["query": ["recordType": "Item", "filterBy": [Self.filter("LIST_CONTAINS_ALL", "tags", values, type: "STRING_LIST")]]])
         #expect(bigAll.status == 413)
+        let manyAll: JSONValue = .array((0..<5).map { _ in Self.filter("LIST_CONTAINS_ALL", "tags", .array((0..<50).map { JSONValue.string("v\($0)") }), type: "STRING_LIST") })
+        let spread = try server.post("records/query", ["query": ["recordType": "Item", "filterBy": manyAll]])
+        #expect(spread.status == 413, "values are counted across filters: \(spread.text)")
         let location = try server.post("records/query", ["query": ["recordType": "Item", "filterBy": [Self.filter("EQUALS", "where", ["latitude": 1.0, "longitude": 1.0], type: "LOCATION")]]])
         #expect(location.status == 400)
     }

@@ -101,4 +101,19 @@ import TandemCore
         ]))
         #expect(ok.json.record(0)["parent"]?["recordName"]?.stringValue == parent)
     }
+
+    @Test func parentAndRecordZoneMustBeTheRequestsZone() throws {
+        let server = try Shared.server
+        let zoneA = try server.makeZone("pa"), zoneB = try server.makeZone("pb")
+        try server.create("doc", fields: [:], zone: zoneB)
+        let parent = try server.post("records/modify", Body.modify([Body.operation("create", name: unique("c"), fields: [:],
+            extra: ["parent": ["recordName": "doc", "zoneID": ["zoneName": .string(zoneB)]]])], zone: zoneA))
+        #expect(parent.json.record(0).serverErrorCode == "BAD_REQUEST")
+        let name = unique("elsewhere")
+        let record = try server.post("records/modify", Body.modify([Body.operation("create", name: name, fields: [:],
+            extra: ["zoneID": ["zoneName": .string(zoneB)]])], zone: zoneA))
+        #expect(record.json.record(0).serverErrorCode == "BAD_REQUEST")
+        let lookup = try server.post("records/lookup", Body.lookup([name], zone: zoneB))
+        #expect(lookup.json.record(0).serverErrorCode == "NOT_FOUND")
+    }
 }

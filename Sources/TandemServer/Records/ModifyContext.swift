@@ -11,6 +11,12 @@ struct ModifyContext {
     let now: Int64
 
     mutating func apply(_ op: RecordOperation) throws -> RecordService.ItemResult {
+        if let named = op.recordZoneID, !isThisZone(named) {
+            throw CloudKitError.badRequest("the record names zone '\(named.zoneName)' but the request addresses zone '\(zone.zoneID.zoneName)'; send one request per zone")
+        }
+        if let named = op.parentZoneID, !isThisZone(named) {
+            throw CloudKitError.badRequest("a parent must be in the record's own zone ('\(zone.zoneID.zoneName)')")
+        }
         let existing = try tx.record(zone: zone, name: op.recordName)
         if existing == nil && (op.kind.checksTag || op.kind == .forceDelete) {
             throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist")
@@ -76,13 +82,17 @@ struct ModifyContext {
         return total
     }
 
+    /// True when `zoneID` names the zone being modified (an absent owner means the caller).
+    private func isThisZone(_ zoneID: ZoneID) -> Bool {
+        zoneID.zoneName == zone.zoneID.zoneName && (zoneID.ownerRecordName.map { $0 == scope.database.owner } ?? true)
+    }
+
     /// References stay inside the zone (as in CloudKit); VALIDATE targets must exist; a
     /// DELETE_SELF target may have at most 750 such referrers.
     private func checkReferences(_ fields: [String: FieldValue], recordName: String) throws {
         for (name, value) in fields {
             for case .reference(let reference) in value.elements {
-                if let target = reference.zoneID,
-                   target.zoneName != zone.zoneID.zoneName || (target.ownerRecordName.map { $0 != scope.database.owner } ?? false) {
+                if let target = reference.zoneID, !isThisZone(target) {
                     throw CloudKitError.badRequest("field '\(name)': a reference must point to a record in the same zone ('\(zone.zoneID.zoneName)')")
                 }
                 if reference.action == .validate && reference.recordName != recordName {

@@ -17,6 +17,10 @@ public struct RecordOperation: Sendable {
     /// Fields to set; a nil value clears the field.
     public var fields: [String: FieldValue?]
     public var parent: String?
+    /// The zone the `parent` dictionary names, if it names one.
+    public var parentZoneID: ZoneID?
+    /// The zone the record dictionary names, if it names one; must be the request's zone.
+    public var recordZoneID: ZoneID?
     public var clearsParent: Bool
     public var desiredKeys: Set<String>?
 
@@ -75,6 +79,7 @@ public struct RecordOperation: Sendable {
             }
         }
         var parent: String?
+        var parentZoneID: ZoneID?
         var clearsParent = false
         if let p = record["parent"] {
             if p.isNull {
@@ -85,10 +90,14 @@ public struct RecordOperation: Sendable {
                 }
                 guard parentName != name else { throw .badRequest("\(context): a record cannot be its own parent") }
                 parent = parentName
+                if let zone = p["zoneID"], !zone.isNull { parentZoneID = try RecordCodec.decodeZoneID(zone) }
             }
         }
+        var recordZoneID: ZoneID?
+        if let zone = record["zoneID"], !zone.isNull { recordZoneID = try RecordCodec.decodeZoneID(zone) }
         return RecordOperation(kind: kind, recordName: name, recordType: recordType, recordChangeTag: tag, fields: fields,
-                               parent: parent, clearsParent: clearsParent, desiredKeys: try desiredKeys(o["desiredKeys"]))
+                               parent: parent, parentZoneID: parentZoneID, recordZoneID: recordZoneID, clearsParent: clearsParent,
+                               desiredKeys: try desiredKeys(o["desiredKeys"]))
     }
 
     /// Decodes a `desiredKeys` array of field names; nil when absent.

@@ -11,6 +11,9 @@ import TandemCore
 struct QueryPlanner {
     var sql = ""
     var arguments: [SQLiteValue] = []
+    /// Terms of all-of comparators so far: each becomes its own subquery, and SQLite's expression
+    /// depth (1,000) bounds them across the whole query.
+    private var allOfTerms = 0
 
     init(query: Query, zoneKeys: [Int64], limit: Int, offset: Int) throws(CloudKitError) {
         guard query.filters.count <= Limits.filtersPerQuery else {
@@ -122,8 +125,8 @@ struct QueryPlanner {
         if filter.comparator != .near && values.count != elements.count {
             throw invalid(filter, "cannot compare LOCATION or ASSET values (use NEAR for locations)")
         }
-        if (filter.comparator == .listContainsAll || filter.comparator == .notListContainsAll) && values.count > Limits.valuesPerAllFilter {
-            throw CloudKitError(.limitExceeded, "\(filter.comparator.rawValue) takes at most \(Limits.valuesPerAllFilter) values; got \(values.count)")
+        if filter.comparator == .listContainsAll || filter.comparator == .notListContainsAll {
+            try countAllOfTerms(values.count, filter)
         }
 
         switch filter.comparator {
@@ -169,9 +172,7 @@ struct QueryPlanner {
             guard values.count == 1, case .text(let text) = values[0] else { throw invalid(filter, "needs a STRING value") }
             let tokens = Array(Set(FieldIndexer.tokens(of: text))).sorted()
             guard !tokens.isEmpty else { return "0" }
-            guard tokens.count <= Limits.valuesPerAllFilter else {
-                throw CloudKitError(.limitExceeded, "\(filter.comparator.rawValue) takes at most \(Limits.valuesPerAllFilter) tokens; got \(tokens.count)")
-            }
+            if filter.comparator == .containsAllTokens { try countAllOfTerms(tokens.count, filter) }
             if filter.comparator == .containsAnyTokens {
                 return subquery(FieldIndexer.tokenSlot, "f.value IN (\(Self.placeholders(tokens.count)))", tokens.map(SQLiteValue.text))
             }
@@ -190,6 +191,13 @@ struct QueryPlanner {
                 AND g.field = f.field AND g.slot = \(FieldIndexer.longitudeSlot) WHERE f.zone_id IN (\(zoneList)) \
                 AND f.type = ? AND f.field = ? AND f.slot = ? AND f.value BETWEEN ? AND ? AND \(distanceSQL) <= ?)
                 """
+        }
+    }
+
+    private mutating func countAllOfTerms(_ count: Int, _ filter: Filter) throws(CloudKitError) {
+        allOfTerms += count
+        guard allOfTerms <= Limits.valuesPerAllFilter else {
+            throw CloudKitError(.limitExceeded, "a query may hold at most \(Limits.valuesPerAllFilter) values across its LIST_CONTAINS_ALL, NOT_LIST_CONTAINS_ALL and CONTAINS_ALL_TOKENS filters (\(filter.comparator.rawValue) on '\(filter.field)' brings it to \(allOfTerms))")
         }
     }
 
