@@ -19,7 +19,7 @@ test: bootstrap
 	$(SWIFT) build --build-tests
 	@# Two processes: the HTTP layer's socket tests run apart from the suites that spawn
 	@# `tandem serve` processes. Together they rarely (about 1 run in 15) lost a test server's
-	@# listening socket to another suite's descriptor handling; apart, 0 in 20 (see issue notes).
+	@# listening socket to another suite's descriptor handling; apart, none in 11 runs so far (see the issue notes).
 	$(SWIFT) test --skip-build --disable-xctest --filter TandemHTTPTests
 	$(SWIFT) test --skip-build --disable-xctest --skip TandemHTTPTests
 
