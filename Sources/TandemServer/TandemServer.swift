@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     /// threads mean larger commit batches; on two cores 32 served both lookups and creates best
     /// (measured with tandem-bench: 64 threads cost ~15% more CPU per lookup).
     public var workerCount: Int
+    /// Read connections shared by threads that have no connection of their own (each reading
+    /// thread otherwise keeps one).
     public var readerCount: Int
     /// One line per request on standard error.
     public var logRequests: Bool
@@ -68,7 +70,7 @@ public final class TandemServer: Sendable {
     /// - Throws: `HTTPServerError` when the address cannot be bound.
     public func start() throws {
         try http.start()
-        log.error("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
+        log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
     }
 
     /// The bound port.
@@ -88,7 +90,7 @@ public final class TandemServer: Sendable {
         }
         http.shutdown()
         store.close()
-        log.error("tandem stopped")
+        log.message("tandem stopped")
         log.stop()
         finished.signal()
     }

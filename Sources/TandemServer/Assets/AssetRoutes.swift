@@ -31,7 +31,7 @@ struct AssetRoutes: Sendable {
                     throw CloudKitError.badRequest("tokens[\(index)] needs a valid 'fieldName'")
                 }
                 let name = item["recordName"]?.stringValue
-                uploads.append(AssetUpload(token: Tokens.make(kind: .user).replacingOccurrences(of: "tdu_", with: "up_"),
+                uploads.append(AssetUpload(token: Tokens.random(prefix: "up_"),
                                            container: scope.database.container, environment: scope.database.environment,
                                            owner: scope.database.owner, recordType: type, fieldName: field, recordName: name,
                                            expiresAt: expires))

@@ -62,9 +62,14 @@ public final class Authenticator: Sendable {
 /// Creates tokens: 256 random bits, base64url, prefixed with their kind; only the SHA-256 is stored.
 public enum Tokens {
     public static func make(kind: TokenGrant.Kind) -> String {
+        random(prefix: kind == .api ? "tdk_" : "tdu_")
+    }
+
+    /// `prefix` followed by 256 random bits in base64url (asset upload URLs use `up_`).
+    public static func random(prefix: String) -> String {
         let raw = Data(Digest.randomBytes(32)).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        return (kind == .api ? "tdk_" : "tdu_") + raw
+        return prefix + raw
     }
 
     public static func hash(_ token: String) -> [UInt8] { Digest.sha256(Array(token.utf8)) }

@@ -30,7 +30,7 @@ public final class RequestLog: Sendable {
     }
 
     /// A message for operators (errors with their detail, start and stop).
-    public func error(_ message: String) {
+    public func message(_ message: String) {
         let line = "\(Self.timestamp()) \(message)\n"
         buffer.withLock { $0.append(contentsOf: line.utf8) }
         if !enabled { flush() }

@@ -134,7 +134,7 @@ public final class APIRouter: HTTPResponder {
             busy.retryAfter = 1
             return (endpoint, Responses.error(busy, uuid: context.uuid))
         } catch {
-            log.error("request \(context.uuid) failed: \(error)")
+            log.message("request \(context.uuid) failed: \(error)")
             return (endpoint, Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(context.uuid)"),
                                              uuid: context.uuid))
         }
