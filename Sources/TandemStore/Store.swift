@@ -63,7 +63,6 @@ public struct StoredZone: Sendable, Hashable {
 
 /// A record that points at another (from a REFERENCE or REFERENCE_LIST field).
 public struct Referrer: Sendable, Hashable {
-    public var zoneKey: Int64
     public var recordName: String
     public var action: Reference.Action
 }

@@ -27,8 +27,10 @@ final class ServerProcess {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         guard let logHandle = FileHandle(forWritingAtPath: logPath) else { throw BenchError("cannot write \(logPath)") }
         process.executableURL = URL(fileURLWithPath: BenchPaths.tandem)
+        // TANDEM_BENCH_SERVER_ARGS adds `serve` options for experiments, e.g. "--workers 16".
+        let extra = ProcessInfo.processInfo.environment["TANDEM_BENCH_SERVER_ARGS"]?.split(separator: " ").map(String.init) ?? []
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDirectory,
-                             "--synchronous", synchronous.rawValue.lowercased(), "--quiet"] + (ProcessInfo.processInfo.environment["TANDEM_BENCH_SERVER_ARGS"].map { $0.split(separator: " ").map(String.init) } ?? [])
+                             "--synchronous", synchronous.rawValue.lowercased(), "--quiet"] + extra
         process.standardOutput = logHandle
         process.standardError = logHandle
         process.standardInput = FileHandle.nullDevice

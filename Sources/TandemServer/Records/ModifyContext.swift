@@ -10,7 +10,7 @@ struct ModifyContext {
     let scope: RequestScope
     let now: Int64
 
-    mutating func apply(_ op: RecordOperation) throws -> RecordService.ItemResult {
+    func apply(_ op: RecordOperation) throws -> RecordService.ItemResult {
         if let named = op.recordZoneID, !isThisZone(named) {
             throw CloudKitError.badRequest("the record names zone '\(named.zoneName)' but the request addresses zone '\(zone.zoneID.zoneName)'; send one request per zone")
         }

@@ -1,3 +1,4 @@
+import Foundation
 public import TandemCore
 
 /// One entry of `records/modify`'s `operations[]` (CloudKit Web Services: records/modify).
@@ -115,14 +116,5 @@ public struct RecordOperation: Sendable {
 
 /// Random record names, as CloudKit assigns when a create omits `recordName`.
 public enum UUIDs {
-    public static func make() -> String {
-        var g = SystemRandomNumberGenerator()
-        let hex = Array("0123456789ABCDEF")
-        var s = ""
-        for i in 0..<32 {
-            if i == 8 || i == 12 || i == 16 || i == 20 { s.append("-") }
-            s.append(hex[Int(g.next() % 16)])
-        }
-        return s
-    }
+    public static func make() -> String { UUID().uuidString }
 }

@@ -65,7 +65,7 @@ public struct RecordService: Sendable {
             return try store.write { tx in
                 // The default zone is created by its first write.
                 let zone = try Self.zone(tx, scope, zoneID) ?? tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
-                var context = ModifyContext(tx: tx, zone: zone, scope: scope, now: now)
+                let context = ModifyContext(tx: tx, zone: zone, scope: scope, now: now)
                 var results: [ItemResult] = []
                 for op in operations {
                     do {

@@ -57,14 +57,6 @@ extension SQLiteStoreTransaction {
 /// CloudKit user record names: `_` followed by 32 lowercase hex digits.
 public enum UserRecordNames {
     public static func make() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let hex = Array("0123456789abcdef")
-        return "_" + String((0..<32).map { _ in hex[Int(generator.next() % 16)] })
-    }
-
-    public static func isValid(_ name: String) -> Bool {
-        let utf8 = Array(name.utf8)
-        guard utf8.count == 33, utf8[0] == UInt8(ascii: "_") else { return false }
-        return utf8.dropFirst().allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        "_" + Digest.hex(Digest.randomBytes(16))
     }
 }

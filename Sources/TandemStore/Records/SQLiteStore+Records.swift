@@ -42,10 +42,10 @@ extension SQLiteStoreTransaction {
 
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer] {
         try db.query("""
-            SELECT r.zone_id, r.name, x.action FROM record_references x JOIN records r ON r.id = x.source_id
+            SELECT r.name, x.action FROM record_references x JOIN records r ON r.id = x.source_id
             WHERE x.target_zone = ? AND x.target_name = ?
             """, [.integer(zone.key), .text(recordName)]) { row in
-            Referrer(zoneKey: row.int64(0), recordName: row.text(1), action: Reference.Action(rawValue: row.text(2)) ?? .none)
+            Referrer(recordName: row.text(0), action: Reference.Action(rawValue: row.text(1)) ?? .none)
         }
     }
 
