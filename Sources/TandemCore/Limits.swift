@@ -25,4 +25,6 @@ public enum Limits {
     public static let valuesPerAllFilter = 200
     /// DELETE_SELF references pointing at one target (CloudKit limits page).
     public static let deleteSelfReferencesPerTarget = 750
+    /// Participants per share, the owner included (decisions D8; configurable per server).
+    public static let participantsPerShare = 100
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TandemCore
 import TandemHTTP
 public import TandemStore
 
@@ -24,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     /// The URL clients reach the server at (e.g. `https://tandem.example.com`), used in asset
     /// download URLs and sign-in redirects; nil builds them from each request's Host header.
     public var publicURL: String?
+    /// Participants per share, the owner included (decisions D8).
+    public var participantLimit = Limits.participantsPerShare
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -57,7 +60,8 @@ public final class TandemServer: Sendable {
                                 readerCount: configuration.readerCount)
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
-        let services = Services(store: store, secret: secret, publicURL: configuration.publicURL)
+        let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
+                                participantLimit: configuration.participantLimit)
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
         http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,

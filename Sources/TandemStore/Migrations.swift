@@ -98,5 +98,64 @@ enum Migrations {
             size INTEGER
         );
         """),
+        // Sharing (issue 3): shares beside their share records, participants other than the owner,
+        // access requests, stable URL tokens per root, and each record's share membership so that
+        // an access check is one column read (DESIGN.md §4).
+        SQLiteMigration(version: 2, sql: """
+        ALTER TABLE users ADD COLUMN phone TEXT;
+        ALTER TABLE users ADD COLUMN discoverable INTEGER NOT NULL DEFAULT 0;
+        CREATE UNIQUE INDEX users_by_phone ON users(phone) WHERE phone IS NOT NULL;
+        ALTER TABLE records ADD COLUMN membership TEXT;
+        CREATE INDEX records_by_membership ON records(zone_id, membership) WHERE membership IS NOT NULL;
+        CREATE INDEX records_by_parent ON records(zone_id, parent) WHERE parent IS NOT NULL;
+        -- One token per root ('' for the zone-wide share), kept when the share is deleted so that
+        -- sharing the same root again gives the same URL.
+        CREATE TABLE share_urls (
+            zone_id INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            root_name TEXT NOT NULL,
+            short_guid TEXT NOT NULL UNIQUE,
+            PRIMARY KEY (zone_id, root_name)
+        ) WITHOUT ROWID;
+        CREATE TABLE shares (
+            id INTEGER PRIMARY KEY,
+            zone_id INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            record_name TEXT NOT NULL,
+            root_name TEXT,
+            short_guid TEXT NOT NULL UNIQUE,
+            public_permission TEXT NOT NULL,
+            allows_access_requests INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            UNIQUE (zone_id, record_name)
+        );
+        CREATE TABLE share_participants (
+            id INTEGER PRIMARY KEY,
+            share_id INTEGER NOT NULL REFERENCES shares(id) ON DELETE CASCADE,
+            participant_id TEXT NOT NULL UNIQUE,
+            user_record_name TEXT,
+            email TEXT COLLATE NOCASE,
+            phone TEXT,
+            role TEXT NOT NULL,
+            permission TEXT NOT NULL,
+            status TEXT NOT NULL,
+            approved_requester INTEGER NOT NULL DEFAULT 0,
+            added_at INTEGER NOT NULL
+        );
+        CREATE INDEX share_participants_by_share ON share_participants(share_id);
+        CREATE INDEX share_participants_by_user ON share_participants(user_record_name, status);
+        CREATE INDEX share_participants_by_email ON share_participants(email) WHERE user_record_name IS NULL;
+        CREATE INDEX share_participants_by_phone ON share_participants(phone) WHERE user_record_name IS NULL;
+        CREATE TABLE share_requesters (
+            share_id INTEGER NOT NULL REFERENCES shares(id) ON DELETE CASCADE,
+            user_record_name TEXT NOT NULL,
+            requested_at INTEGER NOT NULL,
+            PRIMARY KEY (share_id, user_record_name)
+        ) WITHOUT ROWID;
+        CREATE TABLE share_blocked (
+            share_id INTEGER NOT NULL REFERENCES shares(id) ON DELETE CASCADE,
+            user_record_name TEXT NOT NULL,
+            blocked_at INTEGER NOT NULL,
+            PRIMARY KEY (share_id, user_record_name)
+        ) WITHOUT ROWID;
+        """),
     ]
 }

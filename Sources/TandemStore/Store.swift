@@ -74,12 +74,24 @@ public struct UserAccount: Sendable, Hashable {
     public var email: String?
     public var givenName: String?
     public var familyName: String?
+    /// Stored normalised (digits and a leading `+`).
+    public var phoneNumber: String?
+    /// Whether others may find this person by email or phone (`users/discover`, `users/lookup/email`).
+    public var discoverable: Bool
 
-    public init(recordName: String, email: String?, givenName: String?, familyName: String?) {
+    public init(recordName: String, email: String?, givenName: String?, familyName: String?, phoneNumber: String? = nil,
+                discoverable: Bool = false) {
         self.recordName = recordName
         self.email = email
         self.givenName = givenName
         self.familyName = familyName
+        self.phoneNumber = phoneNumber
+        self.discoverable = discoverable
+    }
+
+    /// The person as others see them.
+    public var identity: UserIdentity {
+        UserIdentity(userRecordName: recordName, emailAddress: email, phoneNumber: phoneNumber, givenName: givenName, familyName: familyName)
     }
 }
 
@@ -131,7 +143,7 @@ public struct AssetUpload: Sendable, Hashable {
 }
 
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
-public protocol StoreReading {
+public protocol StoreReading: ShareReading {
     func containerExists(_ id: String) throws -> Bool
     func user(recordNameOrEmail: String) throws -> UserAccount?
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant?
@@ -141,14 +153,16 @@ public protocol StoreReading {
     func record(zone: StoredZone, name: String) throws -> Record?
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer]
     /// Runs `query` over `zones`: records in a stable order, `limit` of them after skipping `offset`.
-    func query(_ query: Query, zones: [StoredZone], limit: Int, offset: Int) throws -> [Record]
+    /// With `memberships`, only records whose share membership is one of them (the shared database).
+    func query(_ query: Query, zones: [StoredZone], limit: Int, offset: Int, memberships: [String]?) throws -> [Record]
     func assetUpload(token: String) throws -> AssetUpload?
 }
 
 /// Writes, inside one transaction.
-public protocol StoreWriting: StoreReading {
+public protocol StoreWriting: StoreReading, ShareWriting {
     func createContainer(_ id: String, at time: Int64) throws -> Bool
-    func addUser(email: String, givenName: String?, familyName: String?, at time: Int64) throws -> UserAccount
+    /// Adds an account and links share invitations addressed to its email or phone.
+    func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount
     func addToken(hash: [UInt8], grant: TokenGrant, at time: Int64) throws
 
     /// Returns the zone, creating it when missing.
@@ -157,9 +171,10 @@ public protocol StoreWriting: StoreReading {
     func deleteZone(_ zone: StoredZone) throws
     /// Advances the zone's change sequence by one and returns the new value.
     func nextChangeSequence(_ zone: StoredZone) throws -> Int64
-    /// Inserts or replaces a record (its `recordChangeTag`, stamps and fields as given) and
-    /// appends it to the zone's change log at `sequence`.
-    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64) throws
+    /// Inserts or replaces a record (its `recordChangeTag`, stamps and fields as given) with the
+    /// share whose hierarchy contains it (`membership`), and appends it to the zone's change log
+    /// at `sequence`.
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws
     /// Deletes a record and appends a tombstone at `sequence`.
     func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws
 

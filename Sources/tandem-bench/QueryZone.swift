@@ -72,7 +72,7 @@ enum QueryZone {
                                         recordChangeTag: String(sequence, radix: 36),
                                         fields: ["bucket": .int64(Int64(i % buckets)), "title": .string("Item \(i)")],
                                         zoneID: zone.zoneID, created: stamp, modified: stamp)
-                    try tx.putRecord(record, zone: zone, sequence: sequence)
+                    try tx.putRecord(record, zone: zone, sequence: sequence, membership: nil)
                 }
             }
             written = last

@@ -10,8 +10,9 @@ extension CommandLine {
           tandem serve [--host 127.0.0.1] [--port 8080] [--data DIR] [--synchronous full|normal] [--workers N] [--quiet]
                        [--public-url https://host]   (base of asset URLs; default: from each request's Host)
                        [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)
+                       [--participant-limit 100]   (participants per share, the owner included)
           tandem container create ID [--data DIR]
-          tandem user add --email EMAIL [--name "Given Family"] [--data DIR]
+          tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--data DIR]
         """
@@ -44,6 +45,10 @@ extension CommandLine {
                     configuration.workerCount = n
                 }
                 configuration.logRequests = !options.flag("quiet")
+                if let limit = options.value("participant-limit") {
+                    guard let n = Int(limit), n >= 2 else { throw UsageError("--participant-limit must be at least 2 (the owner and one more)") }
+                    configuration.participantLimit = n
+                }
                 if let url = options.value("public-url") {
                     guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
                     configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
@@ -57,7 +62,10 @@ extension CommandLine {
                 print(created ? "created container \(id)" : "container \(id) already exists")
             case ("user", "add", 2):
                 guard let email = options.value("email") else { throw UsageError("user add needs --email") }
-                let user = try withStore(data) { try Admin.addUser(email: email, name: options.value("name"), store: $0) }
+                let user = try withStore(data) {
+                    try Admin.addUser(email: email, name: options.value("name"), phone: options.value("phone"),
+                                      discoverable: options.flag("discoverable"), store: $0)
+                }
                 print(user.recordName)
             case ("token", "create", 2):
                 if options.flag("api") {
@@ -112,7 +120,7 @@ struct UsageError: Error, CustomStringConvertible {
 
 /// Words and `--name value` / `--flag` options.
 struct Options {
-    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof"]
+    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable"]
     var words: [String] = []
     var values: [String: String] = [:]
 

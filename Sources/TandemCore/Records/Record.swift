@@ -23,6 +23,8 @@ public struct Record: Sendable, Hashable {
     public var parent: String?
     /// The share this record is the root of, by record name.
     public var share: String?
+    /// On a `cloudkit.share` record: its participants, permissions and URL, as the viewer may see them.
+    public var sharing: Share?
 
     public init(recordName: String, recordType: String, recordChangeTag: String? = nil, fields: [String: FieldValue] = [:],
                 zoneID: ZoneID = .defaultZone, created: Stamp? = nil, modified: Stamp? = nil, deleted: Bool = false,

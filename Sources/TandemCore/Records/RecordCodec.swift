@@ -48,6 +48,7 @@ public enum RecordCodec {
         if let parent = record.parent { o["parent"] = .object(["recordName": .string(parent)]) }
         if let share = record.share { o["share"] = .object(["recordName": .string(share), "zoneID": encodeZoneID(record.zoneID)]) }
         o["zoneID"] = encodeZoneID(record.zoneID)
+        if let sharing = record.sharing { ShareCodec.encode(sharing, into: &o) }
         return .object(o)
     }
 

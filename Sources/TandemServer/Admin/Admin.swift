@@ -15,9 +15,13 @@ public enum Admin {
         return try store.write { try $0.createContainer(id, at: now) }
     }
 
-    /// Adds a user. `name` is "Given Family" (the last word is the family name).
-    /// - Throws: `EXISTS` when the email is taken, `BAD_REQUEST` for an address without '@'.
-    public static func addUser(email: String, name: String?, store: any Store) throws -> UserAccount {
+    /// Adds a user. `name` is "Given Family" (the last word is the family name). Share
+    /// invitations already addressed to the email or phone are linked to the new account.
+    /// `discoverable` lets others find the user by email or phone (users/discover).
+    /// - Throws: `EXISTS` when the email or phone is taken, `BAD_REQUEST` for an address without
+    ///   '@' or a phone number with fewer than 5 digits.
+    public static func addUser(email: String, name: String?, phone: String? = nil, discoverable: Bool = false,
+                               store: any Store) throws -> UserAccount {
         let trimmed = email.trimmingCharacters(in: .whitespaces)
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
@@ -31,11 +35,24 @@ public enum Admin {
             if words.count > 1 { family = words.removeLast() }
             given = words.joined(separator: " ")
         }
+        if let phone, !PhoneNumbers.isValid(phone) {
+            throw CloudKitError.badRequest("'\(phone)' is not a phone number")
+        }
         let now = Clock.milliseconds()
         if try store.read({ try $0.user(recordNameOrEmail: trimmed) }) != nil {
             throw CloudKitError(.exists, "a user with email \(trimmed) already exists")
         }
-        return try store.write { [given, family] in try $0.addUser(email: trimmed, givenName: given, familyName: family, at: now) }
+        if let phone, try store.read({ try $0.user(matching: UserIdentity(phoneNumber: phone)) }) != nil {
+            throw CloudKitError(.exists, "a user with phone number \(phone) already exists")
+        }
+        return try store.write { [given, family] tx in
+            var user = try tx.addUser(email: trimmed, givenName: given, familyName: family, phoneNumber: phone, at: now)
+            if discoverable {
+                try tx.setDiscoverable(user: user.recordName, true)
+                user.discoverable = true
+            }
+            return user
+        }
     }
 
     /// Creates a user token for the user with this email or user record name; returns the token,

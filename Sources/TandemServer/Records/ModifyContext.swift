@@ -2,12 +2,17 @@ import TandemCore
 import TandemStore
 
 /// Applies `records/modify` operations inside one store transaction: version checks, field
-/// merging, reference rules and change tags (CloudKit Web Services: records/modify; Tandem
-/// decisions D2 for conflicts).
+/// merging, reference rules, change tags, share membership and access (CloudKit Web Services:
+/// records/modify; Tandem decisions D2 for conflicts; sharing rules in ModifyContext+Shares).
+///
+/// `scope.database` is the zone owner's private database; `scope.user` is the caller, who is
+/// the owner or (through the shared database) a participant, as `access` says.
 struct ModifyContext {
     let tx: any StoreWriting
     let zone: StoredZone
     let scope: RequestScope
+    let access: ZoneAccess
+    let batch: ModifyBatch
     let now: Int64
 
     func apply(_ op: RecordOperation) throws -> RecordService.ItemResult {
@@ -17,20 +22,33 @@ struct ModifyContext {
         if let named = op.parentZoneID, !isThisZone(named) {
             throw CloudKitError.badRequest("a parent must be in the record's own zone ('\(zone.zoneID.zoneName)')")
         }
-        let existing = try tx.record(zone: zone, name: op.recordName)
+        let found = try tx.recordWithMembership(zone: zone, name: op.recordName)
+        // A record the caller may not see does not exist for them (and its name is not theirs to take).
+        if let found, !access.decide(.read, membership: found.membership).isAllowed {
+            if op.kind == .create { throw CloudKitError(.accessDenied, "you cannot create a record named '\(op.recordName)' in this zone") }
+            throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist")
+        }
+        let existing = found?.record
+        let membership = found?.membership
         if existing == nil && (op.kind.checksTag || op.kind == .forceDelete) {
             throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist")
         }
+        if (existing?.recordType ?? op.recordType) == Share.recordType {
+            return try applyToShare(op, existing: existing)
+        }
         if let existing, op.kind.checksTag, existing.recordChangeTag != op.recordChangeTag {
-            var error = CloudKitError(.conflict, "recordChangeTag '\(op.recordChangeTag ?? "")' is stale; the server has '\(existing.recordChangeTag ?? "")'. Fetch the record and retry, or use a force operation")
-            error.serverRecord = existing
-            throw error
+            throw try conflict(op, existing)
         }
         switch op.kind {
         case .delete, .forceDelete:
             guard let existing else { throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist") }
+            let isRoot = existing.share.map { access.shares[$0] != nil } ?? false
+            try access.decide(isRoot ? .deleteRoot : .delete, membership: membership).enforce()
+            if isRoot, let name = existing.share, let share = access.shares[name] {
+                try stopSharing(share)
+            }
             var deleting = Set<String>()
-            try delete(existing, deleting: &deleting)
+            try delete(existing, membership: membership, deleting: &deleting)
             return .deleted(recordName: op.recordName)
         case .create:
             if let existing {
@@ -38,13 +56,35 @@ struct ModifyContext {
                 error.serverRecord = existing
                 throw error
             }
-            return .saved(try save(op, over: nil))
+            return .saved(try save(op, over: nil, membership: nil))
         case .update, .replace, .forceUpdate, .forceReplace:
-            return .saved(try save(op, over: existing))
+            if existing != nil { try access.decide(.write, membership: membership).enforce() }
+            return .saved(try save(op, over: existing, membership: membership))
         }
     }
 
-    private func save(_ op: RecordOperation, over existing: Record?) throws -> Record {
+    /// A `CONFLICT` carrying the server's record (D2), as the caller may see it.
+    func conflict(_ op: RecordOperation, _ existing: Record) throws -> CloudKitError {
+        var error = CloudKitError(.conflict, "recordChangeTag '\(op.recordChangeTag ?? "")' is stale; the server has '\(existing.recordChangeTag ?? "")'. Fetch the record and retry, or use a force operation")
+        var server = existing
+        if server.recordType == Share.recordType, let share = try tx.share(zone: zone, recordName: server.recordName) {
+            server.sharing = try batch.presenter(tx).present(share, viewer: scope.user)
+        }
+        error.serverRecord = server
+        return error
+    }
+
+    /// How a save sets the record's share membership.
+    enum MembershipRule {
+        /// From the parent (or the record's own share, for a root); moving a record moves its subtree.
+        case derived
+        /// Exactly this (share records and roots, set by the sharing code).
+        case fixed(String?)
+    }
+
+    /// Saves `op` over `existing` (whose stored membership is `membership`).
+    func save(_ op: RecordOperation, over existing: Record?, membership: String?, rule: MembershipRule = .derived,
+              share: String?? = .none) throws -> Record {
         guard let recordType = op.recordType ?? existing?.recordType else {
             throw CloudKitError.badRequest("record '\(op.recordName)' does not exist, so \(op.kind.rawValue) needs a recordType")
         }
@@ -55,13 +95,19 @@ struct ModifyContext {
         for (name, value) in op.fields {
             fields[name] = value
         }
+        if recordType != Share.recordType, let name = fields.keys.first(where: Share.systemFields.contains) {
+            throw CloudKitError.badRequest("field '\(name)' belongs on cloudkit.share records")
+        }
         fields = try resolveAssets(fields, previous: existing?.fields ?? [:])
         try checkReferences(fields, recordName: op.recordName)
         var parent = op.clearsParent ? nil : (op.parent ?? existing?.parent)
         if op.kind.replacesFields && op.parent == nil { parent = nil }
-        // A parent is checked when it is set; a record keeps a parent that was deleted since.
-        if let parent, parent != existing?.parent, try tx.record(zone: zone, name: parent) == nil {
-            throw CloudKitError(.validatingReferenceError, "parent record '\(parent)' does not exist in zone '\(zone.zoneID.zoneName)'")
+        var newMembership = membership
+        switch rule {
+        case .fixed(let fixed):
+            newMembership = fixed
+        case .derived:
+            newMembership = try derivedMembership(op, existing: existing, membership: membership, parent: parent)
         }
         let size = Self.encodedSize(fields)
         guard size <= Limits.recordBytes else {
@@ -71,9 +117,50 @@ struct ModifyContext {
         let stamp = Record.Stamp(timestamp: now, userRecordName: scope.user, deviceID: scope.deviceID)
         let record = Record(recordName: op.recordName, recordType: recordType, recordChangeTag: ChangeTags.tag(zone: zone.key, sequence: sequence),
                             fields: fields, zoneID: zone.zoneID, created: existing?.created ?? stamp, modified: stamp,
-                            parent: parent, share: existing?.share)
-        try tx.putRecord(record, zone: zone, sequence: sequence)
+                            parent: parent, share: share ?? existing?.share)
+        try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership)
+        if existing != nil && newMembership != membership {
+            // The record moved into, out of, or between shares: its subtree goes with it.
+            try tx.setMembership(zone: zone, subtreeOf: op.recordName, to: newMembership)
+        }
         return record
+    }
+
+    /// The membership a saved record gets: a share root keeps its own share; any other record
+    /// takes its parent's (nil under a zone-wide share, which covers every record anyway).
+    /// Checks the parent exists, that the move makes no cycle, that the caller may write where
+    /// the record lands, and that no record ends up in two shares (`ALREADY_SHARED`).
+    private func derivedMembership(_ op: RecordOperation, existing: Record?, membership: String?, parent: String?) throws -> String? {
+        var parentMembership: String?
+        if let parent, parent != existing?.parent || existing == nil {
+            // A parent is checked when it is set; a record keeps a parent that was deleted since.
+            guard let found = try tx.recordWithMembership(zone: zone, name: parent),
+                  access.decide(.read, membership: found.membership).isAllowed else {
+                throw CloudKitError(.validatingReferenceError, "parent record '\(parent)' does not exist in zone '\(zone.zoneID.zoneName)'")
+            }
+            if existing != nil, try parent == op.recordName || tx.ancestors(zone: zone, of: parent, limit: 10_000).contains(op.recordName) {
+                throw CloudKitError.badRequest("parent '\(parent)' is below record '\(op.recordName)'; a parent chain cannot loop")
+            }
+            parentMembership = found.membership
+        } else if let parent {
+            parentMembership = try tx.recordWithMembership(zone: zone, name: parent)?.membership
+        }
+        if let root = existing?.share, access.shares[root] != nil { return root }
+        let result = access.zoneShare != nil || parent == nil ? nil : parentMembership
+        if existing == nil || result != membership {
+            // The caller must be allowed to write where the record lands.
+            if !access.isOwner && access.coveringShare(membership: result) == nil {
+                throw CloudKitError(.accessDenied, "a record saved through the shared database needs a parent inside a share you can write to")
+            }
+            try access.decide(.write, membership: result).enforce()
+        }
+        if let existing, result != nil, result != membership {
+            let subtree = try tx.subtree(zone: zone, of: existing.recordName)
+            if let nested = subtree.shareRoots.first {
+                throw CloudKitError(.alreadyShared, "record '\(nested)' below '\(existing.recordName)' is the root of its own share; a record can be in only one share")
+            }
+        }
+        return result
     }
 
     static func encodedSize(_ fields: [String: FieldValue]) -> Int {
@@ -113,6 +200,12 @@ struct ModifyContext {
 
     /// Deletes `record`, first deleting DELETE_SELF referrers (recursively) and refusing when a
     /// VALIDATE referrer would be left pointing at nothing. References never leave the zone.
+    /// Records below it are no longer reachable from a share root, so they leave its share.
+    func delete(_ record: Record, membership: String?, deleting: inout Set<String>) throws {
+        if membership != nil { try tx.setMembership(zone: zone, subtreeOf: record.recordName, to: nil) }
+        try delete(record, deleting: &deleting)
+    }
+
     private func delete(_ record: Record, deleting: inout Set<String>) throws {
         deleting.insert(record.recordName)
         let referrers = try tx.referrers(zone: zone, recordName: record.recordName)

@@ -24,6 +24,10 @@ public struct RecordOperation: Sendable {
     public var recordZoneID: ZoneID?
     public var clearsParent: Bool
     public var desiredKeys: Set<String>?
+    /// On a new hierarchical share: the root record's name (`forRecord`).
+    public var forRecord: String?
+    /// On a share record: the share keys the request sets.
+    public var shareChanges = ShareCodec.Changes()
 
     /// Decodes one operation. Throws `BAD_REQUEST` with the operation's index in the reason.
     public static func decode(_ json: JSONValue, index: Int) throws(CloudKitError) -> RecordOperation {
@@ -69,7 +73,7 @@ public struct RecordOperation: Sendable {
         if let f = record["fields"], !f.isNull, !kind.isDelete {
             guard case .object(let object) = f else { throw .badRequest("\(context): 'fields' must be a dictionary") }
             for entry in object.entries {
-                guard Names.isValidFieldName(entry.key) else {
+                guard Names.isValidFieldName(entry.key) || Share.systemFields.contains(entry.key) else {
                     throw .badRequest("\(context): invalid field name '\(entry.key)' (a letter, then letters, digits or '_')")
                 }
                 if entry.value.isNull || entry.value["value"]?.isNull == true {
@@ -96,9 +100,20 @@ public struct RecordOperation: Sendable {
         }
         var recordZoneID: ZoneID?
         if let zone = record["zoneID"], !zone.isNull { recordZoneID = try RecordCodec.decodeZoneID(zone) }
-        return RecordOperation(kind: kind, recordName: name, recordType: recordType, recordChangeTag: tag, fields: fields,
-                               parent: parent, parentZoneID: parentZoneID, recordZoneID: recordZoneID, clearsParent: clearsParent,
-                               desiredKeys: try desiredKeys(o["desiredKeys"]))
+        var operation = RecordOperation(kind: kind, recordName: name, recordType: recordType, recordChangeTag: tag, fields: fields,
+                                        parent: parent, parentZoneID: parentZoneID, recordZoneID: recordZoneID, clearsParent: clearsParent,
+                                        desiredKeys: try desiredKeys(o["desiredKeys"]))
+        if let f = record["forRecord"], !f.isNull {
+            guard let root = f["recordName"]?.stringValue, Names.isValidRecordOrZoneName(root) else {
+                throw .badRequest("\(context): forRecord must be a dictionary with the root record's 'recordName'")
+            }
+            operation.forRecord = root
+        }
+        operation.shareChanges = try ShareCodec.decodeChanges(record, context: context)
+        if !operation.shareChanges.isEmpty || operation.forRecord != nil, recordType.map({ $0 != Share.recordType }) ?? false {
+            throw .badRequest("\(context): forRecord, publicPermission, participants and allowsAccessRequests belong on a cloudkit.share record")
+        }
+        return operation
     }
 
     /// Decodes a `desiredKeys` array of field names; nil when absent.

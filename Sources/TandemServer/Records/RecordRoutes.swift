@@ -6,13 +6,13 @@ import TandemStore
 enum RecordRoutes {
     static func routes(_ services: Services) -> [DatabaseRoute] {
         [
-            DatabaseRoute(operation: "records/modify", method: "POST", databases: [.private],
+            DatabaseRoute(operation: "records/modify", method: "POST", databases: [.private, .shared],
                           summary: "Create, update, replace or delete records (seven operation types, atomic per zone)",
                           requestSchema: "RecordsModifyRequest", responseSchema: "RecordsResponse") { try modify($0, services) },
-            DatabaseRoute(operation: "records/lookup", method: "POST", databases: [.private],
+            DatabaseRoute(operation: "records/lookup", method: "POST", databases: [.private, .shared],
                           summary: "Fetch records by name", requestSchema: "RecordsLookupRequest",
                           responseSchema: "RecordsResponse") { try lookup($0, services) },
-            DatabaseRoute(operation: "records/query", method: "POST", databases: [.private],
+            DatabaseRoute(operation: "records/query", method: "POST", databases: [.private, .shared],
                           summary: "Query records of one type with filters and sorts; paged by continuationMarker",
                           requestSchema: "RecordsQueryRequest", responseSchema: "RecordsQueryResponse") { try query($0, services) },
         ]

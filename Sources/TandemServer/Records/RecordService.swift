@@ -8,21 +8,30 @@ public struct RequestScope: Sendable {
     /// The caller's user record name.
     public var user: String
     public var deviceID: String
+    /// The server's base URL as the client reaches it (share URLs).
+    public var baseURL: String
 
-    public init(database: DatabaseScope, user: String, deviceID: String = "") {
+    public init(database: DatabaseScope, user: String, deviceID: String = "", baseURL: String = "") {
         self.database = database
         self.user = user
         self.deviceID = deviceID
+        self.baseURL = baseURL
     }
 }
 
 /// Records in a database: save, fetch, delete and query (CloudKit Web Services: records/modify,
-/// records/lookup, records/query). Pure service: takes decoded values, returns values or
-/// `CloudKitError`s; routes do the JSON.
+/// records/lookup, records/query), in the caller's private database or, through the shared
+/// database, in zones of other owners where the caller accepted a share. Pure service: takes
+/// decoded values, returns values or `CloudKitError`s; routes do the JSON.
 public struct RecordService: Sendable {
     public let store: any Store
+    /// Most participants a share may have, the owner included (decisions D8).
+    public let participantLimit: Int
 
-    public init(store: any Store) { self.store = store }
+    public init(store: any Store, participantLimit: Int = Limits.participantsPerShare) {
+        self.store = store
+        self.participantLimit = participantLimit
+    }
 
     /// The outcome of one operation: the saved record (nil for a deletion) or an error.
     public enum ItemResult: Sendable {
@@ -31,26 +40,51 @@ public struct RecordService: Sendable {
         case failed(CloudKitError)
     }
 
-    /// Resolves the addressed zone. The default zone always exists; a custom zone that does not
-    /// gives `ZONE_NOT_FOUND`.
+    /// Resolves the addressed zone of the private database. The default zone always exists; a
+    /// custom zone that does not gives `ZONE_NOT_FOUND`.
     static func zone(_ reader: any StoreReading, _ scope: RequestScope, _ zoneID: ZoneID) throws -> StoredZone? {
         if let owner = zoneID.ownerRecordName, owner != scope.database.owner {
-            throw CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' of another user is not in your private database", zoneID: zoneID)
+            throw CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' of another user is not in your private database; use the shared database", zoneID: zoneID)
         }
         if let zone = try reader.zone(scope.database, name: zoneID.zoneName) { return zone }
         if zoneID.isDefaultZone { return nil }
         throw CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID)
     }
 
+    /// Resolves the addressed zone and the caller's access to it, and the scope writes run in
+    /// (always the owner's private database). In the shared database a zone is the owner's zone
+    /// named by `zoneName` + `ownerRecordName`, visible only once the caller accepted a share in it.
+    static func resolve(_ reader: any StoreReading, _ scope: RequestScope, _ zoneID: ZoneID) throws -> (ZoneAccess, RequestScope)? {
+        guard scope.database.database == .shared else {
+            guard let zone = try zone(reader, scope, zoneID) else { return nil }
+            return (try ZoneAccess.load(reader, zone: zone, user: scope.user), scope)
+        }
+        let missing = CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' is not in your shared database", zoneID: zoneID)
+        guard let owner = zoneID.ownerRecordName else {
+            throw CloudKitError(.zoneNotFound, "in the shared database, address a zone by zoneName and ownerRecordName (the owner's user record name)", zoneID: zoneID)
+        }
+        guard owner != scope.user else {
+            throw CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' is yours; use your private database", zoneID: zoneID)
+        }
+        var ownerScope = scope
+        ownerScope.database = DatabaseScope(container: scope.database.container, environment: scope.database.environment,
+                                            database: .private, owner: owner)
+        guard let zone = try reader.zone(ownerScope.database, name: zoneID.zoneName) else { throw missing }
+        let access = try ZoneAccess.load(reader, zone: zone, user: scope.user)
+        guard access.hasAcceptedShare else { throw missing }
+        return (access, ownerScope)
+    }
+
     // MARK: records/modify
 
-    /// Applies `operations` in order in one transaction.
+    /// Applies `operations` in one transaction; share records last, so a new share finds its
+    /// root saved (results keep the request's order).
     ///
     /// - `atomic` (custom zones only, as in CloudKit): if any operation fails nothing is written;
     ///   the failing items carry their own error and the rest `ATOMIC_ERROR`.
     /// - Otherwise each operation stands alone: a failure rolls back only that operation.
-    /// - Throws: `ZONE_NOT_FOUND` for a missing custom zone or another user's zone; `BAD_REQUEST`
-    ///   when a record appears twice; `LIMIT_EXCEEDED` for more than 200 operations.
+    /// - Throws: `ZONE_NOT_FOUND` for a missing custom zone or one not shared with the caller;
+    ///   `BAD_REQUEST` when a record appears twice; `LIMIT_EXCEEDED` for more than 200 operations.
     public func modify(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, scope: RequestScope) throws -> [ItemResult] {
         guard operations.count <= Limits.operationsPerRequest else {
             throw CloudKitError(.limitExceeded, "at most \(Limits.operationsPerRequest) operations per request; got \(operations.count)")
@@ -61,33 +95,63 @@ public struct RecordService: Sendable {
         }
         let isAtomic = atomic && !zoneID.isDefaultZone
         let now = Clock.milliseconds()
+        let limit = participantLimit
+        let isShare = { (op: RecordOperation) in op.recordType == Share.recordType || op.forRecord != nil }
+        let order = operations.indices.filter { !isShare(operations[$0]) } + operations.indices.filter { isShare(operations[$0]) }
+        let batch = ModifyBatch(savedNames: Set(operations.filter { !$0.kind.isDelete }.map(\.recordName)), baseURL: scope.baseURL,
+                                participantLimit: limit)
+        nonisolated(unsafe) let unsafeBatch = batch
         do {
             return try store.write { tx in
-                // The default zone is created by its first write.
-                let zone = try Self.zone(tx, scope, zoneID) ?? tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
-                let context = ModifyContext(tx: tx, zone: zone, scope: scope, now: now)
-                var results: [ItemResult] = []
-                for op in operations {
+                let batch = unsafeBatch
+                let (access, ownerScope): (ZoneAccess, RequestScope)
+                if let resolved = try Self.resolve(tx, scope, zoneID) {
+                    (access, ownerScope) = resolved
+                } else {
+                    // The default zone is created by its first write.
+                    let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
+                    (access, ownerScope) = (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
+                }
+                let context = ModifyContext(tx: tx, zone: access.zone, scope: ownerScope, access: access, batch: batch, now: now)
+                var results = [ItemResult](repeating: .deleted(recordName: ""), count: operations.count)
+                var failed = false
+                for index in order {
+                    let op = operations[index]
                     do {
-                        let result = try tx.savepoint { try context.apply(op) }
-                        results.append(result)
+                        results[index] = try tx.savepoint { try context.apply(op) }
                     } catch let error as CloudKitError {
                         var error = error
                         error.recordName = op.recordName
-                        results.append(.failed(error))
+                        results[index] = .failed(error)
+                        failed = true
                     }
                 }
-                if isAtomic, results.contains(where: { if case .failed = $0 { true } else { false } }) {
+                if isAtomic && failed {
                     throw AtomicFailure(results: results.enumerated().map { index, result in
                         if case .failed = result { return result }
                         return .failed(CloudKitError(.atomicError, "the atomic batch failed because another operation failed",
                                                      recordName: operations[index].recordName))
                     })
                 }
-                return results
+                return try Self.finish(results, tx, access: access, batch: batch)
             }
         } catch let failure as AtomicFailure {
             return failure.results
+        }
+    }
+
+    /// Re-reads records a later operation changed, and fills in share state for the viewer.
+    private static func finish(_ results: [ItemResult], _ tx: any StoreReading, access: ZoneAccess, batch: ModifyBatch) throws -> [ItemResult] {
+        let presenter = batch.presenter(tx)
+        return try results.map { result in
+            guard case .saved(var record) = result else { return result }
+            if batch.rewritten.contains(record.recordName), let fresh = try tx.record(zone: access.zone, name: record.recordName) {
+                record = fresh
+            }
+            if record.recordType == Share.recordType, let share = try tx.share(zone: access.zone, recordName: record.recordName) {
+                record.sharing = try presenter.present(share, viewer: access.user)
+            }
+            return .saved(record)
         }
     }
 
@@ -97,32 +161,73 @@ public struct RecordService: Sendable {
 
     // MARK: records/lookup
 
-    /// Fetches records by name; a missing one is a per-item `NOT_FOUND`.
+    /// Fetches records by name; a missing one, or one the caller may not see, is a per-item `NOT_FOUND`.
     public func lookup(_ names: [String], zoneID: ZoneID, scope: RequestScope) throws -> [ItemResult] {
         try store.read { reader in
-            let zone = try Self.zone(reader, scope, zoneID)
-            return try names.map { name in
-                if let zone, let record = try reader.record(zone: zone, name: name) { return .saved(record) }
-                return .failed(CloudKitError(.notFound, "record '\(name)' does not exist", recordName: name))
+            guard let (access, _) = try Self.resolve(reader, scope, zoneID) else {
+                return names.map { .failed(CloudKitError(.notFound, "record '\($0)' does not exist", recordName: $0)) }
             }
+            var records: [Record] = []
+            var results: [ItemResult] = []
+            for name in names {
+                if let found = try reader.recordWithMembership(zone: access.zone, name: name),
+                   access.isOwner || access.decide(.read, membership: found.membership).isAllowed {
+                    records.append(found.record)
+                    results.append(.saved(found.record))
+                } else {
+                    results.append(.failed(CloudKitError(.notFound, "record '\(name)' does not exist", recordName: name)))
+                }
+            }
+            if records.contains(where: { $0.recordType == Share.recordType }) {
+                let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
+                results = try results.map { result in
+                    guard case .saved(var record) = result, record.recordType == Share.recordType,
+                          let share = access.shares[record.recordName] else { return result }
+                    record.sharing = try presenter.present(share, viewer: scope.user)
+                    return .saved(record)
+                }
+            }
+            return results
         }
     }
 
     // MARK: records/query
 
     /// Runs a query. `offset` comes from the continuation marker; returns the page and whether
-    /// more records follow.
+    /// more records follow. In the shared database a query addresses one zone and sees only
+    /// the records of shares the caller accepted.
     public func query(_ query: Query, zoneID: ZoneID?, zoneWide: Bool, limit: Int, offset: Int,
                       scope: RequestScope) throws -> (records: [Record], more: Bool) {
         try store.read { reader in
             var zones: [StoredZone]
-            if zoneWide && zoneID == nil {
+            var memberships: [String]?
+            var access: ZoneAccess?
+            if scope.database.database == .shared {
+                guard let zoneID else {
+                    throw CloudKitError.badRequest("in the shared database, query one zone at a time: give zoneID with ownerRecordName")
+                }
+                let resolved = try Self.resolve(reader, scope, zoneID)
+                access = resolved?.0
+                zones = resolved.map { [$0.0.zone] } ?? []
+                memberships = resolved?.0.readableMemberships
+            } else if zoneWide && zoneID == nil {
                 zones = try reader.zones(scope.database)
             } else {
                 zones = try Self.zone(reader, scope, zoneID ?? .defaultZone).map { [$0] } ?? []
             }
-            let page = try reader.query(query, zones: zones, limit: limit + 1, offset: offset)
-            return (Array(page.prefix(limit)), page.count > limit)
+            let page = try reader.query(query, zones: zones, limit: limit + 1, offset: offset, memberships: memberships)
+            var records = Array(page.prefix(limit))
+            if query.recordType == Share.recordType {
+                let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
+                for index in records.indices {
+                    let zone = zones.first { $0.zoneID == records[index].zoneID } ?? zones[0]
+                    let shares = try access?.shares ?? Dictionary(reader.shares(zone: zone).map { ($0.recordName, $0) }, uniquingKeysWith: { a, _ in a })
+                    if let share = shares[records[index].recordName] {
+                        records[index].sharing = try presenter.present(share, viewer: scope.user)
+                    }
+                }
+            }
+            return (records, page.count > limit)
         }
     }
 }

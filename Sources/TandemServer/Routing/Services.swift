@@ -1,3 +1,4 @@
+import TandemCore
 import TandemStore
 
 /// The services one server instance runs, built once at start.
@@ -11,11 +12,11 @@ struct Services: Sendable {
     /// External base URL for links the server hands out; nil derives it from the Host header.
     let publicURL: String?
 
-    init(store: any Store, secret: [UInt8], publicURL: String? = nil) {
+    init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare) {
         self.store = store
         self.publicURL = publicURL
         authenticator = Authenticator(store: store)
-        records = RecordService(store: store)
+        records = RecordService(store: store, participantLimit: participantLimit)
         tokens = SyncTokens(secret: secret)
         zones = ZoneService(store: store)
         assetRoutes = AssetRoutes(store: store)

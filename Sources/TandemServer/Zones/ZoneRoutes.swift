@@ -6,11 +6,11 @@ import TandemStore
 enum ZoneRoutes {
     static func routes(_ services: Services) -> [DatabaseRoute] {
         [
-            DatabaseRoute(operation: "zones/list", method: "GET", databases: [.private], summary: "List every zone of the database",
+            DatabaseRoute(operation: "zones/list", method: "GET", databases: [.private, .shared], summary: "List every zone of the database",
                           requestSchema: nil, responseSchema: "ZonesResponse") { context in
                 respond(try services.zones.list(scope: context.scope), context, services)
             },
-            DatabaseRoute(operation: "zones/lookup", method: "POST", databases: [.private], summary: "Fetch zones by ID",
+            DatabaseRoute(operation: "zones/lookup", method: "POST", databases: [.private, .shared], summary: "Fetch zones by ID",
                           requestSchema: "ZonesLookupRequest", responseSchema: "ZonesResponse") { context in
                 let body = try context.jsonBody()
                 guard case .array(let items)? = body["zones"] else { throw CloudKitError.badRequest("zones/lookup needs a 'zones' array of zone IDs") }

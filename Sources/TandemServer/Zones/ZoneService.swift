@@ -13,7 +13,16 @@ public struct ZoneService: Sendable {
         case failed(CloudKitError)
     }
 
+    /// Every zone of the database. In the shared database: one zone per owner zone in which the
+    /// caller accepted a share, addressed as `{zoneName, ownerRecordName}` (cloudkit.md §2.11).
     public func list(scope: RequestScope) throws -> [ZoneResult] {
+        if scope.database.database == .shared {
+            let accepted = try store.read {
+                try $0.acceptedShares(user: scope.user, container: scope.database.container, environment: scope.database.environment)
+            }
+            var seen = Set<Int64>()
+            return accepted.compactMap { share, _ in seen.insert(share.zone.key).inserted ? .zone(share.zone.zoneID, share.zone) : nil }
+        }
         let stored = try store.read { try $0.zones(scope.database) }
         var results: [ZoneResult] = []
         let owner = scope.database.owner
@@ -27,6 +36,16 @@ public struct ZoneService: Sendable {
     public func lookup(_ zoneIDs: [ZoneID], scope: RequestScope) throws -> [ZoneResult] {
         try store.read { reader in
             try zoneIDs.map { zoneID in
+                if scope.database.database == .shared {
+                    do {
+                        guard let (access, _) = try RecordService.resolve(reader, scope, zoneID) else {
+                            return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
+                        }
+                        return .zone(access.zone.zoneID, access.zone)
+                    } catch let error as CloudKitError {
+                        return .failed(error)
+                    }
+                }
                 let owned = ZoneID(zoneName: zoneID.zoneName, ownerRecordName: scope.database.owner)
                 if let owner = zoneID.ownerRecordName, owner != scope.database.owner {
                     return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))

@@ -10,18 +10,21 @@ extension SQLiteStoreTransaction {
         return db.changes > 0
     }
 
+    static let userColumns = "record_name, email, given_name, family_name, phone, discoverable"
+
     func user(recordNameOrEmail key: String) throws -> UserAccount? {
-        try db.queryOne("""
-            SELECT record_name, email, given_name, family_name FROM users WHERE record_name = ? OR email = ?
-            """, [.text(key), .text(key)], Self.userAccount)
+        try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE record_name = ? OR email = ?", [.text(key), .text(key)],
+                        Self.userAccount)
     }
 
-    func addUser(email: String, givenName: String?, familyName: String?, at time: Int64) throws -> UserAccount {
-        let account = UserAccount(recordName: UserRecordNames.make(), email: email, givenName: givenName, familyName: familyName)
+    func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount {
+        let account = UserAccount(recordName: UserRecordNames.make(), email: email, givenName: givenName, familyName: familyName,
+                                  phoneNumber: phoneNumber.map(PhoneNumbers.normalize))
         try db.run("""
-            INSERT INTO users (record_name, email, given_name, family_name, created_at) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO users (record_name, email, given_name, family_name, phone, created_at) VALUES (?, ?, ?, ?, ?, ?)
             """, [.text(account.recordName), .text(email), givenName.map(SQLiteValue.text) ?? .null,
-                  familyName.map(SQLiteValue.text) ?? .null, .integer(time)])
+                  familyName.map(SQLiteValue.text) ?? .null, account.phoneNumber.map(SQLiteValue.text) ?? .null, .integer(time)])
+        try linkInvitations(user: account)
         return account
     }
 
@@ -33,21 +36,24 @@ extension SQLiteStoreTransaction {
 
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant? {
         try db.queryOne("""
-            SELECT t.kind, t.container_id, u.record_name, u.email, u.given_name, u.family_name
+            SELECT t.kind, t.container_id, u.record_name, u.email, u.given_name, u.family_name, u.phone, u.discoverable
             FROM tokens t LEFT JOIN users u ON u.record_name = t.user_record_name WHERE t.hash = ?
             """, [.blob(hash)]) { row in
             let kind = TokenGrant.Kind(rawValue: row.text(0)) ?? .user
             let container = row.isNull(1) ? nil : row.text(1)
-            let user = row.isNull(2) ? nil : UserAccount(recordName: row.text(2), email: Self.optionalText(row, 3),
-                                                         givenName: Self.optionalText(row, 4), familyName: Self.optionalText(row, 5))
+            let user = row.isNull(2) ? nil : Self.userAccount(row, from: 2)
             return TokenGrant(kind: kind, user: user, container: container)
         }
     }
 
-    static func userAccount(_ row: SQLiteStatement) -> UserAccount {
-        UserAccount(recordName: row.text(0), email: optionalText(row, 1), givenName: optionalText(row, 2),
-                    familyName: optionalText(row, 3))
+    /// Decodes `userColumns` starting at column `from`.
+    static func userAccount(_ row: SQLiteStatement, from index: Int32) -> UserAccount {
+        UserAccount(recordName: row.text(index), email: optionalText(row, index + 1), givenName: optionalText(row, index + 2),
+                    familyName: optionalText(row, index + 3), phoneNumber: optionalText(row, index + 4),
+                    discoverable: row.int64(index + 5) != 0)
     }
+
+    static func userAccount(_ row: SQLiteStatement) -> UserAccount { userAccount(row, from: 0) }
 
     static func optionalText(_ row: SQLiteStatement, _ index: Int32) -> String? {
         row.isNull(index) ? nil : row.text(index)

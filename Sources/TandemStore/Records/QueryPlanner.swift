@@ -15,7 +15,8 @@ struct QueryPlanner {
     /// depth (1,000) bounds them across the whole query.
     private var allOfTerms = 0
 
-    init(query: Query, zoneKeys: [Int64], limit: Int, offset: Int) throws(CloudKitError) {
+    /// `memberships` limits the records to those of these shares (a participant's view).
+    init(query: Query, zoneKeys: [Int64], limit: Int, offset: Int, memberships: [String]? = nil) throws(CloudKitError) {
         guard query.filters.count <= Limits.filtersPerQuery else {
             throw CloudKitError(.limitExceeded, "a query takes at most \(Limits.filtersPerQuery) filters; got \(query.filters.count)")
         }
@@ -45,6 +46,10 @@ struct QueryPlanner {
         }
         for filter in filters {
             conditions.append(try condition(for: filter, zoneList: zoneList, recordType: query.recordType))
+        }
+        if let memberships, !memberships.isEmpty {
+            conditions.append("r.membership IN (\(Self.placeholders(memberships.count)))")
+            arguments += memberships.map(SQLiteValue.text)
         }
         if order.isEmpty {
             for sort in query.sorts {

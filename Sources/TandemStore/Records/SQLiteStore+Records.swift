@@ -49,7 +49,7 @@ extension SQLiteStoreTransaction {
         }
     }
 
-    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64) throws {
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws {
         let created = record.created ?? record.modified!
         let modified = record.modified ?? created
         let existingID = try db.queryOne("SELECT id FROM records WHERE zone_id = ? AND name = ?",
@@ -59,12 +59,13 @@ extension SQLiteStoreTransaction {
             .integer(created.timestamp), .text(created.userRecordName), .text(created.deviceID),
             .integer(modified.timestamp), .text(modified.userRecordName), .text(modified.deviceID),
             record.parent.map(SQLiteValue.text) ?? .null, record.share.map(SQLiteValue.text) ?? .null,
+            membership.map(SQLiteValue.text) ?? .null,
         ]
         let recordID: Int64
         if let existingID {
             try db.run("""
                 UPDATE records SET type = ?, change_tag = ?, change_seq = ?, fields = ?, created_at = ?, created_by = ?,
-                created_device = ?, modified_at = ?, modified_by = ?, modified_device = ?, parent = ?, share = ? WHERE id = ?
+                created_device = ?, modified_at = ?, modified_by = ?, modified_device = ?, parent = ?, share = ?, membership = ? WHERE id = ?
                 """, arguments + [.integer(existingID)])
             try db.run("DELETE FROM field_index WHERE record_id = ?", [.integer(existingID)])
             try db.run("DELETE FROM record_references WHERE source_id = ?", [.integer(existingID)])
@@ -72,7 +73,7 @@ extension SQLiteStoreTransaction {
         } else {
             try db.run("""
                 INSERT INTO records (type, change_tag, change_seq, fields, created_at, created_by, created_device,
-                modified_at, modified_by, modified_device, parent, share, zone_id, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                modified_at, modified_by, modified_device, parent, share, membership, zone_id, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments + [.integer(zone.key), .text(record.recordName)])
             recordID = db.lastInsertRowID
         }

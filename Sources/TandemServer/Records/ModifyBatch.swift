@@ -1,0 +1,23 @@
+import TandemStore
+
+/// What one `records/modify` request shares across its operations.
+final class ModifyBatch {
+    /// Names of the records the request saves (a new share's root must be among them).
+    let savedNames: Set<String>
+    /// Records changed by a later operation than their own (a root linked to its new share):
+    /// their results are read again before the response.
+    var rewritten = Set<String>()
+    let baseURL: String
+    /// Most participants a share may have, the owner included (decisions D8).
+    let participantLimit: Int
+
+    init(savedNames: Set<String>, baseURL: String, participantLimit: Int) {
+        self.savedNames = savedNames
+        self.baseURL = baseURL
+        self.participantLimit = participantLimit
+    }
+
+    func presenter(_ reader: any StoreReading) -> SharePresenter {
+        SharePresenter(reader: reader, baseURL: baseURL)
+    }
+}

@@ -1,0 +1,254 @@
+import TandemCore
+import TandemStore
+
+/// Share records in `records/modify`: creating hierarchical and zone-wide shares, changing
+/// participants and permissions, stopping sharing (owner) and leaving (participant).
+///
+/// Rules (cloudkit.md §2.1, §2.4; decisions D4–D8): shares live in custom zones of the owner's
+/// private database; a new share is saved in the same request as its root; a record is in at
+/// most one share and a zone-wide share excludes hierarchical ones (`ALREADY_SHARED`); share
+/// saves are always version-checked; participants are added or removed only while
+/// `publicPermission` is `NONE`; changing it drops pending participants (to `NONE`: all).
+extension ModifyContext {
+    func applyToShare(_ op: RecordOperation, existing: Record?) throws -> RecordService.ItemResult {
+        if let existing, op.recordType.map({ $0 != Share.recordType }) ?? false {
+            throw CloudKitError.badRequest("record '\(existing.recordName)' is a cloudkit.share; a record's type cannot change")
+        }
+        guard let existing else { return .saved(try createShare(op)) }
+        guard let share = try tx.share(zone: zone, recordName: existing.recordName) else {
+            throw CloudKitError(.internalError, "share record '\(existing.recordName)' has no share state")
+        }
+        // Share saves are always version-checked, whatever the operation type.
+        if op.kind != .forceDelete, existing.recordChangeTag != op.recordChangeTag {
+            throw try conflict(op, existing)
+        }
+        if op.kind.isDelete {
+            try deleteShare(share, record: existing)
+            return .deleted(recordName: op.recordName)
+        }
+        return .saved(try updateShare(op, share: share, existing: existing))
+    }
+
+    private func createShare(_ op: RecordOperation) throws -> Record {
+        guard access.isOwner else {
+            throw CloudKitError(.accessDenied, "only the zone's owner can share its records")
+        }
+        guard !zone.zoneID.isDefaultZone else {
+            throw CloudKitError.badRequest("records in the default zone cannot be shared; create a custom zone")
+        }
+        guard op.kind != .update && op.kind != .replace else {
+            throw CloudKitError(.notFound, "share '\(op.recordName)' does not exist")
+        }
+        let isZoneWide = op.recordName == Share.zoneWideRecordName
+        var rootName: String?
+        if isZoneWide {
+            guard op.forRecord == nil else {
+                throw CloudKitError.badRequest("a zone-wide share (cloudkit.zoneshare) has no root record; drop forRecord")
+            }
+            if let other = access.shares.values.first {
+                throw CloudKitError(.alreadyShared, "zone '\(zone.zoneID.zoneName)' already has records shared by '\(other.recordName)'; it cannot also get a zone-wide share")
+            }
+        } else {
+            guard let root = op.forRecord else {
+                throw CloudKitError.badRequest("a new share needs forRecord naming its root record (or the record name cloudkit.zoneshare for a zone-wide share)")
+            }
+            guard batch.savedNames.contains(root) else {
+                throw CloudKitError.badRequest("save root record '\(root)' in the same request as its new share")
+            }
+            if access.zoneShare != nil {
+                throw CloudKitError(.alreadyShared, "zone '\(zone.zoneID.zoneName)' is shared as a whole; its records cannot get their own share")
+            }
+            guard let found = try tx.recordWithMembership(zone: zone, name: root) else {
+                throw CloudKitError(.notFound, "root record '\(root)' does not exist")
+            }
+            if let current = found.membership ?? found.record.share {
+                throw CloudKitError(.alreadyShared, "record '\(root)' is already in share '\(current)'; a record can be in only one share")
+            }
+            let subtree = try tx.subtree(zone: zone, of: root)
+            if let nested = subtree.shareRoots.first(where: { $0 != root }) {
+                throw CloudKitError(.alreadyShared, "record '\(nested)' below '\(root)' is the root of its own share; a record can be in only one share")
+            }
+            rootName = root
+        }
+        let tokenKey = rootName ?? ""
+        let guid: String
+        if let minted = try tx.shortGUID(zone: zone, rootName: tokenKey) {
+            guid = minted  // the same root shared again keeps its URL
+        } else {
+            guid = ShareTokens.makeShortGUID()
+            try tx.mintShortGUID(zone: zone, rootName: tokenKey, guid: guid)
+        }
+        var share = try tx.putShare(StoredShare(key: 0, zone: zone, recordName: op.recordName, rootRecordName: rootName, shortGUID: guid,
+                                                publicPermission: .none, allowsAccessRequests: false, createdAt: now))
+        try applyParticipantChanges(&share, changes: op.shareChanges, principal: .owner, current: [])
+        share = try tx.putShare(share)
+        var shareOp = op
+        shareOp.parent = nil
+        shareOp.clearsParent = true
+        let record = try save(shareOp, over: nil, membership: nil, rule: .fixed(isZoneWide ? nil : op.recordName))
+        if let rootName { try relinkRoot(rootName, to: op.recordName) }
+        return record
+    }
+
+    private func updateShare(_ op: RecordOperation, share: StoredShare, existing: Record) throws -> Record {
+        var share = share
+        let principal = access.principal(for: share)
+        let facts = ZoneAccess.facts(share)
+        if let permission = op.shareChanges.publicPermission, permission != share.publicPermission {
+            try AccessPolicy.decide(principal, .changePublicPermission, share: facts).enforce()
+        }
+        try AccessPolicy.decide(principal, .manageParticipants, share: facts).enforce()
+        try applyParticipantChanges(&share, changes: op.shareChanges, principal: principal, current: try tx.participants(share: share))
+        _ = try tx.putShare(share)
+        var shareOp = op
+        shareOp.parent = nil
+        shareOp.clearsParent = true
+        return try save(shareOp, over: existing, membership: nil, rule: .fixed(share.isZoneWide ? nil : share.recordName))
+    }
+
+    /// The owner deleting a share stops sharing for everyone; a participant deleting it leaves (D5).
+    private func deleteShare(_ share: StoredShare, record: Record) throws {
+        let principal = access.principal(for: share)
+        try AccessPolicy.decide(principal, .deleteShare, share: ZoneAccess.facts(share)).enforce()
+        if principal == .owner {
+            try stopSharing(share)
+            let sequence = try tx.nextChangeSequence(zone)
+            try tx.deleteRecord(name: record.recordName, recordType: record.recordType, zone: zone, sequence: sequence)
+            return
+        }
+        guard var mine = access.participations[share.key] else { return }
+        mine.status = .removed
+        try tx.putParticipant(mine, share: share)
+        try ShareRecords.touch(tx, share: share, by: scope.user, at: now)
+    }
+
+    /// Ends a share: participants lose access at once, records leave it, the root forgets it.
+    /// The URL token stays reserved for the root.
+    func stopSharing(_ share: StoredShare) throws {
+        try tx.deleteShare(share)
+        if let root = share.rootRecordName, let found = try tx.recordWithMembership(zone: zone, name: root), found.record.share == share.recordName {
+            var record = found.record
+            record.share = nil
+            try ShareRecords.rewrite(tx, record, zone: zone, membership: nil, by: scope.user, at: now)
+            batch.rewritten.insert(root)
+        }
+    }
+
+    /// Points the root at its new share and puts the root's subtree in it.
+    private func relinkRoot(_ root: String, to shareName: String) throws {
+        guard var record = try tx.recordWithMembership(zone: zone, name: root)?.record else { return }
+        record.share = shareName
+        try ShareRecords.rewrite(tx, record, zone: zone, membership: shareName, by: scope.user, at: now)
+        try tx.setMembership(zone: zone, subtreeOf: root, to: shareName)
+        batch.rewritten.insert(root)
+    }
+
+    /// Applies a request's share keys to `share` and its participants.
+    private func applyParticipantChanges(_ share: inout StoredShare, changes: ShareCodec.Changes, principal: AccessPolicy.Principal,
+                                         current: [StoredParticipant]) throws {
+        var active = current.filter { $0.status != .removed }
+        var dropped: [StoredParticipant] = []
+        let newPublic = changes.publicPermission ?? share.publicPermission
+        if newPublic != share.publicPermission {
+            dropped = newPublic == .none ? active : active.filter { $0.status == .pending }
+            for var participant in dropped {
+                participant.status = .removed
+                try tx.putParticipant(participant, share: share)
+            }
+            active.removeAll { candidate in dropped.contains { $0.participantID == candidate.participantID } }
+            share.publicPermission = newPublic
+        }
+        if let allows = changes.allowsAccessRequests { share.allowsAccessRequests = allows }
+        guard let requested = changes.participants else { return }
+        var kept = Set<String>()
+        for request in requested {
+            if request.role == .owner || request.lookup.userRecordName == share.owner { continue }
+            if let match = active.first(where: { Self.matches(request, $0) }) {
+                kept.insert(match.participantID)
+                var updated = match
+                if let permission = request.permission { updated.permission = permission }
+                if let role = request.role, role != match.role {
+                    guard principal == .owner else {
+                        throw CloudKitError(.accessDenied, "only the owner may change a participant's role")
+                    }
+                    guard role == .administrator || role == .privateUser, match.role != .publicUser else {
+                        throw CloudKitError.badRequest("a participant's type can change between USER and ADMINISTRATOR only")
+                    }
+                    updated.role = role
+                }
+                if updated != match { try tx.putParticipant(updated, share: share) }
+                continue
+            }
+            if dropped.contains(where: { Self.matches(request, $0) }) { continue }
+            let participant = try newParticipant(request, share: share, principal: principal, publicPermission: newPublic, current: current)
+            guard participant.userRecordName != share.owner else { continue }
+            try tx.putParticipant(participant, share: share)
+            active.append(participant)
+            kept.insert(participant.participantID)
+        }
+        let removing = active.filter { !kept.contains($0.participantID) }
+        if !removing.isEmpty && newPublic != .none {
+            throw CloudKitError.badRequest("participants can only be removed while publicPermission is NONE (send the complete participants list)")
+        }
+        for var participant in removing {
+            participant.status = .removed
+            try tx.putParticipant(participant, share: share)
+        }
+        let count = active.count - removing.count + 1
+        guard count <= batch.participantLimit else {
+            throw CloudKitError(.tooManyParticipants, "a share may have at most \(batch.participantLimit) participants, the owner included; this save would make \(count)")
+        }
+    }
+
+    private func newParticipant(_ request: ShareCodec.ParticipantRequest, share: StoredShare, principal: AccessPolicy.Principal,
+                                publicPermission: Share.Permission, current: [StoredParticipant]) throws -> StoredParticipant {
+        guard publicPermission == .none else {
+            throw CloudKitError.badRequest("participants can only be added while publicPermission is NONE; public users join by accepting the share URL")
+        }
+        guard request.role != .publicUser else {
+            throw CloudKitError.badRequest("PUBLIC_USER participants cannot be added; they join a public share by accepting it")
+        }
+        if request.role == .administrator && principal != .owner {
+            throw CloudKitError(.accessDenied, "only the owner may add administrators")
+        }
+        if request.participantID != nil && request.lookup == UserIdentity() {
+            throw CloudKitError.badRequest("participant '\(request.participantID!)' is not on this share; add people by lookupInfo")
+        }
+        let account = try tx.user(matching: request.lookup)
+        if request.lookup.userRecordName != nil && account == nil {
+            throw CloudKitError(.notFound, "no user with userRecordName '\(request.lookup.userRecordName!)'")
+        }
+        let previous = current.first { $0.status == .removed && Self.matches(request, $0) }
+        return StoredParticipant(participantID: previous == nil ? ShareTokens.makeParticipantID() : previous!.participantID,
+                                 userRecordName: account?.recordName, email: request.lookup.emailAddress ?? account?.email,
+                                 phone: request.lookup.phoneNumber ?? account?.phoneNumber, role: request.role ?? .privateUser,
+                                 permission: request.permission ?? .readOnly, status: .pending, isApprovedRequester: false, addedAt: now)
+    }
+
+    /// Participant identity: the same participant ID, user record name, email or phone.
+    static func matches(_ request: ShareCodec.ParticipantRequest, _ participant: StoredParticipant) -> Bool {
+        if let id = request.participantID, id == participant.participantID { return true }
+        let stored = UserIdentity(userRecordName: participant.userRecordName, emailAddress: participant.email, phoneNumber: participant.phone)
+        return request.lookup != UserIdentity() && request.lookup.isSamePerson(as: stored)
+    }
+}
+
+/// Writes of share-related records outside an operation of their own.
+enum ShareRecords {
+    /// Saves `record` again with a new change tag (its `share` link or membership changed).
+    static func rewrite(_ tx: any StoreWriting, _ record: Record, zone: StoredZone, membership: String?, by user: String, at now: Int64) throws {
+        var record = record
+        let sequence = try tx.nextChangeSequence(zone)
+        record.recordChangeTag = ChangeTags.tag(zone: zone.key, sequence: sequence)
+        record.modified = Record.Stamp(timestamp: now, userRecordName: user)
+        try tx.putRecord(record, zone: zone, sequence: sequence, membership: membership)
+    }
+
+    /// Gives the share record a new change tag after its participants changed outside
+    /// `records/modify` (accept, leave, access requests), so stale copies cannot overwrite them
+    /// and change feeds carry the share again.
+    static func touch(_ tx: any StoreWriting, share: StoredShare, by user: String, at now: Int64) throws {
+        guard let found = try tx.recordWithMembership(zone: share.zone, name: share.recordName) else { return }
+        try rewrite(tx, found.record, zone: share.zone, membership: found.membership, by: user, at: now)
+    }
+}
