@@ -34,12 +34,13 @@ struct ZoneAccess {
     func principal(for share: StoredShare?) -> AccessPolicy.Principal {
         if isOwner { return .owner }
         guard let share, let participation = participations[share.key] else { return .stranger }
-        return Self.principal(participation)
+        return Self.principal(participation, share: share)
     }
 
-    static func principal(_ participation: StoredParticipant) -> AccessPolicy.Principal {
+    /// A public user's permission is the share's `publicPermission` at the time of asking.
+    static func principal(_ participation: StoredParticipant, share: StoredShare) -> AccessPolicy.Principal {
         switch participation.status {
-        case .accepted: .participant(participation.role, participation.permission)
+        case .accepted: .participant(participation.role, participation.role == .publicUser ? share.publicPermission : participation.permission)
         case .pending: .invited
         case .removed, .unknown: .removed
         }

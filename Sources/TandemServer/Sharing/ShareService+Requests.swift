@@ -1,0 +1,99 @@
+public import TandemCore
+public import TandemStore
+
+/// Access requests (Tandem decisions D7; CloudKit iOS 26 `CKShare.requesters`,
+/// `blockedIdentities`, `CKShareRequestAccessOperation`).
+extension ShareService {
+    /// What an owner or administrator does with requesters.
+    public enum RequestAction: String, Sendable, CaseIterable {
+        case approve = "approveRequesters"
+        case deny = "denyRequesters"
+        case block = "blockRequesters"
+        case unblock = "unblockIdentities"
+    }
+
+    /// Asks to join each share. Allowed for people outside a share that allows requests and has
+    /// not blocked them; anyone else gets the same `NOT_FOUND` as for a share that does not
+    /// exist. An invitee gets `PARTICIPANT_ALREADY_INVITED`. Asking twice is one request.
+    public func requestAccess(_ guids: [String], user: UserAccount, scope: RequestScope) throws -> [Result<String, CloudKitError>] {
+        try guids.map { guid in
+            do {
+                try store.write { tx in
+                    let share = try Self.find(tx, guid, scope: scope)
+                    let standing = try Self.standing(tx, share, user: user)
+                    try AccessPolicy.decide(standing.principal, .requestAccess, share: standing.facts).enforce()
+                    try tx.addRequester(user.recordName, share: share, at: Clock.milliseconds())
+                }
+                return .success(guid)
+            } catch let error as CloudKitError {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// Approves, denies, blocks or unblocks `users` on the share at `guid`; returns the share
+    /// record as the caller now sees it.
+    ///
+    /// - approve: each must be a pending requester; they become `INVITED` participants with
+    ///   `permission` (default `READ_ONLY`) and `isApprovedRequester`, and accept as usual.
+    ///   Needs `publicPermission` `NONE` and room under the participant limit.
+    /// - deny: drops their requests (they may ask again).
+    /// - block: drops their requests, bars new ones and removes them if they are participants.
+    /// - unblock: lets them ask again.
+    /// - Throws: per the policy (`NOT_FOUND` outside the share, `ACCESS_DENIED` for participants
+    ///   who are not administrators); `BAD_REQUEST` approving someone who did not ask.
+    public func manageRequesters(_ action: RequestAction, guid: String, users: [String], permission: Share.Permission,
+                                 caller: UserAccount, scope: RequestScope) throws -> Record {
+        let limit = participantLimit
+        return try store.write { tx in
+            let share = try Self.find(tx, guid, scope: scope)
+            let standing = try Self.standing(tx, share, user: caller)
+            try AccessPolicy.decide(standing.principal, .manageRequests, share: standing.facts).enforce()
+            let now = Clock.milliseconds()
+            let requesters = Set(try tx.requesters(share: share))
+            var participants = try tx.participants(share: share)
+            for user in users {
+                switch action {
+                case .approve:
+                    guard requesters.contains(user) else {
+                        throw CloudKitError.badRequest("'\(user)' has not requested access to this share")
+                    }
+                    guard share.publicPermission == .none else {
+                        throw CloudKitError.badRequest("participants can only be added while publicPermission is NONE")
+                    }
+                    let active = participants.filter { $0.status != .removed }.count + 1
+                    guard active < limit else {
+                        throw CloudKitError(.tooManyParticipants, "this share already has \(active) participants, its limit")
+                    }
+                    let account = try tx.user(matching: UserIdentity(userRecordName: user))
+                    let previous = participants.first { $0.userRecordName == user }
+                    let added = StoredParticipant(participantID: previous?.participantID ?? ShareTokens.makeParticipantID(), userRecordName: user,
+                                                  email: account?.email, phone: account?.phoneNumber, role: .privateUser, permission: permission,
+                                                  status: .pending, isApprovedRequester: true, addedAt: now)
+                    try tx.putParticipant(added, share: share)
+                    participants.removeAll { $0.participantID == added.participantID }
+                    participants.append(added)
+                    try tx.removeRequester(user, share: share)
+                case .deny:
+                    try tx.removeRequester(user, share: share)
+                case .block:
+                    guard user != share.owner else { throw CloudKitError.badRequest("the owner cannot be blocked") }
+                    try tx.removeRequester(user, share: share)
+                    try tx.setBlocked(user, blocked: true, share: share, at: now)
+                    for var participant in participants where participant.userRecordName == user && participant.status != .removed {
+                        participant.status = .removed
+                        try tx.putParticipant(participant, share: share)
+                    }
+                case .unblock:
+                    try tx.setBlocked(user, blocked: false, share: share, at: now)
+                }
+            }
+            try ShareRecords.touch(tx, share: share, by: caller.recordName, at: now)
+            guard var record = try tx.record(zone: share.zone, name: share.recordName) else {
+                throw CloudKitError(.notFound, "the share record is gone")
+            }
+            record.sharing = try SharePresenter(reader: tx, baseURL: scope.baseURL).present(share, viewer: caller.recordName)
+            return record
+        }
+    }
+}
