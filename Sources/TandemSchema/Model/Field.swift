@@ -26,9 +26,10 @@ public struct FieldOptions: OptionSet, Sendable, Hashable {
     public static let sortable = FieldOptions(rawValue: 2)
     public static let searchable = FieldOptions(rawValue: 4)
 
-    /// Each option with its keyword, in the order the printer writes them.
+    /// Each option with its keyword, in the order the printer writes them: CloudKit's export
+    /// order (`STRING QUERYABLE SEARCHABLE SORTABLE`).
     public static let keywords: [(option: FieldOptions, keyword: String)] = [
-        (.queryable, "QUERYABLE"), (.sortable, "SORTABLE"), (.searchable, "SEARCHABLE"),
+        (.queryable, "QUERYABLE"), (.searchable, "SEARCHABLE"), (.sortable, "SORTABLE"),
     ]
 
     /// The keywords of the options present, in printing order (`["QUERYABLE", "SORTABLE"]`).

@@ -1,21 +1,18 @@
 extension Schema {
     /// The schema as `.ckdb` text that parses back to an equal `Schema` (spec §5.2).
     ///
-    /// Stable layout: `DEFINE SCHEMA`, then the created roles, then each record type in model
-    /// order with its fields (names padded to one column, options in the order QUERYABLE
-    /// SORTABLE SEARCHABLE) followed by its grants (rights in the order READ, CREATE, WRITE).
-    /// Names are double-quoted only when they must be. Names are expected to be valid
-    /// (no `"` or line break), as every parsed schema's are.
+    /// Stable layout, the one CloudKit's dashboard exports: `DEFINE SCHEMA`, the created
+    /// roles, then each record type in model order with its fields (names padded to one
+    /// column, options in the order QUERYABLE SEARCHABLE SORTABLE) and then its grants (rights
+    /// in the order READ, CREATE, WRITE); a blank line after each block. Names are
+    /// double-quoted only when they must be. Names are expected to be valid (no `"` or line
+    /// break), as every parsed schema's are.
     public var ckdb: String {
-        var out = "DEFINE SCHEMA\n"
+        var out = "DEFINE SCHEMA\n\n"
         if !roles.isEmpty {
-            out += "\n"
-            for role in roles { out += "    CREATE ROLE \(Identifier.printed(role));\n" }
+            out += roles.map { "    CREATE ROLE \(Identifier.printed($0));\n" }.joined() + "\n"
         }
-        for recordType in recordTypes {
-            out += "\n" + recordType.ckdb
-        }
-        return out
+        return out + recordTypes.map { $0.ckdb + "\n" }.joined()
     }
 }
 

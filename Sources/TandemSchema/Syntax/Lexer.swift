@@ -33,7 +33,8 @@ struct Lexer {
             case UInt8(ascii: "\""):
                 kind = .quoted(try quoted(from: location))
             case _ where Identifier.isLetter(byte) || byte == UInt8(ascii: "_"):
-                kind = .word(word())
+                let text = word()
+                kind = .word(text, upper: Identifier.uppercased(text))
             default:
                 throw SchemaError(file: file, at: location, expected: "a name, a keyword or one of ( ) , ; < >",
                                   found: "'\(character(at: index))'")

@@ -135,8 +135,7 @@ struct Parser {
     }
 
     private mutating func primitive() throws(SchemaError) -> Primitive {
-        guard case .word(let word) = current.kind else { throw unexpected(Self.typeNames) }
-        let keyword = Identifier.uppercased(word)
+        guard case .word(_, let keyword) = current.kind else { throw unexpected(Self.typeNames) }
         if let plain = Primitive.plain[keyword] {
             advance()
             return plain
@@ -144,7 +143,7 @@ struct Parser {
         switch keyword {
         case "ENCRYPTED":
             advance()
-            guard case .word(let inner) = current.kind, let type = EncryptedType(rawValue: Identifier.uppercased(inner)) else {
+            guard case .word(_, let inner) = current.kind, let type = EncryptedType(rawValue: inner) else {
                 throw unexpected(EncryptedType.allCases.map(\.rawValue).joined(separator: ", ") + " after ENCRYPTED")
             }
             advance()
@@ -153,7 +152,7 @@ struct Parser {
             advance()
             guard current.isKeyword("PREFERRED") else { return .number(preferred: nil) }
             try keywords("PREFERRED", "AS")
-            guard case .word(let inner) = current.kind, let type = NumberType(rawValue: Identifier.uppercased(inner)) else {
+            guard case .word(_, let inner) = current.kind, let type = NumberType(rawValue: inner) else {
                 throw unexpected("INT64 or DOUBLE after PREFERRED AS")
             }
             advance()
@@ -191,8 +190,7 @@ struct Parser {
         case .quoted(let name):
             advance()
             return name
-        case .word(let name):
-            let upper = Identifier.uppercased(name)
+        case .word(let name, let upper):
             if Identifier.reserved.contains(upper) {
                 throw SchemaError(file: file, at: current.location,
                                   message: "'\(name)' is a reserved word; write it in double quotes to use it as a \(what)")

@@ -20,5 +20,12 @@ public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
     /// A sentence naming the record type and field (`field 'stars' of record type 'Note' is INT64, not STRING`).
     public var reason: String
 
+    public init(kind: Kind, recordType: String, field: String?, reason: String) {
+        self.kind = kind
+        self.recordType = recordType
+        self.field = field
+        self.reason = reason
+    }
+
     public var description: String { reason }
 }
