@@ -2,7 +2,17 @@ import Foundation
 import Testing
 
 /// `tandem schema validate` and `tandem schema diff` on real files, through the built binary.
-@Suite struct SchemaCommandTests {
+@Suite final class SchemaCommandTests {
+    let directory = NSTemporaryDirectory() + "tandem-schema-" + UUID().uuidString
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
     static let good = """
         DEFINE SCHEMA
             RECORD TYPE Note (
@@ -12,9 +22,9 @@ import Testing
             );
         """
 
-    /// Writes `text` to a fresh temporary `.ckdb` file and returns its path.
+    /// Writes `text` to a fresh `.ckdb` file in this test's directory and returns its path.
     func file(_ text: String) throws -> String {
-        let path = NSTemporaryDirectory() + "tandem-schema-" + UUID().uuidString + ".ckdb"
+        let path = directory + "/" + UUID().uuidString + ".ckdb"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

@@ -18,7 +18,7 @@ public struct Field: Sendable, Hashable {
 /// The index options of a field (spec §5.2): `QUERYABLE` is an equality index, `SORTABLE` a
 /// range and sort index, `SEARCHABLE` a full-text index (strings only; backs
 /// `CONTAINS_ALL_TOKENS` and `CONTAINS_ANY_TOKENS`).
-public struct FieldOptions: OptionSet, Sendable, Hashable {
+public struct FieldOptions: KeywordOptionSet, Sendable, Hashable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -28,12 +28,7 @@ public struct FieldOptions: OptionSet, Sendable, Hashable {
 
     /// Each option with its keyword, in the order the printer writes them: CloudKit's export
     /// order (`STRING QUERYABLE SEARCHABLE SORTABLE`).
-    public static let keywords: [(option: FieldOptions, keyword: String)] = [
+    public static let keywords: [(member: FieldOptions, keyword: String)] = [
         (.queryable, "QUERYABLE"), (.searchable, "SEARCHABLE"), (.sortable, "SORTABLE"),
     ]
-
-    /// The keywords of the options present, in printing order (`["QUERYABLE", "SORTABLE"]`).
-    public var names: [String] {
-        Self.keywords.filter { contains($0.option) }.map(\.keyword)
-    }
 }

@@ -11,7 +11,7 @@ public struct Grant: Sendable, Hashable {
 }
 
 /// The rights a grant gives: `READ` records, `CREATE` records, `WRITE` (change) records.
-public struct Rights: OptionSet, Sendable, Hashable {
+public struct Rights: KeywordOptionSet, Sendable, Hashable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -20,12 +20,7 @@ public struct Rights: OptionSet, Sendable, Hashable {
     public static let write = Rights(rawValue: 4)
 
     /// Each right with its keyword, in the order the printer writes them.
-    public static let keywords: [(right: Rights, keyword: String)] = [
+    public static let keywords: [(member: Rights, keyword: String)] = [
         (.read, "READ"), (.create, "CREATE"), (.write, "WRITE"),
     ]
-
-    /// The keywords of the rights present, in printing order (`["READ", "WRITE"]`).
-    public var names: [String] {
-        Self.keywords.filter { contains($0.right) }.map(\.keyword)
-    }
 }

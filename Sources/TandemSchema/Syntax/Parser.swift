@@ -88,7 +88,7 @@ struct Parser {
         advance()
         var rights: Rights = []
         while true {
-            guard let right = Rights.keywords.first(where: { current.isKeyword($0.keyword) })?.right else {
+            guard let right = Rights.keywords.first(where: { current.isKeyword($0.keyword) })?.member else {
                 throw unexpected("READ, CREATE or WRITE")
             }
             rights.insert(right)
@@ -112,11 +112,11 @@ struct Parser {
         try rules.checkType(of: field, at: typeLocation)
         while let option = FieldOptions.keywords.first(where: { current.isKeyword($0.keyword) }) {
             let location = current.location
-            guard !field.options.contains(option.option) else {
+            guard !field.options.contains(option.member) else {
                 throw SchemaError(file: file, at: location, message: "\(option.keyword) is given twice for field '\(name)'")
             }
             try rules.checkOption(option, for: field, at: location)
-            field.options.insert(option.option)
+            field.options.insert(option.member)
             advance()
         }
         return field

@@ -39,11 +39,11 @@ struct SchemaRules {
         }
     }
 
-    func checkOption(_ option: (option: FieldOptions, keyword: String), for field: Field, at location: SourceLocation) throws(SchemaError) {
+    func checkOption(_ option: (member: FieldOptions, keyword: String), for field: Field, at location: SourceLocation) throws(SchemaError) {
         if case .encrypted = field.type.element {
             throw error(at: location, "field '\(field.name)' is \(field.type): encrypted fields cannot be \(option.keyword)")
         }
-        if option.option == .searchable, field.type.element != .string {
+        if option.member == .searchable, field.type.element != .string {
             throw error(at: location, "field '\(field.name)' is \(field.type): only STRING and LIST<STRING> fields can be SEARCHABLE")
         }
     }
