@@ -41,4 +41,14 @@ import TandemSchema
         let text = try Fixtures.text("020.ckdb")
         #expect(try Schema(parsing: text).ckdb == text)
     }
+
+    /// Names that look like keywords print bare where the grammar reads them by position, and
+    /// quoted where they would be misread; either way they parse back.
+    @Test(arguments: ["TYPE", "LIST", "STRING", "to", "READ", "Grant", "queryable", "cloudkit.title", "9lives", "naïve"])
+    func oddNamesRoundTrip(name: String) throws {
+        let schema = Schema(roles: [name], recordTypes: [
+            RecordType(name: name, fields: [Field(name: name, type: .string)], grants: [Grant(.read, to: name)]),
+        ])
+        #expect(try Schema(parsing: schema.ckdb) == schema)
+    }
 }
