@@ -15,6 +15,8 @@ extension CommandLine {
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--data DIR]
+          tandem schema validate FILE.ckdb
+          tandem schema diff OLD.ckdb NEW.ckdb
         """
 
     /// Runs a command line; returns the process exit status.
@@ -76,6 +78,8 @@ extension CommandLine {
                     guard let user = options.value("user") else { throw UsageError("token create needs --user EMAIL_OR_USER_RECORD_NAME") }
                     print(try withStore(data) { try Admin.createUserToken(for: user, store: $0) })
                 }
+            case ("schema", _, _):
+                return try SchemaCommand.run(Array(options.words.dropFirst()))
             default:
                 throw UsageError("unknown command '\(options.words.joined(separator: " "))'")
             }
