@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// Participants per share, the owner included (decisions D8).
     public var participantLimit = Limits.participantsPerShare
+    /// App IDs (`TEAMID.bundle.id`) listed in `/.well-known/apple-app-site-association` for `/share/*`.
+    public var appIDs: [String] = []
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -61,7 +63,7 @@ public final class TandemServer: Sendable {
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
-                                participantLimit: configuration.participantLimit)
+                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs)
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
         http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,

@@ -11,6 +11,7 @@ extension CommandLine {
                        [--public-url https://host]   (base of asset URLs; default: from each request's Host)
                        [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)
                        [--participant-limit 100]   (participants per share, the owner included)
+                       [--app-ids TEAMID.bundle.id,...]   (apps that open /share/* links: the server's apple-app-site-association)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
@@ -50,6 +51,9 @@ extension CommandLine {
                 if let limit = options.value("participant-limit") {
                     guard let n = Int(limit), n >= 2 else { throw UsageError("--participant-limit must be at least 2 (the owner and one more)") }
                     configuration.participantLimit = n
+                }
+                if let ids = options.value("app-ids") {
+                    configuration.appIDs = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 }
                 if let url = options.value("public-url") {
                     guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }

@@ -10,21 +10,27 @@ enum OpenAPIDocument {
         for route in routes.sorted(by: { $0.operation < $1.operation }) {
             let databases = route.databases.map(\.rawValue).sorted()
             var operation: JSONObject = [
-                "operationId": .string(route.operation.replacingOccurrences(of: "/", with: "_")),
+                "operationId": .string(route.method.lowercased() + "_" + route.operation.replacingOccurrences(of: "/", with: "_")),
                 "summary": .string(route.summary),
                 "tags": [.string(String(route.operation.split(separator: "/")[0]))],
-                "parameters": [
+                "parameters": .array([
                     ["name": "container", "in": "path", "required": true, "schema": ["type": "string"]],
                     ["name": "environment", "in": "path", "required": true, "schema": ["type": "string", "enum": ["development", "production"]]],
+                ] + (databases.isEmpty ? [] : [
                     ["name": "database", "in": "path", "required": true,
                      "schema": ["type": "string", "enum": .array(databases.map(JSONValue.string))]],
-                ],
+                ])),
                 "responses": responses(success: route.responseSchema),
             ]
             if let request = route.requestSchema {
                 operation["requestBody"] = ["required": true, "content": ["application/json": ["schema": ref(request)]]]
             }
-            paths["/database/1/{container}/{environment}/{database}/\(route.operation)"] = .object(JSONObject([(key: route.method.lowercased(), value: .object(operation))]))
+            // Routes without a database segment are Tandem's own (`/tandem/1/...`).
+            let path = databases.isEmpty ? "/tandem/1/{container}/{environment}/\(route.operation)"
+                : "/database/1/{container}/{environment}/{database}/\(route.operation)"
+            var methods = paths[path]?.objectValue ?? JSONObject()
+            methods[route.method.lowercased()] = .object(operation)
+            paths[path] = .object(methods)
         }
         paths["/healthz"] = ["get": ["summary": "Liveness: 200 with {\"status\":\"ok\"}", "security": [],
                                      "responses": ["200": ["description": "Serving"]]]]

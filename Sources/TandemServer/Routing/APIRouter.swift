@@ -11,7 +11,11 @@ public final class APIRouter: HTTPResponder {
     let services: Services
     let metrics: Metrics
     let log: RequestLog
-    let routes: [String: DatabaseRoute]
+    /// CloudKit Web Services operations by name, one route per method.
+    let routes: [String: [DatabaseRoute]]
+    /// Tandem's own operations under `/tandem/1/{container}/{environment}/`.
+    let tandemRoutes: [String: [DatabaseRoute]]
+    let web: WebPages
     let openAPI: [UInt8]
     /// Containers seen to exist, per thread; containers are never deleted, so a hit needs no
     /// database read.
@@ -25,8 +29,11 @@ public final class APIRouter: HTTPResponder {
         self.log = log
         self.connectionCount = connectionCount
         let table = DatabaseRoutes.all(services)
-        routes = Dictionary(uniqueKeysWithValues: table.map { ($0.operation, $0) })
-        openAPI = JSONWriter.bytes(OpenAPIDocument.build(routes: table))
+        let tandemTable = DatabaseRoutes.tandem(services)
+        routes = Dictionary(grouping: table, by: \.operation)
+        tandemRoutes = Dictionary(grouping: tandemTable, by: \.operation)
+        web = WebPages(services: services)
+        openAPI = JSONWriter.bytes(OpenAPIDocument.build(routes: table + tandemTable))
     }
 
     // MARK: HTTPResponder
@@ -88,6 +95,22 @@ public final class APIRouter: HTTPResponder {
                 guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
                 return (endpoint, try services.assetRoutes.download(&context, authenticator: services.authenticator))
             }
+            if let page = try web.respond(&context) {
+                endpoint = "web"
+                return (endpoint, page)
+            }
+            if path.hasPrefix("/tandem/1/") {
+                let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
+                guard segments.count >= 3 else {
+                    throw CloudKitError(.notFound, "expected /tandem/1/{container}/{environment}/{operation}")
+                }
+                let operation = segments[2...].joined(separator: "/")
+                guard let candidates = tandemRoutes[operation] else { throw CloudKitError(.notFound, "unknown operation '\(operation)'") }
+                endpoint = operation
+                let route = try pick(candidates, method: method)
+                try prepare(&context, container: segments[0], environment: segments[1], database: .private, method: method)
+                return (endpoint, try route.handler(context))
+            }
             guard path.hasPrefix("/database/1/") else {
                 throw CloudKitError(.notFound, "no endpoint at \(path)")
             }
@@ -96,14 +119,11 @@ public final class APIRouter: HTTPResponder {
                 throw CloudKitError(.notFound, "expected /database/1/{container}/{environment}/{database}/{operation}")
             }
             let operation = segments[3...].joined(separator: "/")
-            guard let route = routes[operation] else {
+            guard let candidates = routes[operation] else {
                 throw CloudKitError(.notFound, "unknown operation '\(operation)'")
             }
             endpoint = operation
-            guard route.method == method else { throw MethodNotAllowed(allowed: route.method) }
-            guard let environment = Environment(rawValue: segments[1]) else {
-                throw CloudKitError.badRequest("environment must be 'development' or 'production', not '\(segments[1])'")
-            }
+            let route = try pick(candidates, method: method)
             guard let database = DatabaseType(rawValue: segments[2]) else {
                 throw CloudKitError.badRequest("database must be 'public', 'private' or 'shared', not '\(segments[2])'")
             }
@@ -111,14 +131,7 @@ public final class APIRouter: HTTPResponder {
                 let served = route.databases.map(\.rawValue).sorted().joined(separator: ", ")
                 throw CloudKitError.badRequest("\(operation) is served for the \(served) database, not '\(database.rawValue)'")
             }
-            if method == "POST" { try checkContentType(context.request) }
-            context.container = segments[0]
-            context.environment = environment
-            context.database = database
-            context.user = try services.authenticator.user(
-                headers: context.request.head.headers["authorization"], parameters: context.parameters,
-                container: context.container, signInURL: context.baseURL + "/signin")
-            try requireContainer(context.container)
+            try prepare(&context, container: segments[0], environment: segments[1], database: database, method: method)
             return (endpoint, try route.handler(context))
         } catch let error as CloudKitError {
             return (endpoint, Responses.error(error, uuid: context.uuid))
@@ -138,6 +151,30 @@ public final class APIRouter: HTTPResponder {
             return (endpoint, Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(context.uuid)"),
                                              uuid: context.uuid))
         }
+    }
+
+    /// The route for `method` among an operation's routes; 405 naming the allowed methods otherwise.
+    private func pick(_ candidates: [DatabaseRoute], method: String) throws -> DatabaseRoute {
+        guard let route = candidates.first(where: { $0.method == method }) else {
+            throw MethodNotAllowed(allowed: candidates.map(\.method).joined(separator: ", "))
+        }
+        return route
+    }
+
+    /// Checks the content type, authenticates, and fills in container, environment and database.
+    private func prepare(_ context: inout RequestContext, container: String, environment: String, database: DatabaseType,
+                         method: String) throws {
+        guard let environment = Environment(rawValue: environment) else {
+            throw CloudKitError.badRequest("environment must be 'development' or 'production', not '\(environment)'")
+        }
+        if method == "POST" { try checkContentType(context.request) }
+        context.container = container
+        context.environment = environment
+        context.database = database
+        context.user = try services.authenticator.user(
+            headers: context.request.head.headers["authorization"], parameters: context.parameters,
+            container: context.container, signInURL: context.baseURL + "/signin")
+        try requireContainer(context.container)
     }
 
     private func requireContainer(_ id: String) throws {

@@ -5,7 +5,12 @@ import TandemStore
 /// The route table of CloudKit Web Services operations this server answers.
 enum DatabaseRoutes {
     static func all(_ services: Services) -> [DatabaseRoute] {
-        RecordRoutes.routes(services) + ZoneRoutes.routes(services) + UserRoutes.routes(services)
+        RecordRoutes.routes(services) + ZoneRoutes.routes(services) + UserRoutes.routes(services) + UserDiscoveryRoutes.routes(services) + ShareRoutes.routes(services)
             + [AssetRoutes.uploadRoute(services)]
+    }
+
+    /// Tandem's operations where CloudKit Web Services is silent (`/tandem/1/{container}/{environment}/...`).
+    static func tandem(_ services: Services) -> [DatabaseRoute] {
+        ShareRoutes.tandemRoutes(services) + UserDiscoveryRoutes.tandemRoutes(services)
     }
 }

@@ -43,6 +43,13 @@ extension SQLiteStoreTransaction {
             """, [.text(shortGUID), .text(container), .text(environment.rawValue)], Self.storedShare)
     }
 
+    func share(shortGUID: String) throws -> (share: StoredShare, container: String, environment: Environment)? {
+        try db.queryOne("SELECT \(Self.shareColumns), z.container_id, z.environment FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.short_guid = ?",
+                        [.text(shortGUID)]) { row in
+            (Self.storedShare(row), row.text(12), Environment(rawValue: row.text(13)) ?? .development)
+        }
+    }
+
     func shortGUID(zone: StoredZone, rootName: String) throws -> String? {
         try db.queryOne("SELECT short_guid FROM share_urls WHERE zone_id = ? AND root_name = ?",
                         [.integer(zone.key), .text(rootName)]) { $0.text(0) }

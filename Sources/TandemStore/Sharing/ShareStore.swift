@@ -64,6 +64,8 @@ public protocol ShareReading {
     func shares(zone: StoredZone) throws -> [StoredShare]
     /// The share a URL token names, within one container environment.
     func share(shortGUID: String, container: String, environment: Environment) throws -> StoredShare?
+    /// The share a URL token names, in whichever container it is (share landing pages).
+    func share(shortGUID: String) throws -> (share: StoredShare, container: String, environment: Environment)?
     /// The URL token once minted for this root (`""` for the zone-wide share), if any.
     func shortGUID(zone: StoredZone, rootName: String) throws -> String?
     /// Participants other than the owner, in the order they were added (removed ones included).

@@ -1,0 +1,103 @@
+/// The HTML of a share landing page, with Open Graph tags so link previews show the share.
+/// Every interpolated value is HTML-escaped.
+struct LandingPageHTML {
+    enum Action {
+        /// The viewer already takes part.
+        case open
+        /// Accept with the viewer's token (records/accept).
+        case accept(acceptURL: String, shortGUID: String)
+        /// Ask the owner to join (shares/requestAccess).
+        case requestAccess(requestURL: String, shortGUID: String)
+    }
+
+    var pageURL: String
+    var title = "Shared item"
+    var description = "Ask the owner for access to this item."
+    var imageURL: String?
+    var action: Action?
+
+    func render() -> String {
+        var head = """
+            <meta property="og:type" content="website">
+            <meta property="og:title" content="\(Self.escape(title))">
+            <meta property="og:description" content="\(Self.escape(description))">
+            <meta property="og:url" content="\(Self.escape(pageURL))">
+            <meta name="twitter:card" content="\(imageURL == nil ? "summary" : "summary_large_image")">
+            """
+        var image = ""
+        if let imageURL {
+            head += "\n<meta property=\"og:image\" content=\"\(Self.escape(imageURL))\">"
+            image = "<img class=\"thumb\" src=\"\(Self.escape(imageURL))\" alt=\"\">"
+        }
+        var body = ""
+        switch action {
+        case .open:
+            body = "<p>You have access to this item. Open it in the app.</p>"
+        case .accept(let url, let guid):
+            body = Self.button(id: "accept", label: "Accept", url: url, payload: "{\"shortGUIDs\":[{\"value\":\"\(guid)\"}]}",
+                               done: "Accepted. Open the app to see it.")
+        case .requestAccess(let url, let guid):
+            body = "<p>This item is private.</p>" + Self.button(id: "request", label: "Request access", url: url,
+                                                                  payload: "{\"shortGUIDs\":[{\"value\":\"\(guid)\"}]}",
+                                                                  done: "Request sent. The owner will decide.")
+        case nil:
+            body = "<p>This item is private. Ask the owner for access.</p>"
+        }
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(Self.escape(title))</title>
+            \(head)
+            <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}
+            .thumb{max-width:100%;border-radius:12px}button{font-size:1rem;padding:.6rem 1.2rem;border-radius:8px}
+            #status{color:#555}</style>
+            </head>
+            <body>
+            <h1>\(Self.escape(title))</h1>
+            <p>\(Self.escape(description))</p>
+            \(image)
+            \(body)
+            <p id="status"></p>
+            </body>
+            </html>
+            """
+    }
+
+    /// A button that posts `payload` with the user token kept in this browser (localStorage
+    /// `tandem.token`, asked for once).
+    private static func button(id: String, label: String, url: String, payload: String, done: String) -> String {
+        """
+        <button id="\(id)">\(escape(label))</button>
+        <script>
+        document.getElementById("\(id)").addEventListener("click", async () => {
+          let token = localStorage.getItem("tandem.token");
+          if (!token) { token = prompt("Your Tandem user token"); if (!token) return; localStorage.setItem("tandem.token", token); }
+          const status = document.getElementById("status");
+          const response = await fetch("\(escape(url))", {method: "POST", headers: {"Authorization": "Bearer " + token,
+            "Content-Type": "application/json"}, body: '\(payload)'});
+          const json = await response.json();
+          const item = (json.results || [])[0] || json;
+          status.textContent = response.ok && !item.serverErrorCode ? "\(escape(done))" : (item.reason || "Something went wrong.");
+        });
+        </script>
+        """
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}
