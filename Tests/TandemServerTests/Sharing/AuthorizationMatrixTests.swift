@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+import TandemCore
+
+/// Every sharing-relevant endpoint × every role, against the real server (DESIGN.md §6). Each
+/// case gets a fresh shared note, so cases that change the share cannot disturb each other.
+/// "ok" means the operation succeeded; otherwise the expected `serverErrorCode` (for the whole
+/// request, or for the one item it carries). `listed`/`absent` say whether the zone is in the
+/// caller's shared database.
+@Suite("Authorization matrix")
+struct AuthorizationMatrixTests {
+    enum Role: String, CaseIterable, CustomStringConvertible {
+        case owner, administrator, readWrite, readOnly, publicUser, invited, removed, stranger, anonymous
+        var description: String { rawValue }
+    }
+
+    enum Endpoint: String, CaseIterable, CustomStringConvertible {
+        case resolve, accept, sharedZones, lookup, query, update, create, delete, deleteRoot
+        case addParticipant, changePublicPermission, leaveShare, requestAccess, approveRequesters
+        var description: String { rawValue }
+    }
+
+    static let auth = "AUTHENTICATION_REQUIRED"
+    static let zone = "ZONE_NOT_FOUND"
+    static let denied = "ACCESS_DENIED"
+    static let hidden = "NOT_FOUND"
+    static let invited = "PARTICIPANT_ALREADY_INVITED"
+
+    /// Expected outcome per endpoint, in `Role.allCases` order:
+    /// owner, administrator, readWrite, readOnly, publicUser, invited, removed, stranger, anonymous.
+    static let expected: [Endpoint: [String]] = [
+        .resolve:                ["ok", "ok", "ok", "ok", "ok", "ok", hidden, hidden, auth],
+        .accept:                 ["ok", "ok", "ok", "ok", "ok", "ok", hidden, hidden, auth],
+        .sharedZones:            ["absent", "listed", "listed", "listed", "listed", "absent", "absent", "absent", auth],
+        .lookup:                 ["ok", "ok", "ok", "ok", "ok", zone, zone, zone, auth],
+        .query:                  ["ok", "ok", "ok", "ok", "ok", zone, zone, zone, auth],
+        .update:                 ["ok", "ok", "ok", denied, denied, zone, zone, zone, auth],
+        .create:                 ["ok", "ok", "ok", denied, denied, zone, zone, zone, auth],
+        .delete:                 ["ok", "ok", "ok", denied, denied, zone, zone, zone, auth],
+        .deleteRoot:             ["ok", denied, denied, denied, denied, zone, zone, zone, auth],
+        .addParticipant:         ["ok", "ok", denied, denied, denied, zone, zone, zone, auth],
+        .changePublicPermission: ["ok", denied, denied, denied, denied, zone, zone, zone, auth],
+        .leaveShare:             ["ok", "ok", "ok", "ok", "ok", zone, zone, zone, auth],
+        .requestAccess:          ["BAD_REQUEST", invited, invited, invited, invited, invited, "ok", "ok", auth],
+        .approveRequesters:      ["ok", "ok", denied, denied, denied, hidden, hidden, hidden, auth],
+    ]
+
+    /// The people, made once: the same accounts take each role in every fresh world.
+    final class Cast: @unchecked Sendable {
+        let owner, administrator, readWrite, readOnly, publicUser, invited, removed, stranger, newcomer, requester: Person
+
+        init(_ server: TestServer) throws {
+            owner = try server.person("owner")
+            administrator = try server.person("admin")
+            readWrite = try server.person("writer")
+            readOnly = try server.person("reader")
+            publicUser = try server.person("public")
+            invited = try server.person("invited")
+            removed = try server.person("removed")
+            stranger = try server.person("stranger")
+            newcomer = try server.person("newcomer")
+            requester = try server.person("requester")
+        }
+
+        func person(_ role: Role) -> Person? {
+            switch role {
+            case .owner: owner
+            case .administrator: administrator
+            case .readWrite: readWrite
+            case .readOnly: readOnly
+            case .publicUser: publicUser
+            case .invited: invited
+            case .removed: removed
+            case .stranger: stranger
+            case .anonymous: nil
+            }
+        }
+    }
+
+    nonisolated(unsafe) static var cast: Cast?
+    static let lock = NSLock()
+
+    static func sharedCast(_ server: TestServer) throws -> Cast {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cast { return cast }
+        let made = try Cast(server)
+        cast = made
+        return made
+    }
+
+    /// A fresh world: a private share with an administrator, a writer, a reader, an invitee and a
+    /// removed participant; or, for the public user, a public READ_ONLY share they joined.
+    static func world(_ server: TestServer, _ cast: Cast, role: Role, allowsRequests: Bool) throws -> SharedNote {
+        let extra: JSONObject = allowsRequests ? ["allowsAccessRequests": true] : [:]
+        if role == .publicUser {
+            let note = try server.shareNote(owner: cast.owner, publicPermission: "READ_ONLY", extraShareKeys: extra)
+            try server.accept(note, as: cast.publicUser)
+            return note
+        }
+        let note = try server.shareNote(owner: cast.owner, participants: [
+            Invite.email(cast.administrator, "READ_WRITE", type: "ADMINISTRATOR"), Invite.email(cast.readWrite, "READ_WRITE"),
+            Invite.email(cast.readOnly), Invite.email(cast.invited), Invite.email(cast.removed),
+        ], extraShareKeys: extra)
+        for person in [cast.administrator, cast.readWrite, cast.readOnly, cast.removed] { try server.accept(note, as: person) }
+        let share = try server.shareRecord(note, as: cast.owner)
+        let kept = [Invite.email(cast.administrator, "READ_WRITE", type: "ADMINISTRATOR"), Invite.email(cast.readWrite, "READ_WRITE"),
+                    Invite.email(cast.readOnly), Invite.email(cast.invited)]
+        let removal = try server.ownerModify(note, [Body.operation("update", name: note.shareName, recordType: nil,
+                                                                   tag: share["recordChangeTag"]?.stringValue, extra: ["participants": .array(kept)])])
+        guard removal.json.record(0).serverErrorCode == nil else { throw TestFailure("removal: \(removal.text)") }
+        return note
+    }
+
+    /// The outcome of a response: the whole-request error, the first item's error, or "ok".
+    static func outcome(_ response: TestServer.Response, itemsKey: String = "records") -> String {
+        if let code = response.json.serverErrorCode { return code }
+        if let first = response.json[itemsKey]?.arrayValue?.first, let code = first.serverErrorCode { return code }
+        return response.status == 200 ? "ok" : "HTTP \(response.status)"
+    }
+
+    @Test("endpoint × role", arguments: Endpoint.allCases, Role.allCases)
+    func matrix(endpoint: Endpoint, role: Role) throws {
+        let server = try Shared.server
+        let cast = try Self.sharedCast(server)
+        let needsRequests = endpoint == .requestAccess || endpoint == .approveRequesters
+        let note = try Self.world(server, cast, role: role, allowsRequests: needsRequests)
+        let caller = cast.person(role)
+        let isOwner = role == .owner
+        if endpoint == .approveRequesters {
+            let asked = try server.tandem("shares/requestAccess", ["shortGUIDs": [["value": .string(note.guid)]]], as: cast.requester)
+            guard asked.json["results"]?.arrayValue?.first?["status"] == "REQUESTED" else { throw TestFailure("request: \(asked.text)") }
+        }
+        /// records/modify as the caller: the owner in their private database, others in the shared one.
+        func modify(_ operations: [JSONValue]) throws -> TestServer.Response {
+            isOwner ? try server.ownerModify(note, operations) : try server.sharedModify(note, operations, as: caller)
+        }
+        /// The caller's view of a record's change tag (a placeholder when they cannot see it).
+        func tag(_ name: String) throws -> String {
+            guard let caller else { return "0-0" }
+            let response = isOwner ? try server.post("records/lookup", Body.lookup([name], zone: note.zone), as: caller, database: "private")
+                : try server.sharedLookup(note, [name], as: caller)
+            return response.json.record(0)["recordChangeTag"]?.stringValue ?? "0-0"
+        }
+        let result: String
+        switch endpoint {
+        case .resolve:
+            result = Self.outcome(try server.resolve(note, as: caller), itemsKey: "results")
+        case .accept:
+            let response = try server.post("records/accept", ["shortGUIDs": [["value": .string(note.guid)]]], as: caller, database: "public")
+            result = Self.outcome(response, itemsKey: "results")
+        case .sharedZones:
+            let response = try server.get("zones/list", token: .some(caller?.token), database: "shared")
+            if let code = response.json.serverErrorCode {
+                result = code
+            } else {
+                let zones = (response.json["zones"]?.arrayValue ?? []).compactMap { $0["zoneID"]?["zoneName"]?.stringValue }
+                result = zones.contains(note.zone) ? "listed" : "absent"
+            }
+        case .lookup:
+            result = Self.outcome(isOwner ? try server.post("records/lookup", Body.lookup(["child"], zone: note.zone), as: caller, database: "private")
+                                  : try server.sharedLookup(note, ["child"], as: caller))
+        case .query:
+            var body: JSONObject = ["query": ["recordType": "Note"]]
+            body["zoneID"] = isOwner ? ["zoneName": .string(note.zone)] : note.sharedZoneID
+            let response = try server.post("records/query", .object(body), as: caller, database: isOwner ? "private" : "shared")
+            let count = response.json.records.count
+            result = response.json.serverErrorCode ?? (count == 2 ? "ok" : "saw \(count) records")
+        case .update:
+            result = Self.outcome(try modify([Body.operation("update", name: "child", recordType: nil, tag: try tag("child"),
+                                                             fields: ["title": Body.field("Changed")])]))
+        case .create:
+            result = Self.outcome(try modify([Body.operation("create", name: unique("new"), fields: [:], extra: ["parent": ["recordName": "note"]])]))
+        case .delete:
+            result = Self.outcome(try modify([Body.operation("delete", name: "child", recordType: nil, tag: try tag("child"))]))
+        case .deleteRoot:
+            result = Self.outcome(try modify([Body.operation("delete", name: "note", recordType: nil, tag: try tag("note"))]))
+        case .addParticipant:
+            var people = [Invite.email(cast.newcomer)]
+            if let caller {
+                let share = try isOwner || role == .administrator ? server.shareRecord(note, as: caller) : JSONValue.null
+                for participant in share["participants"]?.arrayValue ?? [] where participant["type"] != "OWNER" {
+                    people.append(["participantId": participant["participantId"] ?? .null, "permission": participant["permission"] ?? .null])
+                }
+            }
+            result = Self.outcome(try modify([Body.operation("update", name: note.shareName, recordType: nil, tag: try tag(note.shareName),
+                                                             extra: ["participants": .array(people)])]))
+        case .changePublicPermission:
+            result = Self.outcome(try modify([Body.operation("update", name: note.shareName, recordType: nil, tag: try tag(note.shareName),
+                                                             extra: ["publicPermission": role == .publicUser ? "READ_WRITE" : "READ_ONLY"])]))
+        case .leaveShare:
+            result = Self.outcome(try modify([Body.operation("delete", name: note.shareName, recordType: nil, tag: try tag(note.shareName))]))
+        case .requestAccess:
+            result = Self.outcome(try server.tandem("shares/requestAccess", ["shortGUIDs": [["value": .string(note.guid)]]], as: caller),
+                                  itemsKey: "results")
+        case .approveRequesters:
+            result = Self.outcome(try server.tandem("shares/approveRequesters", ["shortGUID": .string(note.guid),
+                                                                                 "userRecordNames": [.string(cast.requester.recordName)]], as: caller))
+        }
+        let want = Self.expected[endpoint]![Role.allCases.firstIndex(of: role)!]
+        #expect(result == want, "\(endpoint) as \(role)")
+    }
+}
