@@ -65,6 +65,23 @@ enum FigureRows {
         }
     }
 
+    /// Issue 3: the access check may cost at most 10% of lookup throughput.
+    static let accessCheckTarget = 0.10
+
+    static func sharing(_ sharing: SharingFigure.Result, report: Report) {
+        let cost = 1 - sharing.participant.requestsPerSecond / sharing.owner.requestsPerSecond
+        report.add("participant lookups/s (shared DB), c32", value: Format.rate(sharing.participant.requestsPerSecond),
+                   ceiling: Format.rate(sharing.owner.requestsPerSecond) + " (owner)", ratio: "cost " + Format.percent(cost),
+                   target: "cost ≤ \(Format.percent(accessCheckTarget))",
+                   verdict: .init(passes: cost <= accessCheckTarget, problems: sharing.owner.problems + sharing.participant.problems))
+        if let participant = sharing.participant.cpuPerRequest, let owner = sharing.owner.cpuPerRequest {
+            cpuRow("server CPU per participant lookup", cpu: participant, floor: owner, floorName: "(owner)", report: report)
+        }
+        report.add("move \(SharingFigure.subtreeRecords) records into a share", value: Format.milliseconds(sharing.moveIn),
+                   target: "one transaction", verdict: .info)
+        report.add("move \(SharingFigure.subtreeRecords) records out of it", value: Format.milliseconds(sharing.moveOut), verdict: .info)
+    }
+
     static func memory(_ memory: ServerMemory, report: Report) {
         report.add("peak RSS, \(memory.label)", value: Format.bytes(memory.peak), ceiling: Format.bytes(memory.idle) + " idle",
                    ratio: String(format: "%.1f×", Double(memory.peak) / Double(max(1, memory.idle))), verdict: .info)

@@ -23,6 +23,7 @@ enum Format {
 
     /// `12.3 s`
     static func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
+    static func milliseconds(_ seconds: Double) -> String { String(format: "%.0f ms", seconds * 1000) }
 
     /// `45%`
     static func percent(_ ratio: Double) -> String { String(format: "%.0f%%", ratio * 100) }

@@ -23,6 +23,13 @@ enum HTTPProbe {
         return try check(request(arguments + [url]), url: url, expect: expect)
     }
 
+    /// POSTs `body` and returns the answer unchecked (for requests expected to fail).
+    static func postUnchecked(_ url: String, headers: [(String, String)], body: String) throws -> Response {
+        var arguments = ["-sS", "-m", "30", "-o", "-", "-w", "\n%{http_code}", "-X", "POST", "--data-binary", body]
+        for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        return try request(arguments + [url])
+    }
+
     @discardableResult
     static func get(_ url: String, expect: String) throws -> Response {
         try check(request(["-sS", "-m", "30", "-o", "-", "-w", "\n%{http_code}", url]), url: url, expect: expect)
