@@ -1,0 +1,234 @@
+/// A pattern compiled once into a small backtracking program over code points.
+///
+/// Matching is linear for the usual shapes (`*`, a literal, a literal then `*`) and polynomial
+/// for the rest: a pattern with two or more branch points memoizes failed (step, position)
+/// pairs, so no URL can make a pattern take exponential time.
+struct Pattern: Sendable {
+    enum Op: Sendable {
+        case literal(start: Int, count: Int)
+        case one
+        case star
+        case characterClass(CharacterClass)
+        /// One of a variable's plain values, found by walking `tries[index]`.
+        case trie(Int)
+        /// Try each target (`targets[start..<start+count]`) in turn.
+        case choice(start: Int, count: Int)
+        case jump(Int)
+        case end
+    }
+
+    enum Shape: Sendable {
+        case anything
+        case exact
+        case prefix
+        case general
+    }
+
+    private(set) var ops: [Op] = []
+    private(set) var units: [UInt32] = []
+    private var targets: [Int] = []
+    private var tries: [WordTrie] = []
+    private(set) var shape = Shape.general
+    private var needsMemo = false
+
+    /// Compiles `source`. `variables` are the file's custom ones (nil: `$(…)` is literal, as in
+    /// legacy `paths`); `folded` lowercases the pattern for case-insensitive matching, the
+    /// input being lowercased by the caller.
+    init(_ source: String, variables: [String: [String]]?, folded: Bool) {
+        let tokens = PatternSyntax.tokens(source, variables: variables != nil)
+        var branches = 0
+        emit(tokens, variables: variables ?? [:], folded: folded, branches: &branches)
+        ops.append(.end)
+        needsMemo = branches > 1
+        shape = Self.shape(of: tokens)
+    }
+
+    private static func shape(of tokens: [PatternToken]) -> Shape {
+        if tokens.isEmpty == false, tokens.allSatisfy({ $0 == .star }) { return .anything }
+        let literals = tokens.prefix { if case .literal = $0 { true } else { false } }.count
+        if literals == tokens.count { return .exact }
+        if literals == tokens.count - 1, tokens.last == .star { return .prefix }
+        return .general
+    }
+
+    private mutating func emit(_ tokens: [PatternToken], variables: [String: [String]], folded: Bool, branches: inout Int) {
+        var index = 0
+        while index < tokens.count {
+            switch tokens[index] {
+            case .literal:
+                let start = units.count
+                while index < tokens.count, case .literal(let unit) = tokens[index] {
+                    units.append(folded ? PatternSyntax.fold(unit) : unit)
+                    index += 1
+                }
+                ops.append(.literal(start: start, count: units.count - start))
+                continue
+            case .one: ops.append(.one)
+            case .star:
+                if case .star = ops.last {} else {
+                    ops.append(.star)
+                    branches += 1
+                }
+            case .variable(let name):
+                emitVariable(name, variables: variables, folded: folded, branches: &branches)
+            }
+            index += 1
+        }
+    }
+
+    private mutating func emitVariable(_ name: String, variables: [String: [String]], folded: Bool, branches: inout Int) {
+        let values: [String]
+        if let custom = variables[name] {
+            values = custom
+        } else if let characterClass = CharacterClass(name: name) {
+            ops.append(.characterClass(folded ? characterClass.folded() : characterClass))
+            return
+        } else if name == "lang" {
+            values = ISOCodes.languages
+        } else if name == "region" {
+            values = ISOCodes.regions
+        } else {
+            // Not defined: the text stands for itself (Linter reports it).
+            emit(PatternSyntax.tokens("$(\(name))", variables: false), variables: [:], folded: folded, branches: &branches)
+            return
+        }
+        branches += 1
+        let plain = values.filter { !$0.contains("*") && !$0.contains("?") }
+        let wild = values.filter { $0.contains("*") || $0.contains("?") }
+        let trie = WordTrie(plain.map { $0.unicodeScalars.map { folded ? PatternSyntax.fold($0.value) : $0.value } })
+        if wild.isEmpty {
+            tries.append(trie)
+            ops.append(.trie(tries.count - 1))
+            return
+        }
+        // choice → [trie, jump end] [value 1, jump end] … ; jumps patched once `end` is known.
+        let choiceIndex = ops.count
+        ops.append(.choice(start: 0, count: 0))
+        var alternatives: [Int] = []
+        var jumps: [Int] = []
+        if plain.isEmpty == false {
+            alternatives.append(ops.count)
+            tries.append(trie)
+            ops.append(.trie(tries.count - 1))
+            jumps.append(ops.count)
+            ops.append(.jump(0))
+        }
+        for value in wild {
+            alternatives.append(ops.count)
+            emit(PatternSyntax.tokens(value, variables: false), variables: [:], folded: folded, branches: &branches)
+            jumps.append(ops.count)
+            ops.append(.jump(0))
+        }
+        for jump in jumps { ops[jump] = .jump(ops.count) }
+        ops[choiceIndex] = .choice(start: targets.count, count: alternatives.count)
+        targets += alternatives
+    }
+
+    /// Whether the whole of `input` matches.
+    func matches(_ input: UnsafeBufferPointer<UInt32>) -> Bool {
+        switch shape {
+        case .anything: return true
+        case .exact: return input.count == units.count && literal(0, units.count, at: 0, in: input)
+        case .prefix: return input.count >= units.count && literal(0, units.count, at: 0, in: input)
+        case .general: break
+        }
+        guard needsMemo else {
+            return run(0, 0, input, Memo(nil, width: 0))
+        }
+        let width = input.count + 1
+        let words = (ops.count * width + 63) / 64
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: words) { bits in
+            bits.initialize(repeating: 0)
+            return run(0, 0, input, Memo(bits, width: width))
+        }
+    }
+
+    func matches(_ input: [UInt32]) -> Bool {
+        input.withUnsafeBufferPointer { matches($0) }
+    }
+
+    /// Failed (step, position) pairs, when the pattern can branch more than once.
+    private struct Memo {
+        let bits: UnsafeMutableBufferPointer<UInt64>?
+        let width: Int
+
+        init(_ bits: UnsafeMutableBufferPointer<UInt64>?, width: Int) {
+            self.bits = bits
+            self.width = width
+        }
+
+        func failed(_ pc: Int, _ i: Int) -> Bool {
+            guard let bits else { return false }
+            let bit = pc * width + i
+            return bits[bit >> 6] & (1 << UInt64(bit & 63)) != 0
+        }
+
+        func markFailed(_ pc: Int, _ i: Int) {
+            guard let bits else { return }
+            let bit = pc * width + i
+            bits[bit >> 6] |= 1 << UInt64(bit & 63)
+        }
+    }
+
+    @inline(__always)
+    private func literal(_ start: Int, _ count: Int, at i: Int, in input: UnsafeBufferPointer<UInt32>) -> Bool {
+        var k = 0
+        while k < count {
+            if input[i + k] != units[start + k] { return false }
+            k += 1
+        }
+        return true
+    }
+
+    private func run(_ pc: Int, _ i: Int, _ input: UnsafeBufferPointer<UInt32>, _ memo: Memo) -> Bool {
+        if memo.failed(pc, i) { return false }
+        let matched = execute(pc, i, input, memo)
+        if !matched { memo.markFailed(pc, i) }
+        return matched
+    }
+
+    private func execute(_ startPC: Int, _ startI: Int, _ input: UnsafeBufferPointer<UInt32>, _ memo: Memo) -> Bool {
+        var pc = startPC
+        var i = startI
+        while true {
+            switch ops[pc] {
+            case .literal(let start, let count):
+                guard i + count <= input.count, literal(start, count, at: i, in: input) else { return false }
+                i += count
+                pc += 1
+            case .one:
+                guard i < input.count else { return false }
+                i += 1
+                pc += 1
+            case .characterClass(let characterClass):
+                guard i < input.count, characterClass.contains(input[i]) else { return false }
+                i += 1
+                pc += 1
+            case .star:
+                let next = pc + 1
+                if case .end = ops[next] { return true }
+                if case .literal(let start, let count) = ops[next] {
+                    let first = units[start]
+                    var j = i
+                    while j + count <= input.count {
+                        if input[j] == first, run(next, j, input, memo) { return true }
+                        j += 1
+                    }
+                    return false
+                }
+                for j in i...input.count where run(next, j, input, memo) { return true }
+                return false
+            case .trie(let index):
+                for end in tries[index].ends(in: input, from: i) where run(pc + 1, end, input, memo) { return true }
+                return false
+            case .choice(let start, let count):
+                for target in targets[start..<(start + count)] where run(target, i, input, memo) { return true }
+                return false
+            case .jump(let target):
+                pc = target
+            case .end:
+                return i == input.count
+            }
+        }
+    }
+}
