@@ -163,6 +163,15 @@ struct Pattern: Sendable {
             return bits[bit >> 6] & (1 << UInt64(bit & 63)) != 0
         }
 
+        func markFailed(_ pc: Int, from start: Int, through end: Int) {
+            guard bits != nil else { return }
+            var i = start
+            while i <= end && !failed(pc, i) {
+                markFailed(pc, i)
+                i += 1
+            }
+        }
+
         func markFailed(_ pc: Int, _ i: Int) {
             guard let bits else { return }
             let bit = pc * width + i
@@ -207,6 +216,9 @@ struct Pattern: Sendable {
             case .star:
                 let next = pc + 1
                 if case .end = ops[next] { return true }
+                // A star that failed from i fails from any later position too (it tries a subset).
+                if memo.failed(pc, i) { return false }
+                defer { memo.markFailed(pc, from: i, through: input.count) }
                 if case .literal(let start, let count) = ops[next] {
                     let first = units[start]
                     var j = i
