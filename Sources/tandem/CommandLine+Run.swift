@@ -14,6 +14,8 @@ extension CommandLine {
           tandem user add --email EMAIL [--name "Given Family"] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--data DIR]
+          tandem links check FILE --app APPIDPREFIX.bundle.id URL...   (an apple-app-site-association file)
+          tandem links lint FILE
         """
 
     /// Runs a command line; returns the process exit status.
@@ -68,6 +70,11 @@ extension CommandLine {
                     guard let user = options.value("user") else { throw UsageError("token create needs --user EMAIL_OR_USER_RECORD_NAME") }
                     print(try withStore(data) { try Admin.createUserToken(for: user, store: $0) })
                 }
+            case ("links", "check", 3...):
+                guard let app = options.value("app") else { throw UsageError("links check needs --app APPIDPREFIX.bundle.id") }
+                return try LinksCommand.check(path: options.words[2], appID: app, urls: Array(options.words.dropFirst(3)))
+            case ("links", "lint", 3):
+                return try LinksCommand.lint(path: options.words[2])
             default:
                 throw UsageError("unknown command '\(options.words.joined(separator: " "))'")
             }

@@ -30,6 +30,8 @@ import TandemLinks
         ("too large", Array(#"{"applinks": {"details": []}, "x": ""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: 131_072) + Array(#""}"#.utf8),
          "file", "128 KiB"),
         ("malformed JSON", Array("{\n  \"applinks\": {,}\n}".utf8), "line 2, column", "not valid JSON"),
+        ("trailing comma", Array("{\"applinks\": {\"details\": [],}}".utf8), "line 1, column", "trailing comma"),
+        ("comments", Array("{\"applinks\": {} // links\n}".utf8), "line 1, column", "no comments"),
         ("HTML served by mistake", Array("<!DOCTYPE html><html></html>".utf8), "line 1, column", "HTML"),
         ("bad app ID", Array(#"{"applinks": {"details": [{"appID": "com.example.app", "paths": ["*"]}]}}"#.utf8),
          "applinks.details[0]", "is not an app ID"),

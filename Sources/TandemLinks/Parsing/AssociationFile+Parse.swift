@@ -26,7 +26,7 @@ extension AssociationFile {
         do {
             return try JSONParser.parse(bytes)
         } catch {
-            let hint = MalformedTextHint.describe(bytes).map { " (\($0))" } ?? ""
+            let hint = MalformedTextHint.describe(bytes, at: error.position).map { " (\($0))" } ?? ""
             throw AssociationFileError(.text(line: error.line, column: error.column), "not valid JSON: \(error.message)\(hint)")
         }
     }
@@ -34,7 +34,8 @@ extension AssociationFile {
 
 /// Recognises the usual things served in place of an association file.
 enum MalformedTextHint {
-    static func describe(_ bytes: [UInt8]) -> String? {
+    /// `position` is the parser's byte offset, just after the token it stopped at.
+    static func describe(_ bytes: [UInt8], at position: Int) -> String? {
         let start = bytes.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if start.isEmpty { return "the file is empty" }
         if start.first == UInt8(ascii: "<") { return "this is HTML or XML, not JSON: the server returned a page instead of the file" }
@@ -43,6 +44,16 @@ enum MalformedTextHint {
             return "this is a signed (PKCS #7) file; since iOS 9 the file must be unsigned JSON"
         }
         if start.starts(with: Array("echo ".utf8)) { return "this is a shell command, not its output" }
+        let end = min(max(position, 0), bytes.count)
+        let near = bytes[max(0, end - 2)..<min(bytes.count, end + 1)]
+        if near.starts(with: Array("//".utf8)) || near.dropFirst().starts(with: Array("//".utf8))
+            || near.starts(with: Array("/*".utf8)) || near.dropFirst().starts(with: Array("/*".utf8)) {
+            return "JSON has no comments"
+        }
+        if end > 0, bytes[end - 1] == UInt8(ascii: "]") || bytes[end - 1] == UInt8(ascii: "}"),
+           bytes[..<(end - 1)].last(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: ",") {
+            return "a trailing comma before the closing bracket"
+        }
         return nil
     }
 }
