@@ -58,5 +58,6 @@ enum BenchCommand {
             memories.append(query.memory)
         }
         memories.forEach { FigureRows.memory($0, report: report) }
+        if figures.contains(.links) { try LinksFigure.run(options: options, report: report) }
     }
 }

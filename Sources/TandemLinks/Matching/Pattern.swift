@@ -231,8 +231,7 @@ struct Pattern: Sendable {
                 for j in i...input.count where run(next, j, input, memo) { return true }
                 return false
             case .trie(let index):
-                for end in tries[index].ends(in: input, from: i) where run(pc + 1, end, input, memo) { return true }
-                return false
+                return tries[index].contains(in: input, from: i) { run(pc + 1, $0, input, memo) }
             case .choice(let start, let count):
                 for target in targets[start..<(start + count)] where run(target, i, input, memo) { return true }
                 return false

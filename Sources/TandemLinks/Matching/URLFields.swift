@@ -25,15 +25,27 @@ struct URLFields {
 /// The forms of one URL that a match has needed so far, each built once.
 struct URLViews {
     let url: LinkURL
-    private var cache: [URLFields?] = [nil, nil, nil, nil]
+    // Four stored slots rather than an array: no allocation per match for the cache itself.
+    private var encodedAsWritten: URLFields?
+    private var encodedFolded: URLFields?
+    private var decodedAsWritten: URLFields?
+    private var decodedFolded: URLFields?
 
     init(_ url: LinkURL) { self.url = url }
 
     mutating func fields(encoded: Bool, folded: Bool) -> URLFields {
-        let slot = (encoded ? 0 : 2) + (folded ? 1 : 0)
-        if let fields = cache[slot] { return fields }
+        switch (encoded, folded) {
+        case (true, false): return Self.cached(&encodedAsWritten, url, encoded: true, folded: false)
+        case (true, true): return Self.cached(&encodedFolded, url, encoded: true, folded: true)
+        case (false, false): return Self.cached(&decodedAsWritten, url, encoded: false, folded: false)
+        case (false, true): return Self.cached(&decodedFolded, url, encoded: false, folded: true)
+        }
+    }
+
+    private static func cached(_ slot: inout URLFields?, _ url: LinkURL, encoded: Bool, folded: Bool) -> URLFields {
+        if let fields = slot { return fields }
         let fields = URLFields(url, encoded: encoded, folded: folded)
-        cache[slot] = fields
+        slot = fields
         return fields
     }
 }

@@ -22,17 +22,16 @@ struct WordTrie: Sendable {
         }
     }
 
-    /// The positions where a word starting at `start` ends, longest first.
-    func ends(in input: UnsafeBufferPointer<UInt32>, from start: Int) -> [Int] {
-        var found: [Int] = []
+    /// Calls `body` with each position where a word starting at `start` ends, shortest first,
+    /// until it returns true; returns whether it did. Allocates nothing.
+    func contains(in input: UnsafeBufferPointer<UInt32>, from start: Int, where body: (Int) -> Bool) -> Bool {
         var node = 0
         var i = start
         while true {
-            if terminal[node] { found.append(i) }
-            guard i < input.count, let next = children[node].first(where: { $0.unit == input[i] })?.node else { break }
+            if terminal[node], body(i) { return true }
+            guard i < input.count, let next = children[node].first(where: { $0.unit == input[i] })?.node else { return false }
             node = next
             i += 1
         }
-        return found.reversed()
     }
 }
