@@ -1,7 +1,7 @@
 import TandemCore
 
 /// A component or legacy path with its patterns compiled and its settings resolved.
-struct CompiledRule: Sendable {
+final class CompiledRule: Sendable {
     enum Query: Sendable {
         case whole(Pattern)
         case items([(name: [UInt32], pattern: Pattern)])
@@ -55,13 +55,13 @@ struct CompiledRule: Sendable {
         case nil: return true
         case .whole(let pattern): return pattern.matches(fields.query)
         case .items(let patterns):
-            for (name, pattern) in patterns {
+            for index in patterns.indices {
                 var seen = false
-                for item in fields.items where item.name == name {
+                for item in fields.items where item.name == patterns[index].name {
                     seen = true
-                    if !pattern.matches(item.value) { return false }
+                    if !patterns[index].pattern.matches(item.value) { return false }
                 }
-                if !seen, !pattern.matches([]) { return false }
+                if !seen, !patterns[index].pattern.matches([]) { return false }
             }
             return true
         }

@@ -3,7 +3,7 @@
 /// Matching is linear for the usual shapes (`*`, a literal, a literal then `*`) and polynomial
 /// for the rest: a pattern with two or more branch points memoizes failed (step, position)
 /// pairs, so no URL can make a pattern take exponential time.
-struct Pattern: Sendable {
+final class Pattern: Sendable {
     enum Op: Sendable {
         case literal(start: Int, count: Int)
         case one
@@ -24,23 +24,63 @@ struct Pattern: Sendable {
         case general
     }
 
-    private(set) var ops: [Op] = []
-    private(set) var units: [UInt32] = []
-    private var targets: [Int] = []
-    private var tries: [WordTrie] = []
-    private(set) var shape = Shape.general
-    private var needsMemo = false
+    private let ops: [Op]
+    private let units: [UInt32]
+    private let targets: [Int]
+    private let tries: [WordTrie]
+    let shape: Shape
+    private let needsMemo: Bool
+    private let required: [UInt32]
 
     /// Compiles `source`. `variables` are the file's custom ones (nil: `$(…)` is literal, as in
     /// legacy `paths`); `folded` lowercases the pattern for case-insensitive matching, the
     /// input being lowercased by the caller.
     init(_ source: String, variables: [String: [String]]?, folded: Bool) {
         let tokens = PatternSyntax.tokens(source, variables: variables != nil)
-        var branches = 0
-        emit(tokens, variables: variables ?? [:], folded: folded, branches: &branches)
-        ops.append(.end)
-        needsMemo = branches > 1
+        var builder = PatternBuilder()
+        builder.emit(tokens, variables: variables ?? [:], folded: folded)
+        builder.ops.append(.end)
+        ops = builder.ops
+        units = builder.units
+        targets = builder.targets
+        tries = builder.tries
+        needsMemo = builder.branches > 1
         shape = Self.shape(of: tokens)
+        required = shape == .general ? Self.longestLiteral(tokens, folded: folded) : []
+    }
+
+    /// The longest run of literal text every match must contain, to refuse most inputs
+    /// before running the program.
+    private static func longestLiteral(_ tokens: [PatternToken], folded: Bool) -> [UInt32] {
+        var best: [UInt32] = []
+        var current: [UInt32] = []
+        for token in tokens + [.star] {
+            if case .literal(let unit) = token {
+                current.append(folded ? PatternSyntax.fold(unit) : unit)
+            } else {
+                if current.count > best.count { best = current }
+                current = []
+            }
+        }
+        return best.count >= 2 ? best : []
+    }
+
+    @inline(__always)
+    private func contains(_ needle: [UInt32], in input: UnsafeBufferPointer<UInt32>) -> Bool {
+        guard needle.count <= input.count else { return false }
+        let first = needle[0]
+        var i = 0
+        outer: while i + needle.count <= input.count {
+            if input[i] == first {
+                for k in 1..<needle.count where input[i + k] != needle[k] {
+                    i += 1
+                    continue outer
+                }
+                return true
+            }
+            i += 1
+        }
+        return false
     }
 
     private static func shape(of tokens: [PatternToken]) -> Shape {
@@ -51,78 +91,6 @@ struct Pattern: Sendable {
         return .general
     }
 
-    private mutating func emit(_ tokens: [PatternToken], variables: [String: [String]], folded: Bool, branches: inout Int) {
-        var index = 0
-        while index < tokens.count {
-            switch tokens[index] {
-            case .literal:
-                let start = units.count
-                while index < tokens.count, case .literal(let unit) = tokens[index] {
-                    units.append(folded ? PatternSyntax.fold(unit) : unit)
-                    index += 1
-                }
-                ops.append(.literal(start: start, count: units.count - start))
-                continue
-            case .one: ops.append(.one)
-            case .star:
-                if case .star = ops.last {} else {
-                    ops.append(.star)
-                    branches += 1
-                }
-            case .variable(let name):
-                emitVariable(name, variables: variables, folded: folded, branches: &branches)
-            }
-            index += 1
-        }
-    }
-
-    private mutating func emitVariable(_ name: String, variables: [String: [String]], folded: Bool, branches: inout Int) {
-        let values: [String]
-        if let custom = variables[name] {
-            values = custom
-        } else if let characterClass = CharacterClass(name: name) {
-            ops.append(.characterClass(folded ? characterClass.folded() : characterClass))
-            return
-        } else if name == "lang" {
-            values = ISOCodes.languages
-        } else if name == "region" {
-            values = ISOCodes.regions
-        } else {
-            // Not defined: the text stands for itself (Linter reports it).
-            emit(PatternSyntax.tokens("$(\(name))", variables: false), variables: [:], folded: folded, branches: &branches)
-            return
-        }
-        branches += 1
-        let plain = values.filter { !$0.contains("*") && !$0.contains("?") }
-        let wild = values.filter { $0.contains("*") || $0.contains("?") }
-        let trie = WordTrie(plain.map { $0.unicodeScalars.map { folded ? PatternSyntax.fold($0.value) : $0.value } })
-        if wild.isEmpty {
-            tries.append(trie)
-            ops.append(.trie(tries.count - 1))
-            return
-        }
-        // choice → [trie, jump end] [value 1, jump end] … ; jumps patched once `end` is known.
-        let choiceIndex = ops.count
-        ops.append(.choice(start: 0, count: 0))
-        var alternatives: [Int] = []
-        var jumps: [Int] = []
-        if plain.isEmpty == false {
-            alternatives.append(ops.count)
-            tries.append(trie)
-            ops.append(.trie(tries.count - 1))
-            jumps.append(ops.count)
-            ops.append(.jump(0))
-        }
-        for value in wild {
-            alternatives.append(ops.count)
-            emit(PatternSyntax.tokens(value, variables: false), variables: [:], folded: folded, branches: &branches)
-            jumps.append(ops.count)
-            ops.append(.jump(0))
-        }
-        for jump in jumps { ops[jump] = .jump(ops.count) }
-        ops[choiceIndex] = .choice(start: targets.count, count: alternatives.count)
-        targets += alternatives
-    }
 
     /// Whether the whole of `input` matches.
     func matches(_ input: UnsafeBufferPointer<UInt32>) -> Bool {
@@ -132,6 +100,7 @@ struct Pattern: Sendable {
         case .prefix: return input.count >= units.count && literal(0, units.count, at: 0, in: input)
         case .general: break
         }
+        if required.isEmpty == false, !contains(required, in: input) { return false }
         guard needsMemo else {
             return run(0, 0, input, Memo(nil, width: 0))
         }

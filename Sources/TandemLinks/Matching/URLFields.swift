@@ -1,14 +1,16 @@
 /// A URL's parts as code points in one of the four forms rules compare: percent-encoded or
-/// decoded (`percentEncoded`), as written or lowercased (`caseSensitive` false).
-struct URLFields {
-    var path: [UInt32]
-    var query: [UInt32]
-    var fragment: [UInt32]
+/// decoded (`percentEncoded`), as written or lowercased (`caseSensitive` false). A class, so
+/// that handing it to each rule costs one reference, not a copy of four arrays.
+final class URLFields {
+    let path: [UInt32]
+    let query: [UInt32]
+    let fragment: [UInt32]
     /// Query items split on `&` and the first `=`; an item without `=` has an empty value.
-    var items: [(name: [UInt32], value: [UInt32])]
+    let items: [(name: [UInt32], value: [UInt32])]
 
     init(_ url: LinkURL, encoded: Bool, folded: Bool) {
         func units(_ text: Substring) -> [UInt32] {
+            if encoded && !folded { return text.utf8.map { UInt32($0) } } // LinkURL keeps it ASCII
             let decoded = encoded ? String(text) : LinkURL.decode(text)
             return folded ? decoded.unicodeScalars.map { PatternSyntax.fold($0.value) } : decoded.unicodeScalars.map(\.value)
         }
