@@ -5,20 +5,6 @@ import Testing
 @Suite struct LinksCommandTests {
     static let app = "ABCDE12345.com.example.shop"
 
-    func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestServer.binary)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output, error)
-    }
-
     func file(_ text: String) throws -> String {
         let path = NSTemporaryDirectory() + "aasa-" + UUID().uuidString
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
@@ -31,7 +17,7 @@ import Testing
               {"/": "/buy/*", "?": {"debug": "?*"}, "exclude": true},
               {"/": "/buy/*"}]}]}}
             """#)
-        let result = try run(["links", "check", path, "--app", Self.app,
+        let result = try runTandem(["links", "check", path, "--app", Self.app,
                               "https://shop.example.com/buy/shoes", "https://shop.example.com/buy/shoes?debug=1", "https://shop.example.com/help"])
         #expect(result.status == 0)
         let lines = result.output.split(separator: "\n").map(String.init)
@@ -44,7 +30,7 @@ import Testing
 
     @Test func unparseableFileFailsWithLineAndColumn() throws {
         let path = try file("{\n  \"applinks\": {\"details\": [],}\n}")
-        let result = try run(["links", "check", path, "--app", Self.app, "/x"])
+        let result = try runTandem(["links", "check", path, "--app", Self.app, "/x"])
         #expect(result.status == 1)
         #expect(result.error.contains("line 2, column"), "\(result.error)")
         #expect(result.output.isEmpty)
@@ -52,7 +38,7 @@ import Testing
 
     @Test func checkNotesAnAppTheFileDoesNotName() throws {
         let path = try file(#"{"applinks": {"details": [{"appID": "ZZZZZ99999.other", "paths": ["*"]}]}}"#)
-        let result = try run(["links", "check", path, "--app", Self.app, "/x"])
+        let result = try runTandem(["links", "check", path, "--app", Self.app, "/x"])
         #expect(result.status == 0)
         #expect(result.output == "no match  /x\n")
         #expect(result.error.contains("no applinks entry for \(Self.app)"))
@@ -60,17 +46,17 @@ import Testing
 
     @Test func lintListsFindingsAndFailsOnErrors() throws {
         let warnings = try file(#"{"applinks": {"details": [{"appID": "\#(Self.app)", "paths": ["/*", "NOT /settings/*"]}]}}"#)
-        let linted = try run(["links", "lint", warnings])
+        let linted = try runTandem(["links", "lint", warnings])
         #expect(linted.status == 0)
         #expect(linted.output.contains("warning applinks.details[0].paths[1]: NOT never applies"), "\(linted.output)")
         let broken = try file(#"{"applinks": {"details": [{"appID": "\#(Self.app)", "paths": [{"/": "/u/*"}]}]}}"#)
-        let refused = try run(["links", "lint", broken])
+        let refused = try runTandem(["links", "lint", broken])
         #expect(refused.status == 1)
         #expect(refused.output.contains("error applinks.details[0].paths[0]: expected a string"))
     }
 
     @Test func checkWithoutAppIsAUsageError() throws {
-        let result = try run(["links", "check", "/nonexistent", "/x"])
+        let result = try runTandem(["links", "check", "/nonexistent", "/x"])
         #expect(result.status == 64)
         #expect(result.error.contains("needs --app"))
     }

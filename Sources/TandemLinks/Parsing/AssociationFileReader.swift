@@ -144,27 +144,25 @@ struct AssociationFileReader {
     // MARK: Types
 
     private mutating func expectObject(_ value: JSONValue, at path: String) -> JSONObject? {
-        if let object = value.objectValue { return object }
-        error(path, "expected an object, found \(value.kindName)")
-        return nil
+        expect(value.objectValue, value, at: path, "an object")
     }
 
     private mutating func expectArray(_ value: JSONValue, at path: String) -> [JSONValue]? {
-        if let array = value.arrayValue { return array }
-        error(path, "expected an array, found \(value.kindName)")
-        return nil
+        expect(value.arrayValue, value, at: path, "an array")
     }
 
     private mutating func expectString(_ value: JSONValue, at path: String) -> String? {
-        if let string = value.stringValue { return string }
-        error(path, "expected a string, found \(value.kindName)")
-        return nil
+        expect(value.stringValue, value, at: path, "a string")
     }
 
     private mutating func expectBool(_ value: JSONValue, at path: String) -> Bool? {
-        if let bool = value.boolValue { return bool }
-        error(path, "expected true or false, found \(value.kindName)")
-        return nil
+        expect(value.boolValue, value, at: path, "true or false")
+    }
+
+    /// `extracted`, or an error naming what was `expected` and what was found.
+    private mutating func expect<T>(_ extracted: T?, _ value: JSONValue, at path: String, _ expected: String) -> T? {
+        if extracted == nil { error(path, "expected \(expected), found \(value.kindName)") }
+        return extracted
     }
 
     /// An array of strings; any other element is an error and the whole array is refused, so a
