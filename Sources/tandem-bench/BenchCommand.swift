@@ -63,5 +63,6 @@ enum BenchCommand {
             memories.append(sharing.memory)
         }
         memories.forEach { FigureRows.memory($0, report: report) }
+        if figures.contains(.links) { try LinksFigure.run(options: options, report: report) }
     }
 }

@@ -18,6 +18,8 @@ extension CommandLine {
           tandem token create --api --container ID [--data DIR]
           tandem schema validate FILE.ckdb
           tandem schema diff OLD.ckdb NEW.ckdb
+          tandem links check FILE --app APPIDPREFIX.bundle.id URL...   (an apple-app-site-association file)
+          tandem links lint FILE
         """
 
     /// Runs a command line; returns the process exit status.
@@ -84,6 +86,11 @@ extension CommandLine {
                 }
             case ("schema", _, _):
                 return try SchemaCommand.run(Array(options.words.dropFirst()))
+            case ("links", "check", 3...):
+                guard let app = options.value("app") else { throw UsageError("links check needs --app APPIDPREFIX.bundle.id") }
+                return try LinksCommand.check(path: options.words[2], appID: app, urls: Array(options.words.dropFirst(3)))
+            case ("links", "lint", 3):
+                return try LinksCommand.lint(path: options.words[2])
             default:
                 throw UsageError("unknown command '\(options.words.joined(separator: " "))'")
             }

@@ -5,20 +5,6 @@ import TandemCore
 /// The admin CLI refuses bad input with a clear message and a non-zero exit, and works while the
 /// server runs.
 @Suite struct AdminCommandTests {
-    func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestServer.binary)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output, error)
-    }
-
     static let refusals: [(String, [String], String)] = [
         ("container with a space", ["container", "create", "with space"], "container ID"),
         ("container with a query", ["container", "create", "q?x=1"], "container ID"),
@@ -35,21 +21,21 @@ import TandemCore
     func badAdminInputIsRefused(label: String) throws {
         let server = try Shared.server
         let (_, arguments, message) = Self.refusals.first { $0.0 == label }!
-        let result = try run(arguments + ["--data", server.dataDirectory])
+        let result = try runTandem(arguments + ["--data", server.dataDirectory])
         #expect(result.status != 0)
         #expect(result.error.contains(message), "\(result.error)")
     }
 
     @Test func duplicateEmailIsRefusedWhateverItsCase() throws {
         let server = try Shared.server
-        let result = try run(["user", "add", "--email", "ADA@example.com", "--data", server.dataDirectory])
+        let result = try runTandem(["user", "add", "--email", "ADA@example.com", "--data", server.dataDirectory])
         #expect(result.status == 1)
         #expect(result.error.contains("already exists"))
     }
 
     @Test func tokenPrintsOnlyTheTokenOnItsLastLine() throws {
         let server = try Shared.server
-        let result = try run(["token", "create", "--user", server.userRecordName, "--data", server.dataDirectory])
+        let result = try runTandem(["token", "create", "--user", server.userRecordName, "--data", server.dataDirectory])
         #expect(result.status == 0)
         let token = result.output.split(separator: "\n").last.map(String.init) ?? ""
         #expect(token.hasPrefix("tdu_") && token.count > 40)
