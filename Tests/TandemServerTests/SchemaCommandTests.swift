@@ -31,7 +31,7 @@ import Testing
 
     @Test func validFileExitsZero() throws {
         let path = try file(Self.good)
-        let result = try AdminCommandTests().run(["schema", "validate", path])
+        let result = try runTandem(["schema", "validate", path])
         #expect(result.status == 0)
         #expect(result.output == "\(path): valid; record types: 1, custom roles: 0\n")
         #expect(result.error.isEmpty)
@@ -39,14 +39,14 @@ import Testing
 
     @Test func invalidFileReportsFileLineColumnAndExitsNonZero() throws {
         let path = try file(Self.good.replacingOccurrences(of: "stars INT64", with: "stars INTEGER"))
-        let result = try AdminCommandTests().run(["schema", "validate", path])
+        let result = try runTandem(["schema", "validate", path])
         #expect(result.status == 1)
         #expect(result.error.hasPrefix("\(path):4:15: expected a type ("), "\(result.error)")
         #expect(result.error.hasSuffix("found 'INTEGER'\n"))
     }
 
     @Test func missingFileIsReportedInTheSameShape() throws {
-        let result = try AdminCommandTests().run(["schema", "validate", "/nonexistent/schema.ckdb"])
+        let result = try runTandem(["schema", "validate", "/nonexistent/schema.ckdb"])
         #expect(result.status == 1)
         #expect(result.error == "/nonexistent/schema.ckdb:1:1: cannot read the file\n")
     }
@@ -54,7 +54,7 @@ import Testing
     @Test func diffPrintsChangesAndMarksDataLosingOnes() throws {
         let old = try file(Self.good)
         let new = try file(Self.good.replacingOccurrences(of: "stars INT64,", with: "body STRING SEARCHABLE,"))
-        let result = try AdminCommandTests().run(["schema", "diff", old, new])
+        let result = try runTandem(["schema", "diff", old, new])
         #expect(result.status == 0)
         #expect(result.output == """
               added field Note.body STRING SEARCHABLE
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func diffWithoutTwoFilesIsAUsageError() throws {
-        let result = try AdminCommandTests().run(["schema", "diff", "one.ckdb"])
+        let result = try runTandem(["schema", "diff", "one.ckdb"])
         #expect(result.status == 64)
         #expect(result.error.contains("tandem schema diff OLD NEW"))
     }
