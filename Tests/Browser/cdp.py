@@ -114,6 +114,9 @@ class Browser:
         self.process = subprocess.Popen(arguments, stdout=self.log, stderr=self.log, start_new_session=True)
         self.events = []
         self.next_id = 0
+        # What to type into the page's next prompt(); None dismisses dialogs. Each dialog's message is kept.
+        self.prompt_answer = None
+        self.dialogs = []
         self.socket = None
         try:
             port, path = self._devtools_address()
@@ -161,8 +164,21 @@ class Browser:
                 if "error" in reply:
                     raise BrowserError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
-            if "method" in reply:
+            if reply.get("method") == "Page.javascriptDialogOpening":
+                self._answer_dialog(reply)
+            elif "method" in reply:
                 self.events.append(reply)
+
+    def _answer_dialog(self, event):
+        """A dialog blocks the page (and commands waiting on it) until answered, so answer now."""
+        self.dialogs.append(event["params"].get("message"))
+        params = {"accept": self.prompt_answer is not None}
+        if self.prompt_answer is not None:
+            params["promptText"] = self.prompt_answer
+            self.prompt_answer = None
+        # Its reply carries an id no caller waits for, so the loop above drops it.
+        self.socket.send(json.dumps({"id": 1_000_000 + len(self.dialogs), "method": "Page.handleJavaScriptDialog",
+                                     "params": params, "sessionId": event.get("sessionId")}))
 
     def page(self, method, params=None, timeout=30):
         return self.call(method, params, session=self.session, timeout=timeout)
@@ -175,7 +191,7 @@ class Browser:
             raise BrowserError(f"{expression!r} threw: {details.get('exception', {}).get('description') or details.get('text')}")
         return result["result"].get("value")
 
-    def wait_for(self, expression, timeout=15, what=None):
+    def wait_for(self, expression, timeout=30, what=None):
         """Polls until `expression` is truthy; returns its value."""
         deadline = time.monotonic() + timeout
         value = None

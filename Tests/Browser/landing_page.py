@@ -6,9 +6,10 @@ shares and users it created; runnable by hand with the same arguments. Prints on
 check and exits 0 when all pass, 1 on the first failure, 2 when the browser cannot start.
 
   public page   title, "Shared by", og:title, og:image, the thumbnail loaded (naturalWidth > 0),
-                no script errors; a screenshot; a second user clicks Accept with their token in
-                localStorage `tandem.token`, #status says accepted, and records/resolve as that
-                user says participantStatus ACCEPTED.
+                no script errors; a screenshot; Accept with a refused token reports it and forgets
+                it; Accept again prompts, the driver types a second user's token, #status says
+                accepted, the token is kept in localStorage `tandem.token`, and records/resolve as
+                that user says participantStatus ACCEPTED.
   private page  anonymous: no title, owner, image or Accept button, and the same text as a
                 share that does not exist.
   requestable   a private share allowing access requests: Request access, #status says sent,
@@ -18,6 +19,7 @@ check and exits 0 when all pass, 1 on the first failure, 2 when the browser cann
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -94,11 +96,22 @@ def public_page(browser, a, screenshots):
     check(os.path.getsize(shot) > 1000, "public: screenshot taken", shot)
     print(f"screenshot: {shot}", flush=True)
 
-    # The viewer's token lives in this origin's localStorage; with it there is no prompt.
-    browser.evaluate(f"localStorage.setItem('tandem.token', {json.dumps(a.accepter_token)})")
+    # A token the server refuses is shown and forgotten, so the next click asks for another.
+    browser.evaluate("localStorage.setItem('tandem.token', 'not-a-token')")
+    browser.click("#accept")
+    status = browser.wait_for("document.getElementById('status').textContent", what="#status after Accept with a bad token")
+    check("not valid" in status and "another token" in status, "accept: a refused token is reported", status)
+    check(browser.evaluate("localStorage.getItem('tandem.token')") is None, "accept: the refused token is forgotten")
+    browser.events.clear()  # Chromium logs the 401 as a failed load
+
+    # Without a stored token the page asks with prompt(); the driver types the second user's token.
+    browser.evaluate("document.getElementById('status').textContent = ''")
+    browser.prompt_answer = a.accepter_token
     browser.click("#accept")
     status = browser.wait_for("document.getElementById('status').textContent", what="#status after Accept")
+    check(browser.dialogs == ["Your Tandem user token"], "accept: the page asked for a token once", browser.dialogs)
     check(status == ACCEPTED_TEXT, "accept: #status says accepted", status)
+    check(browser.evaluate("localStorage.getItem('tandem.token')") == a.accepter_token, "accept: the token is kept in localStorage tandem.token")
     check(not browser.exceptions(), "accept: no script errors", browser.exceptions())
     code, body = api(a.server, f"/database/1/{a.container}/{a.environment}/public/records/resolve",
                      {"shortGUIDs": [{"value": a.public}]}, a.accepter_token)
@@ -132,16 +145,19 @@ def private_page(browser, a):
 
 def requestable_page(browser, a):
     browser.evaluate("localStorage.clear()")
+    browser.dialogs.clear()
     browser.open(f"{a.server}/share/{a.requestable}")
     page = browser.evaluate(PAGE_FACTS)
     check(a.requestable_title not in page["text"] and a.owner_name not in page["text"],
           "requestable: no title or owner for an anonymous viewer", page["text"])
     check(page["request"] and not page["accept"], "requestable: a Request access button and no Accept button")
+    # The requester's token is already stored, so no prompt.
     browser.evaluate(f"localStorage.setItem('tandem.token', {json.dumps(a.requester_token)})")
     browser.click("#request")
     status = browser.wait_for("document.getElementById('status').textContent", what="#status after Request access")
     check(status == REQUESTED_TEXT, "requestable: #status says the request was sent", status)
     check(not browser.exceptions(), "requestable: no script errors", browser.exceptions())
+    check(not browser.dialogs, "requestable: no prompt with a stored token", browser.dialogs)
     code, body = api(a.server, f"/database/1/{a.container}/{a.environment}/private/records/lookup",
                      {"zoneID": {"zoneName": a.owner_zone}, "records": [{"recordName": a.requestable_share}]}, a.owner_token)
     record = (body.get("records") or [{}])[0]
@@ -188,6 +204,8 @@ def main():
         print(f"FAIL - {error}", flush=True)
         return 1
     print(f"all landing page checks passed in {time.monotonic() - started:.1f}s", flush=True)
+    if not a.screenshots:  # a failed run keeps its screenshot for a look
+        shutil.rmtree(screenshots, ignore_errors=True)
     return 0
 
 

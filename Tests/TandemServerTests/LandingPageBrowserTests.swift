@@ -177,8 +177,8 @@ import TandemCore
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Files rather than pipes: nothing can block on a full pipe, and output survives a kill.
         let out = directory + "/stdout", err = directory + "/stderr"
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-u"] + arguments
