@@ -4,10 +4,14 @@ SWIFT ?= swift
 DATA ?= ./tandem-data
 PORT ?= 8080
 
-.PHONY: bootstrap build run test bench clean
+.PHONY: bootstrap test-bootstrap build run test bench clean
 
 bootstrap:
 	@scripts/bootstrap
+
+# Adds what only the tests need (headless Chromium for the landing-page browser test).
+test-bootstrap:
+	@scripts/bootstrap --test
 
 build: bootstrap
 	$(SWIFT) build -c release --product tandem
@@ -15,7 +19,7 @@ build: bootstrap
 run: build
 	.build/release/tandem serve --data $(DATA) --port $(PORT)
 
-test: bootstrap
+test: test-bootstrap
 	$(SWIFT) build --build-tests
 	@# Two processes: the HTTP layer's socket tests run apart from the suites that spawn
 	@# `tandem serve` processes. Together they rarely (about 1 run in 15) lost a test server's

@@ -52,7 +52,7 @@ struct LandingPageHTML {
             <title>\(Self.escape(title))</title>
             \(head)
             <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}
-            .thumb{max-width:100%;border-radius:12px}button{font-size:1rem;padding:.6rem 1.2rem;border-radius:8px}
+            .thumb{display:block;max-width:100%;margin:1rem 0;border-radius:12px}button{font-size:1rem;padding:.6rem 1.2rem;border-radius:8px}
             #status{color:#555}</style>
             </head>
             <body>
@@ -67,23 +67,52 @@ struct LandingPageHTML {
     }
 
     /// A button that posts `payload` with the user token kept in this browser (localStorage
-    /// `tandem.token`, asked for once).
+    /// `tandem.token`, asked for once). A token the server refuses (401) is forgotten, so the
+    /// next click asks again instead of failing forever.
     private static func button(id: String, label: String, url: String, payload: String, done: String) -> String {
         """
         <button id="\(id)">\(escape(label))</button>
         <script>
-        document.getElementById("\(id)").addEventListener("click", async () => {
+        document.getElementById(\(script(id))).addEventListener("click", async (event) => {
+          const button = event.currentTarget, status = document.getElementById("status");
           let token = localStorage.getItem("tandem.token");
           if (!token) { token = prompt("Your Tandem user token"); if (!token) return; localStorage.setItem("tandem.token", token); }
-          const status = document.getElementById("status");
-          const response = await fetch("\(escape(url))", {method: "POST", headers: {"Authorization": "Bearer " + token,
-            "Content-Type": "application/json"}, body: '\(payload)'});
-          const json = await response.json();
-          const item = (json.results || [])[0] || json;
-          status.textContent = response.ok && !item.serverErrorCode ? "\(escape(done))" : (item.reason || "Something went wrong.");
+          button.disabled = true;
+          try {
+            const response = await fetch(\(script(url)), {method: "POST", headers: {"Authorization": "Bearer " + token,
+              "Content-Type": "application/json"}, body: \(script(payload))});
+            const json = await response.json().catch(() => ({}));
+            const item = (json.results || [])[0] || json;
+            if (response.status === 401) localStorage.removeItem("tandem.token");
+            status.textContent = response.ok && !item.serverErrorCode ? \(script(done))
+              : (item.reason || "Something went wrong.") + (response.status === 401 ? " Click again to enter another token." : "");
+          } catch (error) {
+            status.textContent = "Could not reach the server. Try again.";
+          } finally {
+            button.disabled = false;
+          }
         });
         </script>
         """
+    }
+
+    /// `text` as a JavaScript string literal for inside `<script>`, where HTML escapes are not
+    /// decoded: JSON string escaping, with `<`, `>`, `&`, `'` and the line separators as `\u`
+    /// escapes so no value can close the element or the string.
+    static func script(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "<", ">", "&", "'", "\u{2028}", "\u{2029}", "\u{0}"..."\u{1F}":
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 
     static func escape(_ text: String) -> String {
