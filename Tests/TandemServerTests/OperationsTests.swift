@@ -29,8 +29,22 @@ import TandemCore
         #expect(document["openapi"] == "3.1.0")
         let paths = document["paths"]?.objectValue?.keys ?? []
         for operation in ["records/modify", "records/lookup", "records/query", "zones/list", "zones/lookup", "zones/modify",
-                          "assets/upload", "users/current", "users/caller"] {
+                          "assets/upload", "users/current", "users/caller", "users/discover", "users/lookup/email", "users/lookup/id",
+                          "records/resolve", "records/accept"] {
             #expect(paths.contains("/database/1/{container}/{environment}/{database}/\(operation)"), "\(operation)")
+        }
+        for operation in ["shares/requestAccess", "shares/approveRequesters", "shares/denyRequesters", "shares/blockRequesters",
+                          "shares/unblockIdentities", "users/discoverability"] {
+            #expect(paths.contains("/tandem/1/{container}/{environment}/\(operation)"), "\(operation)")
+        }
+        let discover = document["paths"]?["/database/1/{container}/{environment}/{database}/users/discover"]
+        #expect(discover?["get"] != nil && discover?["post"] != nil)
+        // Every $ref names a component that exists.
+        let text = String(decoding: JSONWriter.bytes(document), as: UTF8.self)
+        let schemas = Set(document["components"]?["schemas"]?.objectValue?.keys ?? [])
+        for part in text.components(separatedBy: "#/components/schemas/").dropFirst() {
+            let name = String(part.prefix { $0 != "\"" })
+            #expect(schemas.contains(name), "missing component \(name)")
         }
         for path in ["/healthz", "/metrics", "/openapi.json", "/upload/1/{token}"] { #expect(paths.contains(path)) }
         let error = document["components"]?["schemas"]?["Error"]

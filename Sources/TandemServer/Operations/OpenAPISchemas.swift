@@ -16,6 +16,12 @@ enum OpenAPISchemas {
     static let number: JSONValue = ["type": "number"]
 
     static var all: JSONValue {
+        var merged = records.objectValue ?? JSONObject()
+        for entry in sharing.entries { merged[entry.key] = entry.value }
+        return .object(merged)
+    }
+
+    static var records: JSONValue {
         let fieldTypes: [JSONValue] = FieldType.ScalarType.allCases.flatMap { [.string($0.rawValue), .string($0.rawValue + "_LIST")] }
             + ["ASSET", "ASSET_LIST", "LIST"]
         return [
@@ -39,6 +45,13 @@ enum OpenAPISchemas {
                 "fields": ["type": "object", "additionalProperties": ref("Field")],
                 "created": ref("Stamp"), "modified": ref("Stamp"), "deleted": boolean, "zoneID": ref("ZoneID"),
                 "parent": object(["recordName": string]), "share": object(["recordName": string, "zoneID": ref("ZoneID")]),
+                // cloudkit.share records only:
+                "shortGUID": string, "url": string, "stableUrl": object(["shortGUID": string, "displayedHostname": string]),
+                "publicPermission": ["type": "string", "enum": ["NONE", "READ_ONLY", "READ_WRITE"]],
+                "participants": array(ref("ShareParticipant")), "owner": ref("ShareParticipant"),
+                "currentUserParticipant": ref("ShareParticipant"), "allowsAccessRequests": boolean,
+                "requesters": array(ref("UserIdentity")), "blockedIdentities": array(ref("UserIdentity")),
+                "forRecord": object(["recordName": string]),
             ], required: ["recordName"]),
             "RecordOrError": ["oneOf": [ref("Record"), ref("Error")]],
             "RecordsResponse": object(["records": array(ref("RecordOrError"))]),
