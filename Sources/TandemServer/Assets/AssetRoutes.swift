@@ -14,13 +14,27 @@ struct AssetRoutes: Sendable {
     let store: any Store
 
     static func uploadRoute(_ services: Services) -> DatabaseRoute {
-        DatabaseRoute(operation: "assets/upload", method: "POST", databases: [.private],
+        DatabaseRoute(operation: "assets/upload", method: "POST", databases: [.private, .shared],
                       summary: "Request upload URLs for asset fields", requestSchema: "AssetsUploadRequest",
                       responseSchema: "AssetsUploadResponse") { context in
             let body = try context.jsonBody()
             let items = try RequestContext.items(body, "tokens", limit: Limits.assetTokensPerRequest,
                                                  needed: "assets/upload needs a 'tokens' array of {recordType, fieldName, recordName?}")
             let scope = context.scope
+            // Uploads belong to the zone's owner; in the shared database the caller needs write access there.
+            var owner = scope.database.owner
+            if scope.database.database == .shared {
+                guard let zoneJSON = body["zoneID"], !zoneJSON.isNull else {
+                    throw CloudKitError.badRequest("in the shared database assets/upload needs the zoneID (zoneName and ownerRecordName)")
+                }
+                let zoneID = try RecordCodec.decodeZoneID(zoneJSON)
+                let writable = try services.store.read { reader -> Bool in
+                    guard let (access, _) = try RecordService.resolve(reader, scope, zoneID) else { return false }
+                    return access.participations.values.contains { $0.status == .accepted && $0.permission == .readWrite }
+                }
+                guard writable else { throw CloudKitError(.accessDenied, "you cannot write to zone '\(zoneID.zoneName)'") }
+                owner = zoneID.ownerRecordName ?? owner
+            }
             var uploads: [AssetUpload] = []
             let expires = Clock.milliseconds() + Limits.assetUploadSeconds * 1000
             for (index, item) in items.enumerated() {
@@ -33,7 +47,7 @@ struct AssetRoutes: Sendable {
                 let name = item["recordName"]?.stringValue
                 uploads.append(AssetUpload(token: Tokens.random(prefix: "up_"),
                                            container: scope.database.container, environment: scope.database.environment,
-                                           owner: scope.database.owner, recordType: type, fieldName: field, recordName: name,
+                                           owner: owner, recordType: type, fieldName: field, recordName: name,
                                            expiresAt: expires))
             }
             let stored = uploads
@@ -74,7 +88,9 @@ struct AssetRoutes: Sendable {
 
     static func downloadURL(base: String, container: String, environment: String, database: String, record: Record,
                             field: String, checksum: String) -> String {
-        let parts = [container, environment, database, record.zoneID.zoneName, record.recordName, field, checksum]
+        // In the shared database the zone is named with its owner.
+        let zone = database == DatabaseType.shared.rawValue ? [record.zoneID.ownerRecordName ?? "", record.zoneID.zoneName] : [record.zoneID.zoneName]
+        let parts = [container, environment, database] + zone + [record.recordName, field, checksum]
         return base + downloadPrefix + parts.map(Self.escape).joined(separator: "/")
     }
 
@@ -82,23 +98,30 @@ struct AssetRoutes: Sendable {
         segment.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? segment
     }
 
-    /// GET /assets/1/{container}/{environment}/{database}/{zone}/{record}/{field}/{checksum}:
-    /// the bytes, when the caller may read the record and the field still holds that asset.
+    /// GET /assets/1/{container}/{environment}/private/{zone}/{record}/{field}/{checksum}, or
+    /// .../shared/{ownerRecordName}/{zone}/... for a participant: the bytes, when the caller may
+    /// read the record and the field still holds that asset.
     func download(_ context: inout RequestContext, authenticator: Authenticator) throws -> HTTPResponse {
-        let parts = context.request.head.path.dropFirst(Self.downloadPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        var parts = context.request.head.path.dropFirst(Self.downloadPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
             .map { String($0).removingPercentEncoding ?? String($0) }
-        guard parts.count == 7, let environment = Environment(rawValue: parts[1]), parts[2] == DatabaseType.private.rawValue else {
+        let database = parts.count > 2 ? DatabaseType(rawValue: parts[2]) : nil
+        var owner: String?
+        if database == .shared && parts.count == 8 { owner = parts.remove(at: 3) }
+        guard parts.count == 7, let environment = Environment(rawValue: parts[1]), let database, database != .public else {
             throw CloudKitError(.notFound, "not an asset download URL")
         }
         context.container = parts[0]
         context.environment = environment
+        context.database = database
         context.user = try authenticator.user(headers: context.request.head.headers["authorization"], parameters: context.parameters,
                                               container: parts[0], signInURL: context.baseURL + "/signin")
         let scope = context.scope
         let (zoneName, recordName, field, checksum) = (parts[3], parts[4], parts[5], parts[6])
         let holds = try store.read { reader -> Bool in
-            guard let zone = try reader.zone(scope.database, name: zoneName),
-                  let record = try reader.record(zone: zone, name: recordName), let value = record.fields[field] else { return false }
+            guard let (access, _) = try? RecordService.resolve(reader, scope, ZoneID(zoneName: zoneName, ownerRecordName: owner)),
+                  let found = try reader.recordWithMembership(zone: access.zone, name: recordName),
+                  access.decide(.read, membership: found.membership).isAllowed,
+                  let value = found.record.fields[field] else { return false }
             return value.elements.contains { if case .asset(let a) = $0 { a.fileChecksum == checksum } else { false } }
         }
         guard holds, let bytes = store.assets.read(checksum: checksum) else {
