@@ -17,7 +17,8 @@ struct ZoneAccess {
 
     static func load(_ reader: any StoreReading, zone: StoredZone, user: String) throws -> ZoneAccess {
         let isOwner = zone.zoneID.ownerRecordName == user
-        let all = try reader.shares(zone: zone)
+        // The default zone cannot be shared, so its requests skip the lookup.
+        let all = zone.zoneID.isDefaultZone ? [] : try reader.shares(zone: zone)
         return ZoneAccess(zone: zone, user: user, isOwner: isOwner,
                           shares: Dictionary(all.map { ($0.recordName, $0) }, uniquingKeysWith: { a, _ in a }),
                           zoneShare: all.first(where: \.isZoneWide),

@@ -176,6 +176,19 @@ struct ShareRulesTests {
         #expect(try server.sharedLookup(note, ["note"], as: newcomer).json.record(0).serverErrorCode == nil)
     }
 
+    @Test("an invitation by phone number is matched when an account with that number appears")
+    func inviteeByPhone() throws {
+        let server = try Shared.server
+        let owner = try server.person("owner")
+        let digits = String(Int.random(in: 1_000_000...9_999_999))
+        let note = try server.shareNote(owner: owner, participants: [
+            ["userIdentity": ["lookupInfo": ["phoneNumber": .string("+1 (555) \(digits.prefix(3))-\(digits.dropFirst(3))")]], "permission": "READ_ONLY"],
+        ])
+        let later = try server.person("phone", phone: "+1555\(digits)")
+        #expect(try server.accept(note, as: later)["participantStatus"] == "ACCEPTED")
+        #expect(try server.sharedLookup(note, ["child"], as: later).json.record(0).serverErrorCode == nil)
+    }
+
     @Test("a parent chain cannot loop, and a participant cannot move a record out of the share")
     func parentRules() throws {
         let server = try Shared.server

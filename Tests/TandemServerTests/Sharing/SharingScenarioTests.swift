@@ -191,6 +191,18 @@ struct SharingScenarioTests {
         #expect(try server.tandem("shares/requestAccess", body, as: pest).json["results"]?.arrayValue?.first?["status"] == "REQUESTED")
 
         #expect(try server.tandem("shares/requestAccess", body, as: invitee).json["results"]?.arrayValue?.first?.serverErrorCode == "PARTICIPANT_ALREADY_INVITED")
+
+        // Denying drops the request; the person may ask again.
+        let denied = try server.tandem("shares/denyRequesters", ["shortGUID": .string(note.guid), "userRecordNames": [.string(pest.recordName)]], as: owner)
+        #expect(denied.json["share"]?["requesters"] == .array([]))
+        #expect(try server.tandem("shares/requestAccess", body, as: pest).json["results"]?.arrayValue?.first?["status"] == "REQUESTED")
+        // Approving someone who did not ask is refused.
+        let unasked = try server.tandem("shares/approveRequesters", ["shortGUID": .string(note.guid), "userRecordNames": [.string(invitee.recordName)]], as: owner)
+        #expect(unasked.json.serverErrorCode == "BAD_REQUEST")
+        // Requests by share URL work as well as by shortGUID.
+        let other = try server.person("other")
+        let byURL = try server.tandem("shares/requestAccess", ["shareURLs": [.string("\(server.baseURL)/share/\(note.guid)")]], as: other)
+        #expect(byURL.json["results"]?.arrayValue?.first?["status"] == "REQUESTED")
     }
 
     @Test("6: an administrator adds a participant and changes a permission, but cannot delete the root")
