@@ -27,6 +27,11 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// Participants per share, the owner included (decisions D8).
     public var participantLimit = Limits.participantsPerShare
+    /// How long change history (tombstones, share exits, zone deletions in database feeds) is
+    /// kept, in seconds (decisions D9: 30 days); older sync tokens get `CHANGE_TOKEN_EXPIRED`.
+    public var changeRetentionSeconds: Double = 30 * 86_400
+    /// How often expired history is purged, in seconds.
+    public var purgeIntervalSeconds: Double = 300
     /// App IDs (`TEAMID.bundle.id`) listed in `/.well-known/apple-app-site-association` for `/share/*`.
     public var appIDs: [String] = []
 
@@ -51,6 +56,7 @@ public final class TandemServer: Sendable {
     public let store: SQLiteStore
     let http: HTTPServer
     let log: RequestLog
+    let purger: ChangePurger
     private let stopped = Mutex<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -69,13 +75,17 @@ public final class TandemServer: Sendable {
         http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                                  workerCount: configuration.workerCount),
                           responder: router)
-        counter.server.withLock { $0 = http }
+        purger = ChangePurger(store: store, retentionSeconds: configuration.changeRetentionSeconds,
+                              interval: configuration.purgeIntervalSeconds, log: log)
+        let server = http
+        counter.server.withLock { $0 = server }
     }
 
     /// Binds the port and starts serving.
     /// - Throws: `HTTPServerError` when the address cannot be bound.
     public func start() throws {
         try http.start()
+        purger.start()
         log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
     }
 
@@ -95,6 +105,7 @@ public final class TandemServer: Sendable {
             return
         }
         http.shutdown()
+        purger.stop()
         store.close()
         log.message("tandem stopped")
         log.stop()

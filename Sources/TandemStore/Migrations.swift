@@ -157,5 +157,63 @@ enum Migrations {
             PRIMARY KEY (share_id, user_record_name)
         ) WITHOUT ROWID;
         """),
+        // Sync (issue 4): the change log keeps one row per record (its latest change, tombstones
+        // with their type and last share), exits of records from shares for participants'
+        // feeds, a purge horizon per zone (retention, D9), and the per-viewer database feed.
+        SQLiteMigration(version: 3, sql: """
+        CREATE TABLE record_changes (
+            zone_id INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            record_name TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            record_type TEXT NOT NULL,
+            deleted INTEGER NOT NULL,
+            membership TEXT,
+            changed_at INTEGER NOT NULL,
+            PRIMARY KEY (zone_id, record_name)
+        ) WITHOUT ROWID;
+        INSERT INTO record_changes (zone_id, record_name, seq, record_type, deleted, membership, changed_at)
+            SELECT c.zone_id, c.record_name, MAX(c.seq), c.record_type, c.deleted, r.membership, c.changed_at
+            FROM changes c LEFT JOIN records r ON r.zone_id = c.zone_id AND r.name = c.record_name
+            GROUP BY c.zone_id, c.record_name;
+        DROP TABLE changes;
+        CREATE INDEX record_changes_by_seq ON record_changes(zone_id, seq);
+        CREATE INDEX record_changes_by_membership ON record_changes(zone_id, membership, seq) WHERE membership IS NOT NULL;
+        -- A record leaving a share: participants of that share see it as deleted.
+        CREATE TABLE share_exits (
+            zone_id INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            share TEXT NOT NULL,
+            record_name TEXT NOT NULL,
+            record_type TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            changed_at INTEGER NOT NULL,
+            PRIMARY KEY (zone_id, share, record_name)
+        ) WITHOUT ROWID;
+        CREATE INDEX share_exits_by_seq ON share_exits(zone_id, share, seq);
+        ALTER TABLE zones ADD COLUMN purged_seq INTEGER NOT NULL DEFAULT 0;
+        -- One clock for every database feed: each write transaction that changes a zone ticks it once.
+        CREATE TABLE feed_clock (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            seq INTEGER NOT NULL,
+            purged_seq INTEGER NOT NULL
+        );
+        INSERT INTO feed_clock (id, seq, purged_seq) VALUES (1, 0, 0);
+        -- Per viewer and database: the zones that changed, at which feed tick, or that went away.
+        CREATE TABLE database_changes (
+            viewer TEXT NOT NULL,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            zone_id INTEGER NOT NULL,
+            zone_name TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            reason TEXT,
+            changed_at INTEGER NOT NULL,
+            PRIMARY KEY (viewer, container_id, environment, scope, zone_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX database_changes_by_seq ON database_changes(viewer, container_id, environment, scope, seq);
+        CREATE INDEX database_changes_by_zone ON database_changes(zone_id, scope, deleted);
+        """),
     ]
 }

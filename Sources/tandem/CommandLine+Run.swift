@@ -11,6 +11,7 @@ extension CommandLine {
                        [--public-url https://host]   (base of asset URLs; default: from each request's Host)
                        [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)
                        [--participant-limit 100]   (participants per share, the owner included)
+                       [--change-retention SECONDS]   (change history kept for sync tokens; default 30 days)
                        [--app-ids TEAMID.bundle.id,...]   (apps that open /share/* links: the server's apple-app-site-association)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
@@ -53,6 +54,11 @@ extension CommandLine {
                 if let limit = options.value("participant-limit") {
                     guard let n = Int(limit), n >= 2 else { throw UsageError("--participant-limit must be at least 2 (the owner and one more)") }
                     configuration.participantLimit = n
+                }
+                if let retention = options.value("change-retention") {
+                    guard let seconds = Double(retention), seconds > 0 else { throw UsageError("--change-retention must be a positive number of seconds") }
+                    configuration.changeRetentionSeconds = seconds
+                    configuration.purgeIntervalSeconds = min(configuration.purgeIntervalSeconds, max(seconds / 4, 0.1))
                 }
                 if let ids = options.value("app-ids") {
                     configuration.appIDs = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

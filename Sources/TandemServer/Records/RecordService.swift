@@ -133,6 +133,9 @@ public struct RecordService: Sendable {
                                                      recordName: operations[index].recordName))
                     })
                 }
+                if results.contains(where: { if case .failed = $0 { false } else { true } }) {
+                    try tx.zoneActivity(access.zone, container: scope.database.container, environment: scope.database.environment, at: now)
+                }
                 return try Self.finish(results, tx, access: access, batch: batch)
             }
         } catch let failure as AtomicFailure {

@@ -7,6 +7,7 @@ struct Services: Sendable {
     let authenticator: Authenticator
     let records: RecordService
     let shares: ShareService
+    let changes: ChangeFeedService
     let zones: ZoneService
     let assetRoutes: AssetRoutes
     let tokens: SyncTokens
@@ -23,6 +24,7 @@ struct Services: Sendable {
         records = RecordService(store: store, participantLimit: participantLimit)
         shares = ShareService(store: store, participantLimit: participantLimit)
         tokens = SyncTokens(secret: secret)
+        changes = ChangeFeedService(store: store, tokens: tokens)
         zones = ZoneService(store: store)
         assetRoutes = AssetRoutes(store: store)
     }

@@ -176,6 +176,9 @@ public struct ShareService: Sendable {
                     default:
                         break
                     }
+                    if standing.principal == .invited || standing.principal == .stranger || standing.principal == .removed {
+                        try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, at: now)
+                    }
                     standing = try Self.standing(tx, share, user: user)
                     return try Self.metadata(tx, standing, request: request, user: user, scope: scope)
                 })

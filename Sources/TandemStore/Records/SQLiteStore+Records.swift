@@ -52,8 +52,9 @@ extension SQLiteStoreTransaction {
     func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws {
         let created = record.created ?? record.modified!
         let modified = record.modified ?? created
-        let existingID = try db.queryOne("SELECT id FROM records WHERE zone_id = ? AND name = ?",
-                                         [.integer(zone.key), .text(record.recordName)]) { $0.int64(0) }
+        let existing = try db.queryOne("SELECT id, membership FROM records WHERE zone_id = ? AND name = ?",
+                                       [.integer(zone.key), .text(record.recordName)]) { ($0.int64(0), Self.optionalText($0, 1)) }
+        let existingID = existing?.0
         let arguments: [SQLiteValue] = [
             .text(record.recordType), .text(record.recordChangeTag ?? ""), .integer(sequence), .blob(Self.encodeFields(record.fields)),
             .integer(created.timestamp), .text(created.userRecordName), .text(created.deviceID),
@@ -86,22 +87,22 @@ extension SQLiteStoreTransaction {
             try db.run("INSERT INTO record_references (source_id, target_zone, target_name, action) VALUES (?, ?, ?, ?)",
                        [.integer(recordID), .integer(zone.key), .text(reference.recordName), .text(reference.action.rawValue)])
         }
-        try appendChange(zone: zone, sequence: sequence, name: record.recordName, type: record.recordType, deleted: false,
-                         at: modified.timestamp)
+        try logChange(zone: zone, name: record.recordName, type: record.recordType, sequence: sequence, deleted: false,
+                      membership: membership, previousMembership: existing?.1 ?? nil, at: modified.timestamp)
     }
 
     func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws {
-        if let id = try db.queryOne("SELECT id FROM records WHERE zone_id = ? AND name = ?", [.integer(zone.key), .text(name)], { $0.int64(0) }) {
+        var membership: String?
+        if let (id, stored) = try db.queryOne("SELECT id, membership FROM records WHERE zone_id = ? AND name = ?",
+                                              [.integer(zone.key), .text(name)], { ($0.int64(0), Self.optionalText($0, 1)) }) {
+            membership = stored
             try db.run("DELETE FROM field_index WHERE record_id = ?", [.integer(id)])
             try db.run("DELETE FROM record_references WHERE source_id = ?", [.integer(id)])
             try db.run("DELETE FROM records WHERE id = ?", [.integer(id)])
         }
-        try appendChange(zone: zone, sequence: sequence, name: name, type: recordType, deleted: true, at: Clock.milliseconds())
-    }
-
-    private func appendChange(zone: StoredZone, sequence: Int64, name: String, type: String, deleted: Bool, at time: Int64) throws {
-        try db.run("INSERT INTO changes (zone_id, seq, record_name, record_type, deleted, changed_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   [.integer(zone.key), .integer(sequence), .text(name), .text(type), .integer(deleted ? 1 : 0), .integer(time)])
+        // The tombstone keeps the share the record was in, so only that share's participants see it.
+        try logChange(zone: zone, name: name, type: recordType, sequence: sequence, deleted: true, membership: membership,
+                      previousMembership: nil, at: Clock.milliseconds())
     }
 }
 

@@ -174,8 +174,9 @@ extension SQLiteStoreTransaction {
     }
 
     func deleteShare(_ share: StoredShare) throws {
-        try db.run("UPDATE records SET membership = NULL WHERE zone_id = ? AND membership = ?",
-                   [.integer(share.zone.key), .text(share.recordName)])
+        let rows = try db.query("SELECT id, name, type FROM records WHERE zone_id = ? AND membership = ?",
+                                [.integer(share.zone.key), .text(share.recordName)]) { ($0.int64(0), $0.text(1), $0.text(2), Optional(share.recordName)) }
+        try moveRecords(rows.map { (id: $0.0, name: $0.1, type: $0.2, old: $0.3) }, zone: share.zone, to: nil)
         try db.run("DELETE FROM shares WHERE id = ?", [.integer(share.key)])
     }
 
@@ -221,11 +222,14 @@ extension SQLiteStoreTransaction {
 
     @discardableResult
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int {
-        try db.run("""
+        let rows = try db.query("""
             \(Self.subtreeCTE)
-            UPDATE records SET membership = ?3 WHERE id IN (SELECT id FROM sub) AND membership IS NOT ?3
-            """, [.integer(zone.key), .text(name), membership.map(SQLiteValue.text) ?? .null])
-        return db.changes
+            SELECT r.id, r.name, r.type, r.membership FROM records r JOIN sub ON r.id = sub.id WHERE r.membership IS NOT ?3
+            """, [.integer(zone.key), .text(name), membership.map(SQLiteValue.text) ?? .null]) {
+            (id: $0.int64(0), name: $0.text(1), type: $0.text(2), old: Self.optionalText($0, 3))
+        }
+        try moveRecords(rows, zone: zone, to: membership)
+        return rows.count
     }
 
     func linkInvitations(user: UserAccount) throws {

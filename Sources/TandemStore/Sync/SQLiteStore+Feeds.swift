@@ -1,0 +1,149 @@
+import TandemCore
+
+extension SQLiteStoreTransaction {
+    // MARK: Zone feeds
+
+    func zoneChanges(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?) throws -> [ZoneChange] {
+        guard let memberships else {
+            return try db.query("""
+                SELECT record_name, record_type, seq, deleted FROM record_changes
+                WHERE zone_id = ? AND seq > ? ORDER BY seq LIMIT ?
+                """, [.integer(zone.key), .integer(sequence), .integer(Int64(limit))], Self.zoneChange)
+        }
+        guard !memberships.isEmpty else { return [] }
+        let list = Array(repeating: "?", count: memberships.count).joined(separator: ",")
+        let shares = memberships.map(SQLiteValue.text)
+        // Records of the viewer's shares (live or deleted there), and exits from those shares of
+        // records that are in none of them now (a record that came back shows as live instead).
+        return try db.query("""
+            SELECT record_name, record_type, seq, deleted FROM record_changes
+            WHERE zone_id = ? AND seq > ? AND membership IN (\(list))
+            UNION ALL
+            SELECT e.record_name, e.record_type, e.seq, 1 FROM share_exits e
+            LEFT JOIN record_changes c ON c.zone_id = e.zone_id AND c.record_name = e.record_name
+            WHERE e.zone_id = ? AND e.seq > ? AND e.share IN (\(list)) AND (c.membership IS NULL OR c.membership NOT IN (\(list)))
+            ORDER BY 3 LIMIT ?
+            """, [.integer(zone.key), .integer(sequence)] + shares + [.integer(zone.key), .integer(sequence)] + shares + shares
+                + [.integer(Int64(limit))], Self.zoneChange)
+    }
+
+    private static func zoneChange(_ row: SQLiteStatement) -> ZoneChange {
+        ZoneChange(recordName: row.text(0), recordType: row.text(1), sequence: row.int64(2), deleted: row.int64(3) != 0)
+    }
+
+    func purgedSequence(zone: StoredZone) throws -> Int64 {
+        try db.queryOne("SELECT purged_seq FROM zones WHERE id = ?", [.integer(zone.key)]) { $0.int64(0) } ?? 0
+    }
+
+    /// Records a record's latest change (and, when it left a share, its exit from it).
+    func logChange(zone: StoredZone, name: String, type: String, sequence: Int64, deleted: Bool, membership: String?,
+                   previousMembership: String?, at time: Int64) throws {
+        try db.run("""
+            INSERT INTO record_changes (zone_id, record_name, seq, record_type, deleted, membership, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (zone_id, record_name) DO UPDATE SET seq = excluded.seq, record_type = excluded.record_type,
+                deleted = excluded.deleted, membership = excluded.membership, changed_at = excluded.changed_at
+            """, [.integer(zone.key), .text(name), .integer(sequence), .text(type), .integer(deleted ? 1 : 0),
+                  membership.map(SQLiteValue.text) ?? .null, .integer(time)])
+        if let previousMembership, previousMembership != membership {
+            try db.run("""
+                INSERT OR REPLACE INTO share_exits (zone_id, share, record_name, record_type, seq, changed_at) VALUES (?, ?, ?, ?, ?, ?)
+                """, [.integer(zone.key), .text(previousMembership), .text(name), .text(type), .integer(sequence), .integer(time)])
+        }
+    }
+
+    /// Moves records (id, name, type, old membership) to `membership`: each gets its own new
+    /// zone sequence, so every viewer's feed shows the move exactly once.
+    func moveRecords(_ rows: [(id: Int64, name: String, type: String, old: String?)], zone: StoredZone, to membership: String?) throws {
+        guard !rows.isEmpty else { return }
+        guard let last = try db.queryOne("UPDATE zones SET change_seq = change_seq + ? WHERE id = ? RETURNING change_seq",
+                                         [.integer(Int64(rows.count)), .integer(zone.key)], { $0.int64(0) }) else { return }
+        let base = last - Int64(rows.count)
+        let now = Clock.milliseconds()
+        for (index, row) in rows.enumerated() {
+            try db.run("UPDATE records SET membership = ? WHERE id = ?", [membership.map(SQLiteValue.text) ?? .null, .integer(row.id)])
+            try logChange(zone: zone, name: row.name, type: row.type, sequence: base + Int64(index) + 1, deleted: false,
+                          membership: membership, previousMembership: row.old, at: now)
+        }
+    }
+
+    // MARK: Database feeds
+
+    func databaseChanges(_ owner: FeedOwner, after sequence: Int64, limit: Int) throws -> [DatabaseChange] {
+        try db.query("""
+            SELECT zone_id, zone_name, owner, seq, deleted, reason FROM database_changes
+            WHERE viewer = ? AND container_id = ? AND environment = ? AND scope = ? AND seq > ? ORDER BY seq LIMIT ?
+            """, [.text(owner.viewer), .text(owner.container), .text(owner.environment.rawValue), .text(owner.scope.rawValue),
+                  .integer(sequence), .integer(Int64(limit))]) { row in
+            DatabaseChange(zoneKey: row.int64(0), zoneID: ZoneID(zoneName: row.text(1), ownerRecordName: row.text(2)),
+                           sequence: row.int64(3), deleted: row.int64(4) != 0, reason: Self.optionalText(row, 5))
+        }
+    }
+
+    func feedClock() throws -> (sequence: Int64, purged: Int64) {
+        try db.queryOne("SELECT seq, purged_seq FROM feed_clock WHERE id = 1", []) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
+    }
+
+    private func tick() throws -> Int64 {
+        try db.queryOne("UPDATE feed_clock SET seq = seq + 1 WHERE id = 1 RETURNING seq", []) { $0.int64(0) } ?? 0
+    }
+
+    private func upsertDatabaseChange(viewer: String, container: String, environment: Environment, scope: DatabaseType,
+                                      zone: StoredZone, tick: Int64, at time: Int64) throws {
+        try db.run("""
+            INSERT INTO database_changes (viewer, container_id, environment, scope, zone_id, zone_name, owner, seq, deleted, reason, changed_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)
+            ON CONFLICT (viewer, container_id, environment, scope, zone_id) DO UPDATE SET seq = excluded.seq, deleted = 0, reason = NULL,
+                changed_at = excluded.changed_at
+            """, [.text(viewer), .text(container), .text(environment.rawValue), .text(scope.rawValue), .integer(zone.key),
+                  .text(zone.zoneID.zoneName), .text(zone.zoneID.ownerRecordName ?? ""), .integer(tick), .integer(time)])
+    }
+
+    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, at time: Int64) throws {
+        let now = try tick()
+        let owner = zone.zoneID.ownerRecordName ?? ""
+        try upsertDatabaseChange(viewer: owner, container: container, environment: environment, scope: .private, zone: zone, tick: now, at: time)
+        let viewers = try db.query("""
+            SELECT DISTINCT p.user_record_name FROM share_participants p JOIN shares s ON s.id = p.share_id
+            WHERE s.zone_id = ? AND p.status = 'ACCEPTED' AND p.user_record_name IS NOT NULL
+            """, [.integer(zone.key)]) { $0.text(0) }
+        for viewer in viewers {
+            try upsertDatabaseChange(viewer: viewer, container: container, environment: environment, scope: .shared, zone: zone, tick: now, at: time)
+        }
+        let listed = try db.query("SELECT viewer FROM database_changes WHERE zone_id = ? AND scope = 'shared' AND deleted = 0",
+                                  [.integer(zone.key)]) { $0.text(0) }
+        let current = Set(viewers)
+        for viewer in listed where !current.contains(viewer) {
+            try db.run("""
+                UPDATE database_changes SET deleted = 1, reason = 'ACCESS_LOST', seq = ?, changed_at = ?
+                WHERE viewer = ? AND zone_id = ? AND scope = 'shared'
+                """, [.integer(now), .integer(time), .text(viewer), .integer(zone.key)])
+        }
+    }
+
+    func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws {
+        let now = try tick()
+        try db.run("UPDATE database_changes SET deleted = 1, reason = 'DELETED', seq = ?, changed_at = ? WHERE zone_id = ? AND deleted = 0",
+                   [.integer(now), .integer(time), .integer(zone.key)])
+    }
+
+    @discardableResult
+    func purgeChanges(olderThan time: Int64) throws -> Int {
+        var removed = 0
+        for table in ["record_changes", "share_exits"] {
+            let condition = table == "record_changes" ? "deleted = 1 AND changed_at < ?" : "changed_at < ?"
+            let gone = try db.query("DELETE FROM \(table) WHERE \(condition) RETURNING zone_id, seq", [.integer(time)]) { ($0.int64(0), $0.int64(1)) }
+            removed += gone.count
+            var horizon: [Int64: Int64] = [:]
+            for (zone, seq) in gone { horizon[zone] = max(horizon[zone] ?? 0, seq) }
+            for (zone, seq) in horizon {
+                try db.run("UPDATE zones SET purged_seq = MAX(purged_seq, ?) WHERE id = ?", [.integer(seq), .integer(zone)])
+            }
+        }
+        let feedGone = try db.query("DELETE FROM database_changes WHERE deleted = 1 AND changed_at < ? RETURNING seq", [.integer(time)]) { $0.int64(0) }
+        removed += feedGone.count
+        if let top = feedGone.max() {
+            try db.run("UPDATE feed_clock SET purged_seq = MAX(purged_seq, ?) WHERE id = 1", [.integer(top)])
+        }
+        return removed
+    }
+}
