@@ -119,6 +119,7 @@ public struct RecordService: Sendable {
                     let op = operations[index]
                     do {
                         results[index] = try tx.savepoint { try context.apply(op) }
+                        if case .saved = results[index] { batch.succeededNames.insert(op.recordName) }
                     } catch let error as CloudKitError {
                         var error = error
                         error.recordName = op.recordName

@@ -62,6 +62,11 @@ extension ShareService {
                     guard requesters.contains(user) else {
                         throw CloudKitError.badRequest("'\(user)' has not requested access to this share")
                     }
+                    // Someone who became a participant meanwhile keeps their place; the request just goes.
+                    if participants.contains(where: { $0.userRecordName == user && $0.status != .removed }) {
+                        try tx.removeRequester(user, share: share)
+                        continue
+                    }
                     guard share.publicPermission == .none else {
                         throw CloudKitError.badRequest("participants can only be added while publicPermission is NONE")
                     }

@@ -105,6 +105,15 @@ extension SQLiteStoreTransaction {
         )
         """
 
+    /// Like `subtreeCTE`, but not descending into the subtree of another share's root: those
+    /// records belong to that share, whatever happens above it.
+    private static let membershipSubtreeCTE = """
+        WITH RECURSIVE sub(id, name, share) AS (
+            SELECT id, name, share FROM records WHERE zone_id = ?1 AND name = ?2
+            UNION SELECT r.id, r.name, r.share FROM records r JOIN sub ON r.zone_id = ?1 AND r.parent = sub.name AND r.share IS NULL
+        )
+        """
+
     func subtree(zone: StoredZone, of name: String) throws -> (count: Int, shareRoots: [String]) {
         let rows = try db.query("\(Self.subtreeCTE) SELECT name, share IS NOT NULL FROM sub", [.integer(zone.key), .text(name)]) {
             ($0.text(0), $0.int64(1) != 0)
@@ -223,7 +232,7 @@ extension SQLiteStoreTransaction {
     @discardableResult
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int {
         let rows = try db.query("""
-            \(Self.subtreeCTE)
+            \(Self.membershipSubtreeCTE)
             SELECT r.id, r.name, r.type, r.membership FROM records r JOIN sub ON r.id = sub.id WHERE r.membership IS NOT ?3
             """, [.integer(zone.key), .text(name), membership.map(SQLiteValue.text) ?? .null]) {
             (id: $0.int64(0), name: $0.text(1), type: $0.text(2), old: Self.optionalText($0, 3))

@@ -106,7 +106,9 @@ public protocol ShareWriting: ShareReading {
     func addRequester(_ user: String, share: StoredShare, at time: Int64) throws
     func removeRequester(_ user: String, share: StoredShare) throws
     func setBlocked(_ user: String, blocked: Bool, share: StoredShare, at time: Int64) throws
-    /// Sets the membership of `name` and every record below it; returns how many records changed.
+    /// Sets the membership of `name` and every record below it, except below the root of another
+    /// share (those stay in theirs); each moved record gets a new zone sequence and, when it
+    /// left a share, an exit. Returns how many records changed.
     @discardableResult
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int
     /// Links invitations addressed to this email or phone to the account.
