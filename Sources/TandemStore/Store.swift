@@ -8,6 +8,11 @@ public import TandemCore
 public protocol Store: Sendable {
     func read<T>(_ body: (any StoreReading) throws -> T) throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T
+    /// Like `write(_:)`; after the commit, `afterCommit` gets the body's result, in commit
+    /// order across all writers, before `write` returns. It must not block (it runs where the
+    /// next transaction waits): hand the value to a queue.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T,
+                            afterCommit: @escaping @Sendable (T) -> Void) throws -> T
     /// Content-addressed asset files.
     var assets: AssetFiles { get }
     func close()
