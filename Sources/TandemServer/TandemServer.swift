@@ -57,6 +57,8 @@ public final class TandemServer: Sendable {
     let http: HTTPServer
     let log: RequestLog
     let purger: ChangePurger
+    let hub: ChangeHub
+    let webhooks: WebhookSender
     private let stopped = Mutex<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -68,8 +70,10 @@ public final class TandemServer: Sendable {
                                 readerCount: configuration.readerCount)
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
+        hub = ChangeHub(store: store, log: log)
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
-                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs)
+                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log)
+        webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
         http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,
@@ -84,6 +88,8 @@ public final class TandemServer: Sendable {
     /// Binds the port and starts serving.
     /// - Throws: `HTTPServerError` when the address cannot be bound.
     public func start() throws {
+        hub.start()
+        webhooks.start()
         try http.start()
         purger.start()
         log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
@@ -106,6 +112,8 @@ public final class TandemServer: Sendable {
         }
         http.shutdown()
         purger.stop()
+        hub.stop()
+        webhooks.stop()
         store.close()
         log.message("tandem stopped")
         log.stop()

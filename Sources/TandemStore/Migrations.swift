@@ -214,6 +214,23 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX database_changes_by_seq ON database_changes(viewer, container_id, environment, scope, seq);
         CREATE INDEX database_changes_by_zone ON database_changes(zone_id, scope, deleted);
+        -- Subscriptions (query, zone, database) per user and database; the subscription itself
+        -- as JSON, plus the columns the notification matcher selects by.
+        CREATE TABLE subscriptions (
+            id INTEGER PRIMARY KEY,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            subscription_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            zone_owner TEXT,
+            zone_name TEXT,
+            body BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            UNIQUE (container_id, environment, scope, owner, subscription_id)
+        );
+        CREATE INDEX subscriptions_by_owner ON subscriptions(container_id, environment, owner);
         """),
     ]
 }

@@ -20,6 +20,22 @@ extension OpenAPISchemas {
             "RecordsChangesRequest": object(["zoneID": ref("ZoneID"), "syncToken": string, "resultsLimit": integer,
                                              "desiredKeys": array(string)], required: ["zoneID"]),
             "RecordsChangesResponse": object(["records": array(ref("Record")), "syncToken": string, "moreComing": boolean, "reverse": boolean]),
+            "Subscription": object([
+                "subscriptionID": string, "subscriptionType": ["type": "string", "enum": ["query", "zone", "database"]],
+                "zoneID": ref("ZoneID"), "query": ref("Query"), "firesOn": array(["type": "string", "enum": ["create", "update", "delete"]]),
+                "firesOnce": boolean, "zoneWide": boolean, "notificationInfo": ["type": "object"], "webhookURL": string,
+                "webhookSecret": string,
+            ], required: ["subscriptionType"]),
+            "SubscriptionsResponse": object(["subscriptions": array(["oneOf": [ref("Subscription"), ref("Error")]])]),
+            "SubscriptionsLookupRequest": object(["subscriptions": array(object(["subscriptionID": string], required: ["subscriptionID"]))],
+                                                 required: ["subscriptions"]),
+            "SubscriptionsModifyRequest": object(["operations": array(object([
+                "operationType": ["type": "string", "enum": ["create", "update", "delete"]], "subscription": ref("Subscription"),
+            ], required: ["operationType", "subscription"]))], required: ["operations"]),
+            "TokensCreateRequest": object(["apnsEnvironment": ["type": "string", "enum": ["development", "production"]]], required: ["apnsEnvironment"]),
+            "TokensCreateResponse": object(["apnsEnvironment": string, "apnsToken": string, "webcourierURL": string]),
+            "TokensRegisterRequest": object(["apnsEnvironment": string, "apnsToken": string], required: ["apnsEnvironment", "apnsToken"]),
+            "TokensRegisterResponse": object(["apnsEnvironment": string, "apnsToken": string, "webcourierURL": string]),
         ]
     }
 }

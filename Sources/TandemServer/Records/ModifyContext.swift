@@ -137,6 +137,8 @@ struct ModifyContext {
                             fields: fields, zoneID: zone.zoneID, created: existing?.created ?? stamp, modified: stamp,
                             parent: parent, share: share ?? existing?.share)
         try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership)
+        batch.changes.append(.init(recordName: record.recordName, recordType: recordType, event: existing == nil ? .create : .update,
+                                   memberships: [membership, newMembership]))
         if existing != nil && newMembership != membership {
             // The record moved into, out of, or between shares: its subtree goes with it.
             try tx.setMembership(zone: zone, subtreeOf: op.recordName, to: newMembership)
@@ -243,6 +245,7 @@ struct ModifyContext {
     /// VALIDATE referrer would be left pointing at nothing. References never leave the zone.
     /// Records below it are no longer reachable from a share root, so they leave its share.
     func delete(_ record: Record, membership: String?, deleting: inout Set<String>) throws {
+        batch.changes.append(.init(recordName: record.recordName, recordType: record.recordType, event: .delete, memberships: [membership]))
         if membership != nil { try tx.setMembership(zone: zone, subtreeOf: record.recordName, to: nil) }
         try delete(record, deleting: &deleting)
     }

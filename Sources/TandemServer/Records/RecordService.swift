@@ -27,6 +27,8 @@ public struct RecordService: Sendable {
     public let store: any Store
     /// Most participants a share may have, the owner included (decisions D8).
     public let participantLimit: Int
+    /// Where committed changes go for notifications (nil: nowhere).
+    var hub: ChangeHub?
 
     public init(store: any Store, participantLimit: Int = Limits.participantsPerShare) {
         self.store = store
@@ -101,8 +103,9 @@ public struct RecordService: Sendable {
         let batch = ModifyBatch(savedNames: Set(operations.filter { !$0.kind.isDelete }.map(\.recordName)), baseURL: scope.baseURL,
                                 participantLimit: limit)
         nonisolated(unsafe) let unsafeBatch = batch
+        let hub = self.hub
         do {
-            return try store.write { tx in
+            return try store.write({ tx -> ModifyOutcome in
                 let batch = unsafeBatch
                 let (access, ownerScope): (ZoneAccess, RequestScope)
                 if let resolved = try Self.resolve(tx, scope, zoneID) {
@@ -117,6 +120,7 @@ public struct RecordService: Sendable {
                 var failed = false
                 for index in order {
                     let op = operations[index]
+                    let noted = batch.changes.count
                     do {
                         results[index] = try tx.savepoint { try context.apply(op) }
                         if case .saved = results[index] { batch.succeededNames.insert(op.recordName) }
@@ -125,6 +129,7 @@ public struct RecordService: Sendable {
                         error.recordName = op.recordName
                         results[index] = .failed(error)
                         failed = true
+                        batch.changes.removeSubrange(noted...)  // rolled back: nothing to tell
                     }
                 }
                 if isAtomic && failed {
@@ -134,11 +139,16 @@ public struct RecordService: Sendable {
                                                      recordName: operations[index].recordName))
                     })
                 }
+                var event: ChangeEvent?
                 if results.contains(where: { if case .failed = $0 { false } else { true } }) {
                     try tx.zoneActivity(access.zone, container: scope.database.container, environment: scope.database.environment, at: now)
+                    event = ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: access.zone,
+                                        deviceID: scope.deviceID, records: batch.changes)
                 }
-                return try Self.finish(results, tx, access: access, batch: batch)
-            }
+                return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event)
+            }, afterCommit: { outcome in
+                if let event = outcome.event { hub?.publish(event) }
+            }).results
         } catch let failure as AtomicFailure {
             return failure.results
         }
@@ -157,6 +167,11 @@ public struct RecordService: Sendable {
             }
             return .saved(record)
         }
+    }
+
+    struct ModifyOutcome: @unchecked Sendable {
+        var results: [ItemResult]
+        var event: ChangeEvent?
     }
 
     struct AtomicFailure: Error, @unchecked Sendable {

@@ -90,6 +90,11 @@ public final class APIRouter: HTTPResponder {
                 guard method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
                 return (endpoint, try services.assetRoutes.receiveUpload(context))
             }
+            if path.hasPrefix(WebCourier.prefix) {
+                endpoint = "webcourier"
+                guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
+                return (endpoint, try PushTokenRoutes.poll(context, services))
+            }
             if path.hasPrefix(AssetRoutes.downloadPrefix) {
                 endpoint = "assets/download"
                 guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
@@ -114,7 +119,9 @@ public final class APIRouter: HTTPResponder {
             guard path.hasPrefix("/database/1/") else {
                 throw CloudKitError(.notFound, "no endpoint at \(path)")
             }
-            let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
+            var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
+            // tokens/create and tokens/register have no database segment (CloudKit Web Services).
+            if segments.count == 4 && segments[2] == "tokens" { segments.insert(DatabaseType.private.rawValue, at: 2) }
             guard segments.count >= 4 else {
                 throw CloudKitError(.notFound, "expected /database/1/{container}/{environment}/{database}/{operation}")
             }

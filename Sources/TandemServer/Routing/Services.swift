@@ -8,6 +8,11 @@ struct Services: Sendable {
     let records: RecordService
     let shares: ShareService
     let changes: ChangeFeedService
+    let subscriptions: SubscriptionService
+    /// Matches committed changes to subscriptions and delivers notifications.
+    let hub: ChangeHub
+    let webCourier = WebCourier()
+    let webhooks: WebhookSender
     let zones: ZoneService
     let assetRoutes: AssetRoutes
     let tokens: SyncTokens
@@ -16,15 +21,23 @@ struct Services: Sendable {
     /// App IDs (`TEAMID.bundle.id`) in the server's own apple-app-site-association.
     let appIDs: [String]
 
-    init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = []) {
+    init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
+         hub: ChangeHub, log: RequestLog) {
         self.appIDs = appIDs
         self.store = store
         self.publicURL = publicURL
+        self.hub = hub
+        webhooks = WebhookSender(log: log)
+        hub.add(webCourier)
+        hub.add(webhooks)
         authenticator = Authenticator(store: store)
-        records = RecordService(store: store, participantLimit: participantLimit)
+        var records = RecordService(store: store, participantLimit: participantLimit)
+        records.hub = hub
+        self.records = records
         shares = ShareService(store: store, participantLimit: participantLimit)
         tokens = SyncTokens(secret: secret)
         changes = ChangeFeedService(store: store, tokens: tokens)
+        subscriptions = SubscriptionService(store: store)
         zones = ZoneService(store: store)
         assetRoutes = AssetRoutes(store: store)
     }

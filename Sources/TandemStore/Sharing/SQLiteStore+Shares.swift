@@ -82,6 +82,13 @@ extension SQLiteStoreTransaction {
         }
     }
 
+    func acceptedParticipants(zone: StoredZone) throws -> [String] {
+        try db.query("""
+            SELECT DISTINCT p.user_record_name FROM share_participants p JOIN shares s ON s.id = p.share_id
+            WHERE s.zone_id = ? AND p.status = 'ACCEPTED' AND p.user_record_name IS NOT NULL
+            """, [.integer(zone.key)]) { $0.text(0) }
+    }
+
     func requesters(share: StoredShare) throws -> [String] {
         try db.query("SELECT user_record_name FROM share_requesters WHERE share_id = ? ORDER BY requested_at, user_record_name",
                      [.integer(share.key)]) { $0.text(0) }

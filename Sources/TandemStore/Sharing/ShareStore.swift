@@ -75,6 +75,8 @@ public protocol ShareReading {
     func participations(zone: StoredZone, user: String) throws -> [Int64: StoredParticipant]
     /// Zones of `container`/`environment` in which `user` has accepted a share, with those shares.
     func acceptedShares(user: String, container: String, environment: Environment) throws -> [(StoredShare, StoredParticipant)]
+    /// Everyone who has accepted a share in `zone` (the zone's shared-database viewers).
+    func acceptedParticipants(zone: StoredZone) throws -> [String]
     /// The user record names of pending access requests, oldest first.
     func requesters(share: StoredShare) throws -> [String]
     func blockedUsers(share: StoredShare) throws -> [String]

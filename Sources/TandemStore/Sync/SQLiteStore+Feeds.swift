@@ -102,10 +102,7 @@ extension SQLiteStoreTransaction {
         let now = try tick()
         let owner = zone.zoneID.ownerRecordName ?? ""
         try upsertDatabaseChange(viewer: owner, container: container, environment: environment, scope: .private, zone: zone, tick: now, at: time)
-        let viewers = try db.query("""
-            SELECT DISTINCT p.user_record_name FROM share_participants p JOIN shares s ON s.id = p.share_id
-            WHERE s.zone_id = ? AND p.status = 'ACCEPTED' AND p.user_record_name IS NOT NULL
-            """, [.integer(zone.key)]) { $0.text(0) }
+        let viewers = try acceptedParticipants(zone: zone)
         for viewer in viewers {
             try upsertDatabaseChange(viewer: viewer, container: container, environment: environment, scope: .shared, zone: zone, tick: now, at: time)
         }
