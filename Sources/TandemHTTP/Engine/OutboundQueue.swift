@@ -40,8 +40,9 @@ struct OutboundQueue {
 
     var count: Int { items.count - head }
     var isEmpty: Bool { head == items.count }
-    /// Whether one more message of `size` bytes would fit.
-    func hasRoom(for size: Int) -> Bool { count < maxMessages && bytes + size <= maxBytes }
+    /// Whether one more message of `size` bytes would fit. An empty queue takes any message,
+    /// so one larger than `maxBytes` goes out alone instead of never fitting.
+    func hasRoom(for size: Int) -> Bool { isEmpty || (count < maxMessages && bytes + size <= maxBytes) }
 
     mutating func offer(_ message: OutboundMessage) -> Outcome {
         let size = message.payload.count

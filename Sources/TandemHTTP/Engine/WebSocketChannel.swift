@@ -155,6 +155,11 @@ final class WebSocketChannel: @unchecked Sendable {
     /// handshake) before the connection is dropped without more ado.
     static let closeTimeout: Int32 = 5
 
+    /// The client handshake completed: writes may start.
+    func attach(_ wsi: OpaquePointer) {
+        self.wsi = wsi
+    }
+
     /// The attention request arrived: ask lws for a writeable callback, and bound a close.
     func attend() {
         let closing = shared.withLock { shared in

@@ -14,8 +14,8 @@ public struct WebSocketConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// Messages waiting to be written beyond which the send queue is full.
     public var sendQueueMessages: Int
-    /// Payload bytes waiting to be written beyond which the send queue is full. A single
-    /// message larger than this never fits.
+    /// Payload bytes waiting to be written beyond which the send queue is full. A message
+    /// larger than this is queued only when the queue is empty.
     public var sendQueueBytes: Int
     /// Received messages not yet handled (by the responder on the server, waiting for its
     /// decision to accept included) beyond which the connection stops reading, so TCP slows
