@@ -159,15 +159,17 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
             end(wsi, connectError: nil)
         case LWS_CALLBACK_WSI_DESTROY:
             end(wsi, connectError: "connection closed during the handshake")
-            lws_set_opaque_user_data(wsi, nil)
         default:
             break
         }
         return 0
     }
 
+    /// The connection is over: report it, and unlink the wsi before `connections` lets the
+    /// object go (lws raises `WSI_DESTROY` after `CLIENT_CLOSED` or a connection error).
     private func end(_ wsi: OpaquePointer, connectError: String?) {
         guard let connection = connection(for: wsi) else { return }
+        lws_set_opaque_user_data(wsi, nil)
         connection.finish(connectError: connectError)
         connections[connection.channel.id] = nil
     }
