@@ -32,6 +32,9 @@ public struct ServerConfiguration: Sendable {
     public var changeRetentionSeconds: Double = 30 * 86_400
     /// How often expired history is purged, in seconds.
     public var purgeIntervalSeconds: Double = 300
+    /// Messages a stream WebSocket may have waiting to be sent before a non-droppable one closes
+    /// it as a slow consumer.
+    public var streamQueueMessages = 4096
     /// App IDs (`TEAMID.bundle.id`) listed in `/.well-known/apple-app-site-association` for `/share/*`.
     public var appIDs: [String] = []
 
@@ -76,9 +79,11 @@ public final class TandemServer: Sendable {
         webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
-        http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,
-                                                                 workerCount: configuration.workerCount),
-                          responder: router)
+        var httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
+                                                        workerCount: configuration.workerCount)
+        httpConfiguration.webSocket.sendQueueMessages = configuration.streamQueueMessages
+        http = HTTPServer(configuration: httpConfiguration, responder: router,
+                          webSocketResponder: StreamResponder(services: services, registry: services.streams))
         purger = ChangePurger(store: store, retentionSeconds: configuration.changeRetentionSeconds,
                               interval: configuration.purgeIntervalSeconds, log: log)
         let server = http

@@ -12,6 +12,7 @@ extension CommandLine {
                        [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)
                        [--participant-limit 100]   (participants per share, the owner included)
                        [--change-retention SECONDS]   (change history kept for sync tokens; default 30 days)
+                       [--stream-queue 4096]   (messages a stream WebSocket may have queued before it is closed as too slow)
                        [--app-ids TEAMID.bundle.id,...]   (apps that open /share/* links: the server's apple-app-site-association)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
@@ -59,6 +60,10 @@ extension CommandLine {
                     guard let seconds = Double(retention), seconds > 0 else { throw UsageError("--change-retention must be a positive number of seconds") }
                     configuration.changeRetentionSeconds = seconds
                     configuration.purgeIntervalSeconds = min(configuration.purgeIntervalSeconds, max(seconds / 4, 0.1))
+                }
+                if let queue = options.value("stream-queue") {
+                    guard let n = Int(queue), n >= 1 else { throw UsageError("--stream-queue must be a positive number of messages") }
+                    configuration.streamQueueMessages = n
                 }
                 if let ids = options.value("app-ids") {
                     configuration.appIDs = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

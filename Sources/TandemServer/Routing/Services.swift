@@ -12,6 +12,8 @@ struct Services: Sendable {
     /// Matches committed changes to subscriptions and delivers notifications.
     let hub: ChangeHub
     let webCourier = WebCourier()
+    /// Open stream WebSockets.
+    let streams = StreamRegistry()
     let webhooks: WebhookSender
     let zones: ZoneService
     let assetRoutes: AssetRoutes
@@ -29,6 +31,7 @@ struct Services: Sendable {
         self.hub = hub
         webhooks = WebhookSender(log: log)
         hub.add(webCourier)
+        hub.add(streams)
         hub.add(webhooks)
         authenticator = Authenticator(store: store)
         var records = RecordService(store: store, participantLimit: participantLimit)
