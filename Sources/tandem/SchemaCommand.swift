@@ -8,9 +8,11 @@ import TandemStore
 /// `import`, `export` and `promote` work on a container's schemas in the data directory.
 enum SchemaCommand {
     static let usage = """
-        usage: tandem schema validate FILE | diff OLD NEW
-               | import FILE --container ID --environment ENV [--force] | export --container ID --environment ENV
-               | promote --container ID [--force]
+        usage: tandem schema validate FILE
+               tandem schema diff OLD NEW
+               tandem schema import FILE --container ID --environment development|production [--force]
+               tandem schema export --container ID --environment development|production
+               tandem schema promote --container ID [--force]
         """
 
     /// Runs `schema <words>`; returns the exit status: 0 on success, 1 when a file does not

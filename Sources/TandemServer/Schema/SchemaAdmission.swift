@@ -6,8 +6,8 @@ import TandemStore
 ///
 /// - Development: just-in-time schema. A new record type or field is added on its first write,
 ///   typed from the value (`Schema.inferredType(of:)`) and given every index its type can have
-///   (`Schema.justInTimeOptions(for:)`, decision T25); a value of another type than the field
-///   already has is refused, as CloudKit refuses it.
+///   (`Schema.justInTimeOptions(for:)`, decision T25). A later value of another type is
+///   accepted and does not change the field (T25).
 /// - Production: enforced. The record must fit the schema (`Schema.violation(in:)`); there is
 ///   no schema until one is imported or promoted, so until then every write is refused.
 ///
@@ -29,7 +29,7 @@ enum SchemaAdmission {
             }
         case .development:
             var schema = current ?? Schema()
-            if try schema.admitJustInTime(record) {
+            if schema.admitJustInTime(record) {
                 _ = try SchemaRegistry.put(schema, tx, container: scope.container, environment: scope.environment, at: now)
             }
         }
@@ -38,18 +38,14 @@ enum SchemaAdmission {
 
 extension Schema {
     /// Adds `record`'s type and fields when missing; returns whether anything was added.
-    /// - Throws: `BAD_REQUEST` when a field already has a type that does not take the value.
-    mutating func admitJustInTime(_ record: Record) throws(CloudKitError) -> Bool {
+    mutating func admitJustInTime(_ record: Record) -> Bool {
         let index = recordTypes.firstIndex { $0.name == record.recordType }
         var type = index.map { recordTypes[$0] } ?? RecordType(name: record.recordType, grants: Self.justInTimeGrants)
         var added = false
         for (name, value) in record.fields.sorted(by: { $0.key < $1.key }) {
-            if let field = type.fields.first(where: { $0.name == name }) {
-                guard field.type.accepts(value.type) else {
-                    throw .badRequest("field '\(name)' of record type '\(record.recordType)' is \(field.type), not \(value.type)")
-                }
-                continue
-            }
+            // A field keeps the type it was first inferred with; other types are let through
+            // (decision T25: development is a scratch space, production enforces).
+            if type.fields.contains(where: { $0.name == name }) { continue }
             let inferred = Self.inferredType(of: value.type)
             type.fields.append(Field(name: name, type: inferred, options: Self.justInTimeOptions(for: inferred)))
             added = true
