@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "CCrypto"], swiftSettings: upcoming),
         .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemLinks", "TandemSchema"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "TandemLinks", "CSQLite"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
                           swiftSettings: upcoming),
 
         .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),

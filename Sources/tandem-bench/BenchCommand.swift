@@ -64,5 +64,6 @@ enum BenchCommand {
         }
         memories.forEach { FigureRows.memory($0, report: report) }
         if figures.contains(.links) { try LinksFigure.run(options: options, report: report) }
+        if figures.contains(.schema) { try SchemaFigure.run(options: options, report: report) }
     }
 }
