@@ -1,5 +1,5 @@
 import Foundation
-public import TandemCore
+import TandemCore
 public import TandemSchema
 public import TandemStore
 

@@ -1,5 +1,3 @@
-public import TandemCore
-
 /// A container environment's schema as stored: its `.ckdb` text and a random `etag` that
 /// changes with every write (the key under which services cache the parsed schema).
 public struct StoredSchema: Sendable, Hashable {
