@@ -232,5 +232,42 @@ enum Migrations {
         );
         CREATE INDEX subscriptions_by_owner ON subscriptions(container_id, environment, owner);
         """),
+        // Schemas (issue 6): each container environment's .ckdb text, what it indexes per field,
+        // admin tokens, and the full-text index of SEARCHABLE fields.
+        SQLiteMigration(version: 4, sql: """
+        CREATE TABLE schemas (
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            text TEXT NOT NULL,
+            -- Random per write: the key of the parsed-schema cache.
+            etag TEXT NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (container_id, environment)
+        ) WITHOUT ROWID;
+        -- options: 1 QUERYABLE, 2 SORTABLE, 4 SEARCHABLE. A field without a row is indexed as
+        -- before schemas existed (every field in field_index).
+        CREATE TABLE schema_fields (
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            record_type TEXT NOT NULL,
+            field TEXT NOT NULL,
+            options INTEGER NOT NULL,
+            -- The expression index that orders this field, when it has one.
+            sort_index TEXT,
+            PRIMARY KEY (container_id, environment, record_type, field)
+        ) WITHOUT ROWID;
+        CREATE INDEX schema_fields_by_sort_index ON schema_fields(sort_index) WHERE sort_index IS NOT NULL;
+        CREATE TABLE admin_tokens (
+            hash BLOB PRIMARY KEY,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        -- One row per record (rowid = records.id) holding the search tokens of its SEARCHABLE
+        -- fields, each prefixed with a tag of its field name (FieldIndexer.searchBody). The
+        -- ascii tokenizer keeps those prefixed tokens whole.
+        CREATE VIRTUAL TABLE field_search USING fts5(body, tokenize = 'ascii');
+        CREATE TRIGGER records_leave_search AFTER DELETE ON records BEGIN
+            DELETE FROM field_search WHERE rowid = old.id;
+        END;
+        """),
     ]
 }

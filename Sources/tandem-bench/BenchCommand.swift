@@ -65,5 +65,6 @@ enum BenchCommand {
         memories.forEach { FigureRows.memory($0, report: report) }
         if figures.contains(.links) { try LinksFigure.run(options: options, report: report) }
         if figures.contains(.websocket) { try WebSocketFigure.run(options: options, report: report) }
+        if figures.contains(.schema) { try SchemaFigure.run(options: options, report: report) }
     }
 }

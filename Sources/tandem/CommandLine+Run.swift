@@ -18,8 +18,13 @@ extension CommandLine {
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--data DIR]
+          tandem token create --admin [--data DIR]   (for the schema endpoint /tandem/1/{container}/{environment}/schema/*)
+          tandem user roles --email EMAIL --container ID --environment development|production [ROLE...] [--data DIR]
           tandem schema validate FILE.ckdb
           tandem schema diff OLD.ckdb NEW.ckdb
+          tandem schema import FILE.ckdb --container ID --environment development|production [--force] [--data DIR]
+          tandem schema export --container ID --environment development|production [--data DIR]
+          tandem schema promote --container ID [--force] [--data DIR]   (development → production)
           tandem links check FILE --app APPIDPREFIX.bundle.id URL...   (an apple-app-site-association file)
           tandem links lint FILE
         """
@@ -86,6 +91,16 @@ extension CommandLine {
                                       discoverable: options.flag("discoverable"), store: $0)
                 }
                 print(user.recordName)
+            case ("user", "roles", 2...):
+                guard let email = options.value("email"), let container = options.value("container") else {
+                    throw UsageError("user roles needs --email EMAIL --container ID --environment ENV")
+                }
+                let environment = try SchemaCommand.environment(options)
+                let roles = Array(options.words.dropFirst(2))
+                try withStore(data) { try Admin.assignRoles(roles, to: email, container: container, environment: environment, store: $0) }
+                print("roles of \(email) in \(container) \(environment.rawValue): \(roles.isEmpty ? "none" : roles.joined(separator: ", "))")
+            case ("token", "create", 2) where options.flag("admin"):
+                print(try withStore(data) { try Admin.createAdminToken(store: $0) })
             case ("token", "create", 2):
                 if options.flag("api") {
                     guard let container = options.value("container") else { throw UsageError("token create --api needs --container ID") }
@@ -96,7 +111,7 @@ extension CommandLine {
                     print(try withStore(data) { try Admin.createUserToken(for: user, store: $0) })
                 }
             case ("schema", _, _):
-                return try SchemaCommand.run(Array(options.words.dropFirst()))
+                return try SchemaCommand.run(Array(options.words.dropFirst()), options: options, data: data)
             case ("links", "check", 3...):
                 guard let app = options.value("app") else { throw UsageError("links check needs --app APPIDPREFIX.bundle.id") }
                 return try LinksCommand.check(path: options.words[2], appID: app, urls: Array(options.words.dropFirst(3)))
@@ -146,7 +161,7 @@ struct UsageError: Error, CustomStringConvertible {
 
 /// Words and `--name value` / `--flag` options.
 struct Options {
-    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable"]
+    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "admin", "force"]
     var words: [String] = []
     var values: [String: String] = [:]
 

@@ -33,6 +33,7 @@ struct ModifyContext {
         }
         let existing = found?.record
         let membership = found?.membership
+        if scope.database.database == .public { try PublicGrants.authorize(op, existing: existing, tx: tx, scope: scope) }
         if existing == nil && (op.kind.checksTag || op.kind == .forceDelete) {
             throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist")
         }
@@ -136,6 +137,7 @@ struct ModifyContext {
         let record = Record(recordName: op.recordName, recordType: recordType, recordChangeTag: ChangeTags.tag(zone: zone.key, sequence: sequence),
                             fields: fields, zoneID: zone.zoneID, created: existing?.created ?? stamp, modified: stamp,
                             parent: parent, share: share ?? existing?.share)
+        try SchemaAdmission.admit(record, tx: tx, scope: scope.database, now: now)
         try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership)
         batch.changes.append(.init(recordName: record.recordName, recordType: recordType, event: existing == nil ? .create : .update,
                                    memberships: [membership, newMembership]))

@@ -57,6 +57,7 @@ public struct RecordService: Sendable {
     /// (always the owner's private database). In the shared database a zone is the owner's zone
     /// named by `zoneName` + `ownerRecordName`, visible only once the caller accepted a share in it.
     static func resolve(_ reader: any StoreReading, _ scope: RequestScope, _ zoneID: ZoneID) throws -> (ZoneAccess, RequestScope)? {
+        if scope.database.database == .public { return try PublicDatabase.resolve(reader, scope, zoneID) }
         guard scope.database.database == .shared else {
             guard let zone = try zone(reader, scope, zoneID) else { return nil }
             return (try ZoneAccess.load(reader, zone: zone, user: scope.user), scope)
@@ -113,7 +114,7 @@ public struct RecordService: Sendable {
                 } else {
                     // The default zone is created by its first write.
                     let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
-                    (access, ownerScope) = (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
+                    (access, ownerScope) = try Self.resolve(tx, scope, zoneID) ?? (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
                 }
                 let context = ModifyContext(tx: tx, zone: access.zone, scope: ownerScope, access: access, batch: batch, now: now)
                 var results = [ItemResult](repeating: .deleted(recordName: ""), count: operations.count)
@@ -197,6 +198,7 @@ public struct RecordService: Sendable {
                     results.append(.failed(CloudKitError(.notFound, "record '\(name)' does not exist", recordName: name)))
                 }
             }
+            if scope.database.database == .public { results = try PublicGrants.readable(results, reader, scope: scope) }
             if records.contains(where: { $0.recordType == Share.recordType }) {
                 let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
                 results = try results.map { result in
@@ -234,7 +236,8 @@ public struct RecordService: Sendable {
             } else {
                 zones = try Self.zone(reader, scope, zoneID ?? .defaultZone).map { [$0] } ?? []
             }
-            let page = try reader.query(query, zones: zones, limit: limit + 1, offset: offset, memberships: memberships)
+            let allowed = try SchemaGate.query(query, reader, scope: scope)
+            let page = try reader.query(allowed, zones: zones, limit: limit + 1, offset: offset, memberships: memberships)
             var records = Array(page.prefix(limit))
             if query.recordType == Share.recordType {
                 let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)

@@ -10,15 +10,8 @@ extension SQLiteStoreTransaction {
     /// Decodes a row selected with `recordColumns`. Stored fields were validated when written, so a
     /// field that no longer decodes means a damaged file; it is dropped rather than failing reads.
     static func record(_ row: SQLiteStatement, zoneID: ZoneID) -> Record {
-        var fields: [String: FieldValue] = [:]
-        var complete = false
         let stored = row.blob(3)
-        if case .object(let object)? = try? JSONParser.parse(stored) {
-            for entry in object.entries {
-                if let value = try? FieldCodec.decodeField(entry.value, name: entry.key) { fields[entry.key] = value }
-            }
-            complete = fields.count == object.count
-        }
+        let (fields, complete) = decodeStoredFields(stored)
         var record = Record(recordName: row.text(0), recordType: row.text(1), recordChangeTag: row.text(2), fields: fields,
                             zoneID: zoneID,
                             created: Record.Stamp(timestamp: row.int64(4), userRecordName: row.text(5), deviceID: row.text(6)),
@@ -28,6 +21,18 @@ extension SQLiteStoreTransaction {
         if complete { record.encodedFields = EncodedFields(JSONFragment(trusted: stored)) }
         return record
     }
+
+    /// Fields from their stored JSON, and whether every one decoded.
+    static func decodeStoredFields(_ stored: [UInt8]) -> (fields: [String: FieldValue], complete: Bool) {
+        var fields: [String: FieldValue] = [:]
+        guard case .object(let object)? = try? JSONParser.parse(stored) else { return (fields, false) }
+        for entry in object.entries {
+            if let value = try? FieldCodec.decodeField(entry.value, name: entry.key) { fields[entry.key] = value }
+        }
+        return (fields, fields.count == object.count)
+    }
+
+    static func decodeFields(_ stored: [UInt8]) -> [String: FieldValue] { decodeStoredFields(stored).fields }
 
     static func encodeFields(_ fields: [String: FieldValue]) -> [UInt8] {
         var object = JSONObject()
@@ -69,6 +74,7 @@ extension SQLiteStoreTransaction {
                 created_device = ?, modified_at = ?, modified_by = ?, modified_device = ?, parent = ?, share = ?, membership = ? WHERE id = ?
                 """, arguments + [.integer(existingID)])
             try db.run("DELETE FROM field_index WHERE record_id = ?", [.integer(existingID)])
+            try db.run("DELETE FROM field_search WHERE rowid = ?", [.integer(existingID)])
             try db.run("DELETE FROM record_references WHERE source_id = ?", [.integer(existingID)])
             recordID = existingID
         } else {
@@ -78,10 +84,8 @@ extension SQLiteStoreTransaction {
                 """, arguments + [.integer(zone.key), .text(record.recordName)])
             recordID = db.lastInsertRowID
         }
-        for row in FieldIndexer.rows(for: record.fields) {
-            try db.run("INSERT INTO field_index (record_id, zone_id, type, field, slot, value) VALUES (?, ?, ?, ?, ?, ?)",
-                       [.integer(recordID), .integer(zone.key), .text(record.recordType), .text(row.field), .integer(row.slot), row.value])
-        }
+        try writeIndexEntries(recordID: recordID, zoneKey: zone.key, recordType: record.recordType, fields: record.fields,
+                              indexing: try indexing(zoneKey: zone.key, recordType: record.recordType))
         // References never leave their zone (CloudKit's rule, enforced by the records service).
         for reference in FieldIndexer.references(in: record.fields) {
             try db.run("INSERT INTO record_references (source_id, target_zone, target_name, action) VALUES (?, ?, ?, ?)",
