@@ -190,6 +190,18 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX share_exits_by_seq ON share_exits(zone_id, share, seq);
         ALTER TABLE zones ADD COLUMN purged_seq INTEGER NOT NULL DEFAULT 0;
+        -- The feed clock tick of the zone's latest change: database feeds are read from it
+        -- (one update per write, whatever the number of participants).
+        ALTER TABLE zones ADD COLUMN feed_seq INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX zones_by_feed ON zones(container_id, environment, database, owner, feed_seq);
+        -- Who sees each zone through their shared database, as of the last change of its shares:
+        -- the set a lost viewer is found missing from.
+        CREATE TABLE zone_viewers (
+            zone_id INTEGER NOT NULL,
+            viewer TEXT NOT NULL,
+            PRIMARY KEY (zone_id, viewer)
+        ) WITHOUT ROWID;
+        CREATE INDEX zone_viewers_by_viewer ON zone_viewers(viewer, zone_id);
         -- One clock for every database feed: each write transaction that changes a zone ticks it once.
         CREATE TABLE feed_clock (
             id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -197,7 +209,7 @@ enum Migrations {
             purged_seq INTEGER NOT NULL
         );
         INSERT INTO feed_clock (id, seq, purged_seq) VALUES (1, 0, 0);
-        -- Per viewer and database: the zones that changed, at which feed tick, or that went away.
+        -- Per viewer and database: zones that went away (deleted, or access lost), at which tick.
         CREATE TABLE database_changes (
             viewer TEXT NOT NULL,
             container_id TEXT NOT NULL,

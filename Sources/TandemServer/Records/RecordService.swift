@@ -142,7 +142,8 @@ public struct RecordService: Sendable {
                 }
                 var event: ChangeEvent?
                 if results.contains(where: { if case .failed = $0 { false } else { true } }) {
-                    try tx.zoneActivity(access.zone, container: scope.database.container, environment: scope.database.environment, at: now)
+                    try tx.zoneActivity(access.zone, container: scope.database.container, environment: scope.database.environment,
+                                        viewersChanged: batch.sharingChanged, at: now)
                     event = ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: access.zone,
                                         deviceID: scope.deviceID, records: batch.changes)
                 }

@@ -11,6 +11,7 @@ import TandemStore
 /// `publicPermission` is `NONE`; changing it drops pending participants (to `NONE`: all).
 extension ModifyContext {
     func applyToShare(_ op: RecordOperation, existing: Record?) throws -> RecordService.ItemResult {
+        batch.sharingChanged = true
         if let existing, op.recordType.map({ $0 != Share.recordType }) ?? false {
             throw CloudKitError.badRequest("record '\(existing.recordName)' is a cloudkit.share; a record's type cannot change")
         }
@@ -131,6 +132,7 @@ extension ModifyContext {
     /// Ends a share: participants lose access at once, records leave it, the root forgets it.
     /// The URL token stays reserved for the root.
     func stopSharing(_ share: StoredShare) throws {
+        batch.sharingChanged = true
         try tx.deleteShare(share)
         if let root = share.rootRecordName, let found = try tx.recordWithMembership(zone: zone, name: root), found.record.share == share.recordName {
             var record = found.record

@@ -26,7 +26,7 @@ extension ShareService {
                     try tx.addRequester(user.recordName, share: share, at: now)
                     // The owner's copy of the share record now lists the requester.
                     try ShareRecords.touch(tx, share: share, by: user.recordName, at: now)
-                    try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, at: now)
+                    try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
                 }
                 return .success(guid)
             } catch let error as CloudKitError {
@@ -98,7 +98,7 @@ extension ShareService {
                 }
             }
             try ShareRecords.touch(tx, share: share, by: caller.recordName, at: now)
-            try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, at: now)
+            try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
             guard var record = try tx.record(zone: share.zone, name: share.recordName) else {
                 throw CloudKitError(.notFound, "the share record is gone")
             }

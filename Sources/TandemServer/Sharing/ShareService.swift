@@ -180,7 +180,7 @@ public struct ShareService: Sendable {
                         break
                     }
                     if standing.principal == .invited || standing.principal == .stranger || standing.principal == .removed {
-                        try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, at: now)
+                        try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
                     }
                     standing = try Self.standing(tx, share, user: user)
                     return try Self.metadata(tx, standing, request: request, user: user, scope: scope)

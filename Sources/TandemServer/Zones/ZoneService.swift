@@ -81,7 +81,7 @@ public struct ZoneService: Sendable {
                     let existed = try tx.zone(scope.database, name: zoneID.zoneName) != nil
                     let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
                     if !existed {
-                        try tx.zoneActivity(zone, container: scope.database.container, environment: scope.database.environment, at: now)
+                        try tx.zoneActivity(zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: false, at: now)
                     }
                     return .zone(zone.zoneID, zone)
                 case .delete(let zoneID):

@@ -68,11 +68,12 @@ public protocol FeedReading {
 
 /// Writes of the change feeds.
 public protocol FeedWriting: FeedReading {
-    /// Ticks the feed clock for one write transaction that changed `zone` and records it in
-    /// every viewer's database feed: the owner's private feed and the shared feed of each
-    /// participant who accepted a share there. Viewers whose shared feed lists the zone but who
-    /// no longer have an accepted share get it as deleted with `ACCESS_LOST`.
-    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, at time: Int64) throws
+    /// Ticks the feed clock for one write transaction that changed `zone`, which puts the zone
+    /// in the database feed of its owner and of everyone who accepted a share there (one update,
+    /// read per viewer at fetch time). With `viewersChanged` (the zone's shares or their
+    /// participants changed), viewers who no longer have an accepted share get the zone as
+    /// deleted with `ACCESS_LOST`.
+    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws
     /// Records a zone's deletion in every feed that lists it (reason `DELETED`).
     func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws
     /// Forgets tombstones, exits and database-feed deletions older than `time`, and moves the

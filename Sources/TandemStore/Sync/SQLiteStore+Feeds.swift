@@ -69,9 +69,22 @@ extension SQLiteStoreTransaction {
     // MARK: Database feeds
 
     func databaseChanges(_ owner: FeedOwner, after sequence: Int64, limit: Int) throws -> [DatabaseChange] {
-        try db.query("""
+        // Live zones come from the zones' own ticks; deletions and lost access from the viewer's rows.
+        let live = owner.scope == .shared
+            ? """
+              SELECT z.id, z.name, z.owner, z.feed_seq, 0, NULL FROM zone_viewers v JOIN zones z ON z.id = v.zone_id
+              WHERE v.viewer = ?1 AND z.container_id = ?2 AND z.environment = ?3 AND z.feed_seq > ?5
+              """
+            : """
+              SELECT z.id, z.name, z.owner, z.feed_seq, 0, NULL FROM zones z
+              WHERE z.owner = ?1 AND z.container_id = ?2 AND z.environment = ?3 AND z.database = 'private' AND z.feed_seq > ?5
+              """
+        return try db.query("""
+            \(live)
+            UNION ALL
             SELECT zone_id, zone_name, owner, seq, deleted, reason FROM database_changes
-            WHERE viewer = ? AND container_id = ? AND environment = ? AND scope = ? AND seq > ? ORDER BY seq LIMIT ?
+            WHERE viewer = ?1 AND container_id = ?2 AND environment = ?3 AND scope = ?4 AND seq > ?5
+            ORDER BY 4 LIMIT ?6
             """, [.text(owner.viewer), .text(owner.container), .text(owner.environment.rawValue), .text(owner.scope.rawValue),
                   .integer(sequence), .integer(Int64(limit))]) { row in
             DatabaseChange(zoneKey: row.int64(0), zoneID: ZoneID(zoneName: row.text(1), ownerRecordName: row.text(2)),
@@ -87,40 +100,45 @@ extension SQLiteStoreTransaction {
         try db.queryOne("UPDATE feed_clock SET seq = seq + 1 WHERE id = 1 RETURNING seq", []) { $0.int64(0) } ?? 0
     }
 
-    private func upsertDatabaseChange(viewer: String, container: String, environment: Environment, scope: DatabaseType,
-                                      zone: StoredZone, tick: Int64, at time: Int64) throws {
+    /// A zone gone from a viewer's database feed, at `tick`.
+    private func recordRemoval(viewer: String, scope: DatabaseType, zone: StoredZone, reason: String, container: String,
+                               environment: String, tick: Int64, at time: Int64) throws {
         try db.run("""
             INSERT INTO database_changes (viewer, container_id, environment, scope, zone_id, zone_name, owner, seq, deleted, reason, changed_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)
-            ON CONFLICT (viewer, container_id, environment, scope, zone_id) DO UPDATE SET seq = excluded.seq, deleted = 0, reason = NULL,
-                changed_at = excluded.changed_at
-            """, [.text(viewer), .text(container), .text(environment.rawValue), .text(scope.rawValue), .integer(zone.key),
-                  .text(zone.zoneID.zoneName), .text(zone.zoneID.ownerRecordName ?? ""), .integer(tick), .integer(time)])
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+            ON CONFLICT (viewer, container_id, environment, scope, zone_id) DO UPDATE SET seq = excluded.seq, deleted = 1,
+                reason = excluded.reason, changed_at = excluded.changed_at
+            """, [.text(viewer), .text(container), .text(environment), .text(scope.rawValue), .integer(zone.key),
+                  .text(zone.zoneID.zoneName), .text(zone.zoneID.ownerRecordName ?? ""), .integer(tick), .text(reason), .integer(time)])
     }
 
-    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, at time: Int64) throws {
+    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws {
         let now = try tick()
-        let owner = zone.zoneID.ownerRecordName ?? ""
-        try upsertDatabaseChange(viewer: owner, container: container, environment: environment, scope: .private, zone: zone, tick: now, at: time)
-        let viewers = try acceptedParticipants(zone: zone)
-        for viewer in viewers {
-            try upsertDatabaseChange(viewer: viewer, container: container, environment: environment, scope: .shared, zone: zone, tick: now, at: time)
+        try db.run("UPDATE zones SET feed_seq = ? WHERE id = ?", [.integer(now), .integer(zone.key)])
+        guard viewersChanged else { return }
+        let current = Set(try acceptedParticipants(zone: zone))
+        let previous = Set(try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = ?", [.integer(zone.key)]) { $0.text(0) })
+        for viewer in previous.subtracting(current) {
+            try recordRemoval(viewer: viewer, scope: .shared, zone: zone, reason: "ACCESS_LOST", container: container,
+                              environment: environment.rawValue, tick: now, at: time)
+            try db.run("DELETE FROM zone_viewers WHERE zone_id = ? AND viewer = ?", [.integer(zone.key), .text(viewer)])
         }
-        let listed = try db.query("SELECT viewer FROM database_changes WHERE zone_id = ? AND scope = 'shared' AND deleted = 0",
-                                  [.integer(zone.key)]) { $0.text(0) }
-        let current = Set(viewers)
-        for viewer in listed where !current.contains(viewer) {
-            try db.run("""
-                UPDATE database_changes SET deleted = 1, reason = 'ACCESS_LOST', seq = ?, changed_at = ?
-                WHERE viewer = ? AND zone_id = ? AND scope = 'shared'
-                """, [.integer(now), .integer(time), .text(viewer), .integer(zone.key)])
+        for viewer in current.subtracting(previous) {
+            try db.run("INSERT INTO zone_viewers (zone_id, viewer) VALUES (?, ?)", [.integer(zone.key), .text(viewer)])
         }
     }
 
     func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws {
         let now = try tick()
-        try db.run("UPDATE database_changes SET deleted = 1, reason = 'DELETED', seq = ?, changed_at = ? WHERE zone_id = ? AND deleted = 0",
-                   [.integer(now), .integer(time), .integer(zone.key)])
+        guard let (container, environment) = try db.queryOne("SELECT container_id, environment FROM zones WHERE id = ?",
+                                                             [.integer(zone.key)], { ($0.text(0), $0.text(1)) }) else { return }
+        try recordRemoval(viewer: zone.zoneID.ownerRecordName ?? "", scope: .private, zone: zone, reason: "DELETED", container: container,
+                          environment: environment, tick: now, at: time)
+        for viewer in try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = ?", [.integer(zone.key)], { $0.text(0) }) {
+            try recordRemoval(viewer: viewer, scope: .shared, zone: zone, reason: "DELETED", container: container,
+                              environment: environment, tick: now, at: time)
+        }
+        try db.run("DELETE FROM zone_viewers WHERE zone_id = ?", [.integer(zone.key)])
     }
 
     @discardableResult

@@ -74,24 +74,37 @@ struct StreamTests {
         let server = try TestServer()
         try server.start(extraArguments: ["--stream-queue", "1000", "--quiet"])
         let owner = try server.person("owner")
-        // Ten query subscriptions on every Item: each record written is ten notifications.
+        let observer = try server.person("observer")
+        // Ten query subscriptions on every Item, with a 2 KB alert: each record is ten large
+        // notifications for the owner, who stops reading.
         for index in 0..<10 {
             _ = try server.subscribe(["subscriptionID": .string("items-\(index)"), "subscriptionType": "query", "query": ["recordType": "Item"],
                                       "notificationInfo": ["alertBody": .string(String(repeating: "n", count: 2000))]], as: owner)
         }
-        let reading = try await StreamProbe.connect(server, as: owner)
-        // A raw client that completes the handshake and then never reads.
+        // The observer shares the zone and hears one notification per write.
+        let zone = unique("busy")
+        _ = try server.post("zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": .string(zone)]]]]],
+                            as: owner, database: "private")
+        let share = try server.post("records/modify", Body.modify([Body.operation("create", name: "cloudkit.zoneshare", recordType: "cloudkit.share",
+                                                                                  extra: ["participants": [Invite.email(observer)]])], zone: zone),
+                                    as: owner, database: "private").json.record(0)
+        let note = SharedNote(owner: owner, zone: zone, shareName: "cloudkit.zoneshare", guid: share["shortGUID"]!.stringValue!,
+                              shareTag: "", rootTag: "", childTag: "")
+        try server.accept(note, as: observer)
+        _ = try server.subscribe(["subscriptionID": "all", "subscriptionType": "database"], as: observer, database: "shared")
+        let reading = try await StreamProbe.connect(server, as: observer)
         let stalled = try StalledWebSocket(port: server.port, path: "/stream/1/\(TestServer.container)/development", token: owner.token)
         #expect(await reading.wait { $0.hasHello })
         let started = Date()
         for batch in 0..<40 {
             let operations = (0..<25).map { Body.operation("create", name: "r-\(batch)-\($0)", recordType: "Item", fields: ["n": Body.field(1)]) }
-            let response = try server.post("records/modify", Body.modify(operations), as: owner, database: "private")
+            let response = try server.post("records/modify", Body.modify(operations, zone: zone), as: owner, database: "private")
             #expect(response.status == 200)
         }
         let elapsed = Date().timeIntervalSince(started)
-        #expect(await reading.wait(seconds: 20) { $0.notifications.count == 10_000 })
-        #expect(await stalled.waitUntilClosed(seconds: 10), "the stalled client was disconnected")
+        #expect(await stalled.waitUntilClosed(seconds: 20), "the stalled client was disconnected")
+        #expect(await reading.wait(seconds: 20) { $0.notifications.count == 40 }, "the observer heard every write")
+        #expect(reading.closeCode == nil)
         #expect(elapsed < 60, "writes went on (\(elapsed) s)")
     }
 }
