@@ -20,6 +20,8 @@ struct ChangeFeedService: Sendable {
         var resultsLimit: Int
         var desiredKeys: Set<String>?
         var desiredRecordTypes: Set<String>?
+        /// The response formats numbers as strings (needs decoded fields).
+        var numbersAsStrings = false
     }
 
     enum ZoneResult: Sendable {
@@ -75,22 +77,24 @@ struct ChangeFeedService: Sendable {
             }
         }
         let limit = request.resultsLimit
-        let page = try reader.zoneChanges(zone: zone, after: after, limit: limit + 1, memberships: access.readableMemberships)
+        // Records come with their changes, their stored fields passed on undecoded unless the
+        // response must pick or reformat fields.
+        let page = try reader.zoneChangePage(zone: zone, after: after, limit: limit + 1, memberships: access.readableMemberships,
+                                             decodeFields: request.desiredKeys != nil || request.numbersAsStrings)
         let more = page.count > limit
-        let taken = page.prefix(limit)
+        let taken = page.prefix(limit).map(\.change)
         var records: [Record] = []
-        for change in taken {
+        for (change, record, membership) in page.prefix(limit) {
             if let types = request.desiredRecordTypes, !types.contains(change.recordType) { continue }
-            if change.deleted {
-                // A fresh listing (no token) has nothing to delete.
+            guard let record else {
+                // A tombstone or exit; a fresh listing (no token) has nothing to delete.
                 if request.syncToken != nil {
                     records.append(Record(recordName: change.recordName, recordType: change.recordType, zoneID: zone.zoneID, deleted: true))
                 }
                 continue
             }
-            guard let found = try reader.recordWithMembership(zone: zone, name: change.recordName),
-                  access.decide(.read, membership: found.membership).isAllowed else { continue }
-            records.append(found.record)
+            guard access.decide(.read, membership: membership).isAllowed else { continue }
+            records.append(record)
         }
         if records.contains(where: { $0.recordType == Share.recordType }) {
             let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)

@@ -41,9 +41,10 @@ enum ChangeRoutes {
                     // Each entry may override the top-level options (CloudKit Web Services).
                     requests.append(ChangeFeedService.ZoneRequest(
                         zoneID: try RecordCodec.decodeZoneID(zoneJSON), syncToken: try token(entry, "syncToken"),
-                        resultsLimit: try limit(entry["resultsLimit"] == nil ? body : entry),
+                        resultsLimit: try limit(entry["resultsLimit"] == nil ? body : entry, maximum: Limits.changesPerResponse),
                         desiredKeys: try RecordOperation.desiredKeys(entry["desiredKeys"] ?? body["desiredKeys"]),
-                        desiredRecordTypes: try recordTypes(entry["desiredRecordTypes"] ?? body["desiredRecordTypes"])))
+                        desiredRecordTypes: try recordTypes(entry["desiredRecordTypes"] ?? body["desiredRecordTypes"]),
+                        numbersAsStrings: try RecordRoutes.bool(body, "numbersAsStrings", default: false)))
                 }
                 let results = try services.changes.zoneChanges(requests, scope: context.scope)
                 let options = try RecordRoutes.options(context, body, desiredKeys: nil)
@@ -68,8 +69,10 @@ enum ChangeRoutes {
                 guard let zoneJSON = body["zoneID"], !zoneJSON.isNull else { throw CloudKitError.badRequest("records/changes needs a 'zoneID'") }
                 try refuseReverse(body)
                 let request = ChangeFeedService.ZoneRequest(zoneID: try RecordCodec.decodeZoneID(zoneJSON), syncToken: try token(body, "syncToken"),
-                                                            resultsLimit: try limit(body), desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]),
-                                                            desiredRecordTypes: try recordTypes(body["desiredRecordTypes"]))
+                                                            resultsLimit: try limit(body, maximum: Limits.changesPerResponse),
+                                                            desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]),
+                                                            desiredRecordTypes: try recordTypes(body["desiredRecordTypes"]),
+                                                            numbersAsStrings: try RecordRoutes.bool(body, "numbersAsStrings", default: false))
                 let options = try RecordRoutes.options(context, body, desiredKeys: request.desiredKeys)
                 switch try services.changes.zoneChanges([request], scope: context.scope)[0] {
                 case .changes(_, let syncToken, let records, let moreComing, _):
@@ -97,11 +100,11 @@ enum ChangeRoutes {
         return text
     }
 
-    /// `resultsLimit`: 1–200, default 200.
-    static func limit(_ body: JSONObject) throws(CloudKitError) -> Int {
+    /// `resultsLimit`: default 200, at most `maximum` (larger values are lowered to it).
+    static func limit(_ body: JSONObject, maximum: Int = Limits.resultsPerResponse) throws(CloudKitError) -> Int {
         guard let value = body["resultsLimit"], !value.isNull else { return Limits.resultsPerResponse }
-        guard let n = value.int64Value, n >= 1 else { throw .badRequest("resultsLimit must be a whole number from 1 to 200") }
-        return Int(min(n, Int64(Limits.resultsPerResponse)))
+        guard let n = value.int64Value, n >= 1 else { throw .badRequest("resultsLimit must be a whole number from 1 to \(maximum)") }
+        return Int(min(n, Int64(maximum)))
     }
 
     static func recordTypes(_ json: JSONValue?) throws(CloudKitError) -> Set<String>? {

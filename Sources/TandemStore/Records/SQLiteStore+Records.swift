@@ -10,16 +10,40 @@ extension SQLiteStoreTransaction {
     /// Decodes a row selected with `recordColumns`. Stored fields were validated when written, so a
     /// field that no longer decodes means a damaged file; it is dropped rather than failing reads.
     static func record(_ row: SQLiteStatement, zoneID: ZoneID) -> Record {
-        let stored = row.blob(3)
-        let (fields, complete) = decodeStoredFields(stored)
-        var record = Record(recordName: row.text(0), recordType: row.text(1), recordChangeTag: row.text(2), fields: fields,
+        record(row, zoneID: zoneID, from: 0, decodeFields: true)
+    }
+
+    /// Decodes `recordColumns` starting at column `from`. Without `decodeFields`, a record whose
+    /// stored fields hold no asset keeps only their stored text (`encodedFields`, which
+    /// responses copy as is) and an empty `fields`: for read paths that only pass records on.
+    static func record(_ row: SQLiteStatement, zoneID: ZoneID, from i: Int32, decodeFields: Bool) -> Record {
+        let stored = row.blob(i + 3)
+        var record = Record(recordName: row.text(i), recordType: row.text(i + 1), recordChangeTag: row.text(i + 2), fields: [:],
                             zoneID: zoneID,
-                            created: Record.Stamp(timestamp: row.int64(4), userRecordName: row.text(5), deviceID: row.text(6)),
-                            modified: Record.Stamp(timestamp: row.int64(7), userRecordName: row.text(8), deviceID: row.text(9)),
-                            parent: optionalText(row, 10), share: optionalText(row, 11))
+                            created: Record.Stamp(timestamp: row.int64(i + 4), userRecordName: row.text(i + 5), deviceID: row.text(i + 6)),
+                            modified: Record.Stamp(timestamp: row.int64(i + 7), userRecordName: row.text(i + 8), deviceID: row.text(i + 9)),
+                            parent: optionalText(row, i + 10), share: optionalText(row, i + 11))
+        if !decodeFields && !containsAsset(stored) {
+            record.encodedFields = EncodedFields(JSONFragment(trusted: stored))
+            return record
+        }
+        let (fields, complete) = decodeStoredFields(stored)
+        record.fields = fields
         // Only when every stored field decoded: then the text says exactly what `fields` says.
         if complete { record.encodedFields = EncodedFields(JSONFragment(trusted: stored)) }
         return record
+    }
+
+    /// Whether stored fields hold an asset (`"type":"ASSET…"`), whose download URL a response must add.
+    static func containsAsset(_ stored: [UInt8]) -> Bool {
+        let needle = Array(#""ASSET"#.utf8)
+        guard stored.count >= needle.count else { return false }
+        var index = 0
+        while index <= stored.count - needle.count {
+            if stored[index] == needle[0] && stored[index + 1] == needle[1] && Array(stored[index..<index + needle.count]) == needle { return true }
+            index += 1
+        }
+        return false
     }
 
     /// Fields from their stored JSON, and whether every one decoded.

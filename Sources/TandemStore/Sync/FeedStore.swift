@@ -58,6 +58,11 @@ public protocol FeedReading {
     /// (a participant's readable shares), only records of those shares, plus exits from them of
     /// records that are no longer in any of them; nil means every record (owner, zone-wide share).
     func zoneChanges(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?) throws -> [ZoneChange]
+    /// Like `zoneChanges`, with each live change's record and membership read in the same query
+    /// (nil for tombstones and exits). Without `decodeFields`, records carry their stored field
+    /// text only (see `Record.encodedFields`) unless they hold assets.
+    func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?,
+                        decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)]
     /// The zone's purge horizon: tokens before it are expired (retention, D9).
     func purgedSequence(zone: StoredZone) throws -> Int64
     /// Zones of a viewer's database that changed after `sequence` (the feed clock), oldest first.

@@ -27,6 +27,37 @@ extension SQLiteStoreTransaction {
                 + [.integer(Int64(limit))], Self.zoneChange)
     }
 
+    func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?,
+                        decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)] {
+        if memberships?.isEmpty == true { return [] }
+        let list = Array(repeating: "?", count: memberships?.count ?? 0).joined(separator: ",")
+        let shares = (memberships ?? []).map(SQLiteValue.text)
+        let filter = memberships == nil ? "" : "AND c.membership IN (\(list))"
+        var sql = """
+            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(Self.recordColumns), r.membership
+            FROM record_changes c LEFT JOIN records r ON r.zone_id = c.zone_id AND r.name = c.record_name AND c.deleted = 0
+            WHERE c.zone_id = ? AND c.seq > ? \(filter)
+            """
+        var arguments: [SQLiteValue] = [.integer(zone.key), .integer(sequence)] + shares
+        if memberships != nil {
+            sql += """
+
+                UNION ALL
+                SELECT e.record_name, e.record_type, e.seq, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                FROM share_exits e LEFT JOIN record_changes c ON c.zone_id = e.zone_id AND c.record_name = e.record_name
+                WHERE e.zone_id = ? AND e.seq > ? AND e.share IN (\(list)) AND (c.membership IS NULL OR c.membership NOT IN (\(list)))
+                """
+            arguments += [.integer(zone.key), .integer(sequence)] + shares + shares
+        }
+        sql += " ORDER BY 3 LIMIT ?"
+        arguments.append(.integer(Int64(limit)))
+        return try db.query(sql, arguments) { row in
+            let change = Self.zoneChange(row)
+            guard !change.deleted, !row.isNull(4) else { return (change, nil, nil) }
+            return (change, Self.record(row, zoneID: zone.zoneID, from: 4, decodeFields: decodeFields), Self.optionalText(row, 16))
+        }
+    }
+
     private static func zoneChange(_ row: SQLiteStatement) -> ZoneChange {
         ZoneChange(recordName: row.text(0), recordType: row.text(1), sequence: row.int64(2), deleted: row.int64(3) != 0)
     }
