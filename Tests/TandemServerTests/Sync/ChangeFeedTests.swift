@@ -155,4 +155,35 @@ struct ChangeFeedTests {
         #expect(response.json["zones"]?.arrayValue?.first?.serverErrorCode == "CHANGE_TOKEN_EXPIRED")
         #expect(response.status == 200)
     }
+
+    @Test("feed records keep assets' download URLs, honour desiredKeys and numbersAsStrings, and filter by desiredRecordTypes")
+    func feedEncoding() throws {
+        let server = try Shared.server
+        let owner = try server.person("encoder")
+        _ = try server.post("zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": "enc"]]]]], as: owner, database: "private")
+        let tokens = try server.post("assets/upload", ["tokens": [["recordType": "Photo", "fieldName": "photo"]]], as: owner, database: "private")
+        let url = try #require(tokens.json["tokens"]?.arrayValue?.first?["url"]?.stringValue)
+        let receipt = try #require(try server.request("POST", url, body: Data("pixels".utf8), token: .some(nil),
+                                                      headers: ["Content-Type": "application/octet-stream"]).json["singleFile"])
+        _ = try server.post("records/modify", Body.modify([
+            Body.operation("create", name: "pic", recordType: "Photo", fields: ["photo": Body.field(receipt, "ASSET"), "n": Body.field(7)]),
+            Body.operation("create", name: "item", recordType: "Item", fields: ["n": Body.field(8), "title": Body.field("t")]),
+        ], zone: "enc"), as: owner, database: "private")
+        func fetch(_ extra: JSONObject) throws -> [JSONValue] {
+            var body: JSONObject = ["zones": [["zoneID": ["zoneName": "enc"]]]]
+            for entry in extra.entries { body[entry.key] = entry.value }
+            return try server.post("changes/zone", .object(body), as: owner, database: "private").json["zones"]?.arrayValue?.first?["records"]?.arrayValue ?? []
+        }
+        let plain = try fetch([:])
+        let photo = try #require(plain.first { $0["recordName"] == "pic" })
+        let download = try #require(photo["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue)
+        #expect(try server.request("GET", download, token: .some(owner.token)).text == "pixels")
+        let picked = try fetch(["desiredKeys": ["title"], "numbersAsStrings": true])
+        let item = try #require(picked.first { $0["recordName"] == "item" })
+        #expect(item["fields"]?["title"] != nil && item["fields"]?["n"] == nil)
+        let strings = try fetch(["numbersAsStrings": true]).first { $0["recordName"] == "item" }
+        #expect(strings?["fields"]?["n"]?["value"] == "8")
+        let onlyItems = try fetch(["desiredRecordTypes": ["Item"]])
+        #expect(onlyItems.compactMap { $0["recordName"]?.stringValue } == ["item"])
+    }
 }
