@@ -41,7 +41,9 @@ struct Services: Sendable {
         tokens = SyncTokens(secret: secret)
         changes = ChangeFeedService(store: store, tokens: tokens)
         subscriptions = SubscriptionService(store: store)
-        zones = ZoneService(store: store)
+        var zones = ZoneService(store: store)
+        zones.hub = hub
+        self.zones = zones
         assetRoutes = AssetRoutes(store: store)
     }
 }

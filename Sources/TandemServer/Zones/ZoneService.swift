@@ -5,6 +5,10 @@ public import TandemStore
 /// `_defaultZone` always exists and cannot be deleted.
 public struct ZoneService: Sendable {
     public let store: any Store
+    /// Told of zones created and deleted (database subscriptions fire on them).
+    var hub: ChangeHub?
+
+    public init(store: any Store) { self.store = store }
 
     public enum ZoneResult: Sendable {
         /// A zone; `stored` is nil for a default zone never written to. `shares` is the FeedTag of
@@ -71,8 +75,10 @@ public struct ZoneService: Sendable {
     /// Creates (idempotently) and deletes zones, each operation on its own.
     public func modify(_ operations: [Operation], scope: RequestScope) throws -> [ZoneResult] {
         let now = Clock.milliseconds()
-        return try store.write { tx in
-            try operations.map { operation in
+        let hub = self.hub
+        return try store.write({ tx -> ZoneOutcome in
+            var changed: [StoredZone] = []
+            let results: [ZoneResult] = try operations.map { operation in
                 switch operation {
                 case .create(let zoneID):
                     if let owner = zoneID.ownerRecordName, owner != scope.database.owner {
@@ -82,6 +88,7 @@ public struct ZoneService: Sendable {
                     let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
                     if !existed {
                         try tx.zoneActivity(zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: false, at: now)
+                        changed.append(zone)
                     }
                     return .zone(zone.zoneID, zone)
                 case .delete(let zoneID):
@@ -94,9 +101,22 @@ public struct ZoneService: Sendable {
                     }
                     try tx.zoneDeletedFromFeeds(zone, at: now)
                     try tx.deleteZone(zone)
+                    changed.append(zone)
                     return .deleted(zone.zoneID)
                 }
             }
-        }
+            let events = changed.map {
+                ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: $0,
+                            deviceID: scope.deviceID, records: [], zoneChanged: true)
+            }
+            return ZoneOutcome(results: results, events: events)
+        }, afterCommit: { outcome in
+            outcome.events.forEach { hub?.publish($0) }
+        }).results
+    }
+
+    struct ZoneOutcome: @unchecked Sendable {
+        var results: [ZoneResult]
+        var events: [ChangeEvent]
     }
 }

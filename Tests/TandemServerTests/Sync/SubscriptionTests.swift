@@ -128,4 +128,19 @@ struct SubscriptionTests {
         let body = try JSONParser.parse(delivery.body)
         #expect(body["notification"]?["subscriptionID"] == "hook")
     }
+
+    @Test("a database subscription fires when a zone is created or deleted")
+    func zoneLifecycle() throws {
+        let server = try Shared.server
+        let owner = try server.person("zoner")
+        let courier = try server.webcourier(as: owner)
+        _ = try server.subscribe(["subscriptionID": "db", "subscriptionType": "database"], as: owner)
+        for operation in ["create", "delete"] {
+            _ = try server.post("zones/modify", ["operations": [["operationType": .string(operation), "zone": ["zoneID": ["zoneName": "temp"]]]]],
+                                as: owner, database: "private")
+        }
+        let got = try server.notifications(at: courier, count: 2)
+        #expect(got.count == 2)
+        #expect(got.allSatisfy { $0["notificationType"] == "database" && $0["zoneID"]?["zoneName"] == "temp" })
+    }
 }
