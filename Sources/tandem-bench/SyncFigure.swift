@@ -139,6 +139,8 @@ enum SyncFigure {
                                                         role: .privateUser, permission: .readWrite, status: .accepted,
                                                         isApprovedRequester: false, addedAt: now), share: share)
             }
+            // As their acceptances would have: the zone is now in their shared databases.
+            try tx.zoneActivity(crowded, container: BenchAccount.container, environment: .development, viewersChanged: true, at: now)
         }
         // Subscribers: one user, zone and zone subscription each.
         var subscribers: [(token: String, zone: String)] = []

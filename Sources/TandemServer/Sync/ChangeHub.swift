@@ -98,8 +98,7 @@ final class ChangeHub: Sendable {
 
     static func match(_ event: ChangeEvent, reader: any StoreReading) throws -> Matches {
         let owner = event.zone.zoneID.ownerRecordName ?? ""
-        let participants = try reader.acceptedParticipants(zone: event.zone)
-        let subscriptions = try reader.subscriptions(owners: [owner] + participants, container: event.container, environment: event.environment)
+        let subscriptions = try reader.subscriptions(seeing: event.zone, container: event.container, environment: event.environment)
         var results = Matches()
         guard !subscriptions.isEmpty else { return results }
         var readable: [String: [String]?] = [:]

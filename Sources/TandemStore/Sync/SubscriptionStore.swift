@@ -25,6 +25,9 @@ public protocol SubscriptionReading {
     func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription]
     /// The subscriptions of any of `owners` in a container environment (both databases).
     func subscriptions(owners: [String], container: String, environment: Environment) throws -> [StoredSubscription]
+    /// The subscriptions of everyone who sees `zone`: its owner and its shared-database viewers
+    /// (one indexed query, however many participants have none).
+    func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription]
 }
 
 public protocol SubscriptionWriting: SubscriptionReading {
