@@ -29,6 +29,11 @@ public struct ServerConfiguration: Sendable {
     public var participantLimit = Limits.participantsPerShare
     /// App IDs (`TEAMID.bundle.id`) listed in `/.well-known/apple-app-site-association` for `/share/*`.
     public var appIDs: [String] = []
+    /// Seconds a fetched apple-app-site-association file is used before it is fetched again.
+    public var linksTTL = 86_400
+    /// Fetch association files from `ORIGIN/DOMAIN/.well-known/…` instead of
+    /// `https://DOMAIN/.well-known/…` (tests against a local server, internal mirrors).
+    public var linksFetchOrigin: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -63,7 +68,8 @@ public final class TandemServer: Sendable {
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
-                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs)
+                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs,
+                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin))
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
         http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,
