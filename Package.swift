@@ -28,10 +28,10 @@ let package = Package(
         .target(name: "TandemSchema", dependencies: ["TandemCore"], swiftSettings: upcoming),
         .target(name: "TandemStore", dependencies: ["TandemCore", "CSQLite", "CCrypto"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
-        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemStore", "TandemHTTP", "TandemLinks", "CCrypto"], swiftSettings: upcoming),
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "CCrypto"], swiftSettings: upcoming),
         .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemLinks", "TandemSchema"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "TandemLinks", "CSQLite"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
                           swiftSettings: upcoming),
 
         .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),
@@ -41,7 +41,7 @@ let package = Package(
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP"], swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore"],
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemHTTP"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

@@ -27,4 +27,7 @@ public enum Limits {
     public static let deleteSelfReferencesPerTarget = 750
     /// Participants per share, the owner included (decisions D8; configurable per server).
     public static let participantsPerShare = 100
+    /// Records per page of a change feed (changes/zone, records/changes): 200 unless the client
+    /// asks for up to 1,000, so a client far behind catches up in fewer round trips (Tandem).
+    public static let changesPerResponse = 1000
 }

@@ -15,8 +15,9 @@ import CWebSockets
 /// request for one of `workerCount` worker threads, which run `HTTPResponder.respond(to:)`.
 /// The finished response is handed back to the service thread, which writes it in chunks.
 /// Keep-alive works, and pipelining within what libwebsockets 4.1 allows (below); TLS,
-/// HTTP/2 and WebSocket upgrades are not offered (an `Upgrade` request, or `CONNECT`, is
-/// answered by closing the connection).
+/// HTTP/2 is not offered (an `h2c` upgrade, or `CONNECT`, is answered by closing the
+/// connection). WebSocket upgrades are served on the same port and service thread when a
+/// `WebSocketResponder` is given (see there); without one they are closed too.
 ///
 /// What the server delivers, given libwebsockets 4.1.6's parser:
 /// - Methods: `GET POST PUT DELETE OPTIONS PATCH HEAD`. Others are refused by lws itself.
@@ -66,6 +67,7 @@ import CWebSockets
 public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     private let responder: any HTTPResponder
+    private let webSocketResponder: (any WebSocketResponder)?
     private let counters = ServerCounters()
     private let stopSignal = StopSignal()
     private let lifecycle = Mutex(Lifecycle.idle)
@@ -77,9 +79,13 @@ public final class HTTPServer: Sendable {
         case stopped
     }
 
-    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder) {
+    /// A server answering HTTP requests with `responder` and, when `webSocketResponder` is
+    /// given, WebSocket upgrades with it.
+    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder,
+                webSocketResponder: (any WebSocketResponder)? = nil) {
         self.configuration = configuration
         self.responder = responder
+        self.webSocketResponder = webSocketResponder
     }
 
     /// Binds and listens, then starts the service thread and the workers.
@@ -94,7 +100,7 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(code: .invalidState, reason: "start() called twice or after shutdown()")
             }
             let loop = ServiceLoop(configuration: configuration, responder: responder,
-                                   counters: counters, stopSignal: stopSignal)
+                                   webSocketResponder: webSocketResponder, counters: counters, stopSignal: stopSignal)
             try loop.open()
             loop.startThreads()
             state = .running(loop)
@@ -111,7 +117,19 @@ public final class HTTPServer: Sendable {
     /// (reading their body, queued, in a responder, or being written).
     public var inFlightRequests: Int { counters.inFlightRequests }
 
+    /// WebSocket connections currently open (handshake done, not yet closed).
+    public var openWebSockets: Int { counters.openWebSockets }
+
+    /// Droppable WebSocket messages dropped because a send queue was full, since `start()`.
+    public var droppedWebSocketMessages: Int { counters.droppedMessages }
+
+    /// WebSocket connections closed with `WebSocketClose.slowConsumer`, since `start()`.
+    public var slowConsumerCloses: Int { counters.slowConsumerCloses }
+
     /// Stops the server gracefully and waits until it has stopped.
+    ///
+    /// WebSockets are closed at once with 1001 (`WebSocketClose.goingAway`), dropping their
+    /// queued messages; the grace period also waits for their close handshakes.
     ///
     /// New requests are answered `errorResponse(status: 503, ...)` with the connection closed,
     /// and idle keep-alive connections are closed. Requests already in flight finish and their
@@ -199,5 +217,6 @@ public final class HTTPServer: Sendable {
             throw invalid("timeouts must be at least 1 second")
         }
         guard configuration.shutdownGracePeriod >= 0 else { throw invalid("shutdownGracePeriod must not be negative") }
+        if let problem = configuration.webSocket.problem { throw invalid(problem) }
     }
 }

@@ -33,6 +33,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var idleTimeout: Int
     /// Seconds `shutdown()` waits for in-flight requests before closing what is left.
     public var shutdownGracePeriod: Double
+    /// Limits and keep-alive of WebSocket connections (used when the server has a
+    /// `WebSocketResponder`).
+    public var webSocket: WebSocketConfiguration
 
     /// The CloudKit Web Services request headers (server-to-server key authentication) plus a
     /// few proxy and CORS headers that libwebsockets does not parse itself.
@@ -55,7 +58,8 @@ public struct HTTPServerConfiguration: Sendable {
                 maxHeaderBytes: Int = 16 * 1024,
                 keepAliveTimeout: Int = 5,
                 idleTimeout: Int = 30,
-                shutdownGracePeriod: Double = 10) {
+                shutdownGracePeriod: Double = 10,
+                webSocket: WebSocketConfiguration = WebSocketConfiguration()) {
         self.host = host
         self.port = port
         self.workerCount = workerCount
@@ -66,5 +70,6 @@ public struct HTTPServerConfiguration: Sendable {
         self.keepAliveTimeout = keepAliveTimeout
         self.idleTimeout = idleTimeout
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.webSocket = webSocket
     }
 }

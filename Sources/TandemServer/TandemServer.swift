@@ -27,6 +27,14 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// Participants per share, the owner included (decisions D8).
     public var participantLimit = Limits.participantsPerShare
+    /// How long change history (tombstones, share exits, zone deletions in database feeds) is
+    /// kept, in seconds (decisions D9: 30 days); older sync tokens get `CHANGE_TOKEN_EXPIRED`.
+    public var changeRetentionSeconds: Double = 30 * 86_400
+    /// How often expired history is purged, in seconds.
+    public var purgeIntervalSeconds: Double = 300
+    /// Messages a stream WebSocket may have waiting to be sent before a non-droppable one closes
+    /// it as a slow consumer.
+    public var streamQueueMessages = 4096
     /// App IDs (`TEAMID.bundle.id`) listed in `/.well-known/apple-app-site-association` for `/share/*`.
     public var appIDs: [String] = []
     /// Seconds a fetched apple-app-site-association file is used before it is fetched again.
@@ -56,6 +64,9 @@ public final class TandemServer: Sendable {
     public let store: SQLiteStore
     let http: HTTPServer
     let log: RequestLog
+    let purger: ChangePurger
+    let hub: ChangeHub
+    let webhooks: WebhookSender
     private let stopped = Mutex<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -67,21 +78,31 @@ public final class TandemServer: Sendable {
                                 readerCount: configuration.readerCount)
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
+        hub = ChangeHub(store: store, log: log)
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
-                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs,
+                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
                                 links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin))
+        webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
-        http = HTTPServer(configuration: HTTPServerConfiguration(host: configuration.host, port: configuration.port,
-                                                                 workerCount: configuration.workerCount),
-                          responder: router)
-        counter.server.withLock { $0 = http }
+        var httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
+                                                        workerCount: configuration.workerCount)
+        httpConfiguration.webSocket.sendQueueMessages = configuration.streamQueueMessages
+        http = HTTPServer(configuration: httpConfiguration, responder: router,
+                          webSocketResponder: StreamResponder(services: services, registry: services.streams))
+        purger = ChangePurger(store: store, retentionSeconds: configuration.changeRetentionSeconds,
+                              interval: configuration.purgeIntervalSeconds, log: log)
+        let server = http
+        counter.server.withLock { $0 = server }
     }
 
     /// Binds the port and starts serving.
     /// - Throws: `HTTPServerError` when the address cannot be bound.
     public func start() throws {
+        hub.start()
+        webhooks.start()
         try http.start()
+        purger.start()
         log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
     }
 
@@ -101,6 +122,9 @@ public final class TandemServer: Sendable {
             return
         }
         http.shutdown()
+        purger.stop()
+        hub.stop()
+        webhooks.stop()
         store.close()
         log.message("tandem stopped")
         log.stop()

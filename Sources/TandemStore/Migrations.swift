@@ -157,8 +157,132 @@ enum Migrations {
             PRIMARY KEY (share_id, user_record_name)
         ) WITHOUT ROWID;
         """),
-        // Version 3 is taken by another branch in flight; universal links use 4.
+        // Sync (issue 4): the change log keeps one row per record (its latest change, tombstones
+        // with their type and last share), exits of records from shares for participants'
+        // feeds, a purge horizon per zone (retention, D9), and the per-viewer database feed.
+        SQLiteMigration(version: 3, sql: """
+        CREATE TABLE record_changes (
+            zone_id INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            record_name TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            record_type TEXT NOT NULL,
+            deleted INTEGER NOT NULL,
+            membership TEXT,
+            changed_at INTEGER NOT NULL,
+            PRIMARY KEY (zone_id, record_name)
+        ) WITHOUT ROWID;
+        INSERT INTO record_changes (zone_id, record_name, seq, record_type, deleted, membership, changed_at)
+            SELECT c.zone_id, c.record_name, MAX(c.seq), c.record_type, c.deleted, r.membership, c.changed_at
+            FROM changes c LEFT JOIN records r ON r.zone_id = c.zone_id AND r.name = c.record_name
+            GROUP BY c.zone_id, c.record_name;
+        DROP TABLE changes;
+        CREATE INDEX record_changes_by_seq ON record_changes(zone_id, seq);
+        CREATE INDEX record_changes_by_membership ON record_changes(zone_id, membership, seq) WHERE membership IS NOT NULL;
+        -- A record leaving a share: participants of that share see it as deleted.
+        CREATE TABLE share_exits (
+            zone_id INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            share TEXT NOT NULL,
+            record_name TEXT NOT NULL,
+            record_type TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            changed_at INTEGER NOT NULL,
+            PRIMARY KEY (zone_id, share, record_name)
+        ) WITHOUT ROWID;
+        CREATE INDEX share_exits_by_seq ON share_exits(zone_id, share, seq);
+        ALTER TABLE zones ADD COLUMN purged_seq INTEGER NOT NULL DEFAULT 0;
+        -- The feed clock tick of the zone's latest change: database feeds are read from it
+        -- (one update per write, whatever the number of participants).
+        ALTER TABLE zones ADD COLUMN feed_seq INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX zones_by_feed ON zones(container_id, environment, database, owner, feed_seq);
+        -- Who sees each zone through their shared database, as of the last change of its shares:
+        -- the set a lost viewer is found missing from.
+        CREATE TABLE zone_viewers (
+            zone_id INTEGER NOT NULL,
+            viewer TEXT NOT NULL,
+            PRIMARY KEY (zone_id, viewer)
+        ) WITHOUT ROWID;
+        CREATE INDEX zone_viewers_by_viewer ON zone_viewers(viewer, zone_id);
+        -- One clock for every database feed: each write transaction that changes a zone ticks it once.
+        CREATE TABLE feed_clock (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            seq INTEGER NOT NULL,
+            purged_seq INTEGER NOT NULL
+        );
+        INSERT INTO feed_clock (id, seq, purged_seq) VALUES (1, 0, 0);
+        -- Per viewer and database: zones that went away (deleted, or access lost), at which tick.
+        CREATE TABLE database_changes (
+            viewer TEXT NOT NULL,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            zone_id INTEGER NOT NULL,
+            zone_name TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            reason TEXT,
+            changed_at INTEGER NOT NULL,
+            PRIMARY KEY (viewer, container_id, environment, scope, zone_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX database_changes_by_seq ON database_changes(viewer, container_id, environment, scope, seq);
+        CREATE INDEX database_changes_by_zone ON database_changes(zone_id, scope, deleted);
+        -- Subscriptions (query, zone, database) per user and database; the subscription itself
+        -- as JSON, plus the columns the notification matcher selects by.
+        CREATE TABLE subscriptions (
+            id INTEGER PRIMARY KEY,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            subscription_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            zone_owner TEXT,
+            zone_name TEXT,
+            body BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            UNIQUE (container_id, environment, scope, owner, subscription_id)
+        );
+        CREATE INDEX subscriptions_by_owner ON subscriptions(container_id, environment, owner);
+        """),
+        // Schemas (issue 6): each container environment's .ckdb text, what it indexes per field,
+        // admin tokens, and the full-text index of SEARCHABLE fields.
         SQLiteMigration(version: 4, sql: """
+        CREATE TABLE schemas (
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            text TEXT NOT NULL,
+            -- Random per write: the key of the parsed-schema cache.
+            etag TEXT NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (container_id, environment)
+        ) WITHOUT ROWID;
+        -- options: 1 QUERYABLE, 2 SORTABLE, 4 SEARCHABLE. A field without a row is indexed as
+        -- before schemas existed (every field in field_index).
+        CREATE TABLE schema_fields (
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            record_type TEXT NOT NULL,
+            field TEXT NOT NULL,
+            options INTEGER NOT NULL,
+            -- The expression index that orders this field, when it has one.
+            sort_index TEXT,
+            PRIMARY KEY (container_id, environment, record_type, field)
+        ) WITHOUT ROWID;
+        CREATE INDEX schema_fields_by_sort_index ON schema_fields(sort_index) WHERE sort_index IS NOT NULL;
+        CREATE TABLE admin_tokens (
+            hash BLOB PRIMARY KEY,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        -- One row per record (rowid = records.id) holding the search tokens of its SEARCHABLE
+        -- fields, each prefixed with a tag of its field name (FieldIndexer.searchBody). The
+        -- ascii tokenizer keeps those prefixed tokens whole.
+        CREATE VIRTUAL TABLE field_search USING fts5(body, tokenize = 'ascii');
+        CREATE TRIGGER records_leave_search AFTER DELETE ON records BEGIN
+            DELETE FROM field_search WHERE rowid = old.id;
+        END;
+        """),
+        // Universal links (issue 7): apps with their associated domains, and association files.
+        SQLiteMigration(version: 5, sql: """
         -- Apps and their associated domains (entitlement entries, newline-separated, in order).
         CREATE TABLE apps (
             container_id TEXT NOT NULL REFERENCES containers(id),

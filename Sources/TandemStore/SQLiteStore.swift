@@ -27,6 +27,11 @@ public final class SQLiteStore: Store {
         try database.write { connection in try body(SQLiteStoreTransaction(connection)) }
     }
 
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T,
+                                   afterCommit: @escaping @Sendable (T) -> Void) throws -> T {
+        try database.write({ connection in try body(SQLiteStoreTransaction(connection)) }, afterCommit: afterCommit)
+    }
+
     public func close() { database.close() }
 }
 

@@ -8,6 +8,11 @@ public import TandemCore
 public protocol Store: Sendable {
     func read<T>(_ body: (any StoreReading) throws -> T) throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T
+    /// Like `write(_:)`; after the commit, `afterCommit` gets the body's result, in commit
+    /// order across all writers, before `write` returns. It must not block (it runs where the
+    /// next transaction waits): hand the value to a queue.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T,
+                            afterCommit: @escaping @Sendable (T) -> Void) throws -> T
     /// Content-addressed asset files.
     var assets: AssetFiles { get }
     func close()
@@ -143,7 +148,7 @@ public struct AssetUpload: Sendable, Hashable {
 }
 
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
-public protocol StoreReading: ShareReading, LinkReading {
+public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, SchemaReading, LinkReading {
     func containerExists(_ id: String) throws -> Bool
     func user(recordNameOrEmail: String) throws -> UserAccount?
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant?
@@ -159,7 +164,7 @@ public protocol StoreReading: ShareReading, LinkReading {
 }
 
 /// Writes, inside one transaction.
-public protocol StoreWriting: StoreReading, ShareWriting, LinkWriting {
+public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, SubscriptionWriting, SchemaWriting, LinkWriting {
     func createContainer(_ id: String, at time: Int64) throws -> Bool
     /// Adds an account and links share invitations addressed to its email or phone.
     func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount

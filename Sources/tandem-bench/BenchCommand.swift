@@ -57,6 +57,11 @@ enum BenchCommand {
             if let floor = ceilings.helloSerial { FigureRows.queries(query, floor: floor, report: report) }
             memories.append(query.memory)
         }
+        if figures.contains(.sync) {
+            let sync = try SyncFigure.run(options: options, report: report)
+            FigureRows.sync(sync, report: report)
+            memories.append(sync.memory)
+        }
         if figures.contains(.sharing) {
             let sharing = try SharingFigure.run(options: options, report: report)
             FigureRows.sharing(sharing, report: report)
@@ -64,5 +69,7 @@ enum BenchCommand {
         }
         memories.forEach { FigureRows.memory($0, report: report) }
         if figures.contains(.links) { try LinksFigure.run(options: options, report: report) }
+        if figures.contains(.websocket) { try WebSocketFigure.run(options: options, report: report) }
+        if figures.contains(.schema) { try SchemaFigure.run(options: options, report: report) }
     }
 }

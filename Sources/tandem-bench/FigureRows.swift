@@ -82,6 +82,30 @@ enum FigureRows {
         report.add("move \(SharingFigure.subtreeRecords) records out of it", value: Format.milliseconds(sharing.moveOut), verdict: .info)
     }
 
+    /// Issue 4's targets: catch-up at 100,000 records/s or more; notification p99 under 20 ms.
+    static let catchUpTarget = 100_000.0
+    static let notificationP99Target = 0.020
+
+    static func sync(_ sync: SyncFigure.Result, report: Report) {
+        report.add("changes/zone catch-up, records/s", value: Format.rate(sync.catchUpRecordsPerSecond),
+                   target: "≥ \(Format.rate(catchUpTarget))", verdict: .init(passes: sync.catchUpRecordsPerSecond >= catchUpTarget))
+        let values = sync.latencies
+        if !values.isEmpty {
+            let p50 = values[values.count / 2]
+            let p99 = values[min(values.count - 1, Int(Double(values.count) * 0.99))]
+            let complete = values.count == sync.sentWrites
+            report.add("write→notification p50, \(SyncFigure.subscribers) subscribers, \(Int(SyncFigure.writesPerSecond)) writes/s",
+                       value: Format.latency(p50), verdict: .info)
+            report.add("write→notification p99 (\(Format.count(values.count))/\(Format.count(sync.sentWrites)) delivered)",
+                       value: Format.latency(p99), target: "< \(Format.latency(notificationP99Target))",
+                       verdict: complete ? .init(passes: p99 < notificationP99Target) : .errors)
+        }
+        let ratio = sync.sharedCreates.requestsPerSecond / sync.unsharedCreates.requestsPerSecond
+        report.add("creates/s into a zone shared with \(SyncFigure.participants)", value: Format.rate(sync.sharedCreates.requestsPerSecond),
+                   ceiling: Format.rate(sync.unsharedCreates.requestsPerSecond) + " (unshared)", ratio: Format.percent(ratio),
+                   verdict: sync.sharedCreates.problems + sync.unsharedCreates.problems > 0 ? .errors : .info)
+    }
+
     static func memory(_ memory: ServerMemory, report: Report) {
         report.add("peak RSS, \(memory.label)", value: Format.bytes(memory.peak), ceiling: Format.bytes(memory.idle) + " idle",
                    ratio: String(format: "%.1f×", Double(memory.peak) / Double(max(1, memory.idle))), verdict: .info)

@@ -11,6 +11,8 @@ extension CommandLine {
                        [--public-url https://host]   (base of asset URLs; default: from each request's Host)
                        [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)
                        [--participant-limit 100]   (participants per share, the owner included)
+                       [--change-retention SECONDS]   (change history kept for sync tokens; default 30 days)
+                       [--stream-queue 4096]   (messages a stream WebSocket may have queued before it is closed as too slow)
                        [--app-ids TEAMID.bundle.id,...]   (apps that open /share/* links: the server's apple-app-site-association)
                        [--links-ttl 86400]   (seconds a fetched apple-app-site-association file is used)
                        [--links-fetch-origin http://127.0.0.1:8000]   (fetch ORIGIN/DOMAIN/.well-known/... instead of https://DOMAIN/...)
@@ -18,8 +20,13 @@ extension CommandLine {
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--data DIR]
+          tandem token create --admin [--data DIR]   (for the schema endpoint /tandem/1/{container}/{environment}/schema/*)
+          tandem user roles --email EMAIL --container ID --environment development|production [ROLE...] [--data DIR]
           tandem schema validate FILE.ckdb
           tandem schema diff OLD.ckdb NEW.ckdb
+          tandem schema import FILE.ckdb --container ID --environment development|production [--force] [--data DIR]
+          tandem schema export --container ID --environment development|production [--data DIR]
+          tandem schema promote --container ID [--force] [--data DIR]   (development → production)
           tandem links check FILE --app APPIDPREFIX.bundle.id URL...   (an apple-app-site-association file)
           tandem links lint FILE
           tandem links upload DOMAIN FILE --container ID [--data DIR]
@@ -60,6 +67,15 @@ extension CommandLine {
                     guard let n = Int(limit), n >= 2 else { throw UsageError("--participant-limit must be at least 2 (the owner and one more)") }
                     configuration.participantLimit = n
                 }
+                if let retention = options.value("change-retention") {
+                    guard let seconds = Double(retention), seconds > 0 else { throw UsageError("--change-retention must be a positive number of seconds") }
+                    configuration.changeRetentionSeconds = seconds
+                    configuration.purgeIntervalSeconds = min(configuration.purgeIntervalSeconds, max(seconds / 4, 0.1))
+                }
+                if let queue = options.value("stream-queue") {
+                    guard let n = Int(queue), n >= 1 else { throw UsageError("--stream-queue must be a positive number of messages") }
+                    configuration.streamQueueMessages = n
+                }
                 if let ids = options.value("app-ids") {
                     configuration.appIDs = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 }
@@ -86,6 +102,16 @@ extension CommandLine {
                                       discoverable: options.flag("discoverable"), store: $0)
                 }
                 print(user.recordName)
+            case ("user", "roles", 2...):
+                guard let email = options.value("email"), let container = options.value("container") else {
+                    throw UsageError("user roles needs --email EMAIL --container ID --environment ENV")
+                }
+                let environment = try SchemaCommand.environment(options)
+                let roles = Array(options.words.dropFirst(2))
+                try withStore(data) { try Admin.assignRoles(roles, to: email, container: container, environment: environment, store: $0) }
+                print("roles of \(email) in \(container) \(environment.rawValue): \(roles.isEmpty ? "none" : roles.joined(separator: ", "))")
+            case ("token", "create", 2) where options.flag("admin"):
+                print(try withStore(data) { try Admin.createAdminToken(store: $0) })
             case ("token", "create", 2):
                 if options.flag("api") {
                     guard let container = options.value("container") else { throw UsageError("token create --api needs --container ID") }
@@ -96,7 +122,7 @@ extension CommandLine {
                     print(try withStore(data) { try Admin.createUserToken(for: user, store: $0) })
                 }
             case ("schema", _, _):
-                return try SchemaCommand.run(Array(options.words.dropFirst()))
+                return try SchemaCommand.run(Array(options.words.dropFirst()), options: options, data: data)
             case ("links", "check", 3...):
                 guard let app = options.value("app") else { throw UsageError("links check needs --app APPIDPREFIX.bundle.id") }
                 return try LinksCommand.check(path: options.words[2], appID: app, urls: Array(options.words.dropFirst(3)))
@@ -166,7 +192,7 @@ struct UsageError: Error, CustomStringConvertible {
 
 /// Words and `--name value` / `--flag` options.
 struct Options {
-    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable"]
+    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "admin", "force"]
     var words: [String] = []
     var values: [String: String] = [:]
 

@@ -74,9 +74,13 @@ public enum AccessPolicy {
         }
     }
 
+    /// The one reason given for everything hidden from the caller, and for what does not exist,
+    /// so the two cannot be told apart.
+    public static let hiddenReason = "no such record or share (or you are not a participant of it)"
+
     /// The decision for `principal` doing `action` on a share described by `share`.
     public static func decide(_ principal: Principal, _ action: Action, share: ShareFacts) -> Decision {
-        let hidden = Decision.deny(.notFound, "no such record or share (or you are not a participant of it)")
+        let hidden = Decision.deny(.notFound, hiddenReason)
         switch principal {
         case .anonymous:
             return .deny(.authenticationRequired, "sign in to use shared data")
@@ -88,8 +92,8 @@ public enum AccessPolicy {
         case .invited, .removed, .stranger:
             switch action {
             case .resolve, .accept:
-                // Anyone with the URL of a public share may see its metadata and join.
-                if share.publicPermission == .readOnly || share.publicPermission == .readWrite { return .allow }
+                // Anyone with the URL of a public share may see its metadata and join, unless blocked.
+                if (share.publicPermission == .readOnly || share.publicPermission == .readWrite) && !share.callerIsBlocked { return .allow }
                 return principal == .invited ? .allow : hidden
             case .requestAccess:
                 if principal == .invited {

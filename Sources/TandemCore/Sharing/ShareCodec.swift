@@ -101,14 +101,19 @@ public enum ShareCodec {
 
     // MARK: Decoding
 
-    /// Decodes a lookup info dictionary: exactly one of `emailAddress`, `phoneNumber`,
-    /// `userRecordName`. Throws `BAD_REQUEST` naming `context`.
+    /// Decodes a lookup info dictionary: at least one of `emailAddress`, `phoneNumber`,
+    /// `userRecordName` (a participant sent back as fetched carries several; the user record
+    /// name then decides who it is). Throws `BAD_REQUEST` naming `context`.
     public static func decodeLookupInfo(_ json: JSONValue?, context: String) throws(CloudKitError) -> UserIdentity {
         guard case .object(let o)? = json else { throw .badRequest("\(context) needs a lookupInfo dictionary") }
         var identity = UserIdentity()
         var count = 0
         if let email = o["emailAddress"], !email.isNull {
-            guard let s = email.stringValue, EmailAddresses.isValid(s) else { throw .badRequest("\(context): emailAddress is not an email address") }
+            guard let s = email.stringValue else { throw .badRequest("\(context): emailAddress must be a string") }
+            guard s.utf8.count <= EmailAddresses.maximumLength else {
+                throw .badRequest("\(context): emailAddress is longer than \(EmailAddresses.maximumLength) bytes")
+            }
+            guard EmailAddresses.isValid(s) else { throw .badRequest("\(context): emailAddress is not an email address") }
             identity.emailAddress = s
             count += 1
         }
@@ -122,8 +127,8 @@ public enum ShareCodec {
             identity.userRecordName = s
             count += 1
         }
-        guard count == 1 else {
-            throw .badRequest("\(context): lookupInfo needs exactly one of emailAddress, phoneNumber or userRecordName")
+        guard count >= 1 else {
+            throw .badRequest("\(context): lookupInfo needs an emailAddress, phoneNumber or userRecordName")
         }
         return identity
     }

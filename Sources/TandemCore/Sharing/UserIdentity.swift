@@ -49,11 +49,18 @@ public enum PhoneNumbers {
     }
 }
 
-/// Email addresses as lookup keys: one `@` with text on both sides, no spaces.
+/// Email addresses as lookup keys: one `@`, a local part of 1–64 bytes and a dotted domain,
+/// at most 254 bytes (RFC 5321 limits), no spaces, control characters or `<>()[]\,;:"`.
+/// Internationalised addresses (UTF-8) are allowed.
 public enum EmailAddresses {
+    public static let maximumLength = 254
+    private static let forbidden: Set<Unicode.Scalar> = Set("<>()[]\\,;:\"".unicodeScalars)
+
     public static func isValid(_ address: String) -> Bool {
         let parts = address.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !address.contains(" ")
-            && address.utf8.count <= 254
+        guard parts.count == 2, (1...64).contains(parts[0].utf8.count), address.utf8.count <= maximumLength else { return false }
+        let domain = parts[1]
+        guard domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."), !domain.contains("..") else { return false }
+        return address.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !forbidden.contains($0) }
     }
 }

@@ -1,13 +1,15 @@
 import Synchronization
 import CWebSockets
 
-/// Responses finished on worker threads, waiting for the service thread to write them.
+/// Responses finished on worker threads, waiting for the service thread to write them, and
+/// WebSocket connections asking for its attention (output queued, close asked, reading to
+/// resume).
 ///
 /// A worker appends its response and, if the queue was empty, wakes the service thread with
 /// `lws_cancel_service`, which raises `LWS_CALLBACK_EVENT_WAIT_CANCELLED` there; the service
 /// thread then takes the whole batch at once. The lws context pointer lives under the same
 /// lock so that no worker can touch it after `close()`, when the context is being destroyed.
-final class CompletionQueue: Sendable {
+final class CompletionQueue: ChannelAttention {
     struct Completion: Sendable {
         var connectionID: UInt64
         var requestID: UInt64
@@ -16,6 +18,7 @@ final class CompletionQueue: Sendable {
 
     private struct State: ~Copyable {
         var items: [Completion] = []
+        var attention: [UInt64] = []
         var open = false
     }
 
@@ -41,6 +44,7 @@ final class CompletionQueue: Sendable {
         state.withLock { state in
             state.open = false
             state.items.removeAll()
+            state.attention.removeAll()
         }
         context.withLock { $0 = nil }
     }
@@ -50,7 +54,17 @@ final class CompletionQueue: Sendable {
         let first = state.withLock { state in
             guard state.open else { return false }
             state.items.append(completion)
-            return state.items.count == 1
+            return state.items.count + state.attention.count == 1
+        }
+        if first { wake() }
+    }
+
+    /// Asks the service thread to look at WebSocket connection `channelID`.
+    func attention(_ channelID: UInt64) {
+        let first = state.withLock { state in
+            guard state.open else { return false }
+            state.attention.append(channelID)
+            return state.items.count + state.attention.count == 1
         }
         if first { wake() }
     }
@@ -66,9 +80,10 @@ final class CompletionQueue: Sendable {
 
     /// Moves every queued completion into `batch` (which must be empty), handing the queue
     /// `batch`'s old storage so its capacity is reused.
-    func takeAll(into batch: inout [Completion]) {
+    func takeAll(into batch: inout [Completion], attention: inout [UInt64]) {
         state.withLock { state in
             swap(&state.items, &batch)
+            swap(&state.attention, &attention)
         }
     }
 }

@@ -18,6 +18,8 @@ final class Connection {
         /// An error answer is written; the rest of the announced body is read and dropped before
         /// closing, so the close does not reset the connection under the client's feet.
         case discardingBody
+        /// Upgraded: a WebSocket (`webSocket`), never HTTP again.
+        case webSocket
     }
 
     /// Unique for the server's lifetime (a generation number, never reused).
@@ -46,6 +48,8 @@ final class Connection {
     /// How far lws had read the socket when the last transaction on this connection completed
     /// (see `ReadAhead`); kept across requests.
     var readMark = ReadMark.noTransactionYet
+    /// Set once the connection is a WebSocket, until its close callback.
+    var webSocket: WebSocketMailbox?
 
     enum ReadMark {
         /// The next head is the connection's first: lws read it from the socket.

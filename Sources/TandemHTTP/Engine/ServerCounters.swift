@@ -5,6 +5,9 @@ final class ServerCounters: Sendable {
     private let connections = Atomic<Int>(0)
     private let requests = Atomic<Int>(0)
     private let boundPort = Atomic<Int>(0)
+    private let webSockets = Atomic<Int>(0)
+    private let dropped = Atomic<Int>(0)
+    private let slowConsumers = Atomic<Int>(0)
 
     /// Accepted connections not yet closed.
     var openConnections: Int { connections.load(ordering: .relaxed) }
@@ -16,6 +19,18 @@ final class ServerCounters: Sendable {
         set { boundPort.store(newValue, ordering: .relaxed) }
     }
 
+    /// WebSocket connections past their handshake and not yet closed.
+    var openWebSockets: Int { webSockets.load(ordering: .relaxed) }
+    /// Droppable WebSocket messages dropped because a send queue was full, since start.
+    var droppedMessages: Int { dropped.load(ordering: .relaxed) }
+    /// WebSocket connections closed because a reliable message did not fit, since start.
+    var slowConsumerCloses: Int { slowConsumers.load(ordering: .relaxed) }
+
+    func webSocketOpened() { webSockets.add(1, ordering: .relaxed) }
+    func webSocketClosed() { webSockets.subtract(1, ordering: .relaxed) }
+    func messagesDropped(_ count: Int) { dropped.add(count, ordering: .relaxed) }
+    func slowConsumerClosed() { slowConsumers.add(1, ordering: .relaxed) }
+
     func connectionOpened() { connections.add(1, ordering: .relaxed) }
     func connectionClosed() { connections.subtract(1, ordering: .relaxed) }
     func requestStarted() { requests.add(1, ordering: .relaxed) }
@@ -25,5 +40,6 @@ final class ServerCounters: Sendable {
     func reset() {
         connections.store(0, ordering: .relaxed)
         requests.store(0, ordering: .relaxed)
+        webSockets.store(0, ordering: .relaxed)
     }
 }

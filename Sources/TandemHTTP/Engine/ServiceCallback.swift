@@ -26,9 +26,22 @@ func serviceCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ us
     case LWS_CALLBACK_WSI_DESTROY:
         loop.connectionDestroyed(wsi)
         return 0
-    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, LWS_CALLBACK_RAW_ADOPT, LWS_CALLBACK_RAW_RX:
-        // WebSocket / h2c upgrades and CONNECT (which lws turns into a raw socket) are not
-        // served: hang up.
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        // WebSocket upgrades go to the WebSocketResponder, if any; h2c is not served.
+        return loop.confirmUpgrade(wsi, protocolName: input)
+    case LWS_CALLBACK_ESTABLISHED:
+        return loop.webSocketEstablished(wsi)
+    case LWS_CALLBACK_RECEIVE:
+        return loop.webSocketReceived(wsi, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return loop.webSocketWriteable(wsi)
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        return loop.webSocketPeerClosing(wsi, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+    case LWS_CALLBACK_CLOSED:
+        loop.webSocketClosed(wsi)
+        return 0
+    case LWS_CALLBACK_RAW_ADOPT, LWS_CALLBACK_RAW_RX:
+        // CONNECT (which lws turns into a raw socket) is not served: hang up.
         return -1
     default:
         return 0

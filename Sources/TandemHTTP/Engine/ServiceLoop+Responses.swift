@@ -6,7 +6,7 @@ extension ServiceLoop {
     /// `LWS_CALLBACK_EVENT_WAIT_CANCELLED`: workers finished responses (or shutdown was asked).
     /// Takes the whole batch under one lock.
     func serviceWoken() {
-        completions.takeAll(into: &batch)
+        completions.takeAll(into: &batch, attention: &attention)
         for completion in batch {
             guard let connection = connections[completion.connectionID],
                   connection.requestID == completion.requestID,
@@ -18,6 +18,10 @@ extension ServiceLoop {
             startResponse(connection, completion.response)
         }
         batch.removeAll(keepingCapacity: true)
+        for connectionID in attention {
+            attend(connectionID: connectionID)
+        }
+        attention.removeAll(keepingCapacity: true)
         advanceShutdown()
     }
 

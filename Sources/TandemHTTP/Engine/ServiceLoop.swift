@@ -19,6 +19,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     let configuration: HTTPServerConfiguration
     let responder: any HTTPResponder
+    let webSocketResponder: (any WebSocketResponder)?
     let counters: ServerCounters
     let stopSignal: StopSignal
     let completions = CompletionQueue()
@@ -31,6 +32,8 @@ final class ServiceLoop: @unchecked Sendable {
     private let cStrings: [UnsafeMutablePointer<CChar>]
     private let interface: UnsafeMutablePointer<CChar>?
     private let vhostName: UnsafeMutablePointer<CChar>
+    /// The WebSocket keep-alive (lws' validity timer), read by lws for the vhost's life.
+    private let idlePolicy: UnsafeMutablePointer<lws_retry_bo_t>
 
     // Service thread.
     var connections: [UInt64: Connection] = [:]
@@ -45,14 +48,16 @@ final class ServiceLoop: @unchecked Sendable {
     let headerName: UnsafeMutablePointer<UInt8>
     static let headerNameCapacity = 256
     var batch: [CompletionQueue.Completion] = []
+    var attention: [UInt64] = []
     var draining = false
     private var drainDeadline: ContinuousClock.Instant?
     private var exitRequested = false
 
     init(configuration: HTTPServerConfiguration, responder: any HTTPResponder,
-         counters: ServerCounters, stopSignal: StopSignal) {
+         webSocketResponder: (any WebSocketResponder)?, counters: ServerCounters, stopSignal: StopSignal) {
         self.configuration = configuration
         self.responder = responder
+        self.webSocketResponder = webSocketResponder
         self.counters = counters
         self.stopSignal = stopSignal
         headReader = RequestHeadReader(maxHeaderBytes: configuration.maxHeaderBytes,
@@ -75,6 +80,8 @@ final class ServiceLoop: @unchecked Sendable {
         protocols[0].callback = serviceCallback
         protocols[0].per_session_data_size = 0
         protocols[0].tx_packet_size = Self.writeChunkSize + 4096
+        idlePolicy = .allocate(capacity: 1)
+        idlePolicy.initialize(to: lws_retry_bo_t.idle(configuration.webSocket))
     }
 
     deinit {
@@ -83,6 +90,7 @@ final class ServiceLoop: @unchecked Sendable {
         cStrings.forEach { free($0) }
         scratch.deallocate()
         headerName.deallocate()
+        idlePolicy.deallocate()
     }
 
     /// Creates the context and binds the listening socket on the calling thread.
@@ -91,7 +99,7 @@ final class ServiceLoop: @unchecked Sendable {
         let address = "\(configuration.host):\(configuration.port)"
 
         var info = lws_context_creation_info()
-        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.port = CONTEXT_PORT_NO_LISTEN
         info.max_http_header_data = UInt16(configuration.maxHeaderBytes)
@@ -107,6 +115,9 @@ final class ServiceLoop: @unchecked Sendable {
         info.vhost_name = UnsafePointer(vhostName)
         info.protocols = UnsafePointer(protocols)
         info.keepalive_timeout = Int32(configuration.keepAliveTimeout)
+        // Pings and the dead-peer hang-up for WebSockets; HTTP connections have no validity
+        // timer in lws 4.1 (the h1 role issues no keep-alive), so they are unaffected.
+        info.retry_and_idle_policy = UnsafePointer(idlePolicy)
         if let interface, strchr(interface, Int32(UInt8(ascii: ":"))) == nil {
             // An IPv4 literal: with IPv6 enabled lws would try to bind it as an IPv6 address.
             info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
@@ -185,14 +196,16 @@ final class ServiceLoop: @unchecked Sendable {
             for connection in connections.values where connection.phase == .idle {
                 lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
             }
+            closeWebSockets()
         }
         checkDrained()
     }
 
-    /// Ends the service loop once nothing is in flight or the grace period is over.
+    /// Ends the service loop once nothing is in flight and every WebSocket has closed, or the
+    /// grace period is over.
     func checkDrained() {
         guard draining, let drainDeadline else { return }
-        if counters.inFlightRequests == 0 || ContinuousClock.now >= drainDeadline {
+        if (counters.inFlightRequests == 0 && counters.openWebSockets == 0) || ContinuousClock.now >= drainDeadline {
             exitRequested = true
         }
     }
@@ -230,7 +243,7 @@ final class ServiceLoop: @unchecked Sendable {
         connections[connection.id] = nil
         counters.connectionClosed()
         switch connection.phase {
-        case .idle, .awaitingResponse, .discardingBody:
+        case .idle, .awaitingResponse, .discardingBody, .webSocket:
             // An awaited response is uncounted when it comes back and finds no connection.
             break
         case .receivingBody, .responding:

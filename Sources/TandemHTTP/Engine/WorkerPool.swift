@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// A fixed set of threads running `HTTPResponder.respond(to:)` for queued requests.
+/// A fixed set of threads running `HTTPResponder.respond(to:)` for queued requests, and the
+/// `WebSocketResponder` for WebSocket mailboxes.
 ///
 /// One queue guarded by one `NSCondition`: the service thread appends, an idle worker takes.
 /// Threads are created once; nothing is allocated per request beyond the queue slot.
@@ -13,9 +14,16 @@ final class WorkerPool: @unchecked Sendable {
         var request: HTTPRequest
     }
 
+    /// What a worker takes from the queue.
+    private enum Work {
+        case request(Job)
+        /// A WebSocket's events; each connection has at most one of these queued or running.
+        case webSocket(WebSocketMailbox)
+    }
+
     private let condition = NSCondition()
     // Guarded by `condition`.
-    private var jobs = RingBuffer<Job>()
+    private var jobs = RingBuffer<Work>()
     private var closed = false
     private var running = 0
     /// Workers blocked in `wait()`.
@@ -46,12 +54,23 @@ final class WorkerPool: @unchecked Sendable {
 
     /// Queues a job; `false` when the queue is full or the pool is closed.
     func submit(_ job: Job) -> Bool {
+        enqueue(.request(job), bounded: true)
+    }
+
+    /// Schedules a WebSocket mailbox. Not bounded by the queue capacity: each connection has at
+    /// most one mailbox in the queue, so the connections bound it. `false` once closed.
+    @discardableResult
+    func submit(_ mailbox: WebSocketMailbox) -> Bool {
+        enqueue(.webSocket(mailbox), bounded: false)
+    }
+
+    private func enqueue(_ work: Work, bounded: Bool) -> Bool {
         condition.lock()
-        guard !closed, jobs.count < capacity else {
+        guard !closed, !bounded || jobs.count < capacity else {
             condition.unlock()
             return false
         }
-        jobs.append(job)
+        jobs.append(work)
         // With fast responders a returning worker usually takes the job, which saves waking
         // (and later parking) another thread: two context switches per request.
         let wake = waiting > 0 && jobs.count > returning.load(ordering: .relaxed)
@@ -83,10 +102,18 @@ final class WorkerPool: @unchecked Sendable {
     private func work() {
         var job = next(afterJob: false)
         while let current = job {
-            let response = responder.respond(to: current.request)
-            returning.add(1, ordering: .relaxed)
-            completions.post(.init(connectionID: current.connectionID, requestID: current.requestID,
-                                   response: response))
+            switch current {
+            case .request(let request):
+                let response = responder.respond(to: request.request)
+                returning.add(1, ordering: .relaxed)
+                completions.post(.init(connectionID: request.connectionID, requestID: request.requestID,
+                                       response: response))
+            case .webSocket(let mailbox):
+                let (more, resume) = mailbox.run()
+                returning.add(1, ordering: .relaxed)
+                if resume { completions.attention(mailbox.connection.id) }
+                if more { submit(mailbox) }
+            }
             job = next(afterJob: true)
         }
         condition.lock()
@@ -95,7 +122,7 @@ final class WorkerPool: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func next(afterJob: Bool) -> Job? {
+    private func next(afterJob: Bool) -> Work? {
         condition.lock()
         defer { condition.unlock() }
         if afterJob {

@@ -30,7 +30,9 @@ struct AssetRoutes: Sendable {
                 let zoneID = try RecordCodec.decodeZoneID(zoneJSON)
                 let writable = try services.store.read { reader -> Bool in
                     guard let (access, _) = try RecordService.resolve(reader, scope, zoneID) else { return false }
-                    return access.participations.values.contains { $0.status == .accepted && $0.permission == .readWrite }
+                    return access.shares.values.contains { share in
+                        AccessPolicy.decide(access.principal(for: share), .write, share: ZoneAccess.facts(share)).isAllowed
+                    }
                 }
                 guard writable else { throw CloudKitError(.accessDenied, "you cannot write to zone '\(zoneID.zoneName)'") }
                 owner = zoneID.ownerRecordName ?? owner

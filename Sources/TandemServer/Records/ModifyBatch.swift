@@ -2,8 +2,14 @@ import TandemStore
 
 /// What one `records/modify` request shares across its operations.
 final class ModifyBatch {
-    /// Names of the records the request saves (a new share's root must be among them).
+    /// Names of the records the request saves.
     let savedNames: Set<String>
+    /// Names of the records saved successfully so far (a new share's root must be among them).
+    var succeededNames = Set<String>()
+    /// A share or its participants changed (who sees the zone may have changed).
+    var sharingChanged = false
+    /// What the operations changed, for notifications after commit.
+    var changes: [ChangeEvent.RecordChange] = []
     /// Records changed by a later operation than their own (a root linked to its new share):
     /// their results are read again before the response.
     var rewritten = Set<String>()

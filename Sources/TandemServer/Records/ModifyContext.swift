@@ -19,6 +19,9 @@ struct ModifyContext {
         if let named = op.recordZoneID, !isThisZone(named) {
             throw CloudKitError.badRequest("the record names zone '\(named.zoneName)' but the request addresses zone '\(zone.zoneID.zoneName)'; send one request per zone")
         }
+        if let named = op.forRecordZoneID, !isThisZone(named) {
+            throw CloudKitError.badRequest("forRecord must be in the share's own zone ('\(zone.zoneID.zoneName)')")
+        }
         if let named = op.parentZoneID, !isThisZone(named) {
             throw CloudKitError.badRequest("a parent must be in the record's own zone ('\(zone.zoneID.zoneName)')")
         }
@@ -30,6 +33,7 @@ struct ModifyContext {
         }
         let existing = found?.record
         let membership = found?.membership
+        if scope.database.database == .public { try PublicGrants.authorize(op, existing: existing, tx: tx, scope: scope) }
         if existing == nil && (op.kind.checksTag || op.kind == .forceDelete) {
             throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist")
         }
@@ -45,7 +49,10 @@ struct ModifyContext {
             let isRoot = existing.share.map { access.shares[$0] != nil } ?? false
             try access.decide(isRoot ? .deleteRoot : .delete, membership: membership).enforce()
             if isRoot, let name = existing.share, let share = access.shares[name] {
+                // The share goes with its root: participants lose access and the share record is deleted.
                 try stopSharing(share)
+                let sequence = try tx.nextChangeSequence(zone)
+                try tx.deleteRecord(name: share.recordName, recordType: Share.recordType, zone: zone, sequence: sequence)
             }
             var deleting = Set<String>()
             try delete(existing, membership: membership, deleting: &deleting)
@@ -98,7 +105,19 @@ struct ModifyContext {
         if recordType != Share.recordType, let name = fields.keys.first(where: Share.systemFields.contains) {
             throw CloudKitError.badRequest("field '\(name)' belongs on cloudkit.share records")
         }
+        // CKShare.SystemFieldKey types: title and type are strings, the thumbnail is bytes.
+        for (name, value) in fields where Share.systemFields.contains(name) {
+            let fits: Bool = switch value {
+            case .string: name != "cloudkit.thumbnailImageData"
+            case .bytes: name == "cloudkit.thumbnailImageData"
+            default: false
+            }
+            guard fits else {
+                throw CloudKitError.badRequest("field '\(name)' must be \(name == "cloudkit.thumbnailImageData" ? "BYTES" : "a STRING")")
+            }
+        }
         fields = try resolveAssets(fields, previous: existing?.fields ?? [:])
+        try checkReferenceTargetsVisible(op.fields, recordName: op.recordName)
         try checkReferences(fields, recordName: op.recordName)
         var parent = op.clearsParent ? nil : (op.parent ?? existing?.parent)
         if op.kind.replacesFields && op.parent == nil { parent = nil }
@@ -118,7 +137,10 @@ struct ModifyContext {
         let record = Record(recordName: op.recordName, recordType: recordType, recordChangeTag: ChangeTags.tag(zone: zone.key, sequence: sequence),
                             fields: fields, zoneID: zone.zoneID, created: existing?.created ?? stamp, modified: stamp,
                             parent: parent, share: share ?? existing?.share)
+        try SchemaAdmission.admit(record, tx: tx, scope: scope.database, now: now)
         try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership)
+        batch.changes.append(.init(recordName: record.recordName, recordType: recordType, event: existing == nil ? .create : .update,
+                                   memberships: [membership, newMembership]))
         if existing != nil && newMembership != membership {
             // The record moved into, out of, or between shares: its subtree goes with it.
             try tx.setMembership(zone: zone, subtreeOf: op.recordName, to: newMembership)
@@ -138,6 +160,9 @@ struct ModifyContext {
                   access.decide(.read, membership: found.membership).isAllowed else {
                 throw CloudKitError(.validatingReferenceError, "parent record '\(parent)' does not exist in zone '\(zone.zoneID.zoneName)'")
             }
+            guard found.record.recordType != Share.recordType else {
+                throw CloudKitError.badRequest("a cloudkit.share record cannot be a parent; use the share's root record")
+            }
             if existing != nil, try parent == op.recordName || tx.ancestors(zone: zone, of: parent, limit: 10_000).contains(op.recordName) {
                 throw CloudKitError.badRequest("parent '\(parent)' is below record '\(op.recordName)'; a parent chain cannot loop")
             }
@@ -145,7 +170,13 @@ struct ModifyContext {
         } else if let parent {
             parentMembership = try tx.recordWithMembership(zone: zone, name: parent)?.membership
         }
-        if let root = existing?.share, access.shares[root] != nil { return root }
+        if let root = existing?.share, access.shares[root] != nil {
+            // A root keeps its own share; under a record of another share it would be in two.
+            if let parentMembership, parentMembership != root {
+                throw CloudKitError(.alreadyShared, "record '\(op.recordName)' is the root of share '\(root)'; it cannot move under a record of share '\(parentMembership)'")
+            }
+            return root
+        }
         let result = access.zoneShare != nil || parent == nil ? nil : parentMembership
         if existing == nil || result != membership {
             // The caller must be allowed to write where the record lands.
@@ -176,6 +207,20 @@ struct ModifyContext {
 
     /// References stay inside the zone (as in CloudKit); VALIDATE targets must exist; a
     /// DELETE_SELF target may have at most 750 such referrers.
+    /// A participant's new VALIDATE and DELETE_SELF references must point at records they can
+    /// see: otherwise they would learn what exists outside their shares, and pin it there.
+    private func checkReferenceTargetsVisible(_ fields: [String: FieldValue?], recordName: String) throws {
+        guard !access.isOwner else { return }
+        for case (_, let value?) in fields {
+            for case .reference(let reference) in value.elements where reference.action != .none && reference.recordName != recordName {
+                let target = try tx.recordWithMembership(zone: zone, name: reference.recordName)
+                guard let target, access.decide(.read, membership: target.membership).isAllowed else {
+                    throw CloudKitError(.validatingReferenceError, "\(reference.action.rawValue) reference to '\(reference.recordName)', which does not exist")
+                }
+            }
+        }
+    }
+
     private func checkReferences(_ fields: [String: FieldValue], recordName: String) throws {
         for (name, value) in fields {
             for case .reference(let reference) in value.elements {
@@ -202,6 +247,7 @@ struct ModifyContext {
     /// VALIDATE referrer would be left pointing at nothing. References never leave the zone.
     /// Records below it are no longer reachable from a share root, so they leave its share.
     func delete(_ record: Record, membership: String?, deleting: inout Set<String>) throws {
+        batch.changes.append(.init(recordName: record.recordName, recordType: record.recordType, event: .delete, memberships: [membership]))
         if membership != nil { try tx.setMembership(zone: zone, subtreeOf: record.recordName, to: nil) }
         try delete(record, deleting: &deleting)
     }
@@ -210,7 +256,11 @@ struct ModifyContext {
         deleting.insert(record.recordName)
         let referrers = try tx.referrers(zone: zone, recordName: record.recordName)
         for referrer in referrers where referrer.action == .validate && !deleting.contains(referrer.recordName) {
-            throw CloudKitError(.validatingReferenceError, "record '\(record.recordName)' is referenced with VALIDATE by '\(referrer.recordName)'; delete or change that record first")
+            // Name the referrer only to someone who can see it.
+            let visible = try access.isOwner || tx.recordWithMembership(zone: zone, name: referrer.recordName)
+                .map { access.decide(.read, membership: $0.membership).isAllowed } ?? false
+            let by = visible ? "'\(referrer.recordName)'" : "another record"
+            throw CloudKitError(.validatingReferenceError, "record '\(record.recordName)' is referenced with VALIDATE by \(by); delete or change that record first")
         }
         for referrer in referrers where referrer.action == .deleteSelf && !deleting.contains(referrer.recordName) {
             guard let source = try tx.record(zone: zone, name: referrer.recordName) else { continue }

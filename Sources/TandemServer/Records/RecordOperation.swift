@@ -26,6 +26,8 @@ public struct RecordOperation: Sendable {
     public var desiredKeys: Set<String>?
     /// On a new hierarchical share: the root record's name (`forRecord`).
     public var forRecord: String?
+    /// The zone `forRecord` names, if it names one; must be the request's zone.
+    public var forRecordZoneID: ZoneID?
     /// On a share record: the share keys the request sets.
     public var shareChanges = ShareCodec.Changes()
 
@@ -108,6 +110,7 @@ public struct RecordOperation: Sendable {
                 throw .badRequest("\(context): forRecord must be a dictionary with the root record's 'recordName'")
             }
             operation.forRecord = root
+            if let zone = f["zoneID"], !zone.isNull { operation.forRecordZoneID = try RecordCodec.decodeZoneID(zone) }
         }
         operation.shareChanges = try ShareCodec.decodeChanges(record, context: context)
         if !operation.shareChanges.isEmpty || operation.forRecord != nil, recordType.map({ $0 != Share.recordType }) ?? false {

@@ -6,13 +6,13 @@ import TandemStore
 enum RecordRoutes {
     static func routes(_ services: Services) -> [DatabaseRoute] {
         [
-            DatabaseRoute(operation: "records/modify", method: "POST", databases: [.private, .shared],
+            DatabaseRoute(operation: "records/modify", method: "POST", databases: [.private, .shared, .public],
                           summary: "Create, update, replace or delete records (seven operation types, atomic per zone)",
                           requestSchema: "RecordsModifyRequest", responseSchema: "RecordsResponse") { try modify($0, services) },
-            DatabaseRoute(operation: "records/lookup", method: "POST", databases: [.private, .shared],
+            DatabaseRoute(operation: "records/lookup", method: "POST", databases: [.private, .shared, .public],
                           summary: "Fetch records by name", requestSchema: "RecordsLookupRequest",
                           responseSchema: "RecordsResponse") { try lookup($0, services) },
-            DatabaseRoute(operation: "records/query", method: "POST", databases: [.private, .shared],
+            DatabaseRoute(operation: "records/query", method: "POST", databases: [.private, .shared, .public],
                           summary: "Query records of one type with filters and sorts; paged by continuationMarker",
                           requestSchema: "RecordsQueryRequest", responseSchema: "RecordsQueryResponse") { try query($0, services) },
         ]
@@ -67,7 +67,7 @@ enum RecordRoutes {
         let zone = try zoneID(body)
         let atomic = try bool(body, "atomic", default: true)
         let desired = try RecordOperation.desiredKeys(body["desiredKeys"])
-        let results = try services.records.modify(operations, zoneID: zone, atomic: atomic, scope: context.scope)
+        let results = try services.records.modify(operations, zoneID: zone, atomic: atomic, scope: context.recordScope)
         let options = try options(context, body, desiredKeys: desired)
         return Responses.json(encode(results, uuid: context.uuid, options: options, perItemKeys: operations.map(\.desiredKeys)))
     }
@@ -85,7 +85,7 @@ enum RecordRoutes {
             names.append(name)
             perItemKeys.append(try RecordOperation.desiredKeys(item["desiredKeys"]))
         }
-        let results = try services.records.lookup(names, zoneID: try zoneID(body), scope: context.scope)
+        let results = try services.records.lookup(names, zoneID: try zoneID(body), scope: context.recordScope)
         let options = try options(context, body, desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]))
         return Responses.json(encode(results, uuid: context.uuid, options: options, perItemKeys: perItemKeys))
     }
@@ -107,7 +107,7 @@ enum RecordRoutes {
             guard let text = marker.stringValue else { throw CloudKitError.badRequest("continuationMarker must be a string") }
             offset = try services.tokens.decodeMarker(text, fingerprint: fingerprint)
         }
-        let page = try services.records.query(query, zoneID: zone, zoneWide: zoneWide, limit: limit, offset: offset, scope: context.scope)
+        let page = try services.records.query(query, zoneID: zone, zoneWide: zoneWide, limit: limit, offset: offset, scope: context.recordScope)
         let options = try options(context, body, desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]))
         var response: JSONObject = ["records": .array(page.records.map { RecordCodec.encodeRecord($0, options: options) })]
         if page.more {

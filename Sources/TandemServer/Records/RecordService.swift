@@ -27,6 +27,8 @@ public struct RecordService: Sendable {
     public let store: any Store
     /// Most participants a share may have, the owner included (decisions D8).
     public let participantLimit: Int
+    /// Where committed changes go for notifications (nil: nowhere).
+    var hub: ChangeHub?
 
     public init(store: any Store, participantLimit: Int = Limits.participantsPerShare) {
         self.store = store
@@ -55,6 +57,7 @@ public struct RecordService: Sendable {
     /// (always the owner's private database). In the shared database a zone is the owner's zone
     /// named by `zoneName` + `ownerRecordName`, visible only once the caller accepted a share in it.
     static func resolve(_ reader: any StoreReading, _ scope: RequestScope, _ zoneID: ZoneID) throws -> (ZoneAccess, RequestScope)? {
+        if scope.database.database == .public { return try PublicDatabase.resolve(reader, scope, zoneID) }
         guard scope.database.database == .shared else {
             guard let zone = try zone(reader, scope, zoneID) else { return nil }
             return (try ZoneAccess.load(reader, zone: zone, user: scope.user), scope)
@@ -101,8 +104,9 @@ public struct RecordService: Sendable {
         let batch = ModifyBatch(savedNames: Set(operations.filter { !$0.kind.isDelete }.map(\.recordName)), baseURL: scope.baseURL,
                                 participantLimit: limit)
         nonisolated(unsafe) let unsafeBatch = batch
+        let hub = self.hub
         do {
-            return try store.write { tx in
+            return try store.write({ tx -> ModifyOutcome in
                 let batch = unsafeBatch
                 let (access, ownerScope): (ZoneAccess, RequestScope)
                 if let resolved = try Self.resolve(tx, scope, zoneID) {
@@ -110,20 +114,23 @@ public struct RecordService: Sendable {
                 } else {
                     // The default zone is created by its first write.
                     let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
-                    (access, ownerScope) = (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
+                    (access, ownerScope) = try Self.resolve(tx, scope, zoneID) ?? (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
                 }
                 let context = ModifyContext(tx: tx, zone: access.zone, scope: ownerScope, access: access, batch: batch, now: now)
                 var results = [ItemResult](repeating: .deleted(recordName: ""), count: operations.count)
                 var failed = false
                 for index in order {
                     let op = operations[index]
+                    let noted = batch.changes.count
                     do {
                         results[index] = try tx.savepoint { try context.apply(op) }
+                        if case .saved = results[index] { batch.succeededNames.insert(op.recordName) }
                     } catch let error as CloudKitError {
                         var error = error
                         error.recordName = op.recordName
                         results[index] = .failed(error)
                         failed = true
+                        batch.changes.removeSubrange(noted...)  // rolled back: nothing to tell
                     }
                 }
                 if isAtomic && failed {
@@ -133,8 +140,17 @@ public struct RecordService: Sendable {
                                                      recordName: operations[index].recordName))
                     })
                 }
-                return try Self.finish(results, tx, access: access, batch: batch)
-            }
+                var event: ChangeEvent?
+                if results.contains(where: { if case .failed = $0 { false } else { true } }) {
+                    try tx.zoneActivity(access.zone, container: scope.database.container, environment: scope.database.environment,
+                                        viewersChanged: batch.sharingChanged, at: now)
+                    event = ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: access.zone,
+                                        deviceID: scope.deviceID, records: batch.changes)
+                }
+                return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event)
+            }, afterCommit: { outcome in
+                if let event = outcome.event { hub?.publish(event) }
+            }).results
         } catch let failure as AtomicFailure {
             return failure.results
         }
@@ -153,6 +169,11 @@ public struct RecordService: Sendable {
             }
             return .saved(record)
         }
+    }
+
+    struct ModifyOutcome: @unchecked Sendable {
+        var results: [ItemResult]
+        var event: ChangeEvent?
     }
 
     struct AtomicFailure: Error, @unchecked Sendable {
@@ -178,6 +199,7 @@ public struct RecordService: Sendable {
                     results.append(.failed(CloudKitError(.notFound, "record '\(name)' does not exist", recordName: name)))
                 }
             }
+            if scope.database.database == .public { results = try PublicGrants.readable(results, reader, scope: scope) }
             if records.contains(where: { $0.recordType == Share.recordType }) {
                 let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
                 results = try results.map { result in
@@ -215,7 +237,8 @@ public struct RecordService: Sendable {
             } else {
                 zones = try Self.zone(reader, scope, zoneID ?? .defaultZone).map { [$0] } ?? []
             }
-            let page = try reader.query(query, zones: zones, limit: limit + 1, offset: offset, memberships: memberships)
+            let allowed = try SchemaGate.query(query, reader, scope: scope)
+            let page = try reader.query(allowed, zones: zones, limit: limit + 1, offset: offset, memberships: memberships)
             var records = Array(page.prefix(limit))
             if query.recordType == Share.recordType {
                 let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)

@@ -90,6 +90,11 @@ public final class APIRouter: HTTPResponder {
                 guard method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
                 return (endpoint, try services.assetRoutes.receiveUpload(context))
             }
+            if path.hasPrefix(WebCourier.prefix) {
+                endpoint = "webcourier"
+                guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
+                return (endpoint, try PushTokenRoutes.poll(context, services))
+            }
             if path.hasPrefix(AssetRoutes.downloadPrefix) {
                 endpoint = "assets/download"
                 guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
@@ -98,6 +103,10 @@ public final class APIRouter: HTTPResponder {
             if let page = try web.respond(&context) {
                 endpoint = "web"
                 return (endpoint, page)
+            }
+            if let response = try SchemaRoutes.respond(context, services) {
+                endpoint = "schema"
+                return (endpoint, response)
             }
             if path.hasPrefix("/tandem/1/") {
                 let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
@@ -114,7 +123,9 @@ public final class APIRouter: HTTPResponder {
             guard path.hasPrefix("/database/1/") else {
                 throw CloudKitError(.notFound, "no endpoint at \(path)")
             }
-            let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
+            var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
+            // tokens/create and tokens/register have no database segment (CloudKit Web Services).
+            if segments.count == 4 && segments[2] == "tokens" { segments.insert(DatabaseType.private.rawValue, at: 2) }
             guard segments.count >= 4 else {
                 throw CloudKitError(.notFound, "expected /database/1/{container}/{environment}/{database}/{operation}")
             }
@@ -131,7 +142,8 @@ public final class APIRouter: HTTPResponder {
                 let served = route.databases.map(\.rawValue).sorted().joined(separator: ", ")
                 throw CloudKitError.badRequest("\(operation) is served for the \(served) database, not '\(database.rawValue)'")
             }
-            try prepare(&context, container: segments[0], environment: segments[1], database: database, method: method)
+            try prepare(&context, container: segments[0], environment: segments[1], database: database, method: method,
+                        anonymous: PublicDatabase.allowsAnonymous(operation, database: database))
             return (endpoint, try route.handler(context))
         } catch let error as CloudKitError {
             return (endpoint, Responses.error(error, uuid: context.uuid))
@@ -162,8 +174,9 @@ public final class APIRouter: HTTPResponder {
     }
 
     /// Checks the content type, authenticates, and fills in container, environment and database.
+    /// `anonymous`: a request without credentials goes on with no user (public-database reads).
     private func prepare(_ context: inout RequestContext, container: String, environment: String, database: DatabaseType,
-                         method: String) throws {
+                         method: String, anonymous: Bool = false) throws {
         guard let environment = Environment(rawValue: environment) else {
             throw CloudKitError.badRequest("environment must be 'development' or 'production', not '\(environment)'")
         }
@@ -171,9 +184,13 @@ public final class APIRouter: HTTPResponder {
         context.container = container
         context.environment = environment
         context.database = database
-        context.user = try services.authenticator.user(
-            headers: context.request.head.headers["authorization"], parameters: context.parameters,
-            container: context.container, signInURL: context.baseURL + "/signin")
+        do {
+            context.user = try services.authenticator.user(
+                headers: context.request.head.headers["authorization"], parameters: context.parameters,
+                container: context.container, signInURL: context.baseURL + "/signin")
+        } catch let error as CloudKitError where anonymous && error.code == .authenticationRequired {
+            context.user = nil
+        }
         try requireContainer(context.container)
     }
 

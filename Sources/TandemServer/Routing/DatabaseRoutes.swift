@@ -6,6 +6,8 @@ import TandemStore
 enum DatabaseRoutes {
     static func all(_ services: Services) -> [DatabaseRoute] {
         RecordRoutes.routes(services) + ZoneRoutes.routes(services) + UserRoutes.routes(services) + UserDiscoveryRoutes.routes(services) + ShareRoutes.routes(services)
+            + ChangeRoutes.routes(services) + SubscriptionRoutes.routes(services)
+            + PushTokenRoutes.routes(services)
             + [AssetRoutes.uploadRoute(services)]
     }
 

@@ -29,7 +29,7 @@ public struct RequestContext: Sendable {
     public var scope: RequestScope {
         RequestScope(database: DatabaseScope(container: container, environment: environment, database: database,
                                              owner: user?.recordName ?? ""),
-                     user: user?.recordName ?? "", baseURL: baseURL)
+                     user: user?.recordName ?? "", deviceID: parameters["deviceID"] ?? "", baseURL: baseURL)
     }
 
     /// The body as a JSON object.

@@ -7,6 +7,14 @@ struct Services: Sendable {
     let authenticator: Authenticator
     let records: RecordService
     let shares: ShareService
+    let changes: ChangeFeedService
+    let subscriptions: SubscriptionService
+    /// Matches committed changes to subscriptions and delivers notifications.
+    let hub: ChangeHub
+    let webCourier = WebCourier()
+    /// Open stream WebSockets.
+    let streams = StreamRegistry()
+    let webhooks: WebhookSender
     let zones: ZoneService
     let assetRoutes: AssetRoutes
     let tokens: SyncTokens
@@ -17,16 +25,27 @@ struct Services: Sendable {
     let links: LinkService
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
-         links: LinkService? = nil) {
+         hub: ChangeHub, log: RequestLog, links: LinkService? = nil) {
         self.appIDs = appIDs
         self.links = links ?? LinkService(store: store)
         self.store = store
         self.publicURL = publicURL
+        self.hub = hub
+        webhooks = WebhookSender(log: log)
+        hub.add(webCourier)
+        hub.add(streams)
+        hub.add(webhooks)
         authenticator = Authenticator(store: store)
-        records = RecordService(store: store, participantLimit: participantLimit)
+        var records = RecordService(store: store, participantLimit: participantLimit)
+        records.hub = hub
+        self.records = records
         shares = ShareService(store: store, participantLimit: participantLimit)
         tokens = SyncTokens(secret: secret)
-        zones = ZoneService(store: store)
+        changes = ChangeFeedService(store: store, tokens: tokens)
+        subscriptions = SubscriptionService(store: store)
+        var zones = ZoneService(store: store)
+        zones.hub = hub
+        self.zones = zones
         assetRoutes = AssetRoutes(store: store)
     }
 }

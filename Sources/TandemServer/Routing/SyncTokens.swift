@@ -2,43 +2,59 @@ import Foundation
 import TandemCore
 import TandemStore
 
-/// Opaque, versioned, tamper-evident tokens: zone `syncToken`s and query `continuationMarker`s.
+/// Opaque, versioned, tamper-evident tokens: zone and database `syncToken`s and query
+/// `continuationMarker`s.
 ///
-/// Layout before base64url: version byte, kind byte, two big-endian Int64 payload values, then
-/// the first 16 bytes of HMAC-SHA-256 over the rest under the server's secret
-/// (`secret.key` in the data directory). A token that fails the MAC is refused, never guessed at.
+/// Layout before base64url: version byte (2), kind byte, count byte, `count` big-endian Int64
+/// values, then the first 16 bytes of HMAC-SHA-256 over the rest under the server's secret
+/// (`secret.key` in the data directory). Version 1 tokens (two values, no count byte) are still
+/// read. A token that fails the MAC is refused, never guessed at.
 struct SyncTokens: Sendable {
     let secret: [UInt8]
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
 
     enum Kind: UInt8 {
+        /// Zone key, zone sequence, viewer tag, share-set tag.
         case zone = 1
+        /// Offset, query fingerprint.
         case queryMarker = 2
+        /// Database-feed owner tag, feed clock.
+        case database = 3
     }
 
-    func encode(kind: Kind, _ a: Int64, _ b: Int64) -> String {
-        var bytes: [UInt8] = [Self.version, kind.rawValue]
-        for value in [a, b] { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
+    func encode(kind: Kind, _ values: Int64...) -> String {
+        var bytes: [UInt8] = [Self.version, kind.rawValue, UInt8(values.count)]
+        for value in values { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
         bytes.append(contentsOf: Digest.hmacSHA256(key: secret, message: bytes).prefix(16))
         return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    func decode(_ text: String, kind: Kind) -> (Int64, Int64)? {
+    /// The values of a token of `kind`, or nil when it is damaged, forged or of another kind.
+    func decode(_ text: String, kind: Kind) -> [Int64]? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64.append("=") }
-        guard let data = Data(base64Encoded: base64), data.count == 34 else { return nil }
+        guard text.utf8.count < 512, let data = Data(base64Encoded: base64), data.count >= 2 else { return nil }
         let bytes = [UInt8](data)
-        guard bytes[0] == Self.version, bytes[1] == kind.rawValue else { return nil }
-        let mac = Digest.hmacSHA256(key: secret, message: Array(bytes[0..<18])).prefix(16)
-        guard Digest.equal(Array(mac), Array(bytes[18...])) else { return nil }
-        func int(_ offset: Int) -> Int64 { bytes[offset..<offset + 8].reduce(0) { $0 << 8 | Int64($1) } }
-        return (int(2), int(10))
+        let (header, count): (Int, Int)
+        switch bytes[0] {
+        case 1: (header, count) = (2, 2)
+        case 2 where bytes.count > 2: (header, count) = (3, Int(bytes[2]))
+        default: return nil
+        }
+        let end = header + 8 * count
+        guard bytes[1] == kind.rawValue, bytes.count == end + 16 else { return nil }
+        let mac = Digest.hmacSHA256(key: secret, message: Array(bytes[0..<end])).prefix(16)
+        guard Digest.equal(Array(mac), Array(bytes[end...])) else { return nil }
+        return (0..<count).map { index in
+            bytes[(header + 8 * index)..<(header + 8 * index + 8)].reduce(0) { $0 << 8 | Int64($1) }
+        }
     }
 
-    /// A zone's current `syncToken`.
-    func zoneToken(_ zone: StoredZone?) -> String {
-        encode(kind: .zone, zone?.key ?? 0, zone?.changeSequence ?? 0)
+    /// A zone's `syncToken` for a viewer: `viewer` and `shares` are FeedTags of the caller and
+    /// of the shares they read the zone through (0 for the owner).
+    func zoneToken(_ zone: StoredZone?, sequence: Int64? = nil, viewer: Int64 = 0, shares: Int64 = 0) -> String {
+        encode(kind: .zone, zone?.key ?? 0, sequence ?? zone?.changeSequence ?? 0, viewer, shares)
     }
 
     func encodeMarker(offset: Int, fingerprint: Int64) -> String {
@@ -48,13 +64,34 @@ struct SyncTokens: Sendable {
     /// The offset a continuation marker stands for.
     /// - Throws: `BAD_REQUEST` when the marker is damaged or belongs to another query.
     func decodeMarker(_ text: String, fingerprint: Int64) throws(CloudKitError) -> Int {
-        guard let (offset, print) = decode(text, kind: .queryMarker), offset >= 0, offset < Int64(Int32.max) else {
+        guard let values = decode(text, kind: .queryMarker), values.count == 2, values[0] >= 0, values[0] < Int64(Int32.max) else {
             throw .badRequest("continuationMarker is not one this server issued")
         }
-        guard print == fingerprint else {
+        guard values[1] == fingerprint else {
             throw .badRequest("continuationMarker belongs to a different query; send the same query with it")
         }
-        return Int(offset)
+        return Int(values[0])
+    }
+}
+
+/// 64-bit digests that bind tokens to their viewer and database (not secret: the MAC protects them).
+enum FeedTags {
+    static func hash(_ text: String) -> Int64 {
+        Digest.sha256(Array(text.utf8)).prefix(8).reduce(0) { $0 << 8 | Int64($1) }
+    }
+
+    /// The viewer of a zone feed.
+    static func viewer(_ user: String) -> Int64 { hash("viewer:" + user) }
+
+    /// The set of shares a participant reads a zone through; 0 for the owner (every record).
+    static func shares(_ keys: [Int64]?) -> Int64 {
+        guard let keys else { return 0 }
+        return hash("shares:" + keys.sorted().map(String.init).joined(separator: ","))
+    }
+
+    /// A database feed: viewer, container, environment, scope.
+    static func database(_ owner: FeedOwner) -> Int64 {
+        hash("database:\(owner.viewer)|\(owner.container)|\(owner.environment.rawValue)|\(owner.scope.rawValue)")
     }
 }
 

@@ -11,6 +11,7 @@ import TandemStore
 /// `publicPermission` is `NONE`; changing it drops pending participants (to `NONE`: all).
 extension ModifyContext {
     func applyToShare(_ op: RecordOperation, existing: Record?) throws -> RecordService.ItemResult {
+        batch.sharingChanged = true
         if let existing, op.recordType.map({ $0 != Share.recordType }) ?? false {
             throw CloudKitError.badRequest("record '\(existing.recordName)' is a cloudkit.share; a record's type cannot change")
         }
@@ -18,7 +19,10 @@ extension ModifyContext {
         guard let share = try tx.share(zone: zone, recordName: existing.recordName) else {
             throw CloudKitError(.internalError, "share record '\(existing.recordName)' has no share state")
         }
-        // Share saves are always version-checked, whatever the operation type.
+        // Permission first (a reader learns nothing from a version answer), then the version:
+        // share saves are always version-checked, whatever the operation type.
+        try AccessPolicy.decide(access.principal(for: share), op.kind.isDelete ? .deleteShare : .manageParticipants,
+                                share: ZoneAccess.facts(share)).enforce()
         if op.kind != .forceDelete, existing.recordChangeTag != op.recordChangeTag {
             throw try conflict(op, existing)
         }
@@ -54,6 +58,9 @@ extension ModifyContext {
             }
             guard batch.savedNames.contains(root) else {
                 throw CloudKitError.badRequest("save root record '\(root)' in the same request as its new share")
+            }
+            guard batch.succeededNames.contains(root) else {
+                throw CloudKitError.badRequest("root record '\(root)' was not saved (see its own result), so its share was not created")
             }
             if access.zoneShare != nil {
                 throw CloudKitError(.alreadyShared, "zone '\(zone.zoneID.zoneName)' is shared as a whole; its records cannot get their own share")
@@ -125,6 +132,7 @@ extension ModifyContext {
     /// Ends a share: participants lose access at once, records leave it, the root forgets it.
     /// The URL token stays reserved for the root.
     func stopSharing(_ share: StoredShare) throws {
+        batch.sharingChanged = true
         try tx.deleteShare(share)
         if let root = share.rootRecordName, let found = try tx.recordWithMembership(zone: zone, name: root), found.record.share == share.recordName {
             var record = found.record
@@ -161,12 +169,24 @@ extension ModifyContext {
         if let allows = changes.allowsAccessRequests { share.allowsAccessRequests = allows }
         guard let requested = changes.participants else { return }
         var kept = Set<String>()
+        let owner = try tx.user(matching: UserIdentity(userRecordName: share.owner))?.identity ?? UserIdentity(userRecordName: share.owner)
         for request in requested {
-            if request.role == .owner || request.lookup.userRecordName == share.owner { continue }
+            // The owner may appear in the list (a share sent back as fetched); nobody else is OWNER.
+            let isOwner = request.participantID == ShareTokens.ownerParticipantID(share)
+                || (request.lookup != UserIdentity() && request.lookup.isSamePerson(as: owner))
+            if isOwner { continue }
+            if request.role == .owner {
+                throw CloudKitError.badRequest("only the zone's owner is OWNER; send other participants as USER or ADMINISTRATOR")
+            }
             if let match = active.first(where: { Self.matches(request, $0) }) {
-                kept.insert(match.participantID)
+                guard kept.insert(match.participantID).inserted else {
+                    throw CloudKitError.badRequest("participant '\(match.userRecordName ?? match.email ?? match.phone ?? match.participantID)' appears twice in participants")
+                }
                 var updated = match
                 if let permission = request.permission { updated.permission = permission }
+                if updated.permission != match.permission && principal != .owner && match.userRecordName == access.user {
+                    throw CloudKitError(.accessDenied, "administrators cannot change their own permission")
+                }
                 if let role = request.role, role != match.role {
                     guard principal == .owner else {
                         throw CloudKitError(.accessDenied, "only the owner may change a participant's role")

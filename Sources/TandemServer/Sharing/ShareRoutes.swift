@@ -110,13 +110,13 @@ enum ShareRoutes {
             "environment": .string(metadata.environment.rawValue),
             "databaseScope": .string(metadata.databaseScope),
             "shortGUID": .string(metadata.shortGUID),
-            "zoneID": RecordCodec.encodeZoneID(metadata.zoneID),
             "ownerIdentity": ShareCodec.encodeIdentity(metadata.ownerIdentity),
             "participantType": .string(metadata.participantRole.rawValue),
             "participantStatus": .string(metadata.participantStatus.rawValue),
             "participantPermission": .string(metadata.participantPermission.rawValue),
             "allowsAccessRequests": .bool(metadata.allowsAccessRequests),
         ]
+        if let zoneID = metadata.zoneID { o["zoneID"] = RecordCodec.encodeZoneID(zoneID) }
         if let root = metadata.rootRecordName { o["rootRecordName"] = .string(root) }
         if let share = metadata.share { o["share"] = RecordCodec.encodeRecord(share) }
         if let root = metadata.rootRecord { o["rootRecord"] = RecordCodec.encodeRecord(root) }

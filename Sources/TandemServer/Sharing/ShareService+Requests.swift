@@ -22,7 +22,11 @@ extension ShareService {
                     let share = try Self.find(tx, guid, scope: scope)
                     let standing = try Self.standing(tx, share, user: user)
                     try AccessPolicy.decide(standing.principal, .requestAccess, share: standing.facts).enforce()
-                    try tx.addRequester(user.recordName, share: share, at: Clock.milliseconds())
+                    let now = Clock.milliseconds()
+                    try tx.addRequester(user.recordName, share: share, at: now)
+                    // The owner's copy of the share record now lists the requester.
+                    try ShareRecords.touch(tx, share: share, by: user.recordName, at: now)
+                    try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
                 }
                 return .success(guid)
             } catch let error as CloudKitError {
@@ -58,6 +62,11 @@ extension ShareService {
                     guard requesters.contains(user) else {
                         throw CloudKitError.badRequest("'\(user)' has not requested access to this share")
                     }
+                    // Someone who became a participant meanwhile keeps their place; the request just goes.
+                    if participants.contains(where: { $0.userRecordName == user && $0.status != .removed }) {
+                        try tx.removeRequester(user, share: share)
+                        continue
+                    }
                     guard share.publicPermission == .none else {
                         throw CloudKitError.badRequest("participants can only be added while publicPermission is NONE")
                     }
@@ -89,6 +98,7 @@ extension ShareService {
                 }
             }
             try ShareRecords.touch(tx, share: share, by: caller.recordName, at: now)
+            try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
             guard var record = try tx.record(zone: share.zone, name: share.recordName) else {
                 throw CloudKitError(.notFound, "the share record is gone")
             }

@@ -20,7 +20,8 @@ public struct ShareService: Sendable {
         /// The share record with its share state; nil when the caller may only learn that they
         /// could ask for access or verify an invitation.
         public var share: Record?
-        public var zoneID: ZoneID
+        /// Nil when the caller may only verify an invitation or ask for access.
+        public var zoneID: ZoneID?
         public var rootRecordName: String?
         public var rootRecord: Record?
         public var ownerIdentity: UserIdentity
@@ -72,7 +73,7 @@ public struct ShareService: Sendable {
 
     static func find(_ reader: any StoreReading, _ guid: String, scope: RequestScope) throws -> StoredShare {
         guard let share = try reader.share(shortGUID: guid, container: scope.database.container, environment: scope.database.environment) else {
-            throw CloudKitError(.notFound, "no share at this URL (or you are not a participant of it)")
+            throw CloudKitError(.notFound, AccessPolicy.hiddenReason)
         }
         return share
     }
@@ -109,6 +110,7 @@ public struct ShareService: Sendable {
             let mayRequest = AccessPolicy.decide(standing.principal, .requestAccess, share: standing.facts).isAllowed
             guard !unverified.isEmpty || mayRequest else { try decision.enforce(); return metadata }
             metadata.rootRecordName = nil
+            metadata.zoneID = nil
             metadata.potentialMatches = unverified.map { ($0.participantID, UserIdentity(emailAddress: $0.email.map(Self.mask),
                                                                                           phoneNumber: $0.phone.map(Self.mask))) }
             metadata.allowsAccessRequests = mayRequest
@@ -162,6 +164,7 @@ public struct ShareService: Sendable {
                         mine.status = .accepted
                         mine.userRecordName = user.recordName
                         try tx.putParticipant(mine, share: share)
+                        try tx.removeRequester(user.recordName, share: share)
                         try ShareRecords.touch(tx, share: share, by: user.recordName, at: now)
                     case .stranger, .removed:
                         let active = try tx.participants(share: share).filter { $0.status != .removed }.count + 1
@@ -175,6 +178,9 @@ public struct ShareService: Sendable {
                         try ShareRecords.touch(tx, share: share, by: user.recordName, at: now)
                     default:
                         break
+                    }
+                    if standing.principal == .invited || standing.principal == .stranger || standing.principal == .removed {
+                        try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
                     }
                     standing = try Self.standing(tx, share, user: user)
                     return try Self.metadata(tx, standing, request: request, user: user, scope: scope)

@@ -58,6 +58,11 @@ struct ZoneAccess {
                                 allowsAccessRequests: share?.allowsAccessRequests ?? false, callerIsBlocked: blocked)
     }
 
+    /// Keys of the shares the caller reads this zone through; nil for the owner.
+    var acceptedShareKeys: [Int64]? {
+        isOwner ? nil : participations.filter { $0.value.status == .accepted }.map(\.key).sorted()
+    }
+
     /// Whether the caller has accepted any share of this zone (what puts it in their shared database).
     var hasAcceptedShare: Bool {
         participations.values.contains { $0.status == .accepted }

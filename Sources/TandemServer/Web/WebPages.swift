@@ -33,7 +33,7 @@ struct WebPages: Sendable {
         guard rest.count == 1 else { throw CloudKitError(.notFound, "no page at \(path)") }
         let viewer = try? services.authenticator.user(headers: context.request.head.headers["authorization"], parameters: context.parameters,
                                                       container: found?.container ?? "", signInURL: "")
-        return try landingPage(found, viewer: viewer, base: context.baseURL)
+        return try landingPage(found, requested: guid, viewer: viewer, base: context.baseURL)
     }
 
     /// `applinks` for `/share/*` with the app IDs the server was configured with.
@@ -86,11 +86,12 @@ struct WebPages: Sendable {
         return HTTPResponse(status: 200, headers: [("content-type", ImageTypes.sniff(bytes)), ("cache-control", "public, max-age=300")], body: bytes)
     }
 
-    private func landingPage(_ found: (share: StoredShare, container: String, environment: Environment)?, viewer: UserAccount?,
-                             base: String) throws -> HTTPResponse {
+    private func landingPage(_ found: (share: StoredShare, container: String, environment: Environment)?, requested: String,
+                             viewer: UserAccount?, base: String) throws -> HTTPResponse {
         let shown = try visible(found, viewer: viewer)
         let guid = found?.share.shortGUID ?? ""
-        let pageURL = base + "/share/" + guid
+        // The page's own URL as asked for: the same for a private share and for no share at all.
+        let pageURL = base + "/share/" + (requested.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         var page = LandingPageHTML(pageURL: pageURL)
         if let found, let shown {
             page.title = shown.title

@@ -46,8 +46,11 @@ enum ZoneRoutes {
     static func respond(_ results: [ZoneService.ZoneResult], _ context: RequestContext, _ services: Services) -> HTTPResponse {
         let zones: [JSONValue] = results.map { result in
             switch result {
-            case .zone(let zoneID, let stored):
-                return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(services.tokens.zoneToken(stored)),
+            case .zone(let zoneID, let stored, let shares):
+                // A participant's token names them and the shares they read the zone through.
+                let viewer = shares == nil ? 0 : FeedTags.viewer(context.user?.recordName ?? "")
+                let token = services.tokens.zoneToken(stored, viewer: viewer, shares: shares ?? 0)
+                return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(token),
                                 "atomic": .bool(!zoneID.isDefaultZone)])
             case .deleted(let zoneID):
                 return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "deleted": .bool(true)])

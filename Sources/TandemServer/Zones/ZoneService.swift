@@ -5,10 +5,15 @@ public import TandemStore
 /// `_defaultZone` always exists and cannot be deleted.
 public struct ZoneService: Sendable {
     public let store: any Store
+    /// Told of zones created and deleted (database subscriptions fire on them).
+    var hub: ChangeHub?
+
+    public init(store: any Store) { self.store = store }
 
     public enum ZoneResult: Sendable {
-        /// A zone; `stored` is nil for a default zone never written to.
-        case zone(ZoneID, StoredZone?)
+        /// A zone; `stored` is nil for a default zone never written to. `shares` is the FeedTag of
+        /// the shares a participant reads it through (nil in the private database).
+        case zone(ZoneID, StoredZone?, shares: Int64? = nil)
         case deleted(ZoneID)
         case failed(CloudKitError)
     }
@@ -20,8 +25,13 @@ public struct ZoneService: Sendable {
             let accepted = try store.read {
                 try $0.acceptedShares(user: scope.user, container: scope.database.container, environment: scope.database.environment)
             }
-            var seen = Set<Int64>()
-            return accepted.compactMap { share, _ in seen.insert(share.zone.key).inserted ? .zone(share.zone.zoneID, share.zone) : nil }
+            var keys: [Int64: [Int64]] = [:]
+            var order: [StoredZone] = []
+            for (share, _) in accepted {
+                if keys[share.zone.key] == nil { order.append(share.zone) }
+                keys[share.zone.key, default: []].append(share.key)
+            }
+            return order.map { .zone($0.zoneID, $0, shares: FeedTags.shares(keys[$0.key])) }
         }
         let stored = try store.read { try $0.zones(scope.database) }
         var results: [ZoneResult] = []
@@ -41,7 +51,7 @@ public struct ZoneService: Sendable {
                         guard let (access, _) = try RecordService.resolve(reader, scope, zoneID) else {
                             return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
                         }
-                        return .zone(access.zone.zoneID, access.zone)
+                        return .zone(access.zone.zoneID, access.zone, shares: FeedTags.shares(access.acceptedShareKeys))
                     } catch let error as CloudKitError {
                         return .failed(error)
                     }
@@ -65,14 +75,21 @@ public struct ZoneService: Sendable {
     /// Creates (idempotently) and deletes zones, each operation on its own.
     public func modify(_ operations: [Operation], scope: RequestScope) throws -> [ZoneResult] {
         let now = Clock.milliseconds()
-        return try store.write { tx in
-            try operations.map { operation in
+        let hub = self.hub
+        return try store.write({ tx -> ZoneOutcome in
+            var changed: [StoredZone] = []
+            let results: [ZoneResult] = try operations.map { operation in
                 switch operation {
                 case .create(let zoneID):
                     if let owner = zoneID.ownerRecordName, owner != scope.database.owner {
                         return .failed(CloudKitError(.accessDenied, "zones can only be created in your own private database", zoneID: zoneID))
                     }
+                    let existed = try tx.zone(scope.database, name: zoneID.zoneName) != nil
                     let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
+                    if !existed {
+                        try tx.zoneActivity(zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: false, at: now)
+                        changed.append(zone)
+                    }
                     return .zone(zone.zoneID, zone)
                 case .delete(let zoneID):
                     if zoneID.isDefaultZone {
@@ -82,10 +99,24 @@ public struct ZoneService: Sendable {
                           zoneID.ownerRecordName == nil || zoneID.ownerRecordName == scope.database.owner else {
                         return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
                     }
+                    try tx.zoneDeletedFromFeeds(zone, at: now)
                     try tx.deleteZone(zone)
+                    changed.append(zone)
                     return .deleted(zone.zoneID)
                 }
             }
-        }
+            let events = changed.map {
+                ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: $0,
+                            deviceID: scope.deviceID, records: [], zoneChanged: true)
+            }
+            return ZoneOutcome(results: results, events: events)
+        }, afterCommit: { outcome in
+            outcome.events.forEach { hub?.publish($0) }
+        }).results
+    }
+
+    struct ZoneOutcome: @unchecked Sendable {
+        var results: [ZoneResult]
+        var events: [ChangeEvent]
     }
 }

@@ -2,12 +2,12 @@ import TandemCore
 
 /// Turns a record's fields into `field_index` rows and `record_references` rows.
 ///
-/// Slots: 0 the value (one row per distinct list member; a location's latitude), 2 a lowercased
-/// search token of a string, 3 a location's longitude, 9 a marker that the field is present (so
-/// negated comparators can require presence, and empty lists are found).
+/// Slots: 0 the value (one row per distinct list member; a location's latitude), 3 a location's
+/// longitude, 9 a marker that the field is present (so negated comparators can require
+/// presence, and empty lists are found). Slot 2 (search tokens) is retired: SEARCHABLE fields
+/// go to the full-text table `field_search` instead (`searchBody`).
 enum FieldIndexer {
     static let valueSlot: Int64 = 0
-    static let tokenSlot: Int64 = 2
     static let longitudeSlot: Int64 = 3
     static let presenceSlot: Int64 = 9
 
@@ -17,10 +17,11 @@ enum FieldIndexer {
         var value: SQLiteValue
     }
 
-    static func rows(for fields: [String: FieldValue]) -> [Row] {
+    /// The rows of the fields `including` accepts (those the schema marks QUERYABLE or SORTABLE).
+    static func rows(for fields: [String: FieldValue], including: (String) -> Bool = { _ in true }) -> [Row] {
         var rows: [Row] = []
         rows.reserveCapacity(fields.count * 2)
-        for (name, value) in fields {
+        for (name, value) in fields where including(name) {
             rows.append(Row(field: name, slot: presenceSlot, value: .null))
             // Only lists and token runs can repeat a value; scalars skip the hashing.
             var seen = Set<Row>()
@@ -32,7 +33,6 @@ enum FieldIndexer {
                 switch element {
                 case .string(let s):
                     add(Row(field: name, slot: valueSlot, value: .text(s)), unique: !mayRepeat)
-                    for token in tokens(of: s) { add(Row(field: name, slot: tokenSlot, value: .text(token)), unique: false) }
                 case .int64(let i), .timestamp(let i):
                     add(Row(field: name, slot: valueSlot, value: .integer(i)), unique: !mayRepeat)
                 case .double(let d):
@@ -50,6 +50,35 @@ enum FieldIndexer {
             }
         }
         return rows
+    }
+
+    /// The full-text entry of a record: every token of its `searchable` string fields, each
+    /// prefixed with its field's `tag` so one row serves every field; nil when there are none.
+    static func searchBody(for fields: [String: FieldValue], searchable: Set<String>) -> String? {
+        guard !searchable.isEmpty else { return nil }
+        var terms: [String] = []
+        for (name, value) in fields where searchable.contains(name) {
+            let tag = tag(name)
+            for case .string(let s) in value.elements {
+                terms += tokens(of: s).map { tag + $0 }
+            }
+        }
+        return terms.isEmpty ? nil : terms.joined(separator: " ")
+    }
+
+    /// The full-text term of `token` in field `field` (what `searchBody` wrote).
+    static func searchTerm(_ token: String, field: String) -> String { tag(field) + token }
+
+    /// 16 hex digits of FNV-1a (64-bit): a stable, letters-and-digits-only name for a field
+    /// (a token prefix the `ascii` tokenizer keeps whole) or an index.
+    static func tag(_ name: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// Search tokens: maximal runs of letters and digits, lowercased (CONTAINS_*_TOKENS).

@@ -16,7 +16,10 @@ struct QueryPlanner {
     private var allOfTerms = 0
 
     /// `memberships` limits the records to those of these shares (a participant's view).
-    init(query: Query, zoneKeys: [Int64], limit: Int, offset: Int, memberships: [String]? = nil) throws(CloudKitError) {
+    /// `orderedFields` are the fields with an expression index (`SortIndexes`): sorts on them
+    /// walk that index instead of looking each record's value up.
+    init(query: Query, zoneKeys: [Int64], limit: Int, offset: Int, memberships: [String]? = nil,
+         orderedFields: Set<String> = []) throws(CloudKitError) {
         guard query.filters.count <= Limits.filtersPerQuery else {
             throw CloudKitError(.limitExceeded, "a query takes at most \(Limits.filtersPerQuery) filters; got \(query.filters.count)")
         }
@@ -53,6 +56,12 @@ struct QueryPlanner {
         }
         if order.isEmpty {
             for sort in query.sorts {
+                if case .user(let name) = sort.field, sort.relativeLocation == nil, orderedFields.contains(name) {
+                    order.append(SortIndexes.expression(name, table: "r") + (sort.ascending ? " ASC" : " DESC"))
+                    // The index is partial on the type; a literal lets SQLite see that it applies.
+                    conditions.append("r.type = \(SortIndexes.literal(query.recordType))")
+                    continue
+                }
                 order.append(try orderTerm(for: sort) + (sort.ascending ? " ASC" : " DESC"))
             }
             order.append("r.id ASC")
@@ -178,10 +187,10 @@ struct QueryPlanner {
             let tokens = Array(Set(FieldIndexer.tokens(of: text))).sorted()
             guard !tokens.isEmpty else { return "0" }
             if filter.comparator == .containsAllTokens { try countAllOfTerms(tokens.count, filter) }
-            if filter.comparator == .containsAnyTokens {
-                return subquery(FieldIndexer.tokenSlot, "f.value IN (\(Self.placeholders(tokens.count)))", tokens.map(SQLiteValue.text))
-            }
-            return tokens.map { subquery(FieldIndexer.tokenSlot, "f.value = ?", [.text($0)]) }.joined(separator: " AND ")
+            // The full-text index of SEARCHABLE fields; terms are quoted, so no token is FTS5 syntax.
+            let terms = tokens.map { "\"" + FieldIndexer.searchTerm($0, field: field) + "\"" }
+            arguments.append(.text(terms.joined(separator: filter.comparator == .containsAllTokens ? " AND " : " OR ")))
+            return "r.id IN (SELECT rowid FROM field_search WHERE field_search MATCH ?)"
         case .near:
             guard case .location(let center) = filter.value, let distance = filter.distance else {
                 throw invalid(filter, "needs a LOCATION value and a distance")

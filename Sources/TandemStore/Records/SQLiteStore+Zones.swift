@@ -42,7 +42,8 @@ extension SQLiteStoreTransaction {
         try db.run("DELETE FROM field_index WHERE zone_id = ?", [.integer(zone.key)])
         try db.run("DELETE FROM record_references WHERE source_id IN (SELECT id FROM records WHERE zone_id = ?)", [.integer(zone.key)])
         try db.run("DELETE FROM records WHERE zone_id = ?", [.integer(zone.key)])
-        try db.run("DELETE FROM changes WHERE zone_id = ?", [.integer(zone.key)])
+        try db.run("DELETE FROM record_changes WHERE zone_id = ?", [.integer(zone.key)])
+        try db.run("DELETE FROM share_exits WHERE zone_id = ?", [.integer(zone.key)])
         try db.run("DELETE FROM zones WHERE id = ?", [.integer(zone.key)])
     }
 

@@ -112,6 +112,15 @@ public final class SQLiteDatabase: Sendable {
         try writer.perform(body)
     }
 
+    /// Like `write(_:)`, and once the transaction committed, runs `afterCommit` with the body's
+    /// result on the writer thread, in commit order, before the caller wakes. `afterCommit` must
+    /// be quick and must not block (hand the result to a queue); it never runs for a body that
+    /// threw or a transaction that failed.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
+                                   afterCommit: @escaping @Sendable (T) -> Void) throws -> T {
+        try writer.perform(body, afterCommit: afterCommit)
+    }
+
     /// Waits for queued writes, checkpoints the WAL into the file, and closes every
     /// connection. Idempotent; afterwards `read` and `write` throw `.misuse`.
     ///

@@ -13,6 +13,9 @@ protocol SQLiteWriteJob: AnyObject, Sendable {
 
     /// The error the job ended with, if it failed.
     var failure: (any Error)? { get }
+
+    /// Called on the writer thread, in commit order, once the job's writes committed.
+    func committed()
 }
 
 /// The job of one `write` call, with its result type.
@@ -22,10 +25,16 @@ protocol SQLiteWriteJob: AnyObject, Sendable {
 /// returns; the batch's semaphore orders the two.
 final class TypedSQLiteWriteJob<T: Sendable>: SQLiteWriteJob, @unchecked Sendable {
     private let body: @Sendable (SQLiteConnection) throws -> T
+    private let afterCommit: (@Sendable (T) -> Void)?
     private var outcome: Result<T, any Error>?
 
-    init(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) {
+    init(_ body: @escaping @Sendable (SQLiteConnection) throws -> T, afterCommit: (@Sendable (T) -> Void)? = nil) {
         self.body = body
+        self.afterCommit = afterCommit
+    }
+
+    func committed() {
+        if let afterCommit, case .success(let value) = outcome { afterCommit(value) }
     }
 
     func run(on connection: SQLiteConnection) -> Bool {

@@ -42,10 +42,11 @@ final class SQLiteWriter: Sendable {
     ///
     /// - Throws: the body's error (its writes rolled back); the batch's error when the
     ///   transaction failed; `.misuse` once closed.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {
+    func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
+                              afterCommit: (@Sendable (T) -> Void)? = nil) throws -> T {
         precondition(Thread.current !== thread,
                      "write(_:) called from inside a write job would wait for itself forever")
-        let job = TypedSQLiteWriteJob(body)
+        let job = TypedSQLiteWriteJob(body, afterCommit: afterCommit)
         let batch = try queue.enqueue(job)
         batch.waitUntilFinished()
         return try job.result()
@@ -100,9 +101,10 @@ final class SQLiteWriter: Sendable {
         guard jobs.count > 1 else {
             // Alone in its transaction, the job needs no savepoint: the transaction is its own.
             let succeeded = jobs[0].run(on: connection)
-            finish(jobs, committing: succeeded, on: connection)
+            if finish(jobs, committing: succeeded, on: connection) { jobs[0].committed() }
             return
         }
+        var succeededJobs: [any SQLiteWriteJob] = []
         for job in jobs {
             do {
                 try connection.run(savepoint)
@@ -124,6 +126,7 @@ final class SQLiteWriter: Sendable {
                 }
                 if succeeded {
                     try connection.run(releaseSavepoint)
+                    succeededJobs.append(job)
                 } else {
                     connection.resetActiveStatements()
                     try connection.run(rollbackToSavepoint)
@@ -135,21 +138,27 @@ final class SQLiteWriter: Sendable {
                 return
             }
         }
-        finish(jobs, committing: true, on: connection)
+        if finish(jobs, committing: true, on: connection) {
+            for job in succeededJobs { job.committed() }
+        }
     }
 
-    /// Commits (or rolls back) the open transaction; a failed commit fails every job.
-    private static func finish(_ jobs: [any SQLiteWriteJob], committing: Bool, on connection: SQLiteConnection) {
+    /// Commits (or rolls back) the open transaction; a failed commit fails every job. Returns
+    /// whether it committed.
+    @discardableResult
+    private static func finish(_ jobs: [any SQLiteWriteJob], committing: Bool, on connection: SQLiteConnection) -> Bool {
         connection.resetActiveStatements()
         guard committing else {
             rollback(connection)
-            return
+            return false
         }
         do {
             try connection.runRetryingBusy("COMMIT")
+            return true
         } catch {
             rollback(connection)
             for job in jobs { job.fail(error) }
+            return false
         }
     }
 

@@ -82,6 +82,13 @@ extension SQLiteStoreTransaction {
         }
     }
 
+    func acceptedParticipants(zone: StoredZone) throws -> [String] {
+        try db.query("""
+            SELECT DISTINCT p.user_record_name FROM share_participants p JOIN shares s ON s.id = p.share_id
+            WHERE s.zone_id = ? AND p.status = 'ACCEPTED' AND p.user_record_name IS NOT NULL
+            """, [.integer(zone.key)]) { $0.text(0) }
+    }
+
     func requesters(share: StoredShare) throws -> [String] {
         try db.query("SELECT user_record_name FROM share_requesters WHERE share_id = ? ORDER BY requested_at, user_record_name",
                      [.integer(share.key)]) { $0.text(0) }
@@ -102,6 +109,15 @@ extension SQLiteStoreTransaction {
         WITH RECURSIVE sub(id, name, share) AS (
             SELECT id, name, share FROM records WHERE zone_id = ?1 AND name = ?2
             UNION SELECT r.id, r.name, r.share FROM records r JOIN sub ON r.zone_id = ?1 AND r.parent = sub.name
+        )
+        """
+
+    /// Like `subtreeCTE`, but not descending into the subtree of another share's root: those
+    /// records belong to that share, whatever happens above it.
+    private static let membershipSubtreeCTE = """
+        WITH RECURSIVE sub(id, name, share) AS (
+            SELECT id, name, share FROM records WHERE zone_id = ?1 AND name = ?2
+            UNION SELECT r.id, r.name, r.share FROM records r JOIN sub ON r.zone_id = ?1 AND r.parent = sub.name AND r.share IS NULL
         )
         """
 
@@ -174,8 +190,9 @@ extension SQLiteStoreTransaction {
     }
 
     func deleteShare(_ share: StoredShare) throws {
-        try db.run("UPDATE records SET membership = NULL WHERE zone_id = ? AND membership = ?",
-                   [.integer(share.zone.key), .text(share.recordName)])
+        let rows = try db.query("SELECT id, name, type FROM records WHERE zone_id = ? AND membership = ?",
+                                [.integer(share.zone.key), .text(share.recordName)]) { ($0.int64(0), $0.text(1), $0.text(2), Optional(share.recordName)) }
+        try moveRecords(rows.map { (id: $0.0, name: $0.1, type: $0.2, old: $0.3) }, zone: share.zone, to: nil)
         try db.run("DELETE FROM shares WHERE id = ?", [.integer(share.key)])
     }
 
@@ -221,11 +238,14 @@ extension SQLiteStoreTransaction {
 
     @discardableResult
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int {
-        try db.run("""
-            \(Self.subtreeCTE)
-            UPDATE records SET membership = ?3 WHERE id IN (SELECT id FROM sub) AND membership IS NOT ?3
-            """, [.integer(zone.key), .text(name), membership.map(SQLiteValue.text) ?? .null])
-        return db.changes
+        let rows = try db.query("""
+            \(Self.membershipSubtreeCTE)
+            SELECT r.id, r.name, r.type, r.membership FROM records r JOIN sub ON r.id = sub.id WHERE r.membership IS NOT ?3
+            """, [.integer(zone.key), .text(name), membership.map(SQLiteValue.text) ?? .null]) {
+            (id: $0.int64(0), name: $0.text(1), type: $0.text(2), old: Self.optionalText($0, 3))
+        }
+        try moveRecords(rows, zone: zone, to: membership)
+        return rows.count
     }
 
     func linkInvitations(user: UserAccount) throws {

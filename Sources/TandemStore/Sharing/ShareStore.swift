@@ -75,6 +75,8 @@ public protocol ShareReading {
     func participations(zone: StoredZone, user: String) throws -> [Int64: StoredParticipant]
     /// Zones of `container`/`environment` in which `user` has accepted a share, with those shares.
     func acceptedShares(user: String, container: String, environment: Environment) throws -> [(StoredShare, StoredParticipant)]
+    /// Everyone who has accepted a share in `zone` (the zone's shared-database viewers).
+    func acceptedParticipants(zone: StoredZone) throws -> [String]
     /// The user record names of pending access requests, oldest first.
     func requesters(share: StoredShare) throws -> [String]
     func blockedUsers(share: StoredShare) throws -> [String]
@@ -106,7 +108,9 @@ public protocol ShareWriting: ShareReading {
     func addRequester(_ user: String, share: StoredShare, at time: Int64) throws
     func removeRequester(_ user: String, share: StoredShare) throws
     func setBlocked(_ user: String, blocked: Bool, share: StoredShare, at time: Int64) throws
-    /// Sets the membership of `name` and every record below it; returns how many records changed.
+    /// Sets the membership of `name` and every record below it, except below the root of another
+    /// share (those stay in theirs); each moved record gets a new zone sequence and, when it
+    /// left a share, an exit. Returns how many records changed.
     @discardableResult
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int
     /// Links invitations addressed to this email or phone to the account.

@@ -38,7 +38,8 @@ struct ShareCodecTests {
 
     static let bad: [BadCase] = [
         BadCase(json: ["publicPermission": "UNKNOWN"], word: "publicPermission"),
-        BadCase(json: ["participants": [["lookupInfo": ["emailAddress": "x@y.z", "phoneNumber": "+15550100"]]]], word: "exactly one"),
+        BadCase(json: ["participants": [["lookupInfo": [:]]]], word: "lookupInfo needs"),
+        BadCase(json: ["participants": [["lookupInfo": ["emailAddress": .string(String(repeating: "a", count: 250) + "@x.com")]]]], word: "longer than"),
         BadCase(json: ["participants": [["lookupInfo": ["phoneNumber": "12"]]]], word: "phoneNumber"),
         BadCase(json: ["participants": [["lookupInfo": ["emailAddress": "x@y.z"], "type": "KING"]]], word: "type"),
         BadCase(json: ["participants": [["participantId": 5]]], word: "participantId"),

@@ -20,10 +20,14 @@ final class RawHTTPClient {
     private var closed = false
 
     /// Connects to `host` (an IPv4 or IPv6 literal) on `port`; reads time out after `timeout` seconds.
-    init(host: String = "127.0.0.1", port: Int, timeout: Int = 10) throws {
+    /// `receiveBuffer` shrinks the socket's receive buffer (a reader that falls behind fast).
+    init(host: String = "127.0.0.1", port: Int, timeout: Int = 10, receiveBuffer: Int32? = nil) throws {
         let isIPv6 = host.contains(":")
         fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         let result: Int32
         if isIPv6 {
             var address = sockaddr_in6()
@@ -97,6 +101,14 @@ final class RawHTTPClient {
             buffer.removeFirst(length)
         }
         return Response(status: status, headers: headers, body: body)
+    }
+
+    /// Exactly `count` bytes from the connection.
+    func read(count: Int) throws -> [UInt8] {
+        try fill(to: count)
+        let bytes = Array(buffer[..<count])
+        buffer.removeFirst(count)
+        return bytes
     }
 
     /// True when the server closes the connection (EOF or reset) within the read timeout.

@@ -4,11 +4,12 @@ import TandemHTTP
 
 /// Starts a server on a free loopback port for one test.
 func startServer(responder: any HTTPResponder = TestResponder(),
+                 webSocketResponder: (any WebSocketResponder)? = nil,
                  configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
     var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, workerCount: 8)
     configuration.shutdownGracePeriod = 5
     configure(&configuration)
-    let server = HTTPServer(configuration: configuration, responder: responder)
+    let server = HTTPServer(configuration: configuration, responder: responder, webSocketResponder: webSocketResponder)
     try server.start()
     return server
 }

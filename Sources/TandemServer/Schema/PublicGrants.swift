@@ -1,0 +1,115 @@
+import TandemCore
+import TandemSchema
+import TandemStore
+
+/// The schema's grants, applied to the public database (spec §5.2): `_world` is everyone,
+/// anonymous readers included; `_icloud` any signed-in user; `_creator` the record's creator;
+/// custom roles are the ones listed in the caller's `Users` record (`roles`, decision SC4).
+/// Reading needs `READ`, saving a new record `CREATE`, changing or deleting one `WRITE`.
+/// A record type the development schema does not have yet gets the grants it will be created
+/// with (`Schema.justInTimeGrants`).
+enum PublicGrants {
+    /// The record type holding each user's role assignments, and its field.
+    static let usersType = "Users"
+    static let rolesField = "roles"
+
+    /// Refuses `op` unless the caller's roles grant what it needs.
+    /// - Throws: `ACCESS_DENIED` naming the right, the record type and the caller's roles.
+    static func authorize(_ op: RecordOperation, existing: Record?, tx: any StoreReading, scope: RequestScope) throws {
+        guard let typeName = op.recordType ?? existing?.recordType, typeName != Share.recordType else { return }
+        if typeName == usersType, op.fields[rolesField] != nil {
+            throw CloudKitError(.accessDenied, "field '\(rolesField)' of \(usersType) records is assigned by an administrator (tandem user roles)")
+        }
+        let schema = try SchemaRegistry.shared.schema(tx, container: scope.database.container, environment: scope.database.environment)
+        // In production an unknown type is refused by the schema check, with a better reason.
+        guard let type = recordType(typeName, schema, scope.database.environment) else { return }
+        let needed: Rights = (existing == nil || op.kind == .create) ? .create : .write
+        let isCreator = existing?.created?.userRecordName == scope.user && !scope.user.isEmpty
+        let rights = try rights(on: type, schema: schema, isCreator: isCreator, tx, scope)
+        guard rights.contains(needed) else {
+            throw denied(needed, typeName, scope)
+        }
+    }
+
+    /// `query` as the caller may run it: unchanged when a role grants READ, limited to the
+    /// caller's own records when only `_creator` does.
+    /// - Throws: `ACCESS_DENIED` when no role grants READ.
+    static func readable(_ query: Query, _ reader: any StoreReading, scope: RequestScope) throws -> Query {
+        guard query.recordType != Share.recordType else { return query }
+        let schema = try SchemaRegistry.shared.schema(reader, container: scope.database.container, environment: scope.database.environment)
+        guard let type = recordType(query.recordType, schema, scope.database.environment) else { return query }
+        if try rights(on: type, schema: schema, isCreator: false, reader, scope).contains(.read) { return query }
+        guard !scope.user.isEmpty, type.rightsByRole[Role.creator]?.contains(.read) == true else {
+            throw denied(.read, query.recordType, scope)
+        }
+        var limited = query
+        limited.filters.append(Filter(comparator: .equals, field: .system(.createdUserRecordName), value: .string(scope.user)))
+        return limited
+    }
+
+    /// Lookup results with the records the caller may not read turned into `ACCESS_DENIED` items.
+    static func readable(_ results: [RecordService.ItemResult], _ reader: any StoreReading, scope: RequestScope) throws -> [RecordService.ItemResult] {
+        let schema = try SchemaRegistry.shared.schema(reader, container: scope.database.container, environment: scope.database.environment)
+        var roles: Set<String>?
+        return try results.map { result in
+            guard case .saved(let record) = result, record.recordType != Share.recordType else { return result }
+            guard let type = recordType(record.recordType, schema, scope.database.environment) else { return result }
+            if roles == nil { roles = try self.roles(schema: schema, reader, scope) }
+            var held = roles!
+            if record.created?.userRecordName == scope.user && !scope.user.isEmpty { held.insert(Role.creator) }
+            guard rights(on: type, roles: held).contains(.read) else {
+                var error = denied(.read, record.recordType, scope)
+                error.recordName = record.recordName
+                return .failed(error)
+            }
+            return result
+        }
+    }
+
+    // MARK: Roles and rights
+
+    private static func recordType(_ name: String, _ schema: Schema?, _ environment: Environment) -> RecordType? {
+        if let type = schema?.recordType(named: name) { return type }
+        return environment == .development ? RecordType(name: name, grants: Schema.justInTimeGrants) : nil
+    }
+
+    private static func rights(on type: RecordType, schema: Schema?, isCreator: Bool, _ reader: any StoreReading,
+                               _ scope: RequestScope) throws -> Rights {
+        var roles = try roles(schema: schema, reader, scope)
+        if isCreator { roles.insert(Role.creator) }
+        return rights(on: type, roles: roles)
+    }
+
+    static func rights(on type: RecordType, roles: Set<String>) -> Rights {
+        type.rightsByRole.reduce(into: Rights()) { rights, grant in
+            if roles.contains(grant.key) { rights.formUnion(grant.value) }
+        }
+    }
+
+    /// The caller's roles apart from `_creator`: `_world`; `_icloud` when signed in; the custom
+    /// roles of their `Users` record.
+    static func roles(schema: Schema?, _ reader: any StoreReading, _ scope: RequestScope) throws -> Set<String> {
+        guard !scope.user.isEmpty else { return [Role.world] }
+        var roles: Set<String> = [Role.world, Role.icloud]
+        guard let schema, !schema.roles.isEmpty,
+              let zone = try reader.zone(scope.database, name: ZoneID.defaultZoneName),
+              let users = try reader.record(zone: zone, name: scope.user), users.recordType == usersType,
+              let assigned = users.fields[rolesField] else { return roles }
+        for element in assigned.elements {
+            switch element {
+            case .int64(let position) where position >= 1 && position <= schema.roles.count:
+                roles.insert(schema.roles[Int(position) - 1])
+            case .string(let name) where schema.roles.contains(name):
+                roles.insert(name)
+            default:
+                continue
+            }
+        }
+        return roles
+    }
+
+    private static func denied(_ right: Rights, _ type: String, _ scope: RequestScope) -> CloudKitError {
+        let who = scope.user.isEmpty ? "an anonymous caller" : "you"
+        return CloudKitError(.accessDenied, "\(who) may not \(right.names.joined().lowercased()) records of type '\(type)' in the public database (no grant of \(right.names.joined()) to your roles)")
+    }
+}

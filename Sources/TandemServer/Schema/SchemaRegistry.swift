@@ -1,0 +1,65 @@
+import Synchronization
+import TandemCore
+import TandemSchema
+import TandemStore
+
+/// Parsed schemas, cached by the stored schema's etag.
+///
+/// Every write of a record checks its environment's schema, so parsing the stored `.ckdb` text
+/// each time would dominate the write. The etag is 128 random bits minted per schema write, so
+/// one cache can serve every store in the process (tests run several) without ever handing out
+/// another store's schema; that is why it is one shared instance rather than a per-server one.
+final class SchemaRegistry: Sendable {
+    static let shared = SchemaRegistry()
+    private static let capacity = 256
+    private let parsed = Mutex<[String: Schema]>([:])
+
+    /// The environment's schema, or nil when none was imported or inferred yet.
+    func schema(_ reader: any StoreReading, container: String, environment: Environment) throws -> Schema? {
+        guard let etag = try reader.schemaETag(container: container, environment: environment) else { return nil }
+        if let hit = parsed.withLock({ $0[etag] }) { return hit }
+        guard let stored = try reader.schema(container: container, environment: environment) else { return nil }
+        // The text was printed by Tandem from a valid model, so it parses; if it does not, the
+        // request fails with an internal error naming the file.
+        let schema = try Schema(parsing: stored.text, file: "\(container)/\(environment.rawValue).ckdb")
+        parsed.withLock { cache in
+            if cache.count >= Self.capacity { cache.removeAll() }
+            cache[etag] = schema
+        }
+        return schema
+    }
+
+    /// Stores `schema` as the environment's schema with what it indexes; returns the record
+    /// types whose existing records need their index entries rebuilt.
+    static func put(_ schema: Schema, _ tx: any StoreWriting, container: String, environment: Environment, at time: Int64) throws -> Set<String> {
+        try tx.putSchema(schema.ckdb, etag: UUIDs.make(), fields: schema.indexedFields, container: container,
+                         environment: environment, at: time)
+    }
+}
+
+extension Schema {
+    /// What the store indexes: every declared non-system field with its options (a field
+    /// without options gets no index). System fields are columns of `records`, always indexed.
+    var indexedFields: [IndexedField] {
+        recordTypes.flatMap { type in
+            type.fields.filter { !$0.isSystem }.map { field in
+                var options: IndexOptions = []
+                if field.options.contains(.queryable) { options.insert(.queryable) }
+                if field.options.contains(.sortable) { options.insert(.sortable) }
+                if field.options.contains(.searchable) { options.insert(.searchable) }
+                return IndexedField(recordType: type.name, field: field.name, options: options,
+                                    ordered: field.options.contains(.sortable) && field.type.ordersAsStored)
+            }
+        }
+    }
+}
+
+extension DataType {
+    /// A single value whose stored JSON orders as CloudKit sorts it (text, numbers, times).
+    var ordersAsStored: Bool {
+        switch self {
+        case .primitive(.string), .primitive(.int64), .primitive(.double), .primitive(.timestamp), .primitive(.number): true
+        default: false
+        }
+    }
+}

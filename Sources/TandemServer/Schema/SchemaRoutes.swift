@@ -1,0 +1,65 @@
+import TandemCore
+import TandemHTTP
+import TandemSchema
+import TandemStore
+
+/// The admin endpoint for schemas, authenticated with an admin token
+/// (`tandem token create --admin`, sent as `Authorization: Bearer <token>`):
+///
+/// - `GET  /tandem/1/{container}/{environment}/schema/export` → the `.ckdb` text (`text/plain`)
+/// - `POST /tandem/1/{container}/{environment}/schema/import[?force=true]`, body the `.ckdb` text
+/// - `POST /tandem/1/{container}/production/schema/promote[?force=true]` (development → production)
+///
+/// Import and promote answer `{"changes": [...], "dataLosingChanges": n, "reindexed": {type: records}}`.
+/// User tokens are refused: a schema is the developer's, not an app user's.
+enum SchemaRoutes {
+    static func respond(_ context: RequestContext, _ services: Services) throws -> HTTPResponse? {
+        let segments = context.request.head.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // "", "tandem", "1", container, environment, "schema", operation
+        guard segments.count == 7, segments[1] == "tandem", segments[2] == "1", segments[5] == "schema" else { return nil }
+        let (container, operation) = (segments[3], segments[6])
+        guard let environment = Environment(rawValue: segments[4]) else {
+            throw CloudKitError.badRequest("environment must be 'development' or 'production', not '\(segments[4])'")
+        }
+        let method = context.request.head.method
+        try authenticateAdmin(context, services.store)
+        let service = SchemaService(store: services.store)
+        let force = ["true", "1", "yes"].contains(context.parameters["force"]?.lowercased() ?? "")
+        switch (operation, method) {
+        case ("export", "GET"):
+            let text = try service.export(container: container, environment: environment)
+            return HTTPResponse(status: 200, headers: [("content-type", "text/plain; charset=utf-8")], body: Array(text.utf8))
+        case ("import", "POST"):
+            let text = String(decoding: context.request.body, as: UTF8.self)
+            return outcome(try service.importSchema(text, file: "body", container: container, environment: environment, force: force))
+        case ("promote", "POST"):
+            guard environment == .production else {
+                throw CloudKitError.badRequest("promote copies the development schema into production: POST /tandem/1/\(container)/production/schema/promote")
+            }
+            return outcome(try service.promote(container: container, force: force))
+        case ("export", _): throw MethodNotAllowed(allowed: "GET")
+        case ("import", _), ("promote", _): throw MethodNotAllowed(allowed: "POST")
+        default: throw CloudKitError(.notFound, "unknown schema operation '\(operation)' (export, import, promote)")
+        }
+    }
+
+    static func outcome(_ outcome: SchemaService.Outcome) -> HTTPResponse {
+        let reindexed = JSONObject(outcome.reindexed.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.int(Int64($0.value))) })
+        return Responses.json(["changes": .array(outcome.changes.map { .string($0.description) }),
+                               "dataLosingChanges": .int(Int64(outcome.changes.filter(\.losesData).count)),
+                               "reindexed": .object(reindexed)])
+    }
+
+    /// - Throws: `AUTHENTICATION_REQUIRED` without a Bearer token, `AUTHENTICATION_FAILED`
+    ///   for one that is not an admin token.
+    static func authenticateAdmin(_ context: RequestContext, _ store: any Store) throws {
+        guard let header = context.request.head.headers["authorization"] else {
+            throw CloudKitError(.authenticationRequired, "schema administration needs 'Authorization: Bearer <admin token>' (tandem token create --admin)")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer",
+              try store.read({ try $0.isAdminToken(hash: Tokens.hash(String(parts[1].withoutSurroundingSpaces))) }) else {
+            throw CloudKitError(.authenticationFailed, "not an admin token (tandem token create --admin)")
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Synchronization
+import TandemCore
+import TandemHTTP
+
+/// The open stream WebSockets, by user: where notifications (and later highlight snapshots and
+/// session events) are pushed. Notifications are not droppable: a client too slow to take them
+/// is closed as a slow consumer and resumes from its change tokens (DESIGN.md §3).
+final class StreamRegistry: NotificationSink, Sendable {
+    struct Client: Sendable {
+        var connection: WebSocketConnection
+        var user: String
+        var container: String
+        var environment: String
+        var deviceID: String
+        /// The client asked not to hear of its own device's writes.
+        var muteOwnDevice: Bool
+    }
+
+    private let clients = Mutex<[UInt64: Client]>([:])
+
+    func add(_ client: Client) { clients.withLock { $0[client.connection.id] = client } }
+    func remove(_ connection: WebSocketConnection) { _ = clients.withLock { $0.removeValue(forKey: connection.id) } }
+    var count: Int { clients.withLock { $0.count } }
+
+    func deliver(_ notification: PushNotification) {
+        let targets = clients.withLock { all in
+            all.values.filter { client in
+                client.user == notification.recipient && client.container == notification.container
+                    && client.environment == notification.environment
+                    && !(client.muteOwnDevice && !client.deviceID.isEmpty && client.deviceID == notification.originDeviceID)
+            }
+        }
+        guard !targets.isEmpty else { return }
+        let text = JSONWriter.string(["type": "notification", "notification": notification.json])
+        for client in targets { _ = client.connection.send(text: text) }
+    }
+}

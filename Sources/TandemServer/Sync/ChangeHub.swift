@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+import TandemCore
+import TandemStore
+
+/// The in-process hub (DESIGN.md §3): committed changes come in, in commit order (the store's
+/// after-commit hook); one thread matches them against subscriptions and hands notifications to
+/// the sinks. Publishing never blocks a writer: past `capacity` pending events, new ones are
+/// dropped and counted (notifications are hints; change feeds are the truth).
+final class ChangeHub: Sendable {
+    private let store: any Store
+    private let sinks: Mutex<[any NotificationSink]>
+    private let pending = Mutex<[ChangeEvent]>([])
+    private let signal = DispatchSemaphore(value: 0)
+    private let stopped = Atomic<Bool>(false)
+    private let exited = DispatchSemaphore(value: 0)
+    private let capacity: Int
+    let dropped = Atomic<Int>(0)
+    let delivered = Atomic<Int>(0)
+    private let log: RequestLog
+
+    init(store: any Store, log: RequestLog, capacity: Int = 100_000) {
+        self.store = store
+        self.log = log
+        self.capacity = capacity
+        sinks = Mutex([])
+    }
+
+    func add(_ sink: any NotificationSink) { sinks.withLock { $0.append(sink) } }
+
+    func start() {
+        let thread = Thread { [self] in
+            while true {
+                signal.wait()
+                let batch = pending.withLock { events -> [ChangeEvent] in
+                    defer { events.removeAll(keepingCapacity: true) }
+                    return events
+                }
+                for event in batch { process(event) }
+                if stopped.load(ordering: .acquiring) && pending.withLock({ $0.isEmpty }) { break }
+            }
+            exited.signal()
+        }
+        thread.name = "tandem-change-hub"
+        thread.start()
+    }
+
+    /// Queues a committed change; cheap and non-blocking (runs on the writer thread).
+    func publish(_ event: ChangeEvent) {
+        let accepted = pending.withLock { events -> Bool in
+            guard events.count < capacity else { return false }
+            events.append(event)
+            return true
+        }
+        if accepted { signal.signal() } else { dropped.add(1, ordering: .relaxed) }
+    }
+
+    /// Processes what is queued, then stops the thread.
+    func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        signal.signal()
+        exited.wait()
+    }
+
+    // MARK: Matching
+
+    private func process(_ event: ChangeEvent) {
+        let matched: Matches
+        do {
+            matched = try store.read { reader in try Self.match(event, reader: reader) }
+        } catch {
+            log.message("notification matching failed: \(error)")
+            return
+        }
+        let targets = sinks.withLock { $0 }
+        for notification in matched.notifications {
+            for sink in targets { sink.deliver(notification) }
+        }
+        delivered.add(matched.notifications.count, ordering: .relaxed)
+        guard !matched.firedOnce.isEmpty else { return }
+        // A query subscription with firesOnce is deleted once it fired (CloudKit: firesOnce).
+        do {
+            try store.write { tx in
+                for fired in matched.firedOnce {
+                    try tx.deleteSubscription(owner: fired.owner, container: event.container, environment: event.environment,
+                                              scope: fired.scope, id: fired.id)
+                }
+            }
+        } catch {
+            log.message("deleting fired firesOnce subscriptions failed: \(error)")
+        }
+    }
+
+    struct Matches {
+        var notifications: [PushNotification] = []
+        var firedOnce: [(owner: String, scope: DatabaseType, id: String)] = []
+    }
+
+    static func match(_ event: ChangeEvent, reader: any StoreReading) throws -> Matches {
+        let owner = event.zone.zoneID.ownerRecordName ?? ""
+        let participants = try reader.acceptedParticipants(zone: event.zone)
+        let subscriptions = try reader.subscriptions(owners: [owner] + participants, container: event.container, environment: event.environment)
+        var results = Matches()
+        guard !subscriptions.isEmpty else { return results }
+        var readable: [String: [String]?] = [:]
+        for stored in subscriptions {
+            let isOwner = stored.owner == owner
+            // The owner hears through the private database, participants through the shared one.
+            guard (isOwner && stored.scope == .private) || (!isOwner && stored.scope == .shared) else { continue }
+            if readable[stored.owner] == nil {
+                readable[stored.owner] = try ZoneAccess.load(reader, zone: event.zone, user: stored.owner).readableMemberships
+            }
+            let memberships = readable[stored.owner]!
+            let visible = event.records.filter { change in
+                guard let memberships else { return true }
+                return change.memberships.contains { $0.map(memberships.contains) ?? false }
+            }
+            guard !visible.isEmpty || (event.zoneChanged && isOwner) else { continue }
+            let subscription = stored.subscription
+            let base = PushNotification(recipient: stored.owner, subscriptionID: subscription.subscriptionID, kind: "database",
+                                        container: event.container, environment: event.environment.rawValue,
+                                        databaseScope: stored.scope == .shared ? "SHARED" : "PRIVATE", zoneID: event.zone.zoneID,
+                                        notificationInfo: subscription.notificationInfo, originDeviceID: event.deviceID,
+                                        webhookURL: subscription.webhookURL, webhookSecret: subscription.webhookSecret,
+                                        timestamp: Clock.milliseconds())
+            switch subscription.kind {
+            case .database:
+                results.notifications.append(base)
+            case .zone:
+                guard let zoneID = subscription.zoneID, zoneID.zoneName == event.zone.zoneID.zoneName,
+                      (zoneID.ownerRecordName ?? owner) == owner, !visible.isEmpty else { continue }
+                var notification = base
+                notification.kind = "recordZone"
+                results.notifications.append(notification)
+            case .query:
+                if let zoneID = subscription.zoneID, zoneID.zoneName != event.zone.zoneID.zoneName || (zoneID.ownerRecordName ?? owner) != owner {
+                    continue
+                }
+                guard let query = subscription.query else { continue }
+                let candidates = visible.filter { $0.recordType == query.recordType && subscription.firesOn.contains($0.event) }
+                guard !candidates.isEmpty else { continue }
+                // Created and updated records must match the filters now; deleted ones matched by type.
+                var matching = Set<String>()
+                let live = candidates.filter { $0.event != .delete }.map(\.recordName)
+                if !live.isEmpty {
+                    var restricted = query
+                    restricted.sorts = []
+                    restricted.filters.append(Filter(comparator: .in, field: .system(.recordName), value: .list(live.map { .string($0) }, of: .string)))
+                    matching = Set(try reader.query(restricted, zones: [event.zone], limit: live.count, offset: 0, memberships: memberships)
+                        .map(\.recordName))
+                }
+                for change in candidates where change.event == .delete || matching.contains(change.recordName) {
+                    var notification = base
+                    notification.kind = "query"
+                    notification.recordName = change.recordName
+                    notification.recordType = change.recordType
+                    notification.queryReason = switch change.event {
+                    case .create: "recordCreated"
+                    case .update: "recordUpdated"
+                    case .delete: "recordDeleted"
+                    }
+                    results.notifications.append(notification)
+                    if subscription.firesOnce {
+                        results.firedOnce.append((stored.owner, stored.scope, subscription.subscriptionID))
+                        break
+                    }
+                }
+            }
+        }
+        return results
+    }
+}

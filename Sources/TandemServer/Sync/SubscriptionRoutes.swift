@@ -1,0 +1,74 @@
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// subscriptions/list, subscriptions/lookup, subscriptions/modify (CloudKit Web Services).
+enum SubscriptionRoutes {
+    static func routes(_ services: Services) -> [DatabaseRoute] {
+        [
+            DatabaseRoute(operation: "subscriptions/list", method: "GET", databases: [.private, .shared],
+                          summary: "The caller's subscriptions in this database", requestSchema: nil,
+                          responseSchema: "SubscriptionsResponse") { context in
+                let list = try services.subscriptions.list(scope: context.scope)
+                return Responses.json(.object(["subscriptions": .array(list.map(SubscriptionCodec.encode))]))
+            },
+            DatabaseRoute(operation: "subscriptions/lookup", method: "POST", databases: [.private, .shared],
+                          summary: "Subscriptions by ID", requestSchema: "SubscriptionsLookupRequest",
+                          responseSchema: "SubscriptionsResponse") { context in
+                let body = try context.jsonBody()
+                let items = try RequestContext.items(body, "subscriptions", limit: Limits.operationsPerRequest,
+                                                     needed: "subscriptions/lookup needs 'subscriptions', an array of {subscriptionID}")
+                let ids = try items.enumerated().map { index, item in
+                    guard let id = item["subscriptionID"]?.stringValue else {
+                        throw CloudKitError.badRequest("subscriptions[\(index)] needs a 'subscriptionID'")
+                    }
+                    return id
+                }
+                return respond(try services.subscriptions.lookup(ids, scope: context.scope), context)
+            },
+            DatabaseRoute(operation: "subscriptions/modify", method: "POST", databases: [.private, .shared],
+                          summary: "Create, update or delete query, zone and database subscriptions",
+                          requestSchema: "SubscriptionsModifyRequest", responseSchema: "SubscriptionsResponse") { context in
+                let body = try context.jsonBody()
+                let items = try RequestContext.items(body, "operations", limit: Limits.operationsPerRequest,
+                                                     needed: "subscriptions/modify needs an 'operations' array")
+                var operations: [SubscriptionService.Operation] = []
+                for (index, item) in items.enumerated() {
+                    let label = "operations[\(index)]"
+                    guard let type = item["operationType"]?.stringValue else { throw CloudKitError.badRequest("\(label) needs 'operationType'") }
+                    guard let json = item["subscription"] else { throw CloudKitError.badRequest("\(label) needs a 'subscription'") }
+                    switch type {
+                    case "create", "update":
+                        let subscription = try SubscriptionCodec.decode(json, context: "\(label).subscription", newID: { UUIDs.make() })
+                        if type == "update" && json["subscriptionID"]?.stringValue == nil {
+                            throw CloudKitError.badRequest("\(label): update needs the subscriptionID")
+                        }
+                        operations.append(type == "create" ? .create(subscription) : .update(subscription))
+                    case "delete":
+                        guard let id = json["subscriptionID"]?.stringValue else { throw CloudKitError.badRequest("\(label): delete needs the subscriptionID") }
+                        operations.append(.delete(id))
+                    default:
+                        throw CloudKitError.badRequest("\(label): operationType must be create, update or delete, not '\(type)'")
+                    }
+                }
+                return respond(try services.subscriptions.modify(operations, scope: context.scope), context)
+            },
+        ]
+    }
+
+    static func respond(_ results: [SubscriptionService.Result], _ context: RequestContext) -> HTTPResponse {
+        let items: [JSONValue] = results.map { result in
+            switch result {
+            case .subscription(let subscription):
+                return SubscriptionCodec.encode(subscription)
+            case .deleted(let id):
+                return .object(["subscriptionID": .string(id), "deleted": .bool(true)])
+            case .failed(let error, let id):
+                var encoded = ErrorCodec.encode(error, uuid: context.uuid).objectValue ?? JSONObject()
+                encoded["subscriptionID"] = .string(id)
+                return .object(encoded)
+            }
+        }
+        return Responses.json(.object(["subscriptions": .array(items)]))
+    }
+}

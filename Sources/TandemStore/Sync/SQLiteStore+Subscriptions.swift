@@ -1,0 +1,48 @@
+import TandemCore
+
+extension SQLiteStoreTransaction {
+    private static let subscriptionColumns = "id, container_id, environment, scope, owner, body"
+
+    private static func storedSubscription(_ row: SQLiteStatement) -> StoredSubscription? {
+        guard let json = try? JSONParser.parse(row.blob(5)),
+              let subscription = try? SubscriptionCodec.decode(json, context: "stored subscription", newID: { "" }) else { return nil }
+        var decoded = subscription
+        decoded.webhookSecret = json["webhookSecret"]?.stringValue
+        return StoredSubscription(key: row.int64(0), container: row.text(1), environment: Environment(rawValue: row.text(2)) ?? .development,
+                                  scope: DatabaseType(rawValue: row.text(3)) ?? .private, owner: row.text(4), subscription: decoded)
+    }
+
+    func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription] {
+        try db.query("""
+            SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE container_id = ? AND environment = ? AND owner = ? AND scope = ? ORDER BY id
+            """, [.text(container), .text(environment.rawValue), .text(owner), .text(scope.rawValue)], Self.storedSubscription).compactMap { $0 }
+    }
+
+    func subscriptions(owners: [String], container: String, environment: Environment) throws -> [StoredSubscription] {
+        guard !owners.isEmpty else { return [] }
+        let list = Array(repeating: "?", count: owners.count).joined(separator: ",")
+        return try db.query("""
+            SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE container_id = ? AND environment = ? AND owner IN (\(list)) ORDER BY id
+            """, [.text(container), .text(environment.rawValue)] + owners.map(SQLiteValue.text), Self.storedSubscription).compactMap { $0 }
+    }
+
+    func putSubscription(_ stored: StoredSubscription, at time: Int64) throws {
+        let body = JSONWriter.bytes(SubscriptionCodec.encode(stored.subscription))
+        try db.run("""
+            INSERT INTO subscriptions (container_id, environment, scope, owner, subscription_id, kind, zone_owner, zone_name, body, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (container_id, environment, scope, owner, subscription_id) DO UPDATE SET kind = excluded.kind,
+                zone_owner = excluded.zone_owner, zone_name = excluded.zone_name, body = excluded.body
+            """, [.text(stored.container), .text(stored.environment.rawValue), .text(stored.scope.rawValue), .text(stored.owner),
+                  .text(stored.subscription.subscriptionID), .text(stored.subscription.kind.rawValue),
+                  stored.subscription.zoneID?.ownerRecordName.map(SQLiteValue.text) ?? .null,
+                  stored.subscription.zoneID.map { .text($0.zoneName) } ?? .null, .blob(body), .integer(time)])
+    }
+
+    @discardableResult
+    func deleteSubscription(owner: String, container: String, environment: Environment, scope: DatabaseType, id: String) throws -> Bool {
+        try db.run("DELETE FROM subscriptions WHERE container_id = ? AND environment = ? AND scope = ? AND owner = ? AND subscription_id = ?",
+                   [.text(container), .text(environment.rawValue), .text(scope.rawValue), .text(owner), .text(id)])
+        return db.changes > 0
+    }
+}

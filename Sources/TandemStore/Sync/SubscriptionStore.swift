@@ -1,0 +1,36 @@
+public import TandemCore
+
+/// A subscription as stored: who owns it, in which database.
+public struct StoredSubscription: Sendable, Hashable {
+    public var key: Int64
+    public var container: String
+    public var environment: Environment
+    /// `private` or `shared`.
+    public var scope: DatabaseType
+    public var owner: String
+    public var subscription: Subscription
+
+    public init(key: Int64, container: String, environment: Environment, scope: DatabaseType, owner: String, subscription: Subscription) {
+        self.key = key
+        self.container = container
+        self.environment = environment
+        self.scope = scope
+        self.owner = owner
+        self.subscription = subscription
+    }
+}
+
+public protocol SubscriptionReading {
+    /// The user's subscriptions in one database, oldest first.
+    func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription]
+    /// The subscriptions of any of `owners` in a container environment (both databases).
+    func subscriptions(owners: [String], container: String, environment: Environment) throws -> [StoredSubscription]
+}
+
+public protocol SubscriptionWriting: SubscriptionReading {
+    /// Inserts or replaces (by owner, database and subscription ID).
+    func putSubscription(_ stored: StoredSubscription, at time: Int64) throws
+    /// Returns whether one was deleted.
+    @discardableResult
+    func deleteSubscription(owner: String, container: String, environment: Environment, scope: DatabaseType, id: String) throws -> Bool
+}
