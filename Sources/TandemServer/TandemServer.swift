@@ -37,6 +37,11 @@ public struct ServerConfiguration: Sendable {
     public var streamQueueMessages = 4096
     /// App IDs (`TEAMID.bundle.id`) listed in `/.well-known/apple-app-site-association` for `/share/*`.
     public var appIDs: [String] = []
+    /// Seconds a fetched apple-app-site-association file is used before it is fetched again.
+    public var linksTTL = 86_400
+    /// Fetch association files from `ORIGIN/DOMAIN/.well-known/…` instead of
+    /// `https://DOMAIN/.well-known/…` (tests against a local server, internal mirrors).
+    public var linksFetchOrigin: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -75,7 +80,8 @@ public final class TandemServer: Sendable {
         log = RequestLog(enabled: configuration.logRequests)
         hub = ChangeHub(store: store, log: log)
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
-                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log)
+                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
+                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin))
         webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })

@@ -281,5 +281,28 @@ enum Migrations {
             DELETE FROM field_search WHERE rowid = old.id;
         END;
         """),
+        // Universal links (issue 7): apps with their associated domains, and association files.
+        SQLiteMigration(version: 5, sql: """
+        -- Apps and their associated domains (entitlement entries, newline-separated, in order).
+        CREATE TABLE apps (
+            container_id TEXT NOT NULL REFERENCES containers(id),
+            app_id TEXT NOT NULL,
+            domains TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (container_id, app_id)
+        ) WITHOUT ROWID;
+        -- One apple-app-site-association file per container and domain; version grows on each
+        -- replacement so compiled copies in memory can tell they are stale.
+        CREATE TABLE association_files (
+            container_id TEXT NOT NULL REFERENCES containers(id),
+            domain TEXT NOT NULL,
+            body BLOB NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('upload', 'fetch')),
+            stored_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            version INTEGER NOT NULL,
+            PRIMARY KEY (container_id, domain)
+        ) WITHOUT ROWID;
+        """),
     ]
 }

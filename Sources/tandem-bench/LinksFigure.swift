@@ -25,10 +25,10 @@ enum LinksFigure {
         let stringURLs = urls.map { "https://example.com" + $0.path + ($0.query.isEmpty ? "" : "?" + $0.query) }
         let withParsing = rate(seconds: seconds) { i in matcher.match(stringURLs[i % urls.count], appID: app) != .noMatch }
         report.say("  50 components, $(lang) $(region) $(digit) and a custom variable, 5 URLs in turn, one thread")
-        report.say("  matches/s, URL already split:   \(Format.rate(perSecond))")
-        report.say("  matches/s, URL string each time: \(Format.rate(withParsing))")
-        report.add("link matches/s, 50 components, 1 core", value: Format.rate(withParsing), target: ">1,000,000/s",
-                   verdict: Report.Verdict(passes: withParsing > 1_000_000))
+        report.say("  matches per CPU second (wall-clock second), URL already split:    \(Format.rate(perSecond.cpu)) (\(Format.rate(perSecond.wall)))")
+        report.say("  matches per CPU second (wall-clock second), URL string each time: \(Format.rate(withParsing.cpu)) (\(Format.rate(withParsing.wall)))")
+        report.add("link matches per CPU s, 50 components, 1 core", value: Format.rate(withParsing.cpu), target: ">1,000,000/s",
+                   verdict: Report.Verdict(passes: withParsing.cpu > 1_000_000))
 
         let (name, largest) = try largestFixture()
         let fixture = compileTime(largest)
@@ -40,10 +40,12 @@ enum LinksFigure {
         report.add("link file compile, 128 KiB file", value: Format.latency(full), verdict: .info)
     }
 
-    /// Calls `body` with 0, 1, 2, … for about `seconds`; returns calls per second.
-    private static func rate(seconds: Double, _ body: (Int) -> Bool) -> Double {
+    /// Calls `body` with 0, 1, 2, … for about `seconds` of this thread's CPU time; returns calls
+    /// per CPU second (what one core does, whatever else the machine runs) and per wall second.
+    private static func rate(seconds: Double, _ body: (Int) -> Bool) -> (cpu: Double, wall: Double) {
         let clock = ContinuousClock()
         let start = clock.now
+        let cpuStart = ProcessCPU.currentThread
         var calls = 0
         var hits = 0
         while true {
@@ -51,11 +53,12 @@ enum LinksFigure {
                 if body(calls) { hits += 1 }
                 calls += 1
             }
-            let elapsed = clock.now - start
-            let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-            if total >= seconds {
+            let cpu = ProcessCPU.currentThread - cpuStart
+            if cpu >= seconds {
                 precondition(hits > 0, "the benchmark file matched nothing")
-                return Double(calls) / total
+                let elapsed = clock.now - start
+                let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                return (Double(calls) / cpu, Double(calls) / wall)
             }
         }
     }

@@ -14,6 +14,8 @@ extension CommandLine {
                        [--change-retention SECONDS]   (change history kept for sync tokens; default 30 days)
                        [--stream-queue 4096]   (messages a stream WebSocket may have queued before it is closed as too slow)
                        [--app-ids TEAMID.bundle.id,...]   (apps that open /share/* links: the server's apple-app-site-association)
+                       [--links-ttl 86400]   (seconds a fetched apple-app-site-association file is used)
+                       [--links-fetch-origin http://127.0.0.1:8000]   (fetch ORIGIN/DOMAIN/.well-known/... instead of https://DOMAIN/...)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
@@ -27,6 +29,10 @@ extension CommandLine {
           tandem schema promote --container ID [--force] [--data DIR]   (development → production)
           tandem links check FILE --app APPIDPREFIX.bundle.id URL...   (an apple-app-site-association file)
           tandem links lint FILE
+          tandem links upload DOMAIN FILE --container ID [--data DIR]
+          tandem links refresh DOMAIN --container ID [--links-ttl 86400] [--links-fetch-origin URL] [--data DIR]
+          tandem app add TEAMID.bundle.id --container ID [--domains applinks:example.com,applinks:*.example.com] [--data DIR]
+          tandem app domains TEAMID.bundle.id --container ID [--add applinks:a.com,...] [--remove applinks:b.com,...] [--data DIR]
         """
 
     /// Runs a command line; returns the process exit status.
@@ -73,6 +79,11 @@ extension CommandLine {
                 if let ids = options.value("app-ids") {
                     configuration.appIDs = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 }
+                if let ttl = options.value("links-ttl") {
+                    guard let n = Int(ttl), n >= 0 else { throw UsageError("--links-ttl must be a number of seconds") }
+                    configuration.linksTTL = n
+                }
+                configuration.linksFetchOrigin = try fetchOrigin(options)
                 if let url = options.value("public-url") {
                     guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
                     configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
@@ -117,6 +128,19 @@ extension CommandLine {
                 return try LinksCommand.check(path: options.words[2], appID: app, urls: Array(options.words.dropFirst(3)))
             case ("links", "lint", 3):
                 return try LinksCommand.lint(path: options.words[2])
+            case ("links", "upload", 4):
+                guard let container = options.value("container") else { throw UsageError("links upload needs --container ID") }
+                return try LinksCommand.upload(domain: options.words[2], path: options.words[3], container: container, data: data)
+            case ("links", "refresh", 3):
+                guard let container = options.value("container") else { throw UsageError("links refresh needs --container ID") }
+                let ttl = try options.value("links-ttl").map { value in
+                    guard let n = Int(value), n >= 0 else { throw UsageError("--links-ttl must be a number of seconds") }
+                    return n
+                } ?? 86_400
+                return try LinksCommand.refresh(domain: options.words[2], container: container, ttl: ttl,
+                                                fetchOrigin: try fetchOrigin(options), data: data)
+            case ("app", "add", 3), ("app", "domains", 3):
+                return try AppCommand.run(Array(options.words.dropFirst()), options: options, data: data)
             default:
                 throw UsageError("unknown command '\(options.words.joined(separator: " "))'")
             }
@@ -146,6 +170,13 @@ extension CommandLine {
                 usleep(useconds_t.random(in: 50_000...250_000))
             }
         }
+    }
+
+    /// `--links-fetch-origin`, checked.
+    static func fetchOrigin(_ options: Options) throws -> String? {
+        guard let origin = options.value("links-fetch-origin") else { return nil }
+        guard origin.hasPrefix("http://") || origin.hasPrefix("https://") else { throw UsageError("--links-fetch-origin must start with http:// or https://") }
+        return String(origin.reversed().drop { $0 == "/" }.reversed())
     }
 
     static func fail(_ message: String) {

@@ -1,5 +1,7 @@
 import Foundation
 import TandemLinks
+import TandemServer
+import TandemStore
 
 /// `tandem links check` and `tandem links lint`: an association file on disk, judged by
 /// TandemLinks exactly as the server judges it.
@@ -10,7 +12,7 @@ enum LinksCommand {
     static func check(path: String, appID: String, urls: [String]) throws -> Int32 {
         let matcher: LinkMatcher
         do {
-            matcher = try LinkMatcher(bytes: try read(path))
+            matcher = try LinkMatcher(bytes: try readFile(path))
         } catch let error as AssociationFileError {
             CommandLine.fail("\(path): \(error)")
             return 1
@@ -32,13 +34,34 @@ enum LinksCommand {
     /// Prints every finding (`error …` / `warning …` with its position); returns 1 when there
     /// is an error, 0 otherwise.
     static func lint(path: String) throws -> Int32 {
-        let findings = Linter.lint(try read(path))
+        let findings = Linter.lint(try readFile(path))
         if findings.isEmpty { print("\(path): no findings") }
         for finding in findings { print("\(path): \(finding)") }
         return findings.contains { $0.severity == .error } ? 1 : 0
     }
 
-    private static func read(_ path: String) throws -> [UInt8] {
+}
+
+/// `tandem links upload` and `tandem links refresh`: a domain's file as a container stores it.
+extension LinksCommand {
+    /// Stores `path` as the file of `domain` in `container`; prints what was stored.
+    static func upload(domain: String, path: String, container: String, data: String) throws -> Int32 {
+        let bytes = try readFile(path)
+        let file = try CommandLine.withStore(data) { try LinkService(store: $0).upload(domain: domain, container: container, bytes: bytes) }
+        print("uploaded \(file.domain) for \(container): \(file.body.count) bytes, version \(file.version)")
+        return 0
+    }
+
+    /// Fetches the file of `domain` now (`fetchOrigin` as `tandem serve --links-fetch-origin`).
+    static func refresh(domain: String, container: String, ttl: Int, fetchOrigin: String?, data: String) throws -> Int32 {
+        let file = try CommandLine.withStore(data) {
+            try LinkService(store: $0, ttlSeconds: ttl, fetchOrigin: fetchOrigin).refresh(domain: domain, container: container)
+        }
+        print("fetched \(file.domain) for \(container): \(file.body.count) bytes, version \(file.version), kept \(ttl) s")
+        return 0
+    }
+
+    static func readFile(_ path: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
         return Array(data)
     }

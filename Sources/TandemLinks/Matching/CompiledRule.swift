@@ -1,69 +1,83 @@
-import TandemCore
-
-/// A component or legacy path with its patterns compiled and its settings resolved.
-final class CompiledRule: Sendable {
-    enum Query: Sendable {
-        case whole(Pattern)
-        case items([(name: [UInt32], pattern: Pattern)])
+/// A component or legacy path with its patterns compiled into a `MatchProgram` and its
+/// settings resolved: plain values only, so a file's rules are one contiguous array.
+struct CompiledRule: Sendable {
+    /// A query item to compare: its name in `MatchProgram.units`, and the value's pattern.
+    struct Item: Sendable {
+        var nameStart: Int32
+        var nameCount: Int32
+        var pattern: Int32
     }
 
-    let rule: LinkRule
-    let exclude: Bool
-    let encoded: Bool
-    let folded: Bool
-    let path: Pattern?
-    let query: Query?
-    let fragment: Pattern?
+    static let none: Int32 = -1
+
+    var exclude: Bool
+    var encoded: Bool
+    var folded: Bool
+    /// Pattern indices, or `none`.
+    var path: Int32
+    var fragment: Int32
+    var wholeQuery: Int32
+    /// This rule's query items, `items[itemStart ..< itemStart + itemCount]` of the matcher.
+    var itemStart: Int32
+    var itemCount: Int32
 
     /// A component; `settings` are the app- and domain-level defaults already combined.
-    init(_ component: Component, rule: LinkRule, settings: MatchingDefaults, variables: [String: [String]]) {
+    init(_ component: Component, settings: MatchingDefaults, variables: [String: [String]],
+         builder: inout PatternBuilder, items: inout [Item]) {
         let resolved = component.settings.over(settings)
         let folded = resolved.caseSensitive == false
-        self.rule = rule
         exclude = component.exclude
         encoded = resolved.percentEncoded ?? true
         self.folded = folded
-        path = component.path.map { Pattern($0, variables: variables, folded: folded) }
-        fragment = component.fragment.map { Pattern($0, variables: variables, folded: folded) }
+        path = component.path.map { builder.compile($0, variables: variables, folded: folded) } ?? Self.none
+        fragment = component.fragment.map { builder.compile($0, variables: variables, folded: folded) } ?? Self.none
+        wholeQuery = Self.none
+        itemStart = Int32(items.count)
+        itemCount = 0
         switch component.query {
-        case nil: query = nil
-        case .whole(let pattern): query = .whole(Pattern(pattern, variables: variables, folded: folded))
-        case .items(let items):
-            query = .items(items.map { item in
-                (name: item.name.unicodeScalars.map { folded ? PatternSyntax.fold($0.value) : $0.value },
-                 pattern: Pattern(item.pattern, variables: variables, folded: folded))
-            })
+        case nil: break
+        case .whole(let pattern): wholeQuery = builder.compile(pattern, variables: variables, folded: folded)
+        case .items(let patterns):
+            for item in patterns {
+                let nameStart = builder.units.count
+                builder.units += item.name.unicodeScalars.map { folded ? PatternSyntax.fold($0.value) : $0.value }
+                let nameCount = builder.units.count - nameStart
+                let pattern = builder.compile(item.pattern, variables: variables, folded: folded)
+                items.append(Item(nameStart: Int32(nameStart), nameCount: Int32(nameCount), pattern: pattern))
+            }
+            itemCount = Int32(patterns.count)
         }
     }
 
     /// A legacy path: the path only, case-sensitive, percent-encoded, no variables (spec §2.4).
-    init(_ path: PathRule, rule: LinkRule) {
-        self.rule = rule
+    init(_ path: PathRule, builder: inout PatternBuilder) {
         exclude = path.isExclusion
         encoded = true
         folded = false
-        self.path = Pattern(path.pattern, variables: nil, folded: false)
-        query = nil
-        fragment = nil
+        self.path = builder.compile(path.pattern, variables: nil, folded: false)
+        fragment = Self.none
+        wholeQuery = Self.none
+        itemStart = 0
+        itemCount = 0
     }
 
-    func matches(_ views: inout URLViews) -> Bool {
-        let fields = views.fields(encoded: encoded, folded: folded)
-        if let path, !path.matches(fields.path) { return false }
-        if let fragment, !fragment.matches(fields.fragment) { return false }
-        switch query {
-        case nil: return true
-        case .whole(let pattern): return pattern.matches(fields.query)
-        case .items(let patterns):
-            for index in patterns.indices {
-                var seen = false
-                for item in fields.items where item.name == patterns[index].name {
-                    seen = true
-                    if !patterns[index].pattern.matches(item.value) { return false }
-                }
-                if !seen, !patterns[index].pattern.matches([]) { return false }
+    /// Whether `form` (the URL in this rule's form) matches: path, fragment, then query; every
+    /// item named must match each of its occurrences, an absent item as the empty string.
+    @inline(__always)
+    func matches(_ form: UnsafePointer<URLForm>, _ machine: Machine, _ items: UnsafeBufferPointer<Item>) -> Bool {
+        if path != Self.none, !machine.matches(path, form.pointee.path, form.pointee.pathBigrams) { return false }
+        if fragment != Self.none, !machine.matches(fragment, form.pointee.fragment, form.pointee.fragmentBigrams) { return false }
+        if wholeQuery != Self.none { return machine.matches(wholeQuery, form.pointee.query, form.pointee.queryBigrams) }
+        for item in items[Int(itemStart)..<Int(itemStart + itemCount)] {
+            var seen = false
+            for index in 0..<form.pointee.itemCount {
+                let (name, value) = form.pointee.item(index)
+                guard machine.equals(item.nameStart, item.nameCount, name) else { continue }
+                seen = true
+                if !machine.matches(item.pattern, value, .all) { return false }
             }
-            return true
+            if !seen, !machine.matches(item.pattern, UnsafeBufferPointer(start: nil, count: 0), .all) { return false }
         }
+        return true
     }
 }

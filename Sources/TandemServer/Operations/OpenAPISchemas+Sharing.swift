@@ -37,6 +37,12 @@ extension OpenAPISchemas {
             "UsersLookupRequest": object(["users": array(object(["emailAddress": string, "userRecordName": string]))], required: ["users"]),
             "Users": object(["users": array(ref("User"))]),
             "DiscoverabilityRequest": object(["discoverable": boolean], required: ["discoverable"]),
+            "AssociationFileInfo": object(["domain": string, "source": enumeration(["upload", "fetch"]), "bytes": integer,
+                                           "storedAt": integer, "expiresAt": integer, "version": integer]),
+            "LinkMatch": object(["decision": enumeration(["open", "blocked", "noMatch"]),
+                                 "rule": object(["location": string, "text": string]), "entitlement": string,
+                                 "file": object(["domain": string, "source": string, "storedAt": integer, "expiresAt": integer, "version": integer]),
+                                 "reason": string], required: ["decision"]),
         ]
     }
 }

@@ -22,10 +22,12 @@ struct Services: Sendable {
     let publicURL: String?
     /// App IDs (`TEAMID.bundle.id`) in the server's own apple-app-site-association.
     let appIDs: [String]
+    let links: LinkService
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
-         hub: ChangeHub, log: RequestLog) {
+         hub: ChangeHub, log: RequestLog, links: LinkService? = nil) {
         self.appIDs = appIDs
+        self.links = links ?? LinkService(store: store)
         self.store = store
         self.publicURL = publicURL
         self.hub = hub
