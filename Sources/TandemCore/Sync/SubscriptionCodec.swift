@@ -2,6 +2,9 @@
 /// with `subscriptionType` `query`, `zone` or (Tandem, as CKDatabaseSubscription) `database`,
 /// and Tandem's `webhookURL`.
 public enum SubscriptionCodec {
+    /// The most JSON a subscription's `notificationInfo` may hold (APNs allows 4 KB payloads).
+    public static let notificationInfoBytes = 4096
+
     public static func encode(_ subscription: Subscription) -> JSONValue {
         var o: JSONObject = ["subscriptionID": .string(subscription.subscriptionID),
                              "subscriptionType": .string(subscription.kind.rawValue)]
@@ -64,11 +67,24 @@ public enum SubscriptionCodec {
                 subscription.firesOnce = b
             }
             // CloudKit: a query subscription without a zone is zone-wide.
-            subscription.zoneWide = o["zoneWide"]?.boolValue ?? (subscription.zoneID == nil)
-            if subscription.zoneWide { subscription.zoneID = nil }
+            if let wide = o["zoneWide"], !wide.isNull {
+                guard let b = wide.boolValue else { throw .badRequest("\(context): zoneWide must be true or false") }
+                guard !(b && subscription.zoneID != nil) else {
+                    throw .badRequest("\(context): give either zoneWide: true or a zoneID, not both")
+                }
+                subscription.zoneWide = b
+            } else {
+                subscription.zoneWide = subscription.zoneID == nil
+            }
+            guard subscription.zoneWide || subscription.zoneID != nil else {
+                throw .badRequest("\(context): a query subscription that is not zoneWide needs a zoneID")
+            }
         }
         if let info = o["notificationInfo"], !info.isNull {
             guard case .object(let object) = info else { throw .badRequest("\(context): notificationInfo must be a dictionary") }
+            guard JSONWriter.bytes(info).count <= notificationInfoBytes else {
+                throw .badRequest("\(context): notificationInfo may hold at most \(notificationInfoBytes) bytes of JSON (it travels with every notification)")
+            }
             subscription.notificationInfo = object
         }
         if let url = o["webhookURL"], !url.isNull {
@@ -81,15 +97,39 @@ public enum SubscriptionCodec {
     }
 }
 
-/// Which URLs webhooks may be delivered to: HTTPS anywhere, plain HTTP only on loopback.
+/// Which URLs webhooks may be delivered to: HTTPS to a named host or a public address, plain
+/// HTTP only to loopback (`127.0.0.1`, `localhost`, `[::1]`). No user info (`user@host`), no
+/// link-local or unspecified addresses (`169.254.x.x`, `0.0.0.0`, `[fe80::…]`).
 public enum WebhookURLs {
     public static func isAllowed(_ url: String) -> Bool {
-        guard url.utf8.count <= 2048, !url.contains(" ") else { return false }
-        if url.hasPrefix("https://") { return url.count > "https://".count }
-        for prefix in ["http://127.0.0.1", "http://localhost", "http://[::1]"] where url.hasPrefix(prefix) {
-            let rest = url.dropFirst(prefix.count)
-            return rest.isEmpty || rest.first == ":" || rest.first == "/"
+        guard url.utf8.count <= 2048, url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else { return false }
+        let isHTTPS = url.lowercased().hasPrefix("https://")
+        guard isHTTPS || url.lowercased().hasPrefix("http://") else { return false }
+        let rest = url.dropFirst(isHTTPS ? 8 : 7)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.isEmpty, !authority.contains("@"), !authority.contains("\\") else { return false }
+        let host: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return false }
+            host = authority[authority.startIndex...close]
+            let after = authority[authority.index(after: close)...]
+            guard after.isEmpty || isPort(after) else { return false }
+        } else {
+            let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 2, !parts[0].isEmpty else { return false }
+            if parts.count == 2 { guard isPort(":" + parts[1]) else { return false } }
+            host = parts[0]
         }
-        return false
+        let name = host.lowercased()
+        let loopback = name == "127.0.0.1" || name == "localhost" || name == "[::1]"
+        if !isHTTPS { return loopback }
+        let refused = name.hasPrefix("169.254.") || name == "0.0.0.0" || name.hasPrefix("[fe80:") || name == "[::]"
+        return !refused
+    }
+
+    private static func isPort<S: StringProtocol>(_ text: S) -> Bool {
+        guard text.first == ":" else { return false }
+        let digits = text.dropFirst()
+        return !digits.isEmpty && digits.count <= 5 && digits.allSatisfy(\.isNumber) && (Int(digits) ?? 0) <= 65535
     }
 }

@@ -14,7 +14,8 @@ struct SyncTokens: Sendable {
     static let version: UInt8 = 2
 
     enum Kind: UInt8 {
-        /// Zone key, zone sequence, viewer tag, share-set tag.
+        /// Zone key, zone sequence, viewer tag, share-set tag, and (pages of a listing without a
+        /// token) the zone sequence the listing began at.
         case zone = 1
         /// Offset, query fingerprint.
         case queryMarker = 2
@@ -53,8 +54,10 @@ struct SyncTokens: Sendable {
 
     /// A zone's `syncToken` for a viewer: `viewer` and `shares` are FeedTags of the caller and
     /// of the shares they read the zone through (0 for the owner).
-    func zoneToken(_ zone: StoredZone?, sequence: Int64? = nil, viewer: Int64 = 0, shares: Int64 = 0) -> String {
-        encode(kind: .zone, zone?.key ?? 0, sequence ?? zone?.changeSequence ?? 0, viewer, shares)
+    func zoneToken(_ zone: StoredZone?, sequence: Int64? = nil, viewer: Int64 = 0, shares: Int64 = 0, listingStart: Int64 = 0) -> String {
+        let position = sequence ?? zone?.changeSequence ?? 0
+        if listingStart > 0 { return encode(kind: .zone, zone?.key ?? 0, position, viewer, shares, listingStart) }
+        return encode(kind: .zone, zone?.key ?? 0, position, viewer, shares)
     }
 
     func encodeMarker(offset: Int, fingerprint: Int64) -> String {

@@ -56,6 +56,10 @@ struct ChangeFeedService: Sendable {
         let viewer = FeedTags.viewer(scope.user)
         let shares = FeedTags.shares(access.acceptedShareKeys)
         var after: Int64 = 0
+        // A listing without a token that takes several pages: its page tokens carry where the
+        // listing began. Deletions before that point are skipped (the client never had those
+        // records) and their purge does not expire the listing; later deletions are sent.
+        var listingStart: Int64 = request.syncToken == nil ? zone.changeSequence : 0
         if let text = request.syncToken {
             guard let values = tokens.decode(text, kind: .zone), values.count >= 2 else {
                 throw CloudKitError.badRequest("syncToken is not a zone token this server issued")
@@ -71,8 +75,9 @@ struct ChangeFeedService: Sendable {
                     throw CloudKitError(.changeTokenExpired, "your shares in this zone changed since this token; fetch the zone again without a syncToken")
                 }
             }
+            if values.count >= 5 { listingStart = values[4] }
             after = values[1]
-            if after < (try reader.purgedSequence(zone: zone)) {
+            if (listingStart > 0 ? listingStart : after) < (try reader.purgedSequence(zone: zone)) {
                 throw CloudKitError(.changeTokenExpired, "syncToken is older than the retained change history; fetch the zone again without a syncToken")
             }
         }
@@ -87,8 +92,8 @@ struct ChangeFeedService: Sendable {
         for (change, record, membership) in page.prefix(limit) {
             if let types = request.desiredRecordTypes, !types.contains(change.recordType) { continue }
             guard let record else {
-                // A tombstone or exit; a fresh listing (no token) has nothing to delete.
-                if request.syncToken != nil {
+                // A tombstone or exit; a listing has nothing to delete from before it began.
+                if change.sequence > listingStart {
                     records.append(Record(recordName: change.recordName, recordType: change.recordType, zoneID: zone.zoneID, deleted: true))
                 }
                 continue
@@ -105,7 +110,7 @@ struct ChangeFeedService: Sendable {
             }
         }
         let sequence = more ? (taken.last?.sequence ?? after) : max(after, zone.changeSequence)
-        let token = tokens.zoneToken(zone, sequence: sequence, viewer: viewer, shares: shares)
+        let token = tokens.zoneToken(zone, sequence: sequence, viewer: viewer, shares: shares, listingStart: more ? listingStart : 0)
         return .changes(zoneID: zone.zoneID, syncToken: token, records: records, moreComing: more, desiredKeys: request.desiredKeys)
     }
 

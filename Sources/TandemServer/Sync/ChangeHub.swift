@@ -136,7 +136,18 @@ final class ChangeHub: Sendable {
                     continue
                 }
                 guard let query = subscription.query else { continue }
-                let candidates = visible.filter { $0.recordType == query.recordType && subscription.firesOn.contains($0.event) }
+                // As the subscriber sees it: a record moving into their shares is created for
+                // them, one moving out is deleted.
+                let seen = visible.map { change -> ChangeEvent.RecordChange in
+                    guard let memberships, change.event == .update, change.memberships.count == 2 else { return change }
+                    let before = change.memberships[0].map(memberships.contains) ?? false
+                    let after = change.memberships[1].map(memberships.contains) ?? false
+                    var viewed = change
+                    if !before && after { viewed.event = .create }
+                    if before && !after { viewed.event = .delete }
+                    return viewed
+                }
+                let candidates = seen.filter { $0.recordType == query.recordType && subscription.firesOn.contains($0.event) }
                 guard !candidates.isEmpty else { continue }
                 // Created and updated records must match the filters now; deleted ones matched by type.
                 var matching = Set<String>()

@@ -120,8 +120,8 @@ enum ChangeRoutes {
 
     /// Changes come oldest first; `reverse: true` is refused rather than ignored.
     static func refuseReverse(_ body: JSONObject) throws(CloudKitError) {
-        if body["reverse"]?.boolValue == true {
-            throw .badRequest("reverse: true is not supported; changes are returned oldest first")
-        }
+        guard let value = body["reverse"], !value.isNull else { return }
+        guard let reverse = value.boolValue else { throw .badRequest("'reverse' must be true or false") }
+        if reverse { throw .badRequest("reverse: true is not supported; changes are returned oldest first") }
     }
 }

@@ -22,13 +22,13 @@ enum PushTokenRoutes {
                           responseSchema: "TokensRegisterResponse") { context in
                 let body = try context.jsonBody()
                 let environment = try apnsEnvironment(body)
-                guard let token = body["apnsToken"]?.stringValue, (16...200).contains(token.utf8.count),
+                guard let token = body["apnsToken"]?.stringValue, (32...200).contains(token.utf8.count),
                       token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else {
-                    throw CloudKitError.badRequest("tokens/register needs an 'apnsToken' (16–200 printable characters, no '/')")
+                    throw CloudKitError.badRequest("tokens/register needs an 'apnsToken' (32–200 printable characters, no '/')")
                 }
                 guard services.webCourier.register(token: token, user: context.user!.recordName, container: context.container,
                                                    environment: context.environment.rawValue) else {
-                    throw CloudKitError(.accessDenied, "this apnsToken is registered to another user")
+                    throw CloudKitError(.accessDenied, "this apnsToken is registered to another user, or the server holds too many tokens")
                 }
                 return Responses.json(.object(["apnsEnvironment": .string(environment), "apnsToken": .string(token),
                                                "webcourierURL": .string(context.baseURL + WebCourier.prefix + token)]))

@@ -21,14 +21,23 @@ final class WebCourier: NotificationSink, Sendable {
     }
 
     private let mailboxes = Mutex<[String: Mailbox]>([:])
-    private let arrived = Mutex<[String: DispatchSemaphore]>([:])
+    /// Tokens kept at most, per user and in all (the oldest of a user's go first).
+    static let tokensPerUser = 20
+    static let maximumTokens = 100_000
+    private let arrived = Mutex<[String: [DispatchSemaphore]]>([:])
+    private let order = Mutex<[String: [String]]>([:])
     private let waiters = Atomic<Int>(0)
 
     /// Registers `token` for `user`; returns false when another user already holds it.
     func register(token: String, user: String, container: String, environment: String) -> Bool {
         mailboxes.withLock { boxes in
-            if let existing = boxes[token], existing.user != user { return false }
-            if boxes[token] == nil { boxes[token] = Mailbox(user: user, container: container, environment: environment) }
+            if let existing = boxes[token] { return existing.user == user }
+            guard boxes.count < Self.maximumTokens else { return false }
+            boxes[token] = Mailbox(user: user, container: container, environment: environment)
+            order.withLock { order in
+                order[user, default: []].append(token)
+                while order[user]!.count > Self.tokensPerUser { boxes[order[user]!.removeFirst()] = nil }
+            }
             return true
         }
     }
@@ -44,7 +53,7 @@ final class WebCourier: NotificationSink, Sendable {
             }
             return hit
         }
-        let semaphores = arrived.withLock { waiting in tokens.compactMap { waiting[$0] } }
+        let semaphores = arrived.withLock { waiting in tokens.flatMap { waiting[$0] ?? [] } }
         semaphores.forEach { $0.signal() }
     }
 
@@ -65,8 +74,8 @@ final class WebCourier: NotificationSink, Sendable {
         }
         defer { waiters.subtract(1, ordering: .relaxed) }
         let semaphore = DispatchSemaphore(value: 0)
-        arrived.withLock { $0[token] = semaphore }
-        defer { arrived.withLock { $0[token] = nil } }
+        arrived.withLock { $0[token, default: []].append(semaphore) }
+        defer { arrived.withLock { $0[token]?.removeAll { $0 === semaphore } } }
         if let ready = take(), !ready.isEmpty { return ready }
         _ = semaphore.wait(timeout: .now() + timeout)
         return take() ?? []

@@ -186,4 +186,39 @@ struct ChangeFeedTests {
         let onlyItems = try fetch(["desiredRecordTypes": ["Item"]])
         #expect(onlyItems.compactMap { $0["recordName"]?.stringValue } == ["item"])
     }
+
+    @Test("a listing without a token completes over several pages even after old deletions were purged")
+    func listingAfterPurge() throws {
+        let server = try TestServer()
+        try server.start(extraArguments: ["--change-retention", "1", "--quiet"])
+        let owner = try server.person("owner")
+        _ = try server.post("zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": "z"]]]]], as: owner, database: "private")
+        _ = try server.post("records/modify", Body.modify((0..<5).map { Body.operation("create", name: "r\($0)", recordType: "Item", fields: ["n": Body.field(.int(Int64($0)))]) },
+                                                         zone: "z"), as: owner, database: "private")
+        var before = ZoneMirror()
+        try before.catchUp(server, zoneID: ["zoneName": "z"], as: owner)
+        _ = try server.post("records/modify", Body.modify([Body.operation("create", name: "tmp", recordType: "Item", fields: [:])], zone: "z"), as: owner, database: "private")
+        _ = try server.post("records/modify", Body.modify([Body.operation("forceDelete", name: "tmp", recordType: nil)], zone: "z"), as: owner, database: "private")
+        // Wait until the deletion was purged (the old token expires).
+        var purged = false
+        for _ in 0..<40 where !purged {
+            Thread.sleep(forTimeInterval: 0.25)
+            var copy = before
+            purged = try copy.catchUp(server, zoneID: ["zoneName": "z"], as: owner) == "CHANGE_TOKEN_EXPIRED"
+        }
+        #expect(purged)
+        var fresh = ZoneMirror()
+        #expect(try fresh.catchUp(server, zoneID: ["zoneName": "z"], as: owner, limit: 2) == nil)
+        #expect(fresh.pages == 3)
+        #expect(Set(fresh.records.keys) == ["r0", "r1", "r2", "r3", "r4"])
+        // A record deleted while a listing is under way arrives as a deletion on a later page.
+        var partial = ZoneMirror()
+        let first = try server.post("changes/zone", ["zones": [["zoneID": ["zoneName": "z"]]], "resultsLimit": 2], as: owner, database: "private").json
+        let zoneResult = try #require(first["zones"]?.arrayValue?.first)
+        for record in zoneResult["records"]?.arrayValue ?? [] { partial.records[record["recordName"]!.stringValue!] = record }
+        partial.token = zoneResult["syncToken"]?.stringValue
+        _ = try server.post("records/modify", Body.modify([Body.operation("forceDelete", name: "r0", recordType: nil)], zone: "z"), as: owner, database: "private")
+        #expect(try partial.catchUp(server, zoneID: ["zoneName": "z"], as: owner, limit: 2) == nil)
+        #expect(Set(partial.records.keys) == ["r1", "r2", "r3", "r4"])
+    }
 }

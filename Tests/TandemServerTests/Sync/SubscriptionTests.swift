@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TandemCore
 @testable import TandemServer
@@ -42,6 +43,10 @@ struct SubscriptionTests {
         (["subscriptionType": "query", "query": ["recordType": "Item"], "firesOn": ["explode"]], "firesOn"),
         (["subscriptionType": "database", "webhookURL": "http://example.com/hook"], "webhookURL"),
         (["subscriptionType": "zone", "zoneID": ["zoneName": "missing"]], "ZONE_NOT_FOUND"),
+        (["subscriptionType": "database", "webhookURL": "http://127.0.0.1:1@192.0.2.2:9911/x"], "webhookURL"),
+        (["subscriptionType": "database", "webhookURL": "https://169.254.169.254/latest"], "webhookURL"),
+        (["subscriptionType": "query", "query": ["recordType": "Item"], "zoneWide": true, "zoneID": ["zoneName": "z"]], "not both"),
+        (["subscriptionType": "database", "notificationInfo": ["alertBody": .string(String(repeating: "x", count: 5000))]], "at most 4096"),
     ] as [(JSONValue, String)])
     func refusals(_ subscription: JSONValue, _ word: String) throws {
         let server = try Shared.server
@@ -142,5 +147,63 @@ struct SubscriptionTests {
         let got = try server.notifications(at: courier, count: 2)
         #expect(got.count == 2)
         #expect(got.allSatisfy { $0["notificationType"] == "database" && $0["zoneID"]?["zoneName"] == "temp" })
+    }
+
+    @Test("query subscriptions see moves between shares as the subscriber does: into their share a creation, out of it a deletion")
+    func movesBetweenShares() throws {
+        let server = try Shared.server
+        let owner = try server.person("owner")
+        let pam = try server.person("pam")
+        let quinn = try server.person("quinn")
+        let zone = unique("moves")
+        _ = try server.post("zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": .string(zone)]]]]], as: owner, database: "private")
+        let created = try server.post("records/modify", Body.modify([
+            Body.operation("create", name: "a", fields: [:]), Body.operation("create", name: "b", fields: [:]),
+            Body.operation("create", name: "x", recordType: "Item", fields: [:], extra: ["parent": ["recordName": "b"]]),
+            Body.operation("create", name: "sa", recordType: "cloudkit.share", extra: ["forRecord": ["recordName": "a"], "participants": [Invite.email(pam)]]),
+            Body.operation("create", name: "sb", recordType: "cloudkit.share", extra: ["forRecord": ["recordName": "b"], "participants": [Invite.email(quinn)]]),
+        ], zone: zone), as: owner, database: "private").json
+        let sharedZone: JSONValue = ["zoneName": .string(zone), "ownerRecordName": .string(owner.recordName)]
+        for (person, index) in [(pam, 3), (quinn, 4)] {
+            let guid = created.record(index)["shortGUID"]!.stringValue!
+            try server.accept(SharedNote(owner: owner, zone: zone, shareName: "", guid: guid, shareTag: "", rootTag: "", childTag: ""), as: person)
+            _ = try server.subscribe(["subscriptionID": "items", "subscriptionType": "query", "query": ["recordType": "Item"], "zoneID": sharedZone],
+                                     as: person, database: "shared")
+        }
+        let pamCourier = try server.webcourier(as: pam)
+        let quinnCourier = try server.webcourier(as: quinn)
+        let x = try server.post("records/lookup", Body.lookup(["x"], zone: zone), as: owner, database: "private").json.record(0)
+        _ = try server.post("records/modify", Body.modify([Body.operation("update", name: "x", recordType: nil, tag: x["recordChangeTag"]?.stringValue,
+                                                                          extra: ["parent": ["recordName": "a"]])], zone: zone), as: owner, database: "private")
+        let toPam = try server.notifications(at: pamCourier, count: 1)
+        let toQuinn = try server.notifications(at: quinnCourier, count: 1)
+        #expect(toPam.first?["queryNotificationReason"] == "recordCreated")
+        #expect(toQuinn.first?["queryNotificationReason"] == "recordDeleted")
+    }
+
+    @Test("every long poll waiting on one token wakes for a notification")
+    func concurrentLongPolls() throws {
+        let server = try Shared.server
+        let owner = try server.person("poller")
+        let courier = try server.webcourier(as: owner)
+        _ = try server.subscribe(["subscriptionID": "db", "subscriptionType": "database"], as: owner)
+        let woke = Mutex(0)
+        let group = DispatchGroup()
+        for _ in 0..<3 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                if let response = try? server.request("GET", courier + "?timeout=10", token: .some(nil)),
+                   response.json["notifications"]?.arrayValue?.isEmpty == false {
+                    woke.withLock { $0 += 1 }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        let started = Date()
+        _ = try server.post("records/modify", Body.modify([Body.operation("create", name: "wake", recordType: "Item", fields: [:])]), as: owner, database: "private")
+        group.wait()
+        #expect(Date().timeIntervalSince(started) < 8)
+        #expect(woke.withLock { $0 } >= 1)
     }
 }
