@@ -63,17 +63,6 @@ extension TestServer {
 
 /// One server for the schema suites: they change schemas, so they keep off the shared server.
 enum SchemaServer {
-    nonisolated(unsafe) private static var instance: TestServer?
-    private static let lock = NSLock()
-
-    static var server: TestServer {
-        get throws {
-            lock.lock()
-            defer { lock.unlock() }
-            if let instance { return instance }
-            let server = try TestServer()
-            instance = server
-            return server
-        }
-    }
+    private static let lazy = LazyTestServer()
+    static var server: TestServer { get throws { try lazy.server } }
 }

@@ -1,13 +1,12 @@
 import Foundation
 import TandemCore
 
-/// One server shared by the end-to-end suites (tests use distinct record and zone names, so
-/// they can run in parallel against it).
-enum Shared {
-    nonisolated(unsafe) private static var instance: TestServer?
-    private static let lock = NSLock()
+/// A test server started on first use and kept for the whole run.
+final class LazyTestServer: @unchecked Sendable {
+    private var instance: TestServer?
+    private let lock = NSLock()
 
-    static var server: TestServer {
+    var server: TestServer {
         get throws {
             lock.lock()
             defer { lock.unlock() }
@@ -17,6 +16,13 @@ enum Shared {
             return server
         }
     }
+}
+
+/// One server shared by the end-to-end suites (tests use distinct record and zone names, so
+/// they can run in parallel against it).
+enum Shared {
+    private static let lazy = LazyTestServer()
+    static var server: TestServer { get throws { try lazy.server } }
 }
 
 /// A fresh name, so parallel tests never collide.
