@@ -50,6 +50,7 @@ enum SyncFigure {
 
         // 1. Catch-up: fetch the zone from the token taken before its records were written.
         let started = Date()
+        let cpuBefore = server.cpuSeconds()
         var token = setup.catchUpToken
         var fetched = 0
         while true {
@@ -65,20 +66,22 @@ enum SyncFigure {
             if ByteSearch.count(bytes, "\"moreComing\":true") == 0 { break }
         }
         let catchUpSeconds = Date().timeIntervalSince(started)
+        let catchUpCPU = server.cpuSeconds() - cpuBefore
         guard fetched == catchUpRecords else { throw BenchError("catch-up fetched \(fetched) of \(catchUpRecords) records") }
         let rate = Double(fetched) / catchUpSeconds
-        report.say("  changes/zone catch-up: \(Format.count(fetched)) records in \(Format.seconds(catchUpSeconds)) = \(Format.rate(rate)) (pages of 1,000, one client)")
+        report.say("  changes/zone catch-up: \(Format.count(fetched)) records in \(Format.seconds(catchUpSeconds)) = \(Format.rate(rate)) (pages of 1,000, one client); "
+                   + "server CPU \(Format.latency(catchUpCPU / Double(max(fetched, 1)))) per record")
 
-        // 2. Latency: 1,000 stream clients, each subscribed to its own zone; 500 writes/s round-robin.
-        let latencies = try measureLatency(server: server, setup: setup, http: http, seconds: options.quick ? 4 : 10, report: report)
-
-        // 3. The per-viewer feed: creates into a zone shared with 100 participants vs an unshared one.
+        // 2. The per-viewer feed (before the stream clients connect, like the other create figures): creates into a zone shared with 100 participants vs an unshared one.
         let unshared = try Wrk.run(url: server.url, script: createScript(zone: "plain", owner: setup.owner), threads: 2, connections: 32,
                                    seconds: options.loadSeconds, serverCPU: server.cpuSeconds)
         let shared = try Wrk.run(url: server.url, script: createScript(zone: "crowded", owner: setup.owner), threads: 2, connections: 32,
                                  seconds: options.loadSeconds, serverCPU: server.cpuSeconds)
         report.wrkLine("records/modify create, unshared zone, -t2 -c32", unshared)
         report.wrkLine("records/modify create, zone shared with \(participants), -t2 -c32", shared)
+        // 3. Latency: 1,000 stream clients, each subscribed to its own zone; 500 writes/s round-robin.
+        let latencies = try measureLatency(server: server, setup: setup, http: http, seconds: options.quick ? 4 : 10, report: report)
+
         let memory = server.memory()
         return Result(catchUpRecordsPerSecond: rate, catchUpRecords: fetched, latencies: latencies.values, sentWrites: latencies.sent,
                       sharedCreates: shared, unsharedCreates: unshared,

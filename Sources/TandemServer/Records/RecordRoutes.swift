@@ -48,7 +48,7 @@ enum RecordRoutes {
             case .saved(let record):
                 var itemOptions = options
                 if index < perItemKeys.count, let keys = perItemKeys[index] { itemOptions.desiredKeys = keys }
-                return RecordCodec.encodeRecord(record, options: itemOptions)
+                return RecordCodec.encodeForResponse(record, options: itemOptions)
             case .deleted(let name):
                 return .object(["recordName": .string(name), "deleted": .bool(true)])
             case .failed(let error):
@@ -109,7 +109,7 @@ enum RecordRoutes {
         }
         let page = try services.records.query(query, zoneID: zone, zoneWide: zoneWide, limit: limit, offset: offset, scope: context.recordScope)
         let options = try options(context, body, desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]))
-        var response: JSONObject = ["records": .array(page.records.map { RecordCodec.encodeRecord($0, options: options) })]
+        var response: JSONObject = ["records": .array(page.records.map { RecordCodec.encodeForResponse($0, options: options) })]
         if page.more {
             response["continuationMarker"] = .string(services.tokens.encodeMarker(offset: offset + page.records.count, fingerprint: fingerprint))
         }

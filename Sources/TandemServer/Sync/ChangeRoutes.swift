@@ -55,7 +55,7 @@ enum ChangeRoutes {
                         recordOptions.desiredKeys = desiredKeys
                         return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(syncToken),
                                         "moreComing": .bool(moreComing),
-                                        "records": .array(records.map { RecordCodec.encodeRecord($0, options: recordOptions) })])
+                                        "records": .array(records.map { RecordCodec.encodeForResponse($0, options: recordOptions) })])
                     case .failed(let error):
                         return ErrorCodec.encode(error, uuid: context.uuid)
                     }
@@ -76,7 +76,7 @@ enum ChangeRoutes {
                 let options = try RecordRoutes.options(context, body, desiredKeys: request.desiredKeys)
                 switch try services.changes.zoneChanges([request], scope: context.scope)[0] {
                 case .changes(_, let syncToken, let records, let moreComing, _):
-                    return Responses.json(.object(["records": .array(records.map { RecordCodec.encodeRecord($0, options: options) }),
+                    return Responses.json(.object(["records": .array(records.map { RecordCodec.encodeForResponse($0, options: options) }),
                                                    "syncToken": .string(syncToken), "moreComing": .bool(moreComing), "reverse": .bool(false)]))
                 case .failed(let error):
                     throw error
