@@ -101,9 +101,10 @@ extension SQLiteStoreTransaction {
 
     func databaseChanges(_ owner: FeedOwner, after sequence: Int64, limit: Int) throws -> [DatabaseChange] {
         // Live zones come from the zones' own ticks; deletions and lost access from the viewer's rows.
+        // CROSS JOIN: drive from the viewer's few zones, not from every zone of the container.
         let live = owner.scope == .shared
             ? """
-              SELECT z.id, z.name, z.owner, z.feed_seq, 0, NULL FROM zone_viewers v JOIN zones z ON z.id = v.zone_id
+              SELECT z.id, z.name, z.owner, z.feed_seq, 0, NULL FROM zone_viewers v CROSS JOIN zones z ON z.id = v.zone_id
               WHERE v.viewer = ?1 AND z.container_id = ?2 AND z.environment = ?3 AND z.feed_seq > ?5
               """
             : """
