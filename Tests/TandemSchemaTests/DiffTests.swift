@@ -50,7 +50,7 @@ import TandemSchema
             DEFINE SCHEMA
             RECORD TYPE Note ("___recordID" REFERENCE QUERYABLE, title STRING, GRANT READ TO "_world");
             """,
-         ["removed role editor", "changed options of field Note.title from QUERYABLE to none",
+         ["! removed role editor (users holding it lose it)", "changed options of field Note.title from QUERYABLE to none",
           "! removed field Note.stars (INT64) and its values", "changed rights of role editor on Note from WRITE to none",
           "! removed record type Tag and its records"]),
     ]
@@ -71,5 +71,16 @@ import TandemSchema
 
             """)
         #expect([SchemaChange]().report == "no changes\n")
+    }
+
+    @Test("reordering or removing roles in the middle moves users' role assignments: data-losing")
+    func rolePositions() throws {
+        func schema(_ roles: [String]) throws -> Schema {
+            try Schema(parsing: "DEFINE SCHEMA\n" + roles.map { "CREATE ROLE \($0);\n" }.joined() + "RECORD TYPE A (x STRING);", file: "t.ckdb")
+        }
+        let base = try schema(["moderator", "editor"])
+        #expect(base.changes(to: try schema(["moderator", "editor", "viewer"])).allSatisfy { !$0.losesData })
+        #expect(base.changes(to: try schema(["editor", "moderator"])).contains { $0.losesData })
+        #expect(base.changes(to: try schema(["editor"])).contains { if case .rolePositionsChanged = $0 { true } else { false } })
     }
 }

@@ -2,11 +2,15 @@
 ///
 /// `losesData` marks the changes CloudKit refuses when publishing to production because
 /// records could lose data (spec §5.2, "Publishing"): removing a record type, removing a
-/// field, changing a field's type. Dropping a system field from the file only drops its
+/// field, changing a field's type; and (Tandem) removing or reordering roles, which moves
+/// users' role assignments. Dropping a system field from the file only drops its
 /// options (the field stays), so it is an options change.
 public enum SchemaChange: Sendable, Hashable, CustomStringConvertible {
     case roleAdded(String)
     case roleRemoved(String)
+    /// Roles keep their positions only when the new list extends the old one: users' `roles`
+    /// name them by position (decision SC4), so any other change moves who holds what.
+    case rolePositionsChanged(from: [String], to: [String])
     case recordTypeAdded(RecordType)
     case recordTypeRemoved(RecordType)
     case fieldAdded(recordType: String, Field)
@@ -19,7 +23,7 @@ public enum SchemaChange: Sendable, Hashable, CustomStringConvertible {
     /// True when applying the change could lose production data.
     public var losesData: Bool {
         switch self {
-        case .recordTypeRemoved, .fieldRemoved, .fieldTypeChanged: true
+        case .recordTypeRemoved, .fieldRemoved, .fieldTypeChanged, .roleRemoved, .rolePositionsChanged: true
         default: false
         }
     }
@@ -28,7 +32,9 @@ public enum SchemaChange: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .roleAdded(let role): "added role \(role)"
-        case .roleRemoved(let role): "removed role \(role)"
+        case .roleRemoved(let role): "removed role \(role) (users holding it lose it)"
+        case .rolePositionsChanged(let from, let to):
+            "role positions change from \(from.joined(separator: ", ")) to \(to.joined(separator: ", ")) (users' roles are stored by position)"
         case .recordTypeAdded(let type): "added record type \(type.name) (\(Self.count(type.fields.count, "field")), \(Self.count(type.grants.count, "grant")))"
         case .recordTypeRemoved(let type): "removed record type \(type.name) and its records"
         case .fieldAdded(let type, let field): "added field \(type).\(field.name) \(Self.spelled(field.type, field.options))"

@@ -7,6 +7,12 @@ extension Schema {
         var changes: [SchemaChange] = []
         changes += roles.filter { !new.roles.contains($0) }.map { .roleRemoved($0) }
         changes += new.roles.filter { !roles.contains($0) }.map { .roleAdded($0) }
+        // Positions hold when the roles that stay keep their places (removed ones were last) and
+        // new ones come after them.
+        let kept = roles.filter(new.roles.contains)
+        if !(roles.starts(with: kept) && new.roles.starts(with: kept)) {
+            changes.append(.rolePositionsChanged(from: roles, to: new.roles))
+        }
         for type in new.recordTypes {
             if let old = recordType(named: type.name) {
                 changes += old.changes(to: type)

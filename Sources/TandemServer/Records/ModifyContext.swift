@@ -60,7 +60,7 @@ struct ModifyContext {
         case .create:
             if let existing {
                 var error = CloudKitError(.exists, "record '\(op.recordName)' already exists; use update with its recordChangeTag")
-                error.serverRecord = existing
+                error.serverRecord = try readableServerRecord(existing)
                 throw error
             }
             return .saved(try save(op, over: nil, membership: nil))
@@ -77,8 +77,16 @@ struct ModifyContext {
         if server.recordType == Share.recordType, let share = try tx.share(zone: zone, recordName: server.recordName) {
             server.sharing = try batch.presenter(tx).present(share, viewer: scope.user)
         }
-        error.serverRecord = server
+        error.serverRecord = try readableServerRecord(server)
         return error
+    }
+
+    /// The server record a `CONFLICT` or `EXISTS` may carry (D2): only one the caller may read
+    /// (in the public database, the schema's READ grant).
+    func readableServerRecord(_ record: Record) throws -> Record? {
+        guard scope.database.database == .public else { return record }
+        guard case .saved(let visible) = try PublicGrants.readable([.saved(record)], tx, scope: scope).first else { return nil }
+        return visible
     }
 
     /// How a save sets the record's share membership.

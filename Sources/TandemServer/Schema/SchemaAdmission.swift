@@ -30,8 +30,32 @@ enum SchemaAdmission {
         case .development:
             var schema = current ?? Schema()
             if schema.admitJustInTime(record) {
-                _ = try SchemaRegistry.put(schema, tx, container: scope.container, environment: scope.environment, at: now)
+                try checkGrowth(schema, recordType: record.recordType, scope: scope)
+                // No index DDL on the write path: an import builds the sort indexes (SC9).
+                _ = try SchemaRegistry.put(schema, tx, container: scope.container, environment: scope.environment,
+                                           createSortIndexes: false, at: now)
             }
+        }
+    }
+}
+
+extension SchemaAdmission {
+    /// Bounds on what writes may add to a development schema (SC9): a schema grows on the
+    /// single write path, so unbounded growth would slow every container.
+    static let recordTypesLimit = 500
+    static let fieldsPerTypeLimit = 250
+    static let fieldsLimit = 5000
+
+    static func checkGrowth(_ schema: Schema, recordType: String, scope: DatabaseScope) throws {
+        guard schema.recordTypes.count <= recordTypesLimit else {
+            throw CloudKitError(.limitExceeded, "the development schema of \(scope.container) may have at most \(recordTypesLimit) record types; import a schema to change it")
+        }
+        if let type = schema.recordTypes.first(where: { $0.name == recordType }), type.fields.count > fieldsPerTypeLimit {
+            throw CloudKitError(.limitExceeded, "record type '\(recordType)' may have at most \(fieldsPerTypeLimit) fields in the development schema")
+        }
+        let total = schema.recordTypes.reduce(0) { $0 + $1.fields.count }
+        guard total <= fieldsLimit else {
+            throw CloudKitError(.limitExceeded, "the development schema of \(scope.container) may have at most \(fieldsLimit) fields in all; import a schema to change it")
         }
     }
 }

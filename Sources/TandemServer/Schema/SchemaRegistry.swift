@@ -31,9 +31,10 @@ final class SchemaRegistry: Sendable {
 
     /// Stores `schema` as the environment's schema with what it indexes; returns the record
     /// types whose existing records need their index entries rebuilt.
-    static func put(_ schema: Schema, _ tx: any StoreWriting, container: String, environment: Environment, at time: Int64) throws -> Set<String> {
+    static func put(_ schema: Schema, _ tx: any StoreWriting, container: String, environment: Environment,
+                    createSortIndexes: Bool = true, at time: Int64) throws -> Set<String> {
         try tx.putSchema(schema.ckdb, etag: UUIDs.make(), fields: schema.indexedFields, container: container,
-                         environment: environment, at: time)
+                         environment: environment, createSortIndexes: createSortIndexes, at: time)
     }
 }
 

@@ -22,7 +22,7 @@ extension SQLiteStoreTransaction {
     }
 
     func putSchema(_ text: String, etag: String, fields: [IndexedField], container: String, environment: Environment,
-                   at time: Int64) throws -> Set<String> {
+                   createSortIndexes: Bool, at time: Int64) throws -> Set<String> {
         let key: [SQLiteValue] = [.text(container), .text(environment.rawValue)]
         let hadSchema = try schemaETag(container: container, environment: environment) != nil
         let old = try db.query("""
@@ -36,8 +36,10 @@ extension SQLiteStoreTransaction {
             ON CONFLICT (container_id, environment) DO UPDATE SET text = excluded.text, etag = excluded.etag, updated_at = excluded.updated_at
             """, key + [.text(text), .text(etag), .integer(time)])
         try db.run("DELETE FROM schema_fields WHERE container_id = ? AND environment = ?", key)
+        let hadIndex = Set(old.filter { $0.1 != nil }.map { "\($0.0.recordType)\u{0}\($0.0.field)" })
         for field in fields {
-            let index = field.ordered ? SortIndexes.name(recordType: field.recordType, field: field.field) : nil
+            let keep = createSortIndexes || hadIndex.contains("\(field.recordType)\u{0}\(field.field)")
+            let index = field.ordered && keep ? SortIndexes.name(recordType: field.recordType, field: field.field) : nil
             if let index {
                 try db.execute("""
                     CREATE INDEX IF NOT EXISTS \(index) ON records(zone_id, \(SortIndexes.expression(field.field, table: nil)), id) \

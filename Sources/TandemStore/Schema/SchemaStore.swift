@@ -55,8 +55,10 @@ public protocol SchemaWriting: SchemaReading {
     /// Stores `text` and what to index, creating and dropping the expression indexes of ordered
     /// fields (each one `CREATE INDEX` statement). Returns the record types whose existing
     /// records' `field_index` rows or full-text entries no longer match (`rebuildIndexes`).
+    /// Without `createSortIndexes` (just-in-time additions), no new expression index is built:
+    /// fields keep the ones they had, and new sortable fields sort through `field_index`.
     func putSchema(_ text: String, etag: String, fields: [IndexedField], container: String, environment: Environment,
-                   at time: Int64) throws -> Set<String>
+                   createSortIndexes: Bool, at time: Int64) throws -> Set<String>
     /// Rewrites the index entries of at most `limit` records of `recordType` after record key
     /// `after`, in key order; returns the last key done and how many records, nil when none were left.
     func rebuildIndexes(container: String, environment: Environment, recordType: String, after: Int64,

@@ -142,3 +142,31 @@ import TandemCore
         #expect(response.json.serverErrorCode == "ZONE_NOT_FOUND")
     }
 }
+
+/// Regressions from an adversarial review of the schema work.
+@Suite struct SchemaHardeningTests {
+    @Test("an EXISTS answer carries the server record only to someone who may read it")
+    func existsHidesUnreadableRecords() throws {
+        let world = try PublicGrantsTests.World.shared.get()
+        let stranger = world.tokens[.icloud]!
+        let response = try world.server.post("records/modify", Body.modify([Body.operation("create", name: "existing-Diary", recordType: "Post",
+                                                                                           fields: ["title": Body.field("mine")])]),
+                                             container: world.container, environment: "production", database: "public", token: stranger)
+        let item = response.json.record(0)
+        #expect(item.serverErrorCode == "EXISTS" || item.serverErrorCode == "ACCESS_DENIED", "\(response.text)")
+        #expect(item["serverRecord"] == nil)
+        #expect(response.text.contains("first") == false)
+    }
+
+    @Test("writes cannot grow a development schema without bound")
+    func justInTimeGrowthIsBounded() throws {
+        let server = try SchemaServer.server
+        let container = try server.makeContainer()
+        let person = try server.person("grower")
+        var fields = JSONObject()
+        for index in 0..<260 { fields["f\(index)"] = Body.field("x") }
+        let response = try server.post("records/modify", Body.modify([Body.operation("create", name: "wide", recordType: "Wide", fields: fields)]),
+                                       container: container, environment: "development", database: "private", token: person.token)
+        #expect(response.json.record(0).serverErrorCode == "LIMIT_EXCEEDED", "\(response.text.prefix(300))")
+    }
+}
