@@ -15,31 +15,27 @@ enum LinkRoutes {
                 }
                 return Responses.json(try services.links.match(url: url, appID: app, container: context.container).json)
             },
-            DatabaseRoute(operation: "links/upload", method: "POST", databases: [],
-                          summary: "Administrators: store a domain's apple-app-site-association file (?domain=…, the file as the body, ckAPIToken of the container)",
-                          requestSchema: nil, responseSchema: "AssociationFileInfo") { context in
-                let domain = try administeredDomain(context)
-                let file = try services.links.upload(domain: domain, container: context.container, bytes: context.request.body)
-                return Responses.json(describe(file))
-            },
-            DatabaseRoute(operation: "links/refresh", method: "POST", databases: [],
-                          summary: "Administrators: fetch a domain's apple-app-site-association file now (?domain=…, ckAPIToken of the container)",
-                          requestSchema: nil, responseSchema: "AssociationFileInfo") { context in
-                let domain = try administeredDomain(context)
-                return Responses.json(describe(try services.links.refresh(domain: domain, container: context.container)))
-            },
         ]
     }
 
-    /// The `domain` parameter of an administrator's request. A container's API token is made
-    /// only by the operator (`tandem token create --api`), so holding one is what makes an
-    /// administrator here; the router has already checked it belongs to this container.
-    private static func administeredDomain(_ context: RequestContext) throws -> String {
-        guard context.parameters["ckAPIToken"] != nil else {
-            throw CloudKitError(.accessDenied, "changing association files needs the container's API token (ckAPIToken) beside a signed-in user")
+    /// `POST /tandem/1/{container}/{environment}/links/upload?domain=…` (the file as the body)
+    /// and `…/links/refresh?domain=…`: the operator's, with an admin token
+    /// (`Authorization: Bearer`, `tandem token create --admin`), as for schemas. Nil for other paths.
+    static func adminRespond(_ context: RequestContext, _ services: Services) throws -> HTTPResponse? {
+        let segments = context.request.head.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard segments.count == 7, segments[1] == "tandem", segments[2] == "1", segments[5] == "links",
+              segments[6] == "upload" || segments[6] == "refresh" else { return nil }
+        guard context.request.head.method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
+        try SchemaRoutes.authenticateAdmin(context, services.store)
+        let container = segments[3]
+        guard try services.store.read({ try $0.containerExists(container) }) else {
+            throw CloudKitError(.notFound, "no container '\(container)'")
         }
         guard let domain = context.parameters["domain"], !domain.isEmpty else { throw CloudKitError.badRequest("send ?domain=example.com") }
-        return domain
+        let file = segments[6] == "upload"
+            ? try services.links.upload(domain: domain, container: container, bytes: context.request.body)
+            : try services.links.refresh(domain: domain, container: container)
+        return Responses.json(describe(file))
     }
 
     static func describe(_ file: StoredAssociationFile) -> JSONValue {

@@ -108,6 +108,10 @@ public final class APIRouter: HTTPResponder {
                 endpoint = "schema"
                 return (endpoint, response)
             }
+            if let response = try LinkRoutes.adminRespond(context, services) {
+                endpoint = "links/admin"
+                return (endpoint, response)
+            }
             if path.hasPrefix("/tandem/1/") {
                 let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
                 guard segments.count >= 3 else {

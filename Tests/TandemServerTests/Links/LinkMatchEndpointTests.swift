@@ -6,11 +6,12 @@ import TandemCore
 /// HTTP against a real server.
 @Suite struct LinkMatchEndpointTests {
     /// Uploads `components` as the file of `domain` through the admin endpoint.
+    /// Uploads as the operator: `apiToken` is the admin token (`tandem token create --admin`),
+    /// nil sends the test user's token instead.
     func upload(_ domain: String, _ body: String, apiToken: String?) throws -> TestServer.Response {
         let server = try LinksServer.shared.server
-        var url = "\(server.baseURL)/tandem/1/\(TestServer.container)/development/links/upload?domain=\(domain)"
-        if let apiToken { url += "&ckAPIToken=\(apiToken)" }
-        return try server.request("POST", url, body: Data(body.utf8))
+        let url = "\(server.baseURL)/tandem/1/\(TestServer.container)/development/links/upload?domain=\(domain)"
+        return try server.request("POST", url, body: Data(body.utf8), token: apiToken.map { .some($0) } ?? .none)
     }
 
     @Test func exactHostIsConsultedBeforeTheWildcard() throws {
@@ -42,9 +43,10 @@ import TandemCore
 
     @Test func uploadEndpointNeedsTheContainersAPIToken() throws {
         let (app, domain) = LinksServer.names()
+        // A signed-in user is not the operator.
         let refused = try upload(domain, LinksServer.file(app, #"[{"/": "*"}]"#), apiToken: nil)
-        #expect(refused.status == 403)
-        #expect(refused.json.serverErrorCode == "ACCESS_DENIED")
+        #expect(refused.status == 401)
+        #expect(refused.json.serverErrorCode == "AUTHENTICATION_FAILED")
         let bad = try upload(domain, "{\"applinks\": {\"details\": [}", apiToken: try LinksServer.shared.apiToken)
         #expect(bad.status == 400)
         #expect(bad.json["reason"]?.stringValue?.contains("line 1, column") == true, "\(bad.json)")

@@ -16,7 +16,7 @@ enum LinksServer {
             if let instance { return instance }
             let origin = try AssociationOrigin()
             let server = try TestServer(extraArguments: ["--links-fetch-origin", origin.origin, "--links-ttl", String(Int(ttl))])
-            let apiToken = try TestServer.admin(["token", "create", "--api", "--container", TestServer.container, "--data", server.dataDirectory])
+            let apiToken = try TestServer.admin(["token", "create", "--admin", "--data", server.dataDirectory])
             instance = (server, origin, apiToken)
             return (server, origin, apiToken)
         }
