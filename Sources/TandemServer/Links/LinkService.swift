@@ -164,11 +164,18 @@ public final class LinkService: Sendable {
         guard let app = try store.read({ try $0.app(appID, container: container) }) else {
             throw CloudKitError(.notFound, "no app '\(appID)' in container '\(container)' (register it with: tandem app add \(appID) --container \(container))")
         }
+        // Universal links are http(s) URLs on the domain's default port (L3).
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://") else {
+            throw CloudKitError.badRequest("'\(url)' is not an http(s) URL; universal links are https://host/path")
+        }
         guard var host = LinkURL(url).host, !host.isEmpty else {
             throw CloudKitError.badRequest("'\(url)' has no host; send a full URL (https://example.com/path)")
         }
         if let at = host.lastIndex(of: "@") { host = String(host[host.index(after: at)...]) }
-        if !allowsPorts, let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
+        if !allowsPorts, !host.hasSuffix("]"), host.contains(":") {
+            throw CloudKitError.badRequest("'\(url)' names a port; universal links use the default port")
+        }
         host = host.lowercased()
         let domains = app.domains.compactMap { try? AssociatedDomain($0, allowPorts: allowsPorts) }
         let candidates = AssociatedDomain.candidates(for: host, in: domains)

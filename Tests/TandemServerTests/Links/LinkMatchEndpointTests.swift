@@ -85,5 +85,7 @@ import TandemCore
         let server = try LinksServer.shared.server
         let missing = try server.request("GET", "\(server.baseURL)/tandem/1/\(TestServer.container)/development/links/match?app=\(app)")
         #expect(missing.status == 400)
+        // Universal links are http(s) URLs (ports are refused unless a fetch origin is set, as here).
+        #expect(try LinksServer.match("ftp://\(domain)/x", app: app).status == 400)
     }
 }
