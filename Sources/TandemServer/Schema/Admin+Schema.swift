@@ -47,4 +47,23 @@ extension Admin {
             try tx.putRecord(record, zone: zone, sequence: sequence, membership: nil)
         }
     }
+
+    /// A user's custom roles in a container environment (their `Users` record's `roles`, by
+    /// the schema's `CREATE ROLE` order); empty when they hold none.
+    public static func roles(of key: String, container: String, environment: Environment, store: any Store) throws -> [String] {
+        guard let user = try store.read({ try $0.user(recordNameOrEmail: key) }) else {
+            throw CloudKitError(.notFound, "no user '\(key)'")
+        }
+        let scope = DatabaseScope(container: container, environment: environment, database: .public, owner: DatabaseScope.publicOwner)
+        return try store.read { reader in
+            let schema = try SchemaRegistry.shared.schema(reader, container: container, environment: environment) ?? Schema()
+            guard let zone = try reader.zone(scope, name: ZoneID.defaultZoneName),
+                  let record = try reader.record(zone: zone, name: user.recordName),
+                  let value = record.fields[PublicGrants.rolesField] else { return [] }
+            return value.elements.compactMap { element -> String? in
+                guard case .int64(let position) = element, position >= 1, position <= schema.roles.count else { return nil }
+                return schema.roles[Int(position) - 1]
+            }
+        }
+    }
 }

@@ -37,7 +37,7 @@ import TandemCore
             let author = try server.person("author"), stranger = try server.person("stranger"), moderator = try server.person("moderator")
             func roles(_ person: Person, _ roles: [String]) throws {
                 try TestServer.admin(["user", "roles", "--email", person.email, "--container", container, "--environment", "production",
-                                      "--data", server.dataDirectory] + roles)
+                                      "--data", server.dataDirectory] + (roles.isEmpty ? ["--clear"] : roles))
             }
             try roles(moderator, ["moderator"])
             // The author creates a Notice while a moderator, then loses the role.
