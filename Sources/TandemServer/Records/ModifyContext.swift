@@ -110,6 +110,11 @@ struct ModifyContext {
         for (name, value) in op.fields {
             fields[name] = value
         }
+        // A Users record's roles are the administrator's (PublicGrants): a replace keeps them.
+        if scope.database.database == .public, recordType == PublicGrants.usersType,
+           let roles = existing?.fields[PublicGrants.rolesField], fields[PublicGrants.rolesField] == nil {
+            fields[PublicGrants.rolesField] = roles
+        }
         if recordType != Share.recordType, let name = fields.keys.first(where: Share.systemFields.contains) {
             throw CloudKitError.badRequest("field '\(name)' belongs on cloudkit.share records")
         }

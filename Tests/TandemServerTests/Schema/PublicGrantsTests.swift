@@ -169,4 +169,20 @@ import TandemCore
                                        container: container, environment: "development", database: "private", token: person.token)
         #expect(response.json.record(0).serverErrorCode == "LIMIT_EXCEEDED", "\(response.text.prefix(300))")
     }
+
+    @Test("replacing one's own Users record keeps the roles the administrator assigned")
+    func usersRecordKeepsRoles() throws {
+        let world = try PublicGrantsTests.World.shared.get()
+        let moderator = world.tokens[.moderator]!!
+        let server = world.server
+        let me = try server.request("GET", server.baseURL + "/database/1/\(world.container)/production/public/users/current", token: .some(moderator))
+        let name = try #require(me.json["userRecordName"]?.stringValue)
+        let replaced = try server.post("records/modify", Body.modify([Body.operation("forceReplace", name: name, recordType: "Users", fields: [:])]),
+                                       container: world.container, environment: "production", database: "public", token: moderator)
+        #expect(replaced.json.record(0).serverErrorCode == nil || replaced.json.record(0).serverErrorCode == "ACCESS_DENIED", "\(replaced.text)")
+        let notice = try server.post("records/modify", Body.modify([Body.operation("create", name: unique("notice"), recordType: "Notice",
+                                                                                   fields: ["title": Body.field("still a moderator")])]),
+                                     container: world.container, environment: "production", database: "public", token: moderator)
+        #expect(notice.json.record(0).serverErrorCode == nil, "\(notice.text)")
+    }
 }
