@@ -45,8 +45,10 @@ let package = Package(
         .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP"], swiftSettings: upcoming),
         // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).
-        .testTarget(name: "TandemTests", dependencies: ["Tandem"], swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemHTTP"],
+        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
+        // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
+        .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemHTTP", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

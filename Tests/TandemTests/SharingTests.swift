@@ -84,4 +84,20 @@ struct SharingTests {
         #expect(error?.code == .partialFailure)
         #expect(error?.partialErrorsByItemID[.shareURL(missing.absoluteString)]?.code == .unknownItem)
     }
+
+    @Test func acceptingAnInvitationMeantForSomeoneElseMayNeedVerification() async throws {
+        let ada = server.ada
+        let zone = try await ada.privateDatabase.save(RecordZone(zoneName: unique("carol")))
+        let root = Record(recordType: "Doc", recordID: Record.ID(recordName: unique("doc"), zoneID: zone.zoneID))
+        var share = Share(rootRecord: root)
+        share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: "carol@example.com")))
+        let result = try await ada.privateDatabase.modifyRecords(saving: [root, share.record], deleting: [])
+        let url = try #require(Share(try result.saveResults[share.recordID]!.get())?.url)
+
+        let metadata = try await server.bob.shareMetadata(for: url)
+        #expect(metadata.share == nil)
+        #expect(metadata.participantStatus == .unknown)
+        let error = await #expect(throws: TandemError.self) { try await server.bob.accept(metadata) }
+        #expect(error?.code == .participantMayNeedVerification)
+    }
 }

@@ -12,7 +12,7 @@ final class Transport: Sendable {
     let environment: Container.Environment
     let credentials: Credentials
     let configuration: Container.Configuration
-    private let session: URLSession
+    fileprivate let session: URLSession
 
     init(serverURL: URL, containerIdentifier: String, environment: Container.Environment, credentials: Credentials,
          configuration: Container.Configuration) {
@@ -90,7 +90,7 @@ final class Transport: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await perform(request)
         } catch let error as URLError {
             let code: TandemError.Code = switch error.code {
             case .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed: .networkUnavailable
@@ -110,6 +110,57 @@ final class Transport: Sendable {
             error.retryAfterSeconds = seconds
         }
         throw error
+    }
+}
+
+extension Transport {
+    /// `session.data(for:)`, cancellable without deadlock. swift-corelibs-foundation's own async
+    /// `data(for:)` cancels with `URLSessionTask.cancel()` inside the task's cancellation handler;
+    /// that waits on the session queue, which may itself be waiting to resume this task — both
+    /// threads stop for good (seen cancelling a task mid-request). Here the cancel runs on another
+    /// queue, after the handler returns.
+    fileprivate func perform(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        let handle = DataTaskHandle()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                handle.start(task)
+            }
+        } onCancel: {
+            DispatchQueue.global().async { handle.cancel() }
+        }
+    }
+}
+
+/// The data task of one request, started once and cancelled at most once, from any thread.
+private final class DataTaskHandle: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelNow = lock.withLock {
+            self.task = task
+            return cancelled
+        }
+        task.resume()
+        if cancelNow { task.cancel() }
+    }
+
+    func cancel() {
+        let task = lock.withLock {
+            cancelled = true
+            return self.task
+        }
+        task?.cancel()
     }
 }
 

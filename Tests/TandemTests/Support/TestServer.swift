@@ -1,92 +1,56 @@
 import Foundation
 import Tandem
+import TandemTestSupport
 
-/// A real `tandem serve` on a free loopback port with a temporary data directory, a container
-/// and two users with tokens (the pattern of TandemServerTests' TestServer, without depending
-/// on TandemServer: the SDK's tests drive the built `tandem` binary only).
+/// A real `tandem serve` on a loopback port with a temporary data directory, a container and two
+/// users with tokens. The SDK's tests drive the built `tandem` binary only (no TandemServer).
 final class TestServer: @unchecked Sendable {
     static let container = "iCloud.com.example.sdk"
-    /// One server for the whole suite; tests use their own zones and record names.
+    /// One server for the suites that do not stop it; tests use their own zones and record names.
     static let shared: TestServer = {
         do { return try TestServer() } catch { fatalError("cannot start tandem serve: \(error)") }
     }()
 
     let dataDirectory: String
-    let port: Int
     let adaToken: String
     let bobToken: String
     let adaRecordName: String
     let bobRecordName: String
-    private let process: Process
-    private let lifeline: Pipe
-
-    /// The built `tandem` executable (`swift build --build-tests` builds it beside the tests).
-    static var binary: String {
-        if let path = ProcessInfo.processInfo.environment["TANDEM_BINARY"] { return path }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        for configuration in ["debug", "release"] {
-            let path = root.appendingPathComponent(".build/\(configuration)/tandem").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return root.appendingPathComponent(".build/debug/tandem").path
-    }
+    private let lock = NSLock()
+    private var server: TandemProcess.Server?
+    private(set) var port = 0
 
     init() throws {
         let data = NSTemporaryDirectory() + "tandem-sdk-test-" + UUID().uuidString
         dataDirectory = data
-        try Self.admin(["container", "create", Self.container, "--data", data])
-        adaRecordName = try Self.admin(["user", "add", "--email", "ada@example.com", "--name", "Ada Lovelace", "--data", data])
-        bobRecordName = try Self.admin(["user", "add", "--email", "bob@example.com", "--name", "Bob Builder", "--data", data])
-        adaToken = try Self.admin(["token", "create", "--user", "ada@example.com", "--data", data])
-        bobToken = try Self.admin(["token", "create", "--user", "bob@example.com", "--data", data])
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["serve", "--port", "0", "--data", data, "--stop-on-stdin-eof"]
-        // The server stops when this pipe closes, i.e. when the test process ends.
-        lifeline = Pipe()
-        process.standardInput = lifeline
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        // The first stderr line says "tandem serving on http://127.0.0.1:PORT ...".
-        var seen = ""
-        var found = 0
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let chunk = pipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-            if let range = seen.range(of: #"serving on http://[0-9.]+:([0-9]+)"#, options: .regularExpression) {
-                found = Int(seen[range].split(separator: ":").last!)!
-                break
-            }
-        }
-        guard found > 0 else { throw TestFailure("server did not start: \(seen)") }
-        port = found
-        // Keep draining stderr so the server never blocks on a full pipe.
-        pipe.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+        try TandemProcess.admin(["container", "create", Self.container, "--data", data])
+        adaRecordName = try TandemProcess.admin(["user", "add", "--email", "ada@example.com", "--name", "Ada Lovelace", "--data", data])
+        bobRecordName = try TandemProcess.admin(["user", "add", "--email", "bob@example.com", "--name", "Bob Builder", "--data", data])
+        adaToken = try TandemProcess.admin(["token", "create", "--user", "ada@example.com", "--data", data])
+        bobToken = try TandemProcess.admin(["token", "create", "--user", "bob@example.com", "--data", data])
+        try start()
     }
 
-    /// Runs an admin command; returns the last line of its standard output.
-    @discardableResult
-    static func admin(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestFailure("tandem \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+    /// Starts the server: on a free port the first time, on the same port afterwards.
+    func start() throws {
+        let started = try TandemProcess.serve(dataDirectory: dataDirectory, port: port)
+        lock.withLock {
+            server = started
+            port = started.port
         }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+    }
+
+    /// SIGKILL, as a crash or a dropped network would end connections.
+    func kill() {
+        guard let process = lock.withLock({ server?.process }) else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        lock.withLock { server = nil }
+    }
+
+    deinit {
+        if let process = server?.process, process.isRunning { process.terminate(); process.waitUntilExit() }
+        try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 
     var serverURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
@@ -94,7 +58,8 @@ final class TestServer: @unchecked Sendable {
     func container(token: String, deviceID: String? = nil, notifyOwnChanges: Bool = true) -> Container {
         Container(identifier: Self.container, environment: .development, serverURL: serverURL, credentials: .userToken(token),
                   configuration: Container.Configuration(deviceID: deviceID, notifyOwnChanges: notifyOwnChanges,
-                                                         retryPolicy: RetryPolicy(maximumAttempts: 3, initialDelay: 0.1)))
+                                                         retryPolicy: RetryPolicy(maximumAttempts: 3, initialDelay: 0.1),
+                                                         streamReconnection: RetryPolicy(initialDelay: 0.1, maximumDelay: 1)))
     }
 
     var ada: Container { container(token: adaToken) }
