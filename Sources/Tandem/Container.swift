@@ -47,9 +47,12 @@ public final class Container: Sendable {
         }
     }
 
+    /// The container's identifier, e.g. `iCloud.com.example.notes`.
     public let containerIdentifier: String
     public let environment: Environment
+    /// The server's base URL.
     public let serverURL: URL
+    /// Device ID, retries and stream reconnection for every request of this container.
     public var configuration: Configuration { transport.configuration }
     let transport: Transport
 

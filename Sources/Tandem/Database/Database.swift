@@ -9,11 +9,15 @@ internal import TandemCore
 public struct Database: Sendable {
     /// Which database (`CKDatabase.Scope`).
     public enum Scope: String, Sendable, Hashable {
+        /// Records every user of the app can reach, governed by the schema's grants (SC7).
         case `public` = "public"
+        /// The signed-in user's own zones and records.
         case `private` = "private"
+        /// Zones other people shared with the signed-in user, as `{zoneName, ownerName}`.
         case shared = "shared"
     }
 
+    /// Which database this is (`CKDatabase.databaseScope`).
     public let databaseScope: Scope
     let transport: Transport
 

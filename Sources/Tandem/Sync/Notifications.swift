@@ -24,6 +24,8 @@ public struct Notifications: AsyncSequence, Sendable {
     public typealias Element = PushNotification
     let transport: Transport
 
+    /// Opens a new stream connection for this iteration; it closes when the iterator is dropped
+    /// or its task is cancelled.
     public func makeAsyncIterator() -> AsyncThrowingStream<PushNotification, any Error>.Iterator {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: PushNotification.self)
         let task = Task { [transport] in await Self.run(transport, continuation) }
