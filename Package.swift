@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "tandem", targets: ["tandem"]),
         .executable(name: "tandem-bench", targets: ["tandem-bench"]),
         .library(name: "TandemCore", targets: ["TandemCore"]),
+        .library(name: "Tandem", targets: ["Tandem"]),
     ],
     targets: [
         // C shims: a module map and shim.h, nothing else.
@@ -28,6 +29,8 @@ let package = Package(
         .target(name: "TandemSchema", dependencies: ["TandemCore"], swiftSettings: upcoming),
         .target(name: "TandemStore", dependencies: ["TandemCore", "CSQLite", "CCrypto"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
+        // The client SDK: TandemCore, TandemLinks and TandemHTTP only (DESIGN.md §2).
+        .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP"], swiftSettings: upcoming),
         .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "CCrypto"], swiftSettings: upcoming),
         .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemLinks", "TandemSchema"],
                           swiftSettings: upcoming),
@@ -41,7 +44,11 @@ let package = Package(
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP"], swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemHTTP"],
+        // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).
+        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
+        // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
+        .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemHTTP", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

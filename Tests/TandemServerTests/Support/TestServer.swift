@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import TandemCore
+import TandemTestSupport
 
 /// A real `tandem serve` process on a free loopback port with a temporary data directory,
 /// a container, a user and that user's token — what every end-to-end test starts from.
@@ -17,16 +18,7 @@ final class TestServer: @unchecked Sendable {
     private var lifeline: Pipe?
 
     /// The built `tandem` executable (`swift build --build-tests` builds it beside the tests).
-    static var binary: String {
-        if let path = ProcessInfo.processInfo.environment["TANDEM_BINARY"] { return path }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        for configuration in ["debug", "release"] {
-            let path = root.appendingPathComponent(".build/\(configuration)/tandem").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return root.appendingPathComponent(".build/debug/tandem").path
-    }
+    static var binary: String { TandemProcess.binary }
 
     init(extraArguments: [String] = [], dataDirectory: String? = nil) throws {
         self.dataDirectory = dataDirectory ?? (NSTemporaryDirectory() + "tandem-test-" + UUID().uuidString)
@@ -40,52 +32,14 @@ final class TestServer: @unchecked Sendable {
 
     /// Runs an admin command; returns the last line of its standard output.
     @discardableResult
-    static func admin(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestFailure("tandem \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
-    }
+    static func admin(_ arguments: [String]) throws -> String { try TandemProcess.admin(arguments) }
 
     /// Starts (or restarts) the server on a free port and waits until it serves.
     func start(extraArguments: [String] = []) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["serve", "--port", "0", "--data", dataDirectory, "--stop-on-stdin-eof"] + extraArguments
-        // The server stops when this pipe closes, i.e. when the test process ends.
-        let lifeline = Pipe()
-        process.standardInput = lifeline
-        self.lifeline = lifeline
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        // The first stderr line says "tandem serving on http://127.0.0.1:PORT ...".
-        var seen = ""
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let chunk = pipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-            if let range = seen.range(of: #"serving on http://[0-9.]+:([0-9]+)"#, options: .regularExpression) {
-                let match = String(seen[range])
-                port = Int(match.split(separator: ":").last!)!
-                break
-            }
-        }
-        guard port > 0 else { throw TestFailure("server did not start: \(seen)") }
-        // Keep draining stderr so the server never blocks on a full pipe.
-        pipe.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+        let server = try TandemProcess.serve(dataDirectory: dataDirectory, extraArguments: extraArguments)
+        process = server.process
+        lifeline = server.lifeline
+        port = server.port
     }
 
     /// Sends SIGKILL (no clean shutdown) and waits for the process to die.

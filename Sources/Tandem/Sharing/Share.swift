@@ -1,0 +1,131 @@
+public import Foundation
+internal import TandemCore
+
+/// A share (CloudKit's `CKShare`): a `cloudkit.share` record that gives other people access to a
+/// root record and everything below it through `parent`, or (zone-wide) to a whole zone.
+///
+/// ```swift
+/// var share = Share(rootRecord: trip)
+/// share.title = "Lisbon in May"
+/// share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: "bob@example.com"), permission: .readWrite))
+/// let result = try await database.modifyRecords(saving: [trip, share.record], deleting: [])
+/// let saved = try Share(try result.saveResults[share.recordID]!.get())!
+/// print(saved.url!)       // send this to Bob; he calls container.shareMetadata(for:) and accept(_:)
+/// ```
+///
+/// Rules (cloudkit.md §2.1, decisions T1–T30): shares live in custom zones of the owner's private
+/// database; root and share are saved in one request; share saves are always version-checked;
+/// the participant list saved is the complete list (leave someone out to remove them); at most
+/// 100 participants with the owner (T20). Errors: `alreadyShared` (the root is in another share),
+/// `tooManyParticipants`, `serverRecordChanged`, `permissionFailure`.
+public struct Share: Sendable, Hashable {
+    /// The share record type (`CKRecord.SystemType.share`).
+    public static let recordType = "cloudkit.share"
+    /// The record name of every zone-wide share (`CKRecordNameZoneWideShare`).
+    public static let zoneWideShareRecordName = "cloudkit.zoneshare"
+
+    var base: Record
+    var rootRecordID: Record.ID?
+    var participantsChanged = false
+    var publicPermissionChanged = false
+
+    public var recordID: Record.ID { base.recordID }
+    /// Everyone on the share the caller may see, the owner first (T6).
+    public private(set) var participants: [Participant]
+    /// What anyone with the URL gets: `.none` (invitees only), `.readOnly` or `.readWrite`.
+    public var publicPermission: ParticipantPermission { didSet { publicPermissionChanged = true } }
+    /// Whether people without an invitation may ask to join (D7).
+    public var allowsAccessRequests: Bool { didSet { publicPermissionChanged = true } }
+    /// The share URL, `{server}/share/{shortGUID}`; nil until saved.
+    public internal(set) var url: URL?
+    /// The caller's own participant, when they are one.
+    public internal(set) var currentUserParticipant: Participant?
+    /// The owner participant.
+    public var owner: Participant? { participants.first { $0.role == .owner } }
+    /// The share's title (`CKShare.SystemFieldKey.title`).
+    public var title: String? {
+        get { base["cloudkit.title"] as? String }
+        set { base["cloudkit.title"] = newValue }
+    }
+
+    /// A new share of `rootRecord` and its descendants, in the root's zone (`CKShare(rootRecord:)`).
+    /// Save it together with the root (`modifyRecords(saving: [root, share.record], ...)`).
+    public init(rootRecord: Record, shareID: Record.ID? = nil) {
+        base = Record(recordType: Self.recordType, recordID: shareID ?? Record.ID(zoneID: rootRecord.recordID.zoneID))
+        rootRecordID = rootRecord.recordID
+        participants = []
+        publicPermission = .none
+        allowsAccessRequests = false
+        participantsChanged = false
+        publicPermissionChanged = true
+    }
+
+    /// A new share of a whole zone (`CKShare(recordZoneID:)`).
+    public init(recordZoneID: RecordZone.ID) {
+        base = Record(recordType: Self.recordType, recordID: Record.ID(recordName: Self.zoneWideShareRecordName, zoneID: recordZoneID))
+        participants = []
+        publicPermission = .none
+        allowsAccessRequests = false
+        publicPermissionChanged = true
+    }
+
+    /// The share a fetched `cloudkit.share` record holds; nil for other records.
+    public init?(_ record: Record) {
+        guard record.recordType == Self.recordType, let state = record.shareState else { return nil }
+        base = record
+        base.shareState = nil
+        base.changed = []
+        participants = state.participants.map(Participant.init(wire:))
+        publicPermission = ParticipantPermission(rawValue: state.publicPermission.rawValue) ?? .none
+        allowsAccessRequests = state.allowsAccessRequests
+        url = state.url.flatMap(URL.init(string:))
+        currentUserParticipant = state.currentUserParticipant.map(Participant.init(wire:))
+        publicPermissionChanged = false
+    }
+
+    /// Adds an invitee (`CKShare.addParticipant(_:)`); sent with the next save.
+    public mutating func addParticipant(_ participant: Participant) {
+        participants.append(participant)
+        participantsChanged = true
+    }
+
+    /// Removes a participant (`CKShare.removeParticipant(_:)`): by participant ID, else by
+    /// lookup info. Sent with the next save; the owner cannot be removed.
+    public mutating func removeParticipant(_ participant: Participant) {
+        participants.removeAll { candidate in
+            if let id = participant.participantID { return candidate.participantID == id }
+            return candidate.userIdentity.lookupInfo == participant.userIdentity.lookupInfo
+        }
+        participantsChanged = true
+    }
+
+    /// The share as a record to pass to `modifyRecords(saving:...)`, carrying the share keys.
+    public var record: Record {
+        var record = base
+        record.shareDraft = ShareDraft(
+            forRecord: base.recordChangeTag == nil ? rootRecordID?.recordName : nil,
+            participants: participantsChanged ? participants.filter { $0.role != .owner }.map(\.request) : nil,
+            publicPermission: publicPermissionChanged ? publicPermission : nil,
+            allowsAccessRequests: publicPermissionChanged ? allowsAccessRequests : nil)
+        return record
+    }
+
+    public static func == (lhs: Share, rhs: Share) -> Bool { lhs.record == rhs.record && lhs.participants == rhs.participants }
+    public func hash(into hasher: inout Hasher) { hasher.combine(base) }
+}
+
+/// The share keys of a `records/modify` share operation (decisions T23): `forRecord`,
+/// `participants`, `publicPermission`, `allowsAccessRequests`.
+struct ShareDraft: Sendable {
+    var forRecord: String?
+    var participants: [JSONValue]?
+    var publicPermission: Share.ParticipantPermission?
+    var allowsAccessRequests: Bool?
+
+    func encode(into record: inout JSONObject) {
+        if let forRecord { record["forRecord"] = .object(["recordName": .string(forRecord)]) }
+        if let participants { record["participants"] = .array(participants) }
+        if let publicPermission { record["publicPermission"] = .string(publicPermission.rawValue) }
+        if let allowsAccessRequests { record["allowsAccessRequests"] = .bool(allowsAccessRequests) }
+    }
+}

@@ -1,0 +1,47 @@
+public import Foundation
+internal import TandemCore
+
+/// A person as the server shows them (CloudKit's `CKUserIdentity`).
+///
+/// CloudKit Web Services: "User Identity" (`userRecordName`, `lookupInfo`, `nameComponents`).
+/// Contact details of other participants are shown only to owners and administrators (decisions T6).
+public struct UserIdentity: Sendable, Hashable {
+    /// How a person is found (CloudKit's `CKUserIdentity.LookupInfo`).
+    public struct LookupInfo: Sendable, Hashable {
+        public var emailAddress: String?
+        public var phoneNumber: String?
+        public var userRecordID: Record.ID?
+
+        public init(emailAddress: String) { self.emailAddress = emailAddress }
+        public init(phoneNumber: String) { self.phoneNumber = phoneNumber }
+        public init(userRecordID: Record.ID) { self.userRecordID = userRecordID }
+        init(emailAddress: String?, phoneNumber: String?, userRecordID: Record.ID?) {
+            self.emailAddress = emailAddress
+            self.phoneNumber = phoneNumber
+            self.userRecordID = userRecordID
+        }
+    }
+
+    /// Nil for an invitee who has no account yet.
+    public var userRecordID: Record.ID?
+    public var lookupInfo: LookupInfo?
+    public var nameComponents: PersonNameComponents?
+    /// True when the person has an account (`hasiCloudAccount`).
+    public var hasAccount: Bool { userRecordID != nil }
+
+    init(wire: TandemCore.UserIdentity) {
+        userRecordID = wire.userRecordName.map { Record.ID(recordName: $0) }
+        lookupInfo = LookupInfo(emailAddress: wire.emailAddress, phoneNumber: wire.phoneNumber, userRecordID: userRecordID)
+        if wire.givenName != nil || wire.familyName != nil {
+            var names = PersonNameComponents()
+            names.givenName = wire.givenName
+            names.familyName = wire.familyName
+            nameComponents = names
+        }
+    }
+
+    init(lookupInfo: LookupInfo) {
+        self.lookupInfo = lookupInfo
+        userRecordID = lookupInfo.userRecordID
+    }
+}

@@ -1,0 +1,104 @@
+public import Foundation
+internal import TandemCore
+internal import TandemHTTP
+
+/// Push notifications as an `AsyncSequence`, over the stream WebSocket
+/// `/stream/1/{container}/{environment}` (decisions S10, S11).
+///
+/// ```swift
+/// for try await notification in container.notifications {
+///     let changes = try await container.privateDatabase.databaseChanges(since: token)
+///     ...
+/// }
+/// ```
+///
+/// - Each iteration opens its own connection (with `deviceID` and `notifyOwnChanges` from the
+///   container's configuration) and closes it when the loop ends or its task is cancelled.
+/// - A dropped connection is reopened with exponential backoff
+///   (`Configuration.streamReconnection`), reset once the server greets the new connection.
+///   Notifications sent while disconnected are not replayed — they are hints: catch up with the
+///   change feeds and their tokens after a reconnect, as CloudKit apps do after missed pushes.
+/// - The sequence ends by throwing `notAuthenticated` when the server refuses the credentials
+///   (close code 4401); other failures are retried for as long as the sequence is iterated.
+public struct Notifications: AsyncSequence, Sendable {
+    public typealias Element = PushNotification
+    let transport: Transport
+
+    /// Opens a new stream connection for this iteration; it closes when the iterator is dropped
+    /// or its task is cancelled.
+    public func makeAsyncIterator() -> AsyncThrowingStream<PushNotification, any Error>.Iterator {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: PushNotification.self)
+        let task = Task { [transport] in await Self.run(transport, continuation) }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream.makeAsyncIterator()
+    }
+
+    static func streamURL(_ transport: Transport) -> URL {
+        var components = URLComponents(url: transport.serverURL, resolvingAgainstBaseURL: false)!
+        components.scheme = components.scheme == "https" ? "wss" : "ws"
+        components.path = "/stream/1/\(transport.containerIdentifier)/\(transport.environment.rawValue)"
+        var items: [URLQueryItem] = []
+        if case .apiToken(let api, let web) = transport.credentials {
+            items.append(URLQueryItem(name: "ckAPIToken", value: api))
+            if let web { items.append(URLQueryItem(name: "ckWebAuthToken", value: web)) }
+        }
+        if let device = transport.configuration.deviceID {
+            items.append(URLQueryItem(name: "deviceID", value: device))
+            if !transport.configuration.notifyOwnChanges { items.append(URLQueryItem(name: "notifyOwnChanges", value: "false")) }
+        }
+        components.queryItems = items.isEmpty ? nil : items
+        return components.url!
+    }
+
+    /// Connects, reads, and reconnects until cancelled or refused.
+    static func run(_ transport: Transport, _ continuation: AsyncThrowingStream<PushNotification, any Error>.Continuation) async {
+        let policy = transport.configuration.streamReconnection
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let client = try await WebSocketClient.connect(to: streamURL(transport), headers: transport.authorizationHeaders)
+                let close = await withTaskCancellationHandler {
+                    await read(client, continuation, greeted: { failures = 0 })
+                } onCancel: {
+                    client.close()
+                }
+                if close?.code == 4401 {
+                    continuation.finish(throwing: TandemError(.notAuthenticated, "the stream refused the credentials: \(close!.reason)"))
+                    return
+                }
+            } catch {
+                // Connection refused or timed out: wait and retry below.
+            }
+            if Task.isCancelled { break }
+            let delay = policy.delay(beforeRetry: failures, after: TandemError(.networkFailure, "stream closed"))
+            failures += 1
+            do { try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) } catch { break }
+        }
+        continuation.finish()
+    }
+
+    /// Yields notifications until the connection closes; returns how it closed.
+    private static func read(_ client: WebSocketClient, _ continuation: AsyncThrowingStream<PushNotification, any Error>.Continuation,
+                             greeted: () -> Void) async -> WebSocketClose? {
+        for await event in client.events {
+            switch event {
+            case .message(.text(let text)):
+                guard let envelope = try? JSONParser.parse(text) else { continue }
+                switch envelope["type"]?.stringValue {
+                case "hello": greeted()
+                case "notification":
+                    if let notification = envelope["notification"].flatMap(PushNotification.init(json:)) { continuation.yield(notification) }
+                default: break
+                }
+            case .message(.binary): continue
+            case .closed(let close): return close
+            }
+        }
+        return nil
+    }
+}
+
+extension Container {
+    /// The signed-in user's push notifications (`CKContainer` + APNs in CloudKit); see `Notifications`.
+    public var notifications: Notifications { Notifications(transport: transport) }
+}

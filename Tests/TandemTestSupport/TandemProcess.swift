@@ -1,0 +1,81 @@
+public import Foundation
+
+/// The built `tandem` executable, run by end-to-end tests: admin commands and `tandem serve`
+/// on a free loopback port. Shared by TandemServerTests and the SDK's TandemTests, which must not
+/// depend on TandemServer.
+public enum TandemProcess {
+    /// `TANDEM_BINARY`, else `.build/debug/tandem` or `.build/release/tandem` (`swift build
+    /// --build-tests` builds it beside the tests).
+    public static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["TANDEM_BINARY"] { return path }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for configuration in ["debug", "release"] {
+            let path = root.appendingPathComponent(".build/\(configuration)/tandem").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return root.appendingPathComponent(".build/debug/tandem").path
+    }
+
+    /// Runs an admin command; returns the last line of its standard output. Throws when it
+    /// exits with a non-zero status.
+    @discardableResult
+    public static func admin(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TandemProcessError("tandem \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+    }
+
+    /// A running `tandem serve`.
+    public struct Server {
+        public let process: Process
+        public let port: Int
+        /// The server's standard input: it stops when this closes (when the test process ends).
+        public let lifeline: Pipe
+    }
+
+    /// Starts `tandem serve --port PORT --data DIR --stop-on-stdin-eof EXTRA...` and waits (30 s
+    /// at most) until it prints the port it serves on. Port 0 picks a free one.
+    public static func serve(dataDirectory: String, port requestedPort: Int = 0, extraArguments: [String] = []) throws -> Server {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "--port", String(requestedPort), "--data", dataDirectory, "--stop-on-stdin-eof"] + extraArguments
+        let lifeline = Pipe()
+        process.standardInput = lifeline
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // The first stderr line says "tandem serving on http://127.0.0.1:PORT ...".
+        var seen = ""
+        var port = 0
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+            if let range = seen.range(of: #"serving on http://[0-9.]+:([0-9]+)"#, options: .regularExpression) {
+                port = Int(seen[range].split(separator: ":").last!)!
+                break
+            }
+        }
+        guard port > 0 else { throw TandemProcessError("server did not start: \(seen)") }
+        // Keep draining stderr so the server never blocks on a full pipe.
+        pipe.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+        return Server(process: process, port: port, lifeline: lifeline)
+    }
+}
+
+public struct TandemProcessError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
