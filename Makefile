@@ -21,10 +21,12 @@ run: build
 
 test: test-bootstrap
 	$(SWIFT) build --build-tests
-	@# Two processes: the HTTP layer's socket tests run apart from the suites that spawn
-	@# `tandem serve` processes. Together they rarely (about 1 run in 15) lost a test server's
-	@# listening socket to another suite's descriptor handling; apart, none in 11 runs so far (see the issue notes).
-	$(SWIFT) test --skip-build --disable-xctest --filter TandemHTTPTests
+	@# Three processes: the HTTP layer's socket tests, its WebSocket tests, and the suites that
+	@# spawn `tandem serve` processes. Sharing a process, a test server now and then lost its
+	@# listening socket to another suite's descriptor handling (HTTP with server suites: about 1
+	@# run in 15; HTTP with WebSocket suites: 1 in 4 under load); apart, none (see the issue notes).
+	$(SWIFT) test --skip-build --disable-xctest --filter TandemHTTPTests --skip WebSocket
+	$(SWIFT) test --skip-build --disable-xctest --filter WebSocket
 	$(SWIFT) test --skip-build --disable-xctest --skip TandemHTTPTests
 
 bench: bootstrap
