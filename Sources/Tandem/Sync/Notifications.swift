@@ -23,12 +23,14 @@ internal import TandemHTTP
 public struct Notifications: AsyncSequence, Sendable {
     public typealias Element = PushNotification
     let transport: Transport
+    /// Called each time the server greets a (re)connected stream; the sync engine catches up then.
+    var onConnected: (@Sendable () -> Void)? = nil
 
     /// Opens a new stream connection for this iteration; it closes when the iterator is dropped
     /// or its task is cancelled.
     public func makeAsyncIterator() -> AsyncThrowingStream<PushNotification, any Error>.Iterator {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: PushNotification.self)
-        let task = Task { [transport] in await Self.run(transport, continuation) }
+        let task = Task { [transport, onConnected] in await Self.run(transport, continuation, onConnected: onConnected) }
         continuation.onTermination = { _ in task.cancel() }
         return stream.makeAsyncIterator()
     }
@@ -51,14 +53,15 @@ public struct Notifications: AsyncSequence, Sendable {
     }
 
     /// Connects, reads, and reconnects until cancelled or refused.
-    static func run(_ transport: Transport, _ continuation: AsyncThrowingStream<PushNotification, any Error>.Continuation) async {
+    static func run(_ transport: Transport, _ continuation: AsyncThrowingStream<PushNotification, any Error>.Continuation,
+                    onConnected: (@Sendable () -> Void)? = nil) async {
         let policy = transport.configuration.streamReconnection
         var failures = 0
         while !Task.isCancelled {
             do {
                 let client = try await WebSocketClient.connect(to: streamURL(transport), headers: transport.authorizationHeaders)
                 let close = await withTaskCancellationHandler {
-                    await read(client, continuation, greeted: { failures = 0 })
+                    await read(client, continuation, greeted: { failures = 0; onConnected?() })
                 } onCancel: {
                     client.close()
                 }
