@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Keeps one database (private or shared) in step with a device (CloudKit's `CKSyncEngine`).
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 extension SyncEngine {
     /// What the engine knows (`CKSyncEngine.State`): change tokens, zones still to fetch and the

@@ -94,7 +94,7 @@ extension SyncEngine {
         /// save is removed from the engine's state without being sent. Nil when `pendingChanges`
         /// is empty.
         public init?(pendingChanges: [PendingRecordZoneChange], atomicByZone: Bool = false,
-                     recordProvider: (Record.ID) async -> Record?) async {
+                     recordProvider: @Sendable (Record.ID) async -> Record?) async {
             guard !pendingChanges.isEmpty else { return nil }
             self.init(atomicByZone: atomicByZone)
             for change in pendingChanges.prefix(Self.maximumSize) {
