@@ -13,6 +13,9 @@ actor Device: SyncEngineDelegate {
     var lastState: SyncEngine.State.Serialization?
     /// On `serverRecordChanged`: keep the server's record, put our title after its title, send again.
     var mergesConflicts = true
+    /// Zones being listed again from the start (expired token), with the records seen so far.
+    var relisting: [RecordZone.ID: Set<Record.ID>] = [:]
+    var restartedZones: [RecordZone.ID] = []
 
     init(records: [Record.ID: Record] = [:]) { self.records = records }
 
@@ -20,7 +23,10 @@ actor Device: SyncEngineDelegate {
         switch event {
         case .stateUpdate(let serialization): lastState = serialization
         case .fetchedRecordZoneChanges(let changes):
-            for record in changes.modifications { records[record.recordID] = record }
+            for record in changes.modifications {
+                records[record.recordID] = record
+                relisting[record.recordID.zoneID]?.insert(record.recordID)
+            }
             for deletion in changes.deletions { records[deletion.recordID] = nil }
             fetched += changes.modifications
             deletions += changes.deletions
@@ -34,6 +40,14 @@ actor Device: SyncEngineDelegate {
                 syncEngine.state.add(pendingRecordZoneChanges: [.saveRecord(merged.recordID)])
             }
         case .sentDatabaseChanges(let changes): sentZones.append(changes)
+        case .recordZoneChangesRestarted(let zoneID):
+            relisting[zoneID] = []
+            restartedZones.append(zoneID)
+        case .didFetchRecordZoneChanges(let zoneID, nil):
+            // After a full listing, what was not listed is gone.
+            if let listed = relisting.removeValue(forKey: zoneID) {
+                for id in records.keys where id.zoneID == zoneID && !listed.contains(id) { records[id] = nil }
+            }
         case .didFetchChanges: fetchRuns += 1
         default: break
         }
@@ -182,6 +196,40 @@ struct SyncEngineTests {
         #expect(await b2.sent.flatMap(\.savedRecords).map(\.recordID) == [ids[0]])
         try await engineA.fetchChanges()
         #expect(await a.title(ids[0]) == "edited offline")
+    }
+
+    @Test func expiredZoneTokenIsDroppedAndTheZoneListedAgain() async throws {
+        // History is kept for one second, so B's token is older than a purged tombstone.
+        let server = try TestServer(extraArguments: ["--change-retention", "1"])
+        let (a, b) = (Device(), Device())
+        let (engineA, engineB) = (engine(server, a), engine(server, b))
+        let zone = RecordZone(zoneName: "Expiring")
+        let ids = (1...3).map { Record.ID(recordName: "item-\($0)", zoneID: zone.zoneID) }
+        engineA.state.add(pendingDatabaseChanges: [.saveZone(zone)])
+        for id in ids { await a.edit(id, title: id.recordName, engine: engineA) }
+        try await engineA.sendChanges()
+        try await engineB.fetchChanges()
+        #expect(await b.records.count == 3)
+
+        await a.delete(ids[0], engine: engineA)
+        await a.edit(ids[1], title: "changed", engine: engineA)
+        try await engineA.sendChanges()
+        try await Task.sleep(nanoseconds: 2_500_000_000)   // the tombstone is purged
+
+        await b.resetLog()
+        try await engineB.fetchChanges()
+        #expect(await b.restartedZones == [zone.zoneID])
+        #expect(Set(await b.fetched.map(\.recordID)) == [ids[1], ids[2]], "the zone is listed again from the start")
+        #expect(await b.deletions.isEmpty, "a listing from the start has no tombstones (decisions S3)")
+        #expect(await b.records.keys.sorted { $0.recordName < $1.recordName } == [ids[1], ids[2]],
+                "the delegate dropped what the new listing did not hold")
+        #expect(await b.title(ids[1]) == "changed")
+
+        // The new token works: the next fetch brings nothing.
+        await b.resetLog()
+        try await engineB.fetchChanges()
+        #expect(await b.fetched.isEmpty)
+        #expect(await b.restartedZones.count == 1)
     }
 
     @Test func automaticSyncSendsAddedChangesAndFetchesOnPush() async throws {

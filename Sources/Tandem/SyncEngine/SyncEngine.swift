@@ -12,7 +12,8 @@ internal import Foundation
 /// - Fetching: changes/database from the saved database token, then changes/zone for every
 ///   changed zone from its token, page by page (`moreComing`). A `changeTokenExpired` token is
 ///   dropped and that feed refetched from the beginning (everything visible now, no deletions:
-///   decisions S3, S6). Deleted zones lose their token.
+///   decisions S3, S6; a zone says so first with `recordZoneChangesRestarted`). Deleted zones
+///   lose their token.
 /// - Sending: pending zone changes first (zones/modify), then batches of ≤ 200 record changes
 ///   from the delegate, sent per zone with `.ifServerRecordUnchanged`. Successes leave the queue;
 ///   retryable failures (`TandemError.isRetryable`, `batchRequestFailed`) stay and are tried again
@@ -130,6 +131,8 @@ public final class SyncEngine: Sendable {
                 if error.code == .changeTokenExpired, token != nil, !expiredOnce {
                     expiredOnce = true
                     state.update { $0.zoneTokens[zoneID] = nil }
+                    await emitStateUpdateIfNeeded()
+                    await emit(.recordZoneChangesRestarted(zoneID: zoneID))
                     continue
                 }
                 if error.code == .zoneNotFound || error.code == .userDeletedZone {

@@ -124,6 +124,11 @@ extension SyncEngine {
         /// The fetch run ended (`error` when it stopped early).
         case didFetchChanges(error: TandemError?)
         case willFetchRecordZoneChanges(zoneID: RecordZone.ID)
+        /// The zone's token expired (decisions S6), so the engine fetches it again from the start:
+        /// the modifications from here to this zone's `didFetchRecordZoneChanges` are everything
+        /// the zone holds now, and deletions made meanwhile are not reported. Delete local records
+        /// of the zone that are not among them. (Tandem's addition; CKSyncEngine leaves this implicit.)
+        case recordZoneChangesRestarted(zoneID: RecordZone.ID)
         /// One zone was fetched; `zoneNotFound` here means the zone is gone and its token was dropped.
         case didFetchRecordZoneChanges(zoneID: RecordZone.ID, error: TandemError?)
         case willSendChanges(SendChangesContext)

@@ -19,8 +19,11 @@ final class TestServer: @unchecked Sendable {
     private let lock = NSLock()
     private var server: TandemProcess.Server?
     private(set) var port = 0
+    private let extraArguments: [String]
 
-    init() throws {
+    /// `extraArguments` go to every `tandem serve` (e.g. `--change-retention 1`).
+    init(extraArguments: [String] = []) throws {
+        self.extraArguments = extraArguments
         let data = NSTemporaryDirectory() + "tandem-sdk-test-" + UUID().uuidString
         dataDirectory = data
         try TandemProcess.admin(["container", "create", Self.container, "--data", data])
@@ -33,7 +36,7 @@ final class TestServer: @unchecked Sendable {
 
     /// Starts the server: on a free port the first time, on the same port afterwards.
     func start() throws {
-        let started = try TandemProcess.serve(dataDirectory: dataDirectory, port: port)
+        let started = try TandemProcess.serve(dataDirectory: dataDirectory, port: port, extraArguments: extraArguments)
         lock.withLock {
             server = started
             port = started.port
