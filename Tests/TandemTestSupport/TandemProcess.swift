@@ -25,12 +25,16 @@ public enum TandemProcess {
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = Pipe()
+        let err = Pipe()
+        process.standardError = err
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw TandemProcessError("tandem \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+            let how = process.terminationReason == .uncaughtSignal ? "was killed by signal" : "exited"
+            throw TandemProcessError("tandem \(arguments.joined(separator: " ")) \(how) \(process.terminationStatus): "
+                                     + String(decoding: errors.suffix(2000), as: UTF8.self))
         }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
     }
