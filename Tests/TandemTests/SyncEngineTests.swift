@@ -130,6 +130,20 @@ struct SyncEngineTests {
         #expect(await b.title(ids[2]) == "note 3, edited")
     }
 
+    @Test func largeQueuesGoInBatchesOfAtMost200() async throws {
+        let server = try TestServer()
+        let (a, b) = (Device(), Device())
+        let (engineA, engineB) = (engine(server, a), engine(server, b))
+        let zone = RecordZone(zoneName: "Bulk")
+        engineA.state.add(pendingDatabaseChanges: [.saveZone(zone)])
+        for n in 0..<250 { await a.edit(Record.ID(recordName: "bulk-\(n)", zoneID: zone.zoneID), title: "\(n)", engine: engineA) }
+        try await engineA.sendChanges()
+        #expect(await a.sent.map(\.savedRecords.count) == [200, 50])
+        #expect(engineA.state.pendingRecordZoneChanges.isEmpty)
+        try await engineB.fetchChanges()
+        #expect(await b.records.count == 250)
+    }
+
     @Test func conflictIsReportedWithTheServerRecordAndTheMergeIsSent() async throws {
         let server = try TestServer()
         let (a, b) = (Device(), Device())
