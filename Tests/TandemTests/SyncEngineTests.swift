@@ -16,6 +16,7 @@ actor Device: SyncEngineDelegate {
     /// Zones being listed again from the start (expired token), with the records seen so far.
     var relisting: [RecordZone.ID: Set<Record.ID>] = [:]
     var restartedZones: [RecordZone.ID] = []
+    var zoneDeletions: [SyncEngine.FetchedDatabaseChanges.Deletion] = []
 
     init(records: [Record.ID: Record] = [:]) { self.records = records }
 
@@ -40,6 +41,11 @@ actor Device: SyncEngineDelegate {
                 syncEngine.state.add(pendingRecordZoneChanges: [.saveRecord(merged.recordID)])
             }
         case .sentDatabaseChanges(let changes): sentZones.append(changes)
+        case .fetchedDatabaseChanges(let changes):
+            zoneDeletions += changes.deletions
+            for deletion in changes.deletions {
+                for id in records.keys where id.zoneID == deletion.zoneID { records[id] = nil }
+            }
         case .recordZoneChangesRestarted(let zoneID):
             relisting[zoneID] = []
             restartedZones.append(zoneID)
@@ -128,6 +134,46 @@ struct SyncEngineTests {
         #expect(await b.fetched.map(\.recordID) == [ids[2]], "only what changed since B's tokens")
         #expect(await b.records[ids[1]] == nil)
         #expect(await b.title(ids[2]) == "note 3, edited")
+    }
+
+    @Test func sharedDatabaseEngineSeesTheOwnersZoneAndItsDeletion() async throws {
+        let server = try TestServer()
+        let (ada, bob) = (Device(), Device())
+        let adaEngine = engine(server, ada)
+        let bobContainer = server.container(token: server.bobToken)
+        let bobEngine = SyncEngine(configuration: .init(database: bobContainer.sharedDatabase, stateSerialization: nil,
+                                                        delegate: bob, automaticallySync: false))
+        let zone = RecordZone(zoneName: "Trips")
+        let tripID = Record.ID(recordName: "lisbon", zoneID: zone.zoneID)
+        adaEngine.state.add(pendingDatabaseChanges: [.saveZone(zone)])
+        await ada.edit(tripID, title: "Lisbon", engine: adaEngine)
+        try await adaEngine.sendChanges()
+
+        // Sharing itself goes through the client API (the engine only moves records).
+        let adaDB = server.ada.privateDatabase
+        let root = try await adaDB.record(for: tripID)
+        var share = Share(rootRecord: root)
+        share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: "bob@example.com"), permission: .readWrite))
+        let saved = try await adaDB.modifyRecords(saving: [root, share.record], deleting: [])
+        let url = try #require(Share(try saved.saveResults[share.recordID]!.get())?.url)
+        _ = try await bobContainer.accept(try await bobContainer.shareMetadata(for: url))
+
+        try await bobEngine.fetchChanges()
+        let sharedTripID = Record.ID(recordName: "lisbon", zoneID: RecordZone.ID(zoneName: "Trips", ownerName: server.adaRecordName))
+        #expect(await bob.title(sharedTripID) == "Lisbon")
+
+        await bob.edit(sharedTripID, title: "Lisbon in May", engine: bobEngine)
+        try await bobEngine.sendChanges()
+        #expect(await bob.sent.flatMap(\.failedRecordSaves).isEmpty)
+        try await adaEngine.fetchChanges()
+        #expect(await ada.title(tripID) == "Lisbon in May")
+
+        adaEngine.state.add(pendingDatabaseChanges: [.deleteZone(zone.zoneID)])
+        try await adaEngine.sendChanges()
+        #expect(await ada.sentZones.last?.deletedZoneIDs == [zone.zoneID])
+        try await bobEngine.fetchChanges()
+        #expect(await bob.zoneDeletions.map(\.zoneID) == [sharedTripID.zoneID])
+        #expect(await bob.records.isEmpty)
     }
 
     @Test func largeQueuesGoInBatchesOfAtMost200() async throws {
