@@ -298,14 +298,20 @@ struct SyncEngineTests {
         let engineA = engine(server, a, automatic: true)
         let engineB = engine(server, b, automatic: true)
         // Each engine fetches once its stream is connected; after that, only pushes make B fetch.
-        #expect(await eventually(15) { let runs = (await a.fetchRuns, await b.fetchRuns); return runs.0 > 0 && runs.1 > 0 })
+        // (Generous limits: with every suite running at once on two cores the pool is slow;
+        // alone, the record arrives in well under a second.)
+        try #require(await eventually(60) { let runs = (await a.fetchRuns, await b.fetchRuns); return runs.0 > 0 && runs.1 > 0 })
+        let runsBefore = await b.fetchRuns
 
         let zone = RecordZone(zoneName: "Auto")
         let id = Record.ID(recordName: "pushed", zoneID: zone.zoneID)
+        let start = Date()
         engineA.state.add(pendingDatabaseChanges: [.saveZone(zone)])
         await a.edit(id, title: "sent without sendChanges()", engine: engineA)
-        let arrived = await eventually(10) { await b.title(id) == "sent without sendChanges()" }
+        let arrived = await eventually(30) { await b.title(id) == "sent without sendChanges()" }
         #expect(arrived, "B saw A's record without calling fetchChanges()")
+        print("SyncEngine push: B had A's record \(Int(Date().timeIntervalSince(start) * 1000)) ms after A queued it")
+        #expect(await b.fetchRuns > runsBefore, "a push made B fetch")
         #expect(engineA.state.pendingRecordZoneChanges.isEmpty)
         withExtendedLifetime((engineA, engineB)) {}
     }
