@@ -30,9 +30,11 @@ internal import Foundation
 public final class SyncEngine: Sendable {
     /// `CKSyncEngine.Configuration`.
     public struct Configuration: Sendable {
+        /// The private or shared database (one engine per database).
         public var database: Database
         /// The last `stateUpdate`'s serialization; nil on first launch (everything is fetched).
         public var stateSerialization: State.Serialization?
+        /// Receives events and builds send batches; held strongly for the engine's lifetime.
         public var delegate: any SyncEngineDelegate
         /// Fetch on pushes and send after changes are added, without being asked.
         public var automaticallySync: Bool
@@ -52,7 +54,9 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// The database this engine keeps in step (`CKSyncEngine.database`).
     public let database: Database
+    /// Tokens and pending queues; add changes here (`CKSyncEngine.state`).
     public let state: State
     let delegate: any SyncEngineDelegate
     let configuration: Configuration

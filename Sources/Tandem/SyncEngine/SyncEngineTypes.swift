@@ -19,6 +19,7 @@ extension SyncEngine {
         case saveRecord(Record.ID)
         case deleteRecord(Record.ID)
 
+        /// The record the change is about.
         public var recordID: Record.ID {
             switch self { case .saveRecord(let id), .deleteRecord(let id): id }
         }
@@ -29,6 +30,7 @@ extension SyncEngine {
         case saveZone(RecordZone)
         case deleteZone(RecordZone.ID)
 
+        /// The zone the change is about.
         public var zoneID: RecordZone.ID {
             switch self {
             case .saveZone(let zone): zone.zoneID
