@@ -54,12 +54,11 @@ public struct FeedOwner: Sendable, Hashable {
 
 /// Reads of the change feeds.
 public protocol FeedReading {
-    /// Changes in `zone` after `sequence`, oldest first, at most `limit`. With `memberships`
-    /// (a participant's readable shares), only records of those shares, plus exits from them of
-    /// records that are no longer in any of them; nil means every record (owner, zone-wide share).
-    func zoneChanges(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?) throws -> [ZoneChange]
-    /// Like `zoneChanges`, with each live change's record and membership read in the same query
-    /// (nil for tombstones and exits). Without `decodeFields`, records carry their stored field
+    /// Changes in `zone` after `sequence`, oldest first, at most `limit`, each live change with
+    /// its record and membership read in the same query (nil for tombstones and exits). With
+    /// `memberships` (a participant's readable shares), only records of those shares, plus exits
+    /// from them of records that are no longer in any of them; nil means every record (owner,
+    /// zone-wide share). Without `decodeFields`, records carry their stored field
     /// text only (see `Record.encodedFields`) unless they hold assets.
     func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?,
                         decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)]

@@ -3,30 +3,6 @@ import TandemCore
 extension SQLiteStoreTransaction {
     // MARK: Zone feeds
 
-    func zoneChanges(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?) throws -> [ZoneChange] {
-        guard let memberships else {
-            return try db.query("""
-                SELECT record_name, record_type, seq, deleted FROM record_changes
-                WHERE zone_id = ? AND seq > ? ORDER BY seq LIMIT ?
-                """, [.integer(zone.key), .integer(sequence), .integer(Int64(limit))], Self.zoneChange)
-        }
-        guard !memberships.isEmpty else { return [] }
-        let list = Array(repeating: "?", count: memberships.count).joined(separator: ",")
-        let shares = memberships.map(SQLiteValue.text)
-        // Records of the viewer's shares (live or deleted there), and exits from those shares of
-        // records that are in none of them now (a record that came back shows as live instead).
-        return try db.query("""
-            SELECT record_name, record_type, seq, deleted FROM record_changes
-            WHERE zone_id = ? AND seq > ? AND membership IN (\(list))
-            UNION ALL
-            SELECT e.record_name, e.record_type, e.seq, 1 FROM share_exits e
-            LEFT JOIN record_changes c ON c.zone_id = e.zone_id AND c.record_name = e.record_name
-            WHERE e.zone_id = ? AND e.seq > ? AND e.share IN (\(list)) AND (c.membership IS NULL OR c.membership NOT IN (\(list)))
-            ORDER BY 3 LIMIT ?
-            """, [.integer(zone.key), .integer(sequence)] + shares + [.integer(zone.key), .integer(sequence)] + shares + shares
-                + [.integer(Int64(limit))], Self.zoneChange)
-    }
-
     func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?,
                         decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)] {
         if memberships?.isEmpty == true { return [] }

@@ -18,14 +18,6 @@ extension SQLiteStoreTransaction {
             """, [.text(container), .text(environment.rawValue), .text(owner), .text(scope.rawValue)], Self.storedSubscription).compactMap { $0 }
     }
 
-    func subscriptions(owners: [String], container: String, environment: Environment) throws -> [StoredSubscription] {
-        guard !owners.isEmpty else { return [] }
-        let list = Array(repeating: "?", count: owners.count).joined(separator: ",")
-        return try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE container_id = ? AND environment = ? AND owner IN (\(list)) ORDER BY id
-            """, [.text(container), .text(environment.rawValue)] + owners.map(SQLiteValue.text), Self.storedSubscription).compactMap { $0 }
-    }
-
     /// CROSS JOIN keeps SQLite driving from the zone's few viewers: left to choose, it walked
     /// every subscription of the container (measured: 1,000 subscriptions halved the write rate).
     func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription] {

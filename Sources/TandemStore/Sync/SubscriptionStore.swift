@@ -23,8 +23,6 @@ public struct StoredSubscription: Sendable, Hashable {
 public protocol SubscriptionReading {
     /// The user's subscriptions in one database, oldest first.
     func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription]
-    /// The subscriptions of any of `owners` in a container environment (both databases).
-    func subscriptions(owners: [String], container: String, environment: Environment) throws -> [StoredSubscription]
     /// The subscriptions of everyone who sees `zone`: its owner and its shared-database viewers
     /// (one indexed query, however many participants have none).
     func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription]
