@@ -121,11 +121,7 @@ enum SharingFigure {
 
 extension String {
     /// The string value of the first `"key":"value"` in JSON text (setup responses only).
-    func firstValue(of key: String) -> String? {
-        guard let range = range(of: "\"\(key)\":\"") else { return nil }
-        let rest = self[range.upperBound...]
-        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
-    }
+    func firstValue(of key: String) -> String? { ByteSearch.stringValue(Array(utf8), key: key) }
 }
 
 extension Wrk.Result {

@@ -33,6 +33,16 @@ extension SyncEngine {
             var subscriptionID: String?
             var nextSequence = 0
             var dirty = false
+
+            /// Appends `changes` to a queue in order, each replacing a pending change of the same target.
+            mutating func enqueue<Change: Hashable>(_ changes: [Change], in queue: WritableKeyPath<Data, [Entry<Change>]>,
+                                                  sameTarget: (Change, Change) -> Bool) {
+                for change in changes {
+                    self[keyPath: queue].removeAll { sameTarget($0.change, change) }
+                    self[keyPath: queue].append(Entry(change: change, sequence: nextSequence))
+                    nextSequence += 1
+                }
+            }
         }
 
         private let lock = NSLock()
@@ -46,16 +56,15 @@ extension SyncEngine {
             data.databaseToken = s.databaseToken
             for t in s.zoneTokens { data.zoneTokens[zone(t.zone)] = t.token }
             data.zonesToFetch = s.zonesToFetch.map(zone)
-            for c in s.pendingRecordZoneChanges {
+            // A serialization holds at most one change per target, so nothing is replaced here.
+            data.enqueue(s.pendingRecordZoneChanges.map { c in
                 let id = Record.ID(recordName: c.recordName ?? "", zoneID: zone(c.zone))
-                data.records.append(Entry(change: c.delete ? .deleteRecord(id) : .saveRecord(id), sequence: data.nextSequence))
-                data.nextSequence += 1
-            }
-            for c in s.pendingDatabaseChanges {
+                return c.delete ? .deleteRecord(id) : .saveRecord(id)
+            }, in: \.records) { _, _ in false }
+            data.enqueue(s.pendingDatabaseChanges.map { c in
                 let id = zone(c.zone)
-                data.zones.append(Entry(change: c.delete ? .deleteZone(id) : .saveZone(RecordZone(zoneID: id)), sequence: data.nextSequence))
-                data.nextSequence += 1
-            }
+                return c.delete ? .deleteZone(id) : .saveZone(RecordZone(zoneID: id))
+            }, in: \.zones) { _, _ in false }
             data.subscriptionID = s.subscriptionID
         }
 
@@ -71,43 +80,28 @@ extension SyncEngine {
         /// Queues record changes. A save replaces a pending deletion of the same record and the
         /// other way round; queuing a change already pending keeps one.
         public func add(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) {
-            lock.withLock {
-                for change in changes {
-                    data.records.removeAll { $0.change.recordID == change.recordID }
-                    data.records.append(Entry(change: change, sequence: data.nextSequence))
-                    data.nextSequence += 1
-                }
-                data.dirty = true
-            }
-            onPendingChange?()
+            changeQueue { data in data.enqueue(changes, in: \.records) { $0.recordID == $1.recordID } }
         }
 
         /// Drops queued record changes (e.g. the app gave up on them).
         public func remove(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) {
-            lock.withLock {
-                data.records.removeAll { changes.contains($0.change) }
-                data.dirty = true
-            }
-            onPendingChange?()
+            changeQueue { data in data.records.removeAll { changes.contains($0.change) } }
         }
 
         /// Queues zone changes; as for records, the latest change of a zone wins.
         public func add(pendingDatabaseChanges changes: [PendingDatabaseChange]) {
-            lock.withLock {
-                for change in changes {
-                    data.zones.removeAll { $0.change.zoneID == change.zoneID }
-                    data.zones.append(Entry(change: change, sequence: data.nextSequence))
-                    data.nextSequence += 1
-                }
-                data.dirty = true
-            }
-            onPendingChange?()
+            changeQueue { data in data.enqueue(changes, in: \.zones) { $0.zoneID == $1.zoneID } }
         }
 
         /// Drops queued zone changes.
         public func remove(pendingDatabaseChanges changes: [PendingDatabaseChange]) {
+            changeQueue { data in data.zones.removeAll { changes.contains($0.change) } }
+        }
+
+        /// Applies an app-made change to the queues, marks the state dirty and tells the engine.
+        private func changeQueue(_ body: (inout Data) -> Void) {
             lock.withLock {
-                data.zones.removeAll { changes.contains($0.change) }
+                body(&data)
                 data.dirty = true
             }
             onPendingChange?()
