@@ -109,3 +109,21 @@ public enum P256Error: Error, Equatable, Sendable {
     /// A libcrypto call failed (named).
     case openSSL(String)
 }
+
+extension P256 {
+    /// Whether `publicKey` is an uncompressed X9.63 point on P-256 (65 bytes, `0x04 ‖ X ‖ Y`).
+    public static func isValidPublicKey(_ publicKey: [UInt8]) -> Bool {
+        guard publicKey.count == publicKeyLength, publicKey.first == 0x04 else { return false }
+        let spki = spkiPrefix + publicKey
+        let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_PUBKEY(nil, &cursor, buffer.count)
+        }
+        guard let key else {
+            ERR_clear_error()
+            return false
+        }
+        EVP_PKEY_free(key)
+        return true
+    }
+}

@@ -23,6 +23,8 @@ struct Services: Sendable {
     /// App IDs (`TEAMID.bundle.id`) in the server's own apple-app-site-association.
     let appIDs: [String]
     let links: LinkService
+    /// Device keys, collaboration identities and identity proofs (D24).
+    let identity: IdentityService
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
          hub: ChangeHub, log: RequestLog, links: LinkService? = nil) {
@@ -47,5 +49,6 @@ struct Services: Sendable {
         zones.hub = hub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store)
+        identity = IdentityService(store: store)
     }
 }
