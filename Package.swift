@@ -27,14 +27,17 @@ let package = Package(
         .target(name: "TandemCore", dependencies: ["CJansson"], swiftSettings: upcoming),
         .target(name: "TandemLinks", dependencies: ["TandemCore"], swiftSettings: upcoming),
         .target(name: "TandemSchema", dependencies: ["TandemCore"], swiftSettings: upcoming),
-        .target(name: "TandemStore", dependencies: ["TandemCore", "CSQLite", "CCrypto"], swiftSettings: upcoming),
+        // The SQLite wrapper (connections, statements, values, the server's reader pool and writer):
+        // shared by the server's store and the SDK's LocalStore.
+        .target(name: "TandemSQLite", dependencies: ["CSQLite"], swiftSettings: upcoming),
+        .target(name: "TandemStore", dependencies: ["TandemCore", "TandemSQLite", "CCrypto"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
-        // The client SDK: TandemCore, TandemLinks and TandemHTTP only (DESIGN.md §2).
-        .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP"], swiftSettings: upcoming),
-        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "CCrypto"], swiftSettings: upcoming),
-        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemLinks", "TandemSchema"],
+        // The client SDK: TandemCore, TandemHTTP and TandemSQLite (its LocalStore) only (DESIGN.md §2).
+        .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite"], swiftSettings: upcoming),
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "CCrypto"], swiftSettings: upcoming),
+        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
                           swiftSettings: upcoming),
 
         .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),
@@ -42,13 +45,13 @@ let package = Package(
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemSchemaTests", dependencies: ["TandemSchema", "TandemCore"],
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
-        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemCore"], swiftSettings: upcoming),
+        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP"], swiftSettings: upcoming),
         // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
         // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
         .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemHTTP", "TandemTestSupport"],
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

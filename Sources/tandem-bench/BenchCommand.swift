@@ -1,5 +1,6 @@
 import Foundation
 import TandemStore
+import TandemSQLite
 
 /// `tandem-bench`: measures the figures of DESIGN.md §7, each beside a ceiling measured in the
 /// same run, and prints them as a table.
