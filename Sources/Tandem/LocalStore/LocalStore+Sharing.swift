@@ -51,14 +51,24 @@ extension LocalStore {
             }
             moved.append(copy)
         }
+        // Records never sent are created only in the new zone: keep a scheduled send from
+        // creating them in the old one meanwhile (queued again if sharing fails).
+        let unsent = originals.filter { $0.recordChangeTag == nil }.map { SyncEngine.PendingRecordZoneChange.saveRecord($0.recordID) }
+        privateEngine.state.remove(pendingRecordZoneChanges: unsent)
         let database = container.privateDatabase
         var toSave = moved
-        if share == nil {
-            try await database.save(RecordZone(zoneID: zoneID))
-            toSave.append(Share(recordZoneID: zoneID).record)
+        let result: ModifyRecordsResult
+        do throws(TandemError) {
+            if share == nil {
+                try await database.save(RecordZone(zoneID: zoneID))
+                toSave.append(Share(recordZoneID: zoneID).record)
+            }
+            result = try await database.modifyRecords(saving: toSave, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+            if let failure = result.partialFailure { throw failure }
+        } catch {
+            if !unsent.isEmpty { privateEngine.state.add(pendingRecordZoneChanges: unsent) }
+            throw error
         }
-        let result = try await database.modifyRecords(saving: toSave, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        if let failure = result.partialFailure { throw failure }
         var saved: [Record] = []
         for record in toSave { if case .success(let s)? = result.saveResults[record.recordID] { saved.append(s) } }
         let savedShare: Share
