@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "CCrypto"], swiftSettings: upcoming),
         .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
                           swiftSettings: upcoming),
 
         .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),
