@@ -41,7 +41,8 @@ enum MirrorFigure {
         let result = try blocking { () async throws -> Result in
             let container = Container(identifier: BenchAccount.container, serverURL: serverURL,
                                       credentials: .userToken(account.token))
-            let store = try LocalStore(container: container, fileURL: URL(fileURLWithPath: file), automaticallySync: false)
+            let store = try LocalStore(container: container, configuration: .init(
+                fileURL: URL(fileURLWithPath: file), automaticallySync: false, indexes: [.init(recordType: "Note", field: "folder")]))
             let started = Date()
             try await store.privateEngine.fetchChanges()
             let seconds = Date().timeIntervalSince(started)

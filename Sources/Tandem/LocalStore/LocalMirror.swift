@@ -66,12 +66,23 @@ final class LocalMirror: Sendable {
         }
     }
 
-    static func put(_ db: SQLiteConnection, _ row: Row) throws {
+    static func put(_ db: SQLiteConnection, _ row: Row, addingZone: Bool = true) throws {
         let id = row.record.recordID
         try db.run(upsertRow, key(id) + [.text(row.record.recordType), .text(LocalRecordCoding.encode(row.record)),
                                          row.changedKeys.map { .text(LocalRecordCoding.keys($0)) } ?? .null,
                                          .integer(row.parentChanged ? 1 : 0), .integer(row.edit)])
-        try db.run("INSERT OR IGNORE INTO zone (scope, zone_name, owner_name) VALUES (?, ?, ?)", key(id.zoneID))
+        if addingZone { try db.run("INSERT OR IGNORE INTO zone (scope, zone_name, owner_name) VALUES (?, ?, ?)", key(id.zoneID)) }
+    }
+
+    /// Makes the indexes the app asked for (`LocalStore.Configuration.indexes`).
+    func createIndexes(_ indexes: [LocalStore.Index]) throws(TandemError) {
+        guard !indexes.isEmpty else { return }
+        try write { db in
+            for index in indexes {
+                let name = "field:\(index.recordType):\(index.field)".replacingOccurrences(of: "\"", with: "\"\"")
+                try db.execute("CREATE INDEX IF NOT EXISTS \"\(name)\" ON record (record_type, \(LocalQuery.fieldExpression(index.field)))")
+            }
+        }
     }
 
     /// The record as the app sees it (local edits applied).
@@ -198,15 +209,26 @@ final class LocalMirror: Sendable {
     /// record with the local keys applied on top (they are sent with the new change tag).
     func applyFetched(_ records: [Record], deletions: [Record.ID]) throws(TandemError) {
         try write { db in
+            // Rows with unsent edits are few: read their keys once per page, not a row per record.
+            var dirty = Set<Record.ID>()
+            for scope in Set(records.map { Self.scope(of: $0.recordID) }) {
+                for id in try db.query("SELECT zone_name, owner_name, record_name FROM record WHERE scope = ? AND changed_keys IS NOT NULL",
+                                       [.text(scope.rawValue)], { Record.ID(recordName: $0.text(2), zoneID: RecordZone.ID(zoneName: $0.text(0), ownerName: $0.text(1))) }) {
+                    dirty.insert(id)
+                }
+            }
+            for zoneID in Set(records.map(\.recordID.zoneID)) {
+                try db.run("INSERT OR IGNORE INTO zone (scope, zone_name, owner_name) VALUES (?, ?, ?)", Self.key(zoneID))
+            }
             for record in records {
-                if var row = try Self.row(db, record.recordID), let keys = row.changedKeys {
+                if dirty.contains(record.recordID), var row = try Self.row(db, record.recordID), let keys = row.changedKeys {
                     var rebased = record
                     for key in keys { rebased.fields[key] = row.record.fields[key]; rebased.pendingAssets[key] = row.record.pendingAssets[key] }
                     if row.parentChanged { rebased.parent = row.record.parent }
                     row.record = rebased
-                    try Self.put(db, row)
+                    try Self.put(db, row, addingZone: false)
                 } else {
-                    try Self.put(db, Row(record: record, changedKeys: nil, parentChanged: false, edit: 0))
+                    try Self.put(db, Row(record: record, changedKeys: nil, parentChanged: false, edit: 0), addingZone: false)
                 }
             }
             for id in deletions {

@@ -60,16 +60,23 @@ struct LocalQuery {
     private static func column(_ field: QueryField, value: FieldValue?) throws(TandemError) -> (String, [SQLiteValue]) {
         switch field {
         case .user(let name):
-            let escaped = name.replacingOccurrences(of: "\"", with: "\\\"")
-            var path = "$.fields.\"\(escaped)\".value"
-            if case .reference = value { path += ".recordName" }
-            if case .list(_, .reference)? = value { path += ".recordName" }
-            return ("json_extract(body, ?)", [.text(path)])
+            // The path is written into the SQL (not bound) so that an index made by
+            // `LocalStore.Configuration.indexes` has the same expression text.
+            var suffix = ""
+            if case .reference = value { suffix = ".recordName" }
+            if case .list(_, .reference)? = value { suffix = ".recordName" }
+            return (fieldExpression(name, suffix: suffix), [])
         case .system(.recordName): return ("record_name", [])
         case .system(.createdTimestamp): return ("json_extract(body, '$.created.timestamp')", [])
         case .system(.modifiedTimestamp): return ("json_extract(body, '$.modified.timestamp')", [])
         case .system(let other): throw TandemError(.invalidArguments, "the local store does not query \(other.rawValue)")
         }
+    }
+
+    /// `json_extract(body, '$.fields."name".value')` with the name quoted for JSON path and SQL.
+    static func fieldExpression(_ name: String, suffix: String = "") -> String {
+        let path = "$.fields.\"" + name.replacingOccurrences(of: "\"", with: "\\\"") + "\".value" + suffix
+        return "json_extract(body, '" + path.replacingOccurrences(of: "'", with: "''") + "')"
     }
 
     private static func value(_ value: FieldValue) throws(TandemError) -> SQLiteValue {

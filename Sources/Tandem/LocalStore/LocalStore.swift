@@ -65,15 +65,30 @@ public final class LocalStore: Sendable {
         public var merge: @Sendable (Conflict) -> Record?
         /// Told about every change of the file (optional).
         public var observer: @Sendable (Change) -> Void
+        /// Fields to index for local queries (as a Core Data model's fetch indexes): an equality
+        /// or range filter on one of them reads the index instead of every record of the type.
+        public var indexes: [Index]
 
         public init(fileURL: URL, automaticallySync: Bool = true, sendDelay: Double = 0.2,
                     merge: @escaping @Sendable (Conflict) -> Record? = LocalStore.serverRecordWithLocalChanges,
-                    observer: @escaping @Sendable (Change) -> Void = { _ in }) {
+                    observer: @escaping @Sendable (Change) -> Void = { _ in }, indexes: [Index] = []) {
             self.fileURL = fileURL
             self.automaticallySync = automaticallySync
             self.sendDelay = sendDelay
             self.merge = merge
             self.observer = observer
+            self.indexes = indexes
+        }
+    }
+
+    /// A field of a record type indexed in the file (`Configuration.indexes`). Costs a little on
+    /// every write of that type; made when the store opens (existing rows are indexed then).
+    public struct Index: Sendable, Hashable {
+        public var recordType: String
+        public var field: String
+        public init(recordType: String, field: String) {
+            self.recordType = recordType
+            self.field = field
         }
     }
 
@@ -99,6 +114,7 @@ public final class LocalStore: Sendable {
         self.configuration = configuration
         let mirror = try LocalMirror(path: configuration.fileURL.path)
         self.mirror = mirror
+        try mirror.createIndexes(configuration.indexes)
         privateEngine = try Self.engine(container.privateDatabase, mirror: mirror, configuration: configuration)
         sharedEngine = try Self.engine(container.sharedDatabase, mirror: mirror, configuration: configuration)
     }

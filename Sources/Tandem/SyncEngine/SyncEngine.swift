@@ -54,6 +54,10 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// Records asked for per changes/zone page: the server's maximum (`Limits.changesPerResponse`),
+    /// so a fresh device mirrors in few round trips (K17).
+    static let fetchPageSize = 1000
+
     /// The database this engine keeps in step (`CKSyncEngine.database`).
     public let database: Database
     /// Tokens and pending queues; add changes here (`CKSyncEngine.state`).
@@ -144,7 +148,7 @@ public final class SyncEngine: Sendable {
         while true {
             let token = state.read { $0.zoneTokens[zoneID] }
             let changes: RecordZoneChanges
-            do throws(TandemError) { changes = try await database.recordZoneChanges(inZoneWith: zoneID, since: token) } catch {
+            do throws(TandemError) { changes = try await database.recordZoneChanges(inZoneWith: zoneID, since: token, resultsLimit: Self.fetchPageSize) } catch {
                 if error.code == .changeTokenExpired, token != nil, !expiredOnce {
                     expiredOnce = true
                     state.update { $0.zoneTokens[zoneID] = nil }
