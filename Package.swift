@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "tandem", targets: ["tandem"]),
         .executable(name: "tandem-bench", targets: ["tandem-bench"]),
+        .executable(name: "shared-notes", targets: ["SharedNotes"]),
         .library(name: "TandemCore", targets: ["TandemCore"]),
         .library(name: "Tandem", targets: ["Tandem"]),
     ],
@@ -39,6 +40,9 @@ let package = Package(
                           swiftSettings: upcoming),
         .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
                           swiftSettings: upcoming),
+
+        // The SDK's example: a command-line notes app using only the public `Tandem` API.
+        .executableTarget(name: "SharedNotes", dependencies: ["Tandem"], path: "Examples/SharedNotes", swiftSettings: upcoming),
 
         .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemLinksTests", dependencies: ["TandemLinks", "TandemCore"],
