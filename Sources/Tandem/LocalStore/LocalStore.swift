@@ -53,6 +53,7 @@ public final class LocalStore: Sendable {
         case failed(TandemError)
     }
 
+    /// How a store is opened (`NSPersistentCloudKitContainerOptions`' role).
     public struct Configuration: Sendable {
         /// The SQLite file (created when missing).
         public var fileURL: URL
@@ -69,6 +70,8 @@ public final class LocalStore: Sendable {
         /// or range filter on one of them reads the index instead of every record of the type.
         public var indexes: [Index]
 
+        /// Defaults: automatic sync, sends 0.2 s after the last edit, per-key merge (K16), no
+        /// observer, no indexes.
         public init(fileURL: URL, automaticallySync: Bool = true, sendDelay: Double = 0.2,
                     merge: @escaping @Sendable (Conflict) -> Record? = LocalStore.serverRecordWithLocalChanges,
                     observer: @escaping @Sendable (Change) -> Void = { _ in }, indexes: [Index] = []) {
@@ -84,7 +87,9 @@ public final class LocalStore: Sendable {
     /// A field of a record type indexed in the file (`Configuration.indexes`). Costs a little on
     /// every write of that type; made when the store opens (existing rows are indexed then).
     public struct Index: Sendable, Hashable {
+        /// The record type whose rows are indexed.
         public var recordType: String
+        /// The user field (its `value`; a reference's record name is not indexed).
         public var field: String
         public init(recordType: String, field: String) {
             self.recordType = recordType
@@ -99,7 +104,9 @@ public final class LocalStore: Sendable {
         return merged
     }
 
+    /// The container whose private and shared databases the file mirrors.
     public let container: Container
+    /// As opened.
     public let configuration: Configuration
     /// The engine keeping the private database in step.
     public let privateEngine: SyncEngine
