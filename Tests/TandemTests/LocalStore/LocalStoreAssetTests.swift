@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+import Tandem
+
+@Suite("LocalStore assets")
+struct LocalStoreAssetTests {
+    @Test func aFileChosenOfflineIsKeptAndUploadedWhenTheRecordIsSent() async throws {
+        let server = TestServer.shared
+        let ada = try makeStore(server.ada, automaticallySync: false)
+        let file = URL(fileURLWithPath: NSTemporaryDirectory() + unique("photo") + ".jpg")
+        let bytes = Data((0..<20_000).map { UInt8($0 % 251) })
+        try bytes.write(to: file)
+        var note = Record(recordType: "Note", recordID: Record.ID(recordName: unique("with-photo")))
+        note["text"] = "with a photo"
+        note["photo"] = Asset(fileURL: file)
+        try ada.save([note])
+        #expect((try ada.record(for: note.recordID)?["photo"] as? Asset)?.fileURL == file, "the chosen file is kept until the send")
+
+        try await ada.sync()
+        #expect(!ada.hasUnsentChanges)
+        let fetched = try await server.ada.privateDatabase.record(for: note.recordID)
+        let asset = try #require(fetched["photo"] as? Asset)
+        #expect(asset.size == Int64(bytes.count))
+        let copy = URL(fileURLWithPath: NSTemporaryDirectory() + unique("copy"))
+        try await server.ada.download(asset, to: copy)
+        #expect(try Data(contentsOf: copy) == bytes)
+        #expect((try ada.record(for: note.recordID)?["photo"] as? Asset)?.size == Int64(bytes.count), "the row holds the uploaded asset")
+    }
+}
