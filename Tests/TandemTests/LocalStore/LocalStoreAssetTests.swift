@@ -27,3 +27,26 @@ struct LocalStoreAssetTests {
         #expect((try ada.record(for: note.recordID)?["photo"] as? Asset)?.size == Int64(bytes.count), "the row holds the uploaded asset")
     }
 }
+
+@Suite("Asset cache")
+struct AssetCacheTests {
+    @Test func anAssetIsDownloadedOnceAndServedFromTheCacheOffline() async throws {
+        let server = try TestServer()
+        let file = URL(fileURLWithPath: NSTemporaryDirectory() + unique("doc"))
+        let bytes = Data("cached bytes".utf8)
+        try bytes.write(to: file)
+        var note = Record(recordType: "Note", recordID: Record.ID(recordName: "doc"))
+        note["attachment"] = Asset(fileURL: file)
+        try await server.ada.privateDatabase.save(note)
+        let asset = try #require(try await server.ada.privateDatabase.record(for: note.recordID)["attachment"] as? Asset)
+
+        let cache = AssetCache(container: server.ada, directory: URL(fileURLWithPath: NSTemporaryDirectory() + unique("cache")))
+        let first = try await cache.file(for: asset)
+        #expect(try Data(contentsOf: first) == bytes)
+        server.kill()
+        let second = try await cache.file(for: asset)   // no server needed
+        #expect(second == first)
+        #expect(try Data(contentsOf: second) == bytes)
+        await #expect(throws: TandemError.self) { try await cache.file(for: Asset(fileURL: file)) }
+    }
+}
