@@ -15,6 +15,8 @@ enum MirrorFigure {
         var lookups: [Double]
         var queries: [Double]
         var fileBytes: Int
+        var serverCPU: Double
+        var clientCPU: Double
     }
 
     static func run(options: BenchOptions, report: Report) throws -> Result {
@@ -38,14 +40,18 @@ enum MirrorFigure {
         defer { server.stop() }
         let file = directory + "/device.sqlite"
         let serverURL = URL(string: server.url)!
+        let pid = server.pid
         let result = try blocking { () async throws -> Result in
             let container = Container(identifier: BenchAccount.container, serverURL: serverURL,
                                       credentials: .userToken(account.token))
             let store = try LocalStore(container: container, configuration: .init(
                 fileURL: URL(fileURLWithPath: file), automaticallySync: false, indexes: [.init(recordType: "Note", field: "folder")]))
             let started = Date()
+            let (serverBefore, clientBefore) = (ProcessCPU.seconds(pid: pid), ProcessCPU.seconds(pid: getpid()))
             try await store.privateEngine.fetchChanges()
             let seconds = Date().timeIntervalSince(started)
+            let serverCPU = ProcessCPU.seconds(pid: pid) - serverBefore
+            let clientCPU = ProcessCPU.seconds(pid: getpid()) - clientBefore
             let zoneID = Tandem.RecordZone.ID(zoneName: "notes")
             let mirrored = try store.records(matching: Tandem.Query(recordType: "Note"), in: [.private]).count
             guard mirrored == count else { throw BenchError("mirrored \(mirrored) of \(count) records") }
@@ -68,10 +74,12 @@ enum MirrorFigure {
             }
             let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
             let wal = (try? FileManager.default.attributesOfItem(atPath: file + "-wal")[.size] as? Int) ?? 0
-            return Result(records: mirrored, mirrorSeconds: seconds, lookups: lookups.sorted(), queries: queries.sorted(), fileBytes: size + wal)
+            return Result(records: mirrored, mirrorSeconds: seconds, lookups: lookups.sorted(), queries: queries.sorted(), fileBytes: size + wal,
+                          serverCPU: serverCPU, clientCPU: clientCPU)
         }
         report.say("  mirrored \(Format.count(result.records)) records in \(Format.seconds(result.mirrorSeconds)) "
-                   + "(\(Format.rate(Double(result.records) / result.mirrorSeconds))), file \(Format.bytes(result.fileBytes))")
+                   + "(\(Format.rate(Double(result.records) / result.mirrorSeconds))), file \(Format.bytes(result.fileBytes)); "
+                   + "CPU: server \(Format.seconds(result.serverCPU)), device (SDK + SQLite) \(Format.seconds(result.clientCPU))")
         return result
     }
 
