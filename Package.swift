@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "tandem", targets: ["tandem"]),
         .executable(name: "tandem-bench", targets: ["tandem-bench"]),
+        .executable(name: "shared-notes", targets: ["SharedNotes"]),
         .library(name: "TandemCore", targets: ["TandemCore"]),
         .library(name: "Tandem", targets: ["Tandem"]),
     ],
@@ -29,15 +30,21 @@ let package = Package(
         .target(name: "TandemSchema", dependencies: ["TandemCore"], swiftSettings: upcoming),
         // SHA-256, HMAC, P-256 signatures and the identity-proof Merkle trees (D24), over libcrypto.
         .target(name: "TandemCrypto", dependencies: ["CCrypto"], swiftSettings: upcoming),
-        .target(name: "TandemStore", dependencies: ["TandemCore", "TandemCrypto", "CSQLite"], swiftSettings: upcoming),
+        // The SQLite wrapper (connections, statements, values, the server's reader pool and writer):
+        // shared by the server's store and the SDK's LocalStore.
+        .target(name: "TandemSQLite", dependencies: ["CSQLite"], swiftSettings: upcoming),
+        .target(name: "TandemStore", dependencies: ["TandemCore", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
-        // The client SDK: TandemCore, TandemLinks and TandemHTTP only (DESIGN.md §2).
-        .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemCrypto"], swiftSettings: upcoming),
-        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto"], swiftSettings: upcoming),
-        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemLinks", "TandemSchema"],
+        // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
+        .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "TandemCrypto"], swiftSettings: upcoming),
+        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
                           swiftSettings: upcoming),
+
+        // The SDK's example: a command-line notes app using only the public `Tandem` API.
+        .executableTarget(name: "SharedNotes", dependencies: ["Tandem"], path: "Examples/SharedNotes", swiftSettings: upcoming),
 
         .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemLinksTests", dependencies: ["TandemLinks", "TandemCore"],
@@ -45,13 +52,13 @@ let package = Package(
         .testTarget(name: "TandemSchemaTests", dependencies: ["TandemSchema", "TandemCore"],
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemCryptoTests", dependencies: ["TandemCrypto"], swiftSettings: upcoming),
-        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemCore"], swiftSettings: upcoming),
+        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP"], swiftSettings: upcoming),
         // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
         // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
         .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemHTTP", "TandemTestSupport"],
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

@@ -4,6 +4,7 @@ import Synchronization
 import TandemCore
 import TandemHTTP
 public import TandemStore
+public import TandemSQLite
 
 /// Settings of `tandem serve`.
 public struct ServerConfiguration: Sendable {

@@ -1,3 +1,5 @@
+import TandemSQLite
+
 /// The SQLite schema, as ordered migrations (PRAGMA user_version).
 enum Migrations {
     static let all: [SQLiteMigration] = [

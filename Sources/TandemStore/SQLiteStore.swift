@@ -1,5 +1,6 @@
 import Foundation
 import TandemCore
+public import TandemSQLite
 
 /// The embedded store: one SQLite file (`tandem.sqlite`) and an `assets/` folder inside the data
 /// directory. WAL mode; `synchronous=FULL` by default (an acknowledged write survives power

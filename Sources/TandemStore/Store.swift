@@ -1,4 +1,5 @@
 public import TandemCore
+import TandemSQLite
 
 /// Persistence for Tandem, behind which SQLite (now) and PostgreSQL (later) sit.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import TandemStore
+import TandemSQLite
 
 /// `tandem-bench`: measures the figures of DESIGN.md §7, each beside a ceiling measured in the
 /// same run, and prints them as a table.
@@ -67,6 +68,7 @@ enum BenchCommand {
             FigureRows.sharing(sharing, report: report)
             memories.append(sharing.memory)
         }
+        if figures.contains(.mirror) { MirrorFigure.rows(try MirrorFigure.run(options: options, report: report), report: report) }
         memories.forEach { FigureRows.memory($0, report: report) }
         if figures.contains(.links) { try LinksFigure.run(options: options, report: report) }
         if figures.contains(.websocket) { try WebSocketFigure.run(options: options, report: report) }

@@ -1,5 +1,6 @@
 import Foundation
 import TandemStore
+import TandemSQLite
 
 /// The ceilings every figure is divided by, measured in the same run on the same machine.
 struct Ceilings {

@@ -1,5 +1,6 @@
 import Foundation
 import TandemStore
+import TandemSQLite
 
 /// Turns measurements into table rows: each figure beside its ceiling, the ratio, the issue's
 /// target and the verdict. A run with failed requests is marked ERRORS whatever its figure.

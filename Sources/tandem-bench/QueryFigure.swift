@@ -1,4 +1,5 @@
 import TandemStore
+import TandemSQLite
 
 /// Figure 3: `records/query` latency with one EQUALS filter on a zone of 1,000,000 records,
 /// against a real `tandem serve` process on the cached populated data directory.

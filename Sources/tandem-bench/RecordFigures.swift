@@ -1,4 +1,5 @@
 import TandemStore
+import TandemSQLite
 
 /// Figures 1 and 2: `records/modify` creates and `records/lookup` reads against a real
 /// `tandem serve` process on a fresh data directory.

@@ -2,6 +2,7 @@ import Foundation
 import TandemCore
 import TandemServer
 import TandemStore
+import TandemSQLite
 
 /// Ceiling (b): SQLite alone doing, one transaction per record on one connection, the inserts
 /// `putRecord` makes for one created record — the zone's change_seq bump, the existence check,

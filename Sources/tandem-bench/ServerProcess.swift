@@ -1,5 +1,6 @@
 import Foundation
 import TandemStore
+import TandemSQLite
 
 /// A real `tandem serve --quiet` child process on a free loopback port.
 ///

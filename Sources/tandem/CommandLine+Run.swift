@@ -2,6 +2,7 @@ import Foundation
 import TandemCore
 import TandemServer
 import TandemStore
+import TandemSQLite
 
 /// `tandem` subcommands. Every command takes `--data DIR` (default ./tandem-data).
 extension CommandLine {

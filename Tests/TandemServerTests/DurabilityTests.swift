@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemCore
 import TandemStore
+import TandemSQLite
 
 /// A server killed with SIGKILL loses no acknowledged write and leaves an intact database; a
 /// server stopped with SIGTERM finishes and exits cleanly.

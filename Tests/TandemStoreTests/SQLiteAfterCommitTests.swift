@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import TandemStore
+@testable import TandemSQLite
 
 /// `write(_:afterCommit:)`: the hook sees committed work only, in commit order.
 @Suite struct SQLiteAfterCommitTests {

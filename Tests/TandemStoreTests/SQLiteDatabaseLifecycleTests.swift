@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TandemStore
+import TandemSQLite
 
 @Suite struct SQLiteDatabaseLifecycleTests {
     @Test func closeIsIdempotentAndLaterCallsThrow() throws {

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import TandemStore
+import TandemSQLite
 
 @Suite struct SQLiteDatabaseReadTests {
     @Test func readsSeeEachWriteOnceItReturns() throws {

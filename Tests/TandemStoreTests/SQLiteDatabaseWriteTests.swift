@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 @testable import TandemStore
+@testable import TandemSQLite
 
 @Suite struct SQLiteDatabaseWriteTests {
     @Test func concurrentWritersAllCommitInSharedTransactions() throws {

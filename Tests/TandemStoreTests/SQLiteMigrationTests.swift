@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemStore
+import TandemSQLite
 
 @Suite struct SQLiteMigrationTests {
     private static let logged: [SQLiteMigration] = [

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TandemStore
+import TandemSQLite
 
 /// A fresh directory under the system's temporary directory, removed when `body` returns.
 func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {

@@ -1,5 +1,6 @@
 import Testing
 import TandemStore
+import TandemSQLite
 
 @Suite struct SQLiteValueTests {
     static let roundTripCases: [SQLiteValue] = [

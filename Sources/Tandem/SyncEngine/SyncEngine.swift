@@ -54,6 +54,10 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// Records asked for per changes/zone page: the server's maximum (`Limits.changesPerResponse`),
+    /// so a fresh device mirrors in few round trips (K17).
+    static let fetchPageSize = 1000
+
     /// The database this engine keeps in step (`CKSyncEngine.database`).
     public let database: Database
     /// Tokens and pending queues; add changes here (`CKSyncEngine.state`).
@@ -61,7 +65,7 @@ public final class SyncEngine: Sendable {
     let delegate: any SyncEngineDelegate
     let configuration: Configuration
     private let gate = AsyncGate()
-    private let background = Background()
+    let background = Background()
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -84,6 +88,7 @@ public final class SyncEngine: Sendable {
         defer { gate.release() }
         await emit(.willFetchChanges)
         do throws(TandemError) {
+            try await checkAccount()
             try await fetchDatabaseChanges()
             while let zoneID = state.read({ $0.zonesToFetch.first }) {
                 try await fetchZone(zoneID)
@@ -99,16 +104,28 @@ public final class SyncEngine: Sendable {
 
     private func fetchDatabaseChanges() async throws(TandemError) {
         var expiredOnce = false
+        // After an expired token: the zones known before, and those the listing from the start named.
+        var knownBeforeExpiry: Set<RecordZone.ID>?
+        var listed = Set<RecordZone.ID>()
         while true {
             let token = state.read { $0.databaseToken }
             let changes: DatabaseChanges
             do throws(TandemError) { changes = try await database.databaseChanges(since: token) } catch {
                 guard error.code == .changeTokenExpired, token != nil, !expiredOnce else { throw error }
                 expiredOnce = true
+                knownBeforeExpiry = state.read { Set($0.zoneTokens.keys).union($0.zonesToFetch) }
                 state.update { $0.databaseToken = nil }
                 continue
             }
-            let deletions = changes.deletions.map { FetchedDatabaseChanges.Deletion(zoneID: $0.zoneID, reason: .init(server: $0.reason)) }
+            listed.formUnion(changes.modifications)
+            var deletions = changes.deletions.map { FetchedDatabaseChanges.Deletion(zoneID: $0.zoneID, reason: .init(server: $0.reason)) }
+            // A listing from the start has no tombstones: zones known before and not listed are gone (K15).
+            if let known = knownBeforeExpiry, !changes.moreComing {
+                let reported = Set(deletions.map(\.zoneID))
+                for zoneID in known.subtracting(listed).subtracting(reported).sorted(by: { $0.description < $1.description }) {
+                    deletions.append(.init(zoneID: zoneID, reason: .deleted))
+                }
+            }
             if !changes.modifications.isEmpty || !deletions.isEmpty {
                 await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(modifications: changes.modifications, deletions: deletions)))
             }
@@ -131,7 +148,7 @@ public final class SyncEngine: Sendable {
         while true {
             let token = state.read { $0.zoneTokens[zoneID] }
             let changes: RecordZoneChanges
-            do throws(TandemError) { changes = try await database.recordZoneChanges(inZoneWith: zoneID, since: token) } catch {
+            do throws(TandemError) { changes = try await database.recordZoneChanges(inZoneWith: zoneID, since: token, resultsLimit: Self.fetchPageSize) } catch {
                 if error.code == .changeTokenExpired, token != nil, !expiredOnce {
                     expiredOnce = true
                     state.update { $0.zoneTokens[zoneID] = nil }
@@ -341,11 +358,11 @@ public final class SyncEngine: Sendable {
 
     // MARK: Events and automatic sync
 
-    private func emit(_ event: Event) async {
+    func emit(_ event: Event) async {
         await delegate.handleEvent(event, syncEngine: self)
     }
 
-    private func emitStateUpdateIfNeeded() async {
+    func emitStateUpdateIfNeeded() async {
         if let serialization = state.takeSerializationIfDirty() {
             await emit(.stateUpdate(stateSerialization: serialization))
         }
@@ -375,7 +392,11 @@ public final class SyncEngine: Sendable {
         background.add(Task { [weak self] in
             guard let self else { return }
             self.background.clearFetchScheduled()
-            try? await self.fetchChanges()
+            do { try await self.fetchChanges() } catch { return }
+            // Edits made while offline (a failed send) go out once the server answers again (K14).
+            if self.configuration.automaticallySync, !self.state.read({ $0.records.isEmpty && $0.zones.isEmpty }) {
+                try? await self.send(SendChangesContext(reason: .scheduled, options: SendChangesOptions()))
+            }
         })
     }
 
@@ -437,6 +458,10 @@ final class Background: @unchecked Sendable {
 
     func nextSendGeneration() -> Int { lock.withLock { sendGeneration += 1; return sendGeneration } }
     func isLatestSend(_ generation: Int) -> Bool { lock.withLock { sendGeneration == generation } }
+    private var accountChecked = false
+    /// True once per engine lifetime (until `resetAccountCheck`).
+    func needsAccountCheck() -> Bool { lock.withLock { if accountChecked { return false }; accountChecked = true; return true } }
+    func resetAccountCheck() { lock.withLock { accountChecked = false } }
     func markFetchScheduled() -> Bool { lock.withLock { if fetchScheduled { return false }; fetchScheduled = true; return true } }
     func clearFetchScheduled() { lock.withLock { fetchScheduled = false } }
 }

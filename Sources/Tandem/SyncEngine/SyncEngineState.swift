@@ -20,6 +20,7 @@ extension SyncEngine {
             var pendingRecordZoneChanges: [Change] = []
             var pendingDatabaseChanges: [Change] = []
             var subscriptionID: String?
+            var userRecordName: String?
         }
 
         struct Entry<Change: Hashable> { var change: Change; var sequence: Int }
@@ -31,6 +32,7 @@ extension SyncEngine {
             var records: [Entry<PendingRecordZoneChange>] = []
             var zones: [Entry<PendingDatabaseChange>] = []
             var subscriptionID: String?
+            var userRecordName: String?
             var nextSequence = 0
             var dirty = false
 
@@ -66,6 +68,7 @@ extension SyncEngine {
                 return c.delete ? .deleteZone(id) : .saveZone(RecordZone(zoneID: id))
             }, in: \.zones) { _, _ in false }
             data.subscriptionID = s.subscriptionID
+            data.userRecordName = s.userRecordName
         }
 
         // MARK: App-facing
@@ -146,6 +149,7 @@ extension SyncEngine {
             s.pendingDatabaseChanges = d.zones.map { .init(delete: { if case .deleteZone = $0.change { true } else { false } }($0),
                                                            recordName: nil, zone: zone($0.change.zoneID)) }
             s.subscriptionID = d.subscriptionID
+            s.userRecordName = d.userRecordName
             return s
         }
     }

@@ -110,10 +110,26 @@ extension SyncEngine {
         }
     }
 
+    /// `CKSyncEngine.Event.AccountChange`. Users are told apart by their user record ID (the
+    /// credentials' user): checked before the first fetch of each engine, and when the server
+    /// answers `notAuthenticated`.
+    public enum AccountChange: Sendable, Hashable {
+        /// First run with a user, or a user after a sign-out.
+        case signIn(currentUser: Record.ID)
+        /// The credentials no longer name a user (`notAuthenticated`).
+        case signOut(previousUser: Record.ID)
+        /// The credentials name another user than the saved state's.
+        case switchAccounts(previousUser: Record.ID, currentUser: Record.ID)
+    }
+
     /// What the engine tells its delegate (`CKSyncEngine.Event`).
     public enum Event: Sendable {
         /// The state changed: persist `stateSerialization` and pass it back at the next launch.
         case stateUpdate(stateSerialization: State.Serialization)
+        /// The signed-in user differs from the one the saved state was made for
+        /// (`CKSyncEngine.Event.accountChange`): on `signOut`/`switchAccounts` delete the
+        /// device's data of this database; the engine has already dropped its tokens and queues.
+        case accountChange(AccountChange)
         /// Zones changed or went away (changes/database).
         case fetchedDatabaseChanges(FetchedDatabaseChanges)
         /// One page of record changes of one zone (changes/zone).

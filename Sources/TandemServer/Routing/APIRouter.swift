@@ -3,6 +3,7 @@ import Synchronization
 import TandemCore
 public import TandemHTTP
 import TandemStore
+import TandemSQLite
 
 /// The HTTP responder: routes a request, authenticates it, runs its handler on the worker
 /// thread it was given, renders errors as CloudKit error bodies, and records metrics and the

@@ -1,5 +1,6 @@
 import TandemCrypto
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     func containerExists(_ id: String) throws -> Bool {

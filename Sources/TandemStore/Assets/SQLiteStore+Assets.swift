@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     func assetUpload(token: String) throws -> AssetUpload? {

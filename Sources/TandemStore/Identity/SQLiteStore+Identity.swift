@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     func deviceKeys(user: String) throws -> [(publicKey: [UInt8], createdAt: Int64)] {

@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     func app(_ appID: String, container: String) throws -> StoredApp? {

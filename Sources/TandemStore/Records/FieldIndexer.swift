@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 /// Turns a record's fields into `field_index` rows and `record_references` rows.
 ///

@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 /// Translates a `Query` into SQL over `records` and `field_index`.
 ///

@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     func query(_ query: Query, zones: [StoredZone], limit: Int, offset: Int, memberships: [String]?) throws -> [Record] {

@@ -1,5 +1,6 @@
 import Foundation
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     static let recordColumns = """

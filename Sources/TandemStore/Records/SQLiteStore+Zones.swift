@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     static let zoneColumns = "id, name, owner, change_seq, created_at"

@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     func schema(container: String, environment: Environment) throws -> StoredSchema? {

@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     private static let shareColumns = """

@@ -3,6 +3,7 @@ import Testing
 import TandemCore
 import TandemServer
 @testable import TandemStore
+@testable import TandemSQLite
 
 /// The indexes follow the schema's options, and queries on marked fields are answered from
 /// them: checked with `EXPLAIN QUERY PLAN` on the SQL the query planner writes.

@@ -4,6 +4,7 @@ import TandemCore
 import TandemSchema
 import TandemServer
 import TandemStore
+import TandemSQLite
 
 /// Every real `.ckdb` file imports into a container and exports back to the same model, in
 /// process against a store in a temporary directory.

@@ -1,0 +1,195 @@
+public import Foundation
+internal import TandemCore
+internal import TandemSQLite
+
+/// Sharing through the local store (`NSPersistentCloudKitContainer`'s sharing API).
+extension LocalStore {
+    /// The zone name prefix of zones made by `share(_:to:)` (Core Data uses
+    /// `com.apple.coredata.cloudkit.share.UUID`).
+    public static let shareZonePrefix = "tandem.share."
+
+    /// Shares records (`NSPersistentCloudKitContainer.share(_:to:)`).
+    ///
+    /// - `to: nil`: makes a new private zone `tandem.share.<UUID>` and a zone-wide share
+    ///   (`cloudkit.zoneshare`) for it, and moves the records there, as Core Data does: the
+    ///   records (with their local edits, parents kept) and the share are saved in ONE
+    ///   `records/modify` of the new zone, then the originals are deleted (locally now, on the
+    ///   server through the private engine). A record never sent is simply created in the new zone.
+    /// - `to: share`: moves the records into that share's zone (a zone-wide share the user owns).
+    ///
+    /// Record names stay; zone IDs change: use the returned records from now on.
+    /// Needs the network (the server makes the share's URL).
+    /// - Returns: the records as saved in the share's zone, and the saved share (with `url`).
+    /// - Throws: `invalidArguments` for shared-database records or a share that is not a
+    ///   zone-wide share of the user's; `unknownItem` for a record the store does not hold;
+    ///   the server's error (nothing moved locally) when the save fails.
+    @discardableResult
+    public func share(_ records: [Record.ID], to share: Share?) async throws(TandemError) -> (records: [Record], share: Share) {
+        let zoneID: RecordZone.ID
+        if let share {
+            guard share.recordID.recordName == Share.zoneWideShareRecordName, LocalMirror.scope(of: share.recordID) == .private else {
+                throw TandemError(.invalidArguments, "records can be added only to a zone-wide share the user owns (made by share(_:to: nil))")
+            }
+            zoneID = share.recordID.zoneID
+        } else {
+            zoneID = RecordZone.ID(zoneName: Self.shareZonePrefix + UUID().uuidString)
+        }
+        var moved: [Record] = []
+        var originals: [Record] = []
+        for id in records {
+            guard LocalMirror.scope(of: id) == .private else {
+                throw TandemError(.invalidArguments, "\(id) is in the shared database: only the owner shares records")
+            }
+            guard let original = try mirror.record(for: id) else { throw TandemError(.unknownItem, "the local store has no record \(id)") }
+            originals.append(original)
+            var copy = Record(recordType: original.recordType, recordID: Record.ID(recordName: id.recordName, zoneID: zoneID))
+            copy.fields = original.fields
+            copy.pendingAssets = original.pendingAssets
+            copy.changed = Set(original.fields.keys)
+            if let parent = original.parent, records.contains(parent.recordID) {
+                copy.parent = Reference(recordID: Record.ID(recordName: parent.recordID.recordName, zoneID: zoneID))
+            }
+            moved.append(copy)
+        }
+        // Records never sent are created only in the new zone: keep a scheduled send from
+        // creating them in the old one meanwhile (queued again if sharing fails).
+        let unsent = originals.filter { $0.recordChangeTag == nil }.map { SyncEngine.PendingRecordZoneChange.saveRecord($0.recordID) }
+        privateEngine.state.remove(pendingRecordZoneChanges: unsent)
+        let database = container.privateDatabase
+        var toSave = moved
+        let result: ModifyRecordsResult
+        do throws(TandemError) {
+            if share == nil {
+                try await database.save(RecordZone(zoneID: zoneID))
+                toSave.append(Share(recordZoneID: zoneID).record)
+            }
+            result = try await database.modifyRecords(saving: toSave, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+            if let failure = result.partialFailure { throw failure }
+        } catch {
+            if !unsent.isEmpty { privateEngine.state.add(pendingRecordZoneChanges: unsent) }
+            throw error
+        }
+        var saved: [Record] = []
+        for record in toSave { if case .success(let s)? = result.saveResults[record.recordID] { saved.append(s) } }
+        let savedShare: Share
+        if let share {
+            savedShare = share
+        } else {
+            guard let made = saved.first(where: { $0.recordType == Share.recordType }).flatMap(Share.init) else {
+                throw TandemError(.internalError, "the server did not return the new share")
+            }
+            savedShare = made
+        }
+        try mirror.applyFetched(saved, deletions: [])
+        try delete(originals.map(\.recordID))
+        return (saved.filter { $0.recordType != Share.recordType }, savedShare)
+    }
+
+    /// Accepts invitations and mirrors the shared zones at once
+    /// (`NSPersistentCloudKitContainer.acceptShareInvitations(from:into:)`).
+    /// - Throws: `Container.accept`'s errors (`participantMayNeedVerification` for a private
+    ///   share the user is not invited to), then the shared engine's fetch errors.
+    @discardableResult
+    public func acceptShareInvitations(from metadata: [ShareMetadata]) async throws(TandemError) -> [ShareMetadata] {
+        for item in metadata { try await container.accept(item) }
+        try await sharedEngine.fetchChanges()
+        return metadata
+    }
+
+    /// Every share the store holds, in one database or both (`fetchShares(in:)`).
+    public func fetchShares(in scope: Database.Scope? = nil) throws(TandemError) -> [Share] {
+        let scopes = scope.map { [$0] } ?? [.private, .shared]
+        return try mirror.read { db in
+            try scopes.flatMap { scope in
+                try db.query("SELECT body FROM record WHERE record_type = ? AND scope = ? ORDER BY zone_name, record_name",
+                              [.text(Share.recordType), .text(scope.rawValue)]) { s in
+                    try LocalRecordCoding.decode(s.text(0), scope: scope)
+                }.compactMap(Share.init)
+            }
+        }
+    }
+
+    /// The share covering each record (`fetchShares(matching:)`): its zone's zone-wide share, or
+    /// the share of the record or of its nearest shared ancestor. Records not shared are absent.
+    public func fetchShares(matching recordIDs: [Record.ID]) throws(TandemError) -> [Record.ID: Share] {
+        try mirror.read { db in
+            var shares: [Record.ID: Share] = [:]
+            for id in recordIDs { if let share = try Self.share(covering: id, db) { shares[id] = share } }
+            return shares
+        }
+    }
+
+    /// The participants of the share covering the record (empty when not shared).
+    public func participants(for recordID: Record.ID) throws(TandemError) -> [Share.Participant] {
+        try fetchShares(matching: [recordID])[recordID]?.participants ?? []
+    }
+
+    /// Whether the record is shared: in the shared database, or covered by a share
+    /// (`NSPersistentCloudKitContainer.isShared(object:)`'s role).
+    public func isShared(_ recordID: Record.ID) throws(TandemError) -> Bool {
+        if LocalMirror.scope(of: recordID) == .shared { return true }
+        return try fetchShares(matching: [recordID])[recordID] != nil
+    }
+
+    /// Whether the user may change the record (`canUpdateRecord(forManagedObjectWith:)`): always
+    /// for private records; for shared ones when the user is the share's owner or administrator
+    /// or a participant with `readWrite` permission (the share as last fetched, so it follows
+    /// the owner's changes once they are mirrored). A record the store does not hold: false.
+    public func canUpdateRecord(_ recordID: Record.ID) throws(TandemError) -> Bool {
+        if LocalMirror.scope(of: recordID) == .private { return true }
+        guard try mirror.record(for: recordID) != nil, let share = try fetchShares(matching: [recordID])[recordID],
+              let me = share.currentUserParticipant else { return false }
+        return me.role == .owner || me.role == .administrator || me.permission == .readWrite
+    }
+
+    /// Whether the user may delete the record (`canDeleteRecord(forManagedObjectWith:)`): as
+    /// `canUpdateRecord`, except that a participant cannot delete the share itself.
+    public func canDeleteRecord(_ recordID: Record.ID) throws(TandemError) -> Bool {
+        guard try canUpdateRecord(recordID) else { return false }
+        if LocalMirror.scope(of: recordID) == .shared, try mirror.record(for: recordID)?.recordType == Share.recordType {
+            let share = try fetchShares(matching: [recordID])[recordID]
+            return share?.currentUserParticipant?.role == .owner || share?.currentUserParticipant?.role == .administrator
+        }
+        return true
+    }
+
+    /// Saves a share changed by the app (participants, permissions, title) to the server and
+    /// the store (`persistUpdatedShare(_:in:)`). Needs the network.
+    /// - Throws: the server's error (`serverRecordChanged` when the share changed meanwhile:
+    ///   fetch it again with `fetchShares` after a `sync()` and reapply).
+    @discardableResult
+    public func persistUpdatedShare(_ share: Share) async throws(TandemError) -> Share {
+        let database = LocalMirror.scope(of: share.recordID) == .private ? container.privateDatabase : container.sharedDatabase
+        let saved = try await database.save(share.record)
+        try mirror.applyFetched([saved], deletions: [])
+        guard let result = Share(saved) else { throw TandemError(.internalError, "the server did not return the share") }
+        return result
+    }
+
+    /// Deletes a zone and everything in it (`purgeObjectsAndRecordsInZone(with:in:)`): locally
+    /// at once; on the server a private zone is deleted, and a shared zone is left (the user's
+    /// participation ends) by deleting it from the shared database. Needs the network.
+    public func purgeZone(_ zoneID: RecordZone.ID) async throws(TandemError) {
+        let scope = LocalMirror.scope(of: zoneID)
+        let database = scope == .private ? container.privateDatabase : container.sharedDatabase
+        try await database.deleteRecordZone(withID: zoneID)
+        let state = engine(for: scope).state
+        state.remove(pendingRecordZoneChanges: state.pendingRecordZoneChanges.filter { $0.recordID.zoneID == zoneID })
+        try mirror.removeZone(zoneID)
+    }
+
+    static func share(covering id: Record.ID, _ db: SQLiteConnection) throws -> Share? {
+        func shareRecord(_ shareID: Record.ID) throws -> Share? { try LocalMirror.row(db, shareID).flatMap { Share($0.record) } }
+        if let zoneShare = try shareRecord(Record.ID(recordName: Share.zoneWideShareRecordName, zoneID: id.zoneID)) { return zoneShare }
+        var current: Record.ID? = id
+        var steps = 0
+        while let next = current, steps < 64 {
+            guard let record = try LocalMirror.row(db, next)?.record else { return nil }
+            if record.recordType == Share.recordType { return Share(record) }
+            if let shareID = record.share?.recordID, let share = try shareRecord(shareID) { return share }
+            current = record.parent?.recordID
+            steps += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,45 @@
+internal import TandemSQLite
+
+/// The local store's SQLite schema (PRAGMA user_version), separate from the server's.
+enum LocalStoreSchema {
+    static let migrations: [SQLiteMigration] = [
+        SQLiteMigration(version: 1, sql: """
+            -- Every record of the private and shared databases the device knows, with local edits
+            -- applied. changed_keys is NULL when the row equals the server's record, else the JSON
+            -- array of keys edited here and not yet sent; edit counts local edits (sends compare it).
+            CREATE TABLE record (
+                scope TEXT NOT NULL,
+                zone_name TEXT NOT NULL,
+                owner_name TEXT NOT NULL,
+                record_name TEXT NOT NULL,
+                record_type TEXT NOT NULL,
+                body TEXT NOT NULL,
+                changed_keys TEXT,
+                parent_changed INTEGER NOT NULL DEFAULT 0,
+                edit INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (scope, zone_name, owner_name, record_name)
+            ) WITHOUT ROWID;
+            CREATE INDEX record_by_type ON record (record_type, scope);
+            -- Records deleted here and not yet deleted on the server.
+            CREATE TABLE tombstone (
+                scope TEXT NOT NULL,
+                zone_name TEXT NOT NULL,
+                owner_name TEXT NOT NULL,
+                record_name TEXT NOT NULL,
+                PRIMARY KEY (scope, zone_name, owner_name, record_name)
+            ) WITHOUT ROWID;
+            -- Zones the device knows (fetched, or created here).
+            CREATE TABLE zone (
+                scope TEXT NOT NULL,
+                zone_name TEXT NOT NULL,
+                owner_name TEXT NOT NULL,
+                PRIMARY KEY (scope, zone_name, owner_name)
+            ) WITHOUT ROWID;
+            -- Each sync engine's last State.Serialization (JSON).
+            CREATE TABLE engine_state (
+                scope TEXT PRIMARY KEY,
+                state TEXT NOT NULL
+            ) WITHOUT ROWID;
+            """),
+    ]
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import Tandem
+
+/// Zones leaving the store: purged by the user, deleted while the device's database token
+/// expired, and a different account opening the same file.
+@Suite("LocalStore lifecycle")
+struct LocalStoreLifecycleTests {
+    @Test func purgeZoneRemovesTheZoneHereAndOnTheServer() async throws {
+        let server = TestServer.shared
+        let ada = try makeStore(server.ada, automaticallySync: false)
+        let zoneID = RecordZone.ID(zoneName: unique("scratch"))
+        var note = Record(recordType: "Note", recordID: Record.ID(recordName: "n", zoneID: zoneID))
+        note["text"] = "scratch"
+        try ada.save([note])   // a new private zone is created before its record is sent
+        try await ada.sync()
+        #expect(try await server.ada.privateDatabase.record(for: note.recordID)["text"] as? String == "scratch")
+        #expect(try ada.zones(in: .private).contains(zoneID))
+
+        try await ada.purgeZone(zoneID)
+        #expect(try ada.record(for: note.recordID) == nil)
+        #expect(try !ada.zones(in: .private).contains(zoneID))
+        await #expect(throws: TandemError.self) { try await server.ada.privateDatabase.recordZone(for: zoneID) }
+    }
+
+    @Test func anExpiredDatabaseTokenStillReportsZonesDeletedMeanwhile() async throws {
+        // History is kept for one second, so the second device's database token expires.
+        let server = try TestServer(extraArguments: ["--change-retention", "1"])
+        let device1 = try makeStore(server.ada, automaticallySync: false)
+        let device2 = try makeStore(server.ada, automaticallySync: false)
+        let (keep, drop) = (RecordZone.ID(zoneName: "keep"), RecordZone.ID(zoneName: "drop"))
+        for zoneID in [keep, drop] {
+            var note = Record(recordType: "Note", recordID: Record.ID(recordName: "n-\(zoneID.zoneName)", zoneID: zoneID))
+            note["text"] = zoneID.zoneName
+            try device1.save([note])
+        }
+        try await device1.sync()
+        try await device2.sync()
+        #expect(try Set(noteTexts(device2).values) == ["keep", "drop"])
+
+        try await device1.purgeZone(drop)
+        try await Task.sleep(nanoseconds: 2_500_000_000)   // the zone's tombstone is purged
+        try await device2.sync()
+        #expect(try noteTexts(device2) == ["n-keep": "keep"], "the zone missing from the listing from the start is removed")
+        #expect(try !device2.zones(in: .private).contains(drop))
+    }
+
+    @Test func anotherAccountOpeningTheFileStartsFromNothing() async throws {
+        let server = TestServer.shared
+        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "tandem-local-" + UUID().uuidString + ".sqlite")
+        let name = unique("ada-private")
+        do {
+            let ada = try LocalStore(container: server.ada, fileURL: url, automaticallySync: false)
+            var note = Record(recordType: "Note", recordID: Record.ID(recordName: name))
+            note["text"] = "Ada's private note"
+            try ada.save([note])
+            try await ada.sync()
+            #expect(try ada.record(for: note.recordID) != nil)
+        }
+        let changes = ChangeLog()
+        let bob = try LocalStore(container: server.bob, configuration: .init(fileURL: url, automaticallySync: false,
+                                                                               observer: { changes.add($0) }))
+        try await bob.sync()
+        #expect(try bob.record(for: Record.ID(recordName: name)) == nil, "Ada's data is gone from the file")
+        #expect(changes.all.contains { if case .accountChanged(.private) = $0 { true } else { false } })
+        #expect(try noteTexts(bob, in: [.private])[name] == nil)
+    }
+}
+
+final class ChangeLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var changes: [LocalStore.Change] = []
+    func add(_ change: LocalStore.Change) { lock.withLock { changes.append(change) } }
+    var all: [LocalStore.Change] { lock.withLock { changes } }
+}
