@@ -23,6 +23,12 @@ struct Services: Sendable {
     /// App IDs (`TEAMID.bundle.id`) in the server's own apple-app-site-association.
     let appIDs: [String]
     let links: LinkService
+    /// Shared with You: conversations, highlights, collaboration (issue 8).
+    let conversationHub: ConversationHub
+    let conversations: ConversationService
+    let highlights: HighlightService
+    let highlightStream: HighlightStream
+    let notices: NoticeService
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
          hub: ChangeHub, log: RequestLog, links: LinkService? = nil) {
@@ -47,5 +53,10 @@ struct Services: Sendable {
         zones.hub = hub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store)
+        conversationHub = ConversationHub(streams: streams)
+        conversations = ConversationService(store: store, hub: conversationHub)
+        highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
+        highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)
+        notices = NoticeService(store: store, hub: conversationHub)
     }
 }
