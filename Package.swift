@@ -27,11 +27,13 @@ let package = Package(
         .target(name: "TandemCore", dependencies: ["CJansson"], swiftSettings: upcoming),
         .target(name: "TandemLinks", dependencies: ["TandemCore"], swiftSettings: upcoming),
         .target(name: "TandemSchema", dependencies: ["TandemCore"], swiftSettings: upcoming),
-        .target(name: "TandemStore", dependencies: ["TandemCore", "CSQLite", "CCrypto"], swiftSettings: upcoming),
+        // SHA-256, HMAC, P-256 signatures and the identity-proof Merkle trees (D24), over libcrypto.
+        .target(name: "TandemCrypto", dependencies: ["CCrypto"], swiftSettings: upcoming),
+        .target(name: "TandemStore", dependencies: ["TandemCore", "TandemCrypto", "CSQLite"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemLinks and TandemHTTP only (DESIGN.md §2).
-        .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP"], swiftSettings: upcoming),
-        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "CCrypto"], swiftSettings: upcoming),
+        .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemCrypto"], swiftSettings: upcoming),
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto"], swiftSettings: upcoming),
         .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemCore", "TandemLinks", "TandemSchema"],
                           swiftSettings: upcoming),
         .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
@@ -42,6 +44,7 @@ let package = Package(
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemSchemaTests", dependencies: ["TandemSchema", "TandemCore"],
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
+        .testTarget(name: "TandemCryptoTests", dependencies: ["TandemCrypto"], swiftSettings: upcoming),
         .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP"], swiftSettings: upcoming),
         // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).

@@ -3,3 +3,5 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <openssl/crypto.h>
+#include <openssl/x509.h>
+#include <openssl/err.h>

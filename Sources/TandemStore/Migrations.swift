@@ -438,5 +438,43 @@ enum Migrations {
         );
         CREATE INDEX membership_prompts_by_owner ON membership_prompts(owner, container_id, environment, state);
         """),
+        // Migrations 6 and 7 are conversations and group sessions (merged from their branches).
+        SQLiteMigration(version: 8, sql: """
+        -- Device keys (uncompressed X9.63 P-256, 65 bytes) that identity trees are built from (D24).
+        CREATE TABLE device_keys (
+            public_key BLOB PRIMARY KEY,
+            user_record_name TEXT NOT NULL REFERENCES users(record_name),
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX device_keys_by_user ON device_keys(user_record_name, created_at);
+        -- One person's identity for one collaboration: the tree's leaves (65 bytes each, in order)
+        -- and its root, who it was issued to, its state in participants updates, and the account a
+        -- verified proof bound it to.
+        CREATE TABLE collaboration_identities (
+            container_id TEXT NOT NULL REFERENCES containers(id),
+            environment TEXT NOT NULL,
+            collaboration TEXT NOT NULL,
+            root_hash BLOB NOT NULL,
+            user_record_name TEXT NOT NULL REFERENCES users(record_name),
+            issued_by TEXT NOT NULL REFERENCES users(record_name),
+            leaf_keys BLOB NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('issued', 'active', 'removed')),
+            bound_user TEXT REFERENCES users(record_name),
+            created_at INTEGER NOT NULL,
+            bound_at INTEGER,
+            PRIMARY KEY (container_id, environment, collaboration, root_hash)
+        ) WITHOUT ROWID;
+        -- Single-use challenges for identity proofs; expired ones are forgotten.
+        CREATE TABLE identity_challenges (
+            challenge BLOB PRIMARY KEY,
+            user_record_name TEXT NOT NULL,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            collaboration TEXT NOT NULL,
+            expires_at INTEGER NOT NULL,
+            used_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX identity_challenges_by_expiry ON identity_challenges(expires_at);
+        """),
     ]
 }

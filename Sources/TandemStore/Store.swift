@@ -148,7 +148,7 @@ public struct AssetUpload: Sendable, Hashable {
 }
 
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
-public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, SchemaReading, LinkReading,
+public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, SchemaReading, LinkReading, IdentityReading,
     ConversationReading, HighlightReading, CollaborationReading {
     func containerExists(_ id: String) throws -> Bool
     func user(recordNameOrEmail: String) throws -> UserAccount?
@@ -165,7 +165,7 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
 }
 
 /// Writes, inside one transaction.
-public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, SubscriptionWriting, SchemaWriting, LinkWriting,
+public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, SubscriptionWriting, SchemaWriting, LinkWriting, IdentityWriting,
     ConversationWriting, HighlightWriting, CollaborationWriting {
     func createContainer(_ id: String, at time: Int64) throws -> Bool
     /// Adds an account and links share invitations addressed to its email or phone.

@@ -1,3 +1,4 @@
+import TandemCrypto
 import Foundation
 import Synchronization
 import TandemCore

@@ -1,6 +1,7 @@
 import Foundation
 public import TandemCore
 public import TandemStore
+import TandemCrypto
 
 /// The highlight center (SharedWithYou `SWHighlightCenter`): for one viewer and app, the links
 /// shared with them in conversations that are universal links of the app (or Tandem share

@@ -15,5 +15,6 @@ enum DatabaseRoutes {
     static func tandem(_ services: Services) -> [DatabaseRoute] {
         ShareRoutes.tandemRoutes(services) + UserDiscoveryRoutes.tandemRoutes(services) + LinkRoutes.tandemRoutes(services)
             + ConversationRoutes.routes(services) + HighlightRoutes.routes(services)
+            + IdentityRoutes.tandemRoutes(services)
     }
 }

@@ -29,6 +29,8 @@ struct Services: Sendable {
     let highlights: HighlightService
     let highlightStream: HighlightStream
     let notices: NoticeService
+    /// Device keys, collaboration identities and identity proofs (D24).
+    let identity: IdentityService
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
          hub: ChangeHub, log: RequestLog, links: LinkService? = nil) {
@@ -58,5 +60,6 @@ struct Services: Sendable {
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)
         notices = NoticeService(store: store, hub: conversationHub)
+        identity = IdentityService(store: store)
     }
 }

@@ -1,3 +1,4 @@
+import TandemCrypto
 import TandemCore
 import TandemHTTP
 import TandemStore

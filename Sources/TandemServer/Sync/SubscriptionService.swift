@@ -1,3 +1,4 @@
+import TandemCrypto
 import Foundation
 public import TandemCore
 public import TandemStore

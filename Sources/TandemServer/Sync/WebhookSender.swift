@@ -1,3 +1,4 @@
+import TandemCrypto
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,3 +1,4 @@
+import TandemCrypto
 import TandemCore
 
 extension SQLiteStoreTransaction {

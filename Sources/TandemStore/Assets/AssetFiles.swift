@@ -1,3 +1,4 @@
+import TandemCrypto
 import Foundation
 
 /// Content-addressed asset files: `assets/ab/cd/<sha256 hex>` under the data directory.

@@ -65,6 +65,12 @@ final class TestServer: @unchecked Sendable {
                                                          streamReconnection: RetryPolicy(initialDelay: 0.1, maximumDelay: 1)))
     }
 
+    /// Adds an account (the server may be running) and returns its user record name and a token.
+    func addUser(email: String, name: String) throws -> (recordName: String, token: String) {
+        let recordName = try TandemProcess.admin(["user", "add", "--email", email, "--name", name, "--data", dataDirectory])
+        return (recordName, try TandemProcess.admin(["token", "create", "--user", email, "--data", dataDirectory]))
+    }
+
     var ada: Container { container(token: adaToken) }
     var bob: Container { container(token: bobToken) }
 }
