@@ -411,13 +411,6 @@ enum Migrations {
             share_guid TEXT
         );
         CREATE UNIQUE INDEX collaborations_by_url ON collaborations(container_id, environment, url);
-        -- Root hashes handed to the owner's app for a custom collaboration, and whose they are.
-        CREATE TABLE collaboration_identities (
-            collaboration_id TEXT NOT NULL,
-            root_hash BLOB NOT NULL,
-            user TEXT,
-            PRIMARY KEY (collaboration_id, root_hash)
-        ) WITHOUT ROWID;
         CREATE TABLE notice_clears (
             viewer TEXT NOT NULL,
             collaboration_id TEXT NOT NULL,

@@ -36,10 +36,13 @@ public final class NoticeService: Sendable {
             var subject: String?
             if case .mention = request.event {
                 if let hash = request.mentionedIdentity {
-                    guard let owner = try tx.identityOwner(collaboration: collaboration.id, rootHash: hash) ?? nil else {
+                    // Identities are issued per collaboration by IdentityService (D24); the mention
+                    // reaches the account bound to it, or the person it was issued to.
+                    let issued = try tx.identities(container: container, environment: environment.rawValue, collaboration: collaboration.id)
+                    guard let identity = issued.last(where: { $0.rootHash == hash && $0.state != .removed }) else {
                         throw CloudKitError(.notFound, "no person with that identity in this collaboration")
                     }
-                    subject = owner
+                    subject = identity.boundUser ?? identity.userRecordName
                 } else if let handle = request.mentionedHandle {
                     subject = try? ConversationService.resolve(tx, handle)
                     guard subject != nil else { throw CloudKitError(.notFound, "no person with handle '\(handle)'") }

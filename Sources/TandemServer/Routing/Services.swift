@@ -29,6 +29,7 @@ struct Services: Sendable {
     let highlights: HighlightService
     let highlightStream: HighlightStream
     let notices: NoticeService
+    let prompts: MembershipPromptService
     /// Device keys, collaboration identities and identity proofs (D24).
     let identity: IdentityService
 
@@ -44,8 +45,10 @@ struct Services: Sendable {
         hub.add(streams)
         hub.add(webhooks)
         authenticator = Authenticator(store: store)
+        conversationHub = ConversationHub(streams: streams)
         var records = RecordService(store: store, participantLimit: participantLimit)
         records.hub = hub
+        records.conversationHub = conversationHub
         self.records = records
         shares = ShareService(store: store, participantLimit: participantLimit)
         tokens = SyncTokens(secret: secret)
@@ -55,11 +58,11 @@ struct Services: Sendable {
         zones.hub = hub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store)
-        conversationHub = ConversationHub(streams: streams)
         conversations = ConversationService(store: store, hub: conversationHub)
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)
         notices = NoticeService(store: store, hub: conversationHub)
+        prompts = MembershipPromptService(store: store, hub: conversationHub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
     }
 }

@@ -66,16 +66,13 @@ public struct StoredMembershipPrompt: Sendable, Hashable {
     }
 }
 
-/// Reads of collaborations, their identities, notices and membership prompts.
+/// Reads of collaborations, notices and membership prompts.
 public protocol CollaborationReading {
     func collaboration(id: String) throws -> StoredCollaboration?
     func collaboration(url: String, container: String, environment: Environment) throws -> StoredCollaboration?
     func collaborations(urls: [String], container: String, environment: Environment) throws -> [String: StoredCollaboration]
     /// The collaborations whose URL was shared in a conversation.
     func collaborationsShared(conversation: String) throws -> [StoredCollaboration]
-    /// The account a root hash was issued for, in one collaboration.
-    func identityOwner(collaboration: String, rootHash: [UInt8]) throws -> String??
-    func identities(collaboration: String) throws -> [(rootHash: [UInt8], user: String?)]
     /// Notices of a collaboration after the viewer's clear mark, in conversations the viewer is in.
     func notices(viewer: String, collaboration: String) throws -> [StoredConversationEvent]
     func prompts(owner: String, container: String, environment: Environment, state: StoredMembershipPrompt.State?) throws -> [StoredMembershipPrompt]
@@ -86,8 +83,6 @@ public protocol CollaborationReading {
 public protocol CollaborationWriting: CollaborationReading {
     /// Inserts a collaboration; an existing one (same id or URL) is left as it is.
     func putCollaboration(_ collaboration: StoredCollaboration) throws
-    func putIdentity(collaboration: String, rootHash: [UInt8], user: String?) throws
-    func removeIdentity(collaboration: String, rootHash: [UInt8]) throws
     func clearNotices(viewer: String, collaboration: String, through seq: Int64) throws
     func putPrompt(_ prompt: StoredMembershipPrompt) throws
 }

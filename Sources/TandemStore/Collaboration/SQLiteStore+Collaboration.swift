@@ -44,17 +44,6 @@ extension SQLiteStoreTransaction {
             """, [.text(conversation)], Self.collaborationRow)
     }
 
-    func identityOwner(collaboration: String, rootHash: [UInt8]) throws -> String?? {
-        try db.queryOne("SELECT user FROM collaboration_identities WHERE collaboration_id = ? AND root_hash = ?",
-                        [.text(collaboration), .blob(rootHash)]) { $0.isNull(0) ? nil : $0.text(0) }
-    }
-
-    func identities(collaboration: String) throws -> [(rootHash: [UInt8], user: String?)] {
-        try db.query("SELECT root_hash, user FROM collaboration_identities WHERE collaboration_id = ? ORDER BY root_hash", [.text(collaboration)]) {
-            ($0.blob(0), $0.isNull(1) ? nil : $0.text(1))
-        }
-    }
-
     func notices(viewer: String, collaboration: String) throws -> [StoredConversationEvent] {
         try db.query("""
             SELECT e.seq, e.conversation_id, e.event_id, e.kind, e.actor, e.subject, e.collaboration_id, e.body, e.created_at
@@ -95,17 +84,6 @@ extension SQLiteStoreTransaction {
                    [.text(collaboration.id), .text(collaboration.container), .text(collaboration.environment.rawValue), .text(collaboration.url),
                     .text(collaboration.owner), .text(collaboration.kind.rawValue), collaboration.title.map(SQLiteValue.text) ?? .null,
                     .text(collaboration.contentType), .integer(collaboration.createdAt), collaboration.shareGUID.map(SQLiteValue.text) ?? .null])
-    }
-
-    func putIdentity(collaboration: String, rootHash: [UInt8], user: String?) throws {
-        try db.run("""
-            INSERT INTO collaboration_identities (collaboration_id, root_hash, user) VALUES (?, ?, ?)
-            ON CONFLICT (collaboration_id, root_hash) DO UPDATE SET user = COALESCE(excluded.user, collaboration_identities.user)
-            """, [.text(collaboration), .blob(rootHash), user.map(SQLiteValue.text) ?? .null])
-    }
-
-    func removeIdentity(collaboration: String, rootHash: [UInt8]) throws {
-        try db.run("DELETE FROM collaboration_identities WHERE collaboration_id = ? AND root_hash = ?", [.text(collaboration), .blob(rootHash)])
     }
 
     func clearNotices(viewer: String, collaboration: String, through seq: Int64) throws {
