@@ -14,6 +14,8 @@ struct WrkScript {
     var formatArguments: [String]
     /// Text every good response body contains.
     var expect: String
+    /// `POST` with the body, or `GET` (the body pattern is then ignored).
+    var method = "POST"
 
     var lua: String {
         let headerTable = headers.map { "[ \(quoted($0.0)) ] = \(quoted($0.1))" }.joined(separator: ", ")
@@ -41,7 +43,7 @@ struct WrkScript {
 
             function request()
               n = n + 1
-              return wrk.format("POST", path, headers, string.format(pattern\(arguments)))
+              \(method == "GET" ? "return wrk.format(\"GET\", path, headers)" : "return wrk.format(\"POST\", path, headers, string.format(pattern\(arguments)))")
             end
 
             function response(status, hdrs, body)

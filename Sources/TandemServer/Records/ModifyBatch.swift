@@ -13,6 +13,8 @@ final class ModifyBatch {
     /// Records changed by a later operation than their own (a root linked to its new share):
     /// their results are read again before the response.
     var rewritten = Set<String>()
+    /// People added to or removed from shares, for Shared with You membership notices.
+    var participantChanges: [ShareMembershipNotices.Change] = []
     let baseURL: String
     /// Most participants a share may have, the owner included (decisions D8).
     let participantLimit: Int

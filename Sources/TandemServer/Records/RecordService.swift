@@ -29,6 +29,8 @@ public struct RecordService: Sendable {
     public let participantLimit: Int
     /// Where committed changes go for notifications (nil: nowhere).
     var hub: ChangeHub?
+    /// Where Shared with You effects of share changes go (membership notices).
+    var conversationHub: ConversationHub?
 
     public init(store: any Store, participantLimit: Int = Limits.participantsPerShare) {
         self.store = store
@@ -105,6 +107,7 @@ public struct RecordService: Sendable {
                                 participantLimit: limit)
         nonisolated(unsafe) let unsafeBatch = batch
         let hub = self.hub
+        let conversationHub = self.conversationHub
         do {
             return try store.write({ tx -> ModifyOutcome in
                 let batch = unsafeBatch
@@ -147,9 +150,14 @@ public struct RecordService: Sendable {
                     event = ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: access.zone,
                                         deviceID: scope.deviceID, records: batch.changes)
                 }
-                return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event)
+                // A Tandem share sent in conversations tells them who joined or left (issue 8).
+                let notices = batch.participantChanges.isEmpty ? nil
+                    : try ShareMembershipNotices.post(tx, batch.participantChanges, actor: scope.user, container: scope.database.container,
+                                                      environment: scope.database.environment, at: now)
+                return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event, notices: notices)
             }, afterCommit: { outcome in
                 if let event = outcome.event { hub?.publish(event) }
+                if let notices = outcome.notices { conversationHub?.publish(notices) }
             }).results
         } catch let failure as AtomicFailure {
             return failure.results
@@ -174,6 +182,7 @@ public struct RecordService: Sendable {
     struct ModifyOutcome: @unchecked Sendable {
         var results: [ItemResult]
         var event: ChangeEvent?
+        var notices: ConversationHub.Effects?
     }
 
     struct AtomicFailure: Error, @unchecked Sendable {

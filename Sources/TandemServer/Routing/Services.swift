@@ -23,6 +23,13 @@ struct Services: Sendable {
     /// App IDs (`TEAMID.bundle.id`) in the server's own apple-app-site-association.
     let appIDs: [String]
     let links: LinkService
+    /// Shared with You: conversations, highlights, collaboration (issue 8).
+    let conversationHub: ConversationHub
+    let conversations: ConversationService
+    let highlights: HighlightService
+    let highlightStream: HighlightStream
+    let notices: NoticeService
+    let prompts: MembershipPromptService
     /// Device keys, collaboration identities and identity proofs (D24).
     let identity: IdentityService
 
@@ -38,8 +45,10 @@ struct Services: Sendable {
         hub.add(streams)
         hub.add(webhooks)
         authenticator = Authenticator(store: store)
+        conversationHub = ConversationHub(streams: streams)
         var records = RecordService(store: store, participantLimit: participantLimit)
         records.hub = hub
+        records.conversationHub = conversationHub
         self.records = records
         shares = ShareService(store: store, participantLimit: participantLimit)
         tokens = SyncTokens(secret: secret)
@@ -49,6 +58,11 @@ struct Services: Sendable {
         zones.hub = hub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store)
+        conversations = ConversationService(store: store, hub: conversationHub)
+        highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
+        highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)
+        notices = NoticeService(store: store, hub: conversationHub)
+        prompts = MembershipPromptService(store: store, hub: conversationHub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
     }
 }

@@ -162,6 +162,7 @@ extension ModifyContext {
             for var participant in dropped {
                 participant.status = .removed
                 try tx.putParticipant(participant, share: share)
+                if let user = participant.userRecordName { batch.participantChanges.append(.init(share: share, user: user, added: false)) }
             }
             active.removeAll { candidate in dropped.contains { $0.participantID == candidate.participantID } }
             share.publicPermission = newPublic
@@ -203,6 +204,7 @@ extension ModifyContext {
             let participant = try newParticipant(request, share: share, principal: principal, publicPermission: newPublic, current: current)
             guard participant.userRecordName != share.owner else { continue }
             try tx.putParticipant(participant, share: share)
+            if let user = participant.userRecordName { batch.participantChanges.append(.init(share: share, user: user, added: true)) }
             active.append(participant)
             kept.insert(participant.participantID)
         }
@@ -213,6 +215,7 @@ extension ModifyContext {
         for var participant in removing {
             participant.status = .removed
             try tx.putParticipant(participant, share: share)
+            if let user = participant.userRecordName { batch.participantChanges.append(.init(share: share, user: user, added: false)) }
         }
         let count = active.count - removing.count + 1
         guard count <= batch.participantLimit else {

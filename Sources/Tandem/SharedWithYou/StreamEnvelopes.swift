@@ -1,0 +1,70 @@
+import Foundation
+internal import TandemCore
+internal import TandemHTTP
+
+/// Envelopes of chosen types from the stream WebSocket, reconnecting with backoff like
+/// `Notifications`; `greeting` envelopes are sent after each `hello` (subscriptions).
+struct StreamEnvelopes: Sendable {
+    let transport: Transport
+    let types: Set<String>
+    var greeting: [JSONValue] = []
+
+    /// Envelopes decoded by `decode` (nil skips one).
+    func stream<Element: Sendable>(_ decode: @escaping @Sendable (JSONValue) -> Element?) -> AsyncThrowingStream<Element, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Element.self)
+        let task = Task { [self] in await run(continuation, decode) }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func run<Element: Sendable>(_ continuation: AsyncThrowingStream<Element, any Error>.Continuation,
+                                        _ decode: @escaping @Sendable (JSONValue) -> Element?) async {
+        let policy = transport.configuration.streamReconnection
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let client = try await WebSocketClient.connect(to: Notifications.streamURL(transport), headers: transport.authorizationHeaders)
+                let close = await withTaskCancellationHandler {
+                    await read(client, continuation, decode) { failures = 0 }
+                } onCancel: {
+                    client.close()
+                }
+                if close?.code == 4401 {
+                    continuation.finish(throwing: TandemError(.notAuthenticated, "the stream refused the credentials: \(close!.reason)"))
+                    return
+                }
+            } catch {
+                // Refused or timed out: wait and retry.
+            }
+            if Task.isCancelled { break }
+            let delay = policy.delay(beforeRetry: failures, after: TandemError(.networkFailure, "stream closed"))
+            failures += 1
+            do { try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) } catch { break }
+        }
+        continuation.finish()
+    }
+
+    private func read<Element: Sendable>(_ client: WebSocketClient, _ continuation: AsyncThrowingStream<Element, any Error>.Continuation,
+                                         _ decode: (JSONValue) -> Element?, greeted: () -> Void) async -> WebSocketClose? {
+        for await event in client.events {
+            switch event {
+            case .message(.text(let text)):
+                guard let envelope = try? JSONParser.parse(text), let type = envelope["type"]?.stringValue else { continue }
+                if type == "hello" {
+                    greeted()
+                    for message in greeting { _ = await client.send(text: JSONWriter.string(message)) }
+                } else if types.contains(type), let element = decode(envelope) {
+                    continuation.yield(element)
+                }
+            case .message(.binary): continue
+            case .closed(let close): return close
+            }
+        }
+        return nil
+    }
+}
+
+extension Date {
+    /// Milliseconds since 1970 (the wire's dates).
+    init(milliseconds: Int64) { self.init(timeIntervalSince1970: Double(milliseconds) / 1000) }
+}

@@ -1,0 +1,109 @@
+import Foundation
+public import TandemCore
+public import TandemStore
+
+/// Membership prompts (spec §1.7 step 7): the owner accepts or declines. Accepting adds or
+/// removes the person as a participant of each Tandem share named (invited `READ_WRITE`,
+/// decisions W7) and posts the membership notice; custom collaborations come back as
+/// participants updates for the owner's app (`SWUpdateCollaborationParticipantsAction`).
+public final class MembershipPromptService: Sendable {
+    let store: any Store
+    let hub: ConversationHub
+    let participantLimit: Int
+
+    init(store: any Store, hub: ConversationHub, participantLimit: Int) {
+        self.store = store
+        self.hub = hub
+        self.participantLimit = participantLimit
+    }
+
+    /// A custom collaboration's change for the owner's app: add or remove `person`; for a
+    /// removal, the root hash issued to them (nil when none was).
+    public struct ParticipantsUpdate: Sendable, Hashable {
+        public var collaborationIdentifier: String
+        public var person: String
+        public var added: Bool
+        public var removedRootHash: [UInt8]?
+    }
+
+    /// The owner's prompts, oldest first (`pending` only unless `all`).
+    public func prompts(owner: String, container: String, environment: Environment, all: Bool) throws -> [JSONValue] {
+        try store.read { reader in
+            try reader.prompts(owner: owner, container: container, environment: environment, state: all ? nil : .pending)
+                .map { try CollaborationCodec.prompt($0, reader) }
+        }
+    }
+
+    /// Accepts or declines a pending prompt of the caller. Returns the prompt as it is now and
+    /// the participants updates the owner's app must run for custom collaborations.
+    /// - Throws: `NOT_FOUND` for a prompt that is not the caller's; `CONFLICT` for one already
+    ///   answered; `TOO_MANY_PARTICIPANTS` when a share is full (nothing is applied then).
+    public func respond(prompt id: String, owner: String, accept: Bool) throws -> (prompt: JSONValue, updates: [ParticipantsUpdate]) {
+        let now = Clock.milliseconds()
+        let hub = self.hub
+        let limit = participantLimit
+        let result = try store.write({ tx -> (JSONValue, [ParticipantsUpdate], ConversationHub.Effects) in
+            guard var prompt = try tx.prompt(id: id), prompt.owner == owner else { throw CloudKitError(.notFound, "no prompt '\(id)' of yours") }
+            guard prompt.state == .pending else { throw CloudKitError(.conflict, "this prompt was already \(prompt.state.rawValue)") }
+            prompt.state = accept ? .accepted : .declined
+            try tx.putPrompt(prompt)
+            var effects = ConversationHub.Effects(container: prompt.container, environment: prompt.environment)
+            var updates: [ParticipantsUpdate] = []
+            if accept {
+                var changes: [ShareMembershipNotices.Change] = []
+                for identifier in prompt.collaborations {
+                    guard let collaboration = try tx.collaboration(id: identifier), collaboration.owner == owner else { continue }
+                    switch collaboration.kind {
+                    case .share:
+                        guard let guid = collaboration.shareGUID,
+                              let share = try tx.share(shortGUID: guid, container: prompt.container, environment: prompt.environment) else { continue }
+                        if try Self.apply(tx, share: share, person: prompt.person, add: prompt.change == .add, owner: owner, limit: limit,
+                                            container: prompt.container, environment: prompt.environment, at: now) {
+                            changes.append(.init(share: share, user: prompt.person, added: prompt.change == .add))
+                        }
+                    case .custom:
+                        var update = ParticipantsUpdate(collaborationIdentifier: identifier, person: prompt.person, added: prompt.change == .add)
+                        if prompt.change == .remove {
+                            update.removedRootHash = try tx.identities(container: prompt.container, environment: prompt.environment.rawValue,
+                                                                       collaboration: identifier)
+                                .last { $0.userRecordName == prompt.person && $0.state != .removed }?.rootHash
+                        }
+                        updates.append(update)
+                    }
+                }
+                let posted = try ShareMembershipNotices.post(tx, changes, actor: owner, container: prompt.container,
+                                                            environment: prompt.environment, at: now)
+                effects.envelopes += posted.envelopes
+            }
+            return (try CollaborationCodec.prompt(prompt, tx), updates, effects)
+        }, afterCommit: { hub.publish($0.2) })
+        return (result.0, result.1)
+    }
+
+    /// Adds `person` to the share (invited, READ_WRITE) or removes them. False when nothing
+    /// changed (already in, already out, or a public share, whose people join by URL).
+    static func apply(_ tx: any StoreWriting, share: StoredShare, person: String, add: Bool, owner: String, limit: Int,
+                      container: String, environment: Environment, at now: Int64) throws -> Bool {
+        guard person != share.owner else { return false }
+        let participants = try tx.participants(share: share)
+        let current = participants.first { $0.userRecordName == person && $0.status != .removed }
+        if add {
+            guard current == nil, share.publicPermission == .none else { return false }
+            let active = participants.filter { $0.status != .removed }.count + 1
+            guard active < limit else { throw CloudKitError(.tooManyParticipants, "a share may have at most \(limit) participants, the owner included") }
+            let account = try tx.user(matching: UserIdentity(userRecordName: person))
+            let previous = participants.first { $0.userRecordName == person }
+            try tx.putParticipant(StoredParticipant(participantID: previous?.participantID ?? ShareTokens.makeParticipantID(), userRecordName: person,
+                                                    email: account?.email, phone: account?.phoneNumber, role: .privateUser,
+                                                    permission: .readWrite, status: .pending, isApprovedRequester: false, addedAt: now),
+                                  share: share)
+        } else {
+            guard var removing = current else { return false }
+            removing.status = .removed
+            try tx.putParticipant(removing, share: share)
+        }
+        try ShareRecords.touch(tx, share: share, by: owner, at: now)
+        try tx.zoneActivity(share.zone, container: container, environment: environment, viewersChanged: true, at: now)
+        return true
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+import Testing
+import TandemCore
+import TandemHTTP
+
+/// Issue 8 scenarios 2 and 3: a Tandem share URL as a collaboration highlight with notices and
+/// mentions; membership sync prompts when the group changes.
+@Suite("SharedWithYou collaboration")
+struct CollaborationScenarioTests {
+    /// A registered app of the container (share URLs surface to the container's apps, W4).
+    static func anyApp(_ server: TestServer) throws -> String {
+        let (app, domain) = appNames()
+        try server.registerApp(app, domain: domain)
+        return app
+    }
+
+    static func shareURL(_ server: TestServer, _ note: SharedNote) -> String { "\(server.baseURL)/share/\(note.guid)" }
+
+    static func notices(_ server: TestServer, _ person: Person, _ collaboration: String) throws -> [JSONValue] {
+        try server.tandemGet("highlights/notices/list", ["collaboration": collaboration], as: person).json["notices"]?.arrayValue ?? []
+    }
+
+    @Test func shareURLBecomesCollaborationHighlightWithNotices() throws {
+        let server = try Shared.server
+        let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))
+        let app = try Self.anyApp(server)
+        try server.addContacts(bob, [ada])
+        try server.addContacts(cat, [ada])
+        let note = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE"), Invite.email(cat)])
+        let group = try server.conversation(ada, with: [bob, cat])
+        let url = Self.shareURL(server, note)
+        try server.say("our list \(url)", in: group, as: ada)
+
+        let forBob = try server.highlights(bob, app: app)
+        #expect(forBob.urls == [url])
+        let collaboration = forBob.json.first?["collaboration"]
+        let identifier = "share:\(note.guid)"
+        #expect(collaboration?["collaborationIdentifier"] == .string(identifier))
+        #expect(collaboration?["title"] == "Groceries")
+        #expect(collaboration?["contentType"] == "com.apple.cloudkit.share")
+        #expect(collaboration?["creationDate"]?.int64Value ?? 0 > 0)
+        // The owner sees the collaboration she started (D23), so she sees its notices.
+        #expect(try server.highlights(ada, app: app).urls == [url])
+        #expect(try server.tandemGet("highlights/lookup", ["app": app, "collaboration": identifier], as: bob).json["url"] == .string(url))
+
+        // The owner edits and renames: notices reach the conversation with the actor.
+        for (event, trigger) in [("change", JSONValue.string("edit")), ("persistence", .int(3))] {
+            let posted = try server.tandem("highlights/notices/post", ["collaborationIdentifier": .string(identifier), "event": .string(event),
+                                                                        "trigger": trigger], as: ada)
+            #expect(posted.status == 200, "\(posted.text)")
+        }
+        let bobNotices = try Self.notices(server, bob, identifier)
+        #expect(bobNotices.compactMap { $0["notice"]?["triggerName"]?.stringValue } == ["edit", "renamed"])
+        #expect(bobNotices.allSatisfy { $0["actor"] == .string(ada.recordName) && $0["conversationID"] == .string(group) })
+        let history = try server.tandemGet("conversations/messages/list", ["conversation": group], as: cat)
+        #expect(history.json["events"]?.arrayValue?.filter { $0["kind"] == "notice" }.count == 2)
+
+        // A mention (by share participant handle) reaches only the mentioned user.
+        let mention = try server.tandem("highlights/notices/post", ["url": .string(url), "event": "mention", "mentionedHandle": .string(cat.email)], as: bob)
+        #expect(mention.status == 200, "\(mention.text)")
+        #expect(try Self.notices(server, cat, identifier).contains { $0["notice"]?["event"] == "mention" })
+        #expect(!(try Self.notices(server, bob, identifier)).contains { $0["notice"]?["event"] == "mention" })
+        #expect(!(try Self.notices(server, ada, identifier)).contains { $0["notice"]?["event"] == "mention" })
+        let adaHistory = try server.tandemGet("conversations/messages/list", ["conversation": group], as: ada)
+        #expect(adaHistory.json["events"]?.arrayValue?.filter { $0["kind"] == "notice" }.count == 2)
+
+        // clearNotices empties the caller's list only.
+        #expect(try server.tandem("highlights/notices/clear", ["collaborationIdentifier": .string(identifier)], as: bob).status == 200)
+        #expect(try Self.notices(server, bob, identifier).isEmpty)
+        #expect(try Self.notices(server, cat, identifier).count == 3)
+
+        // The share's own participant change posts a membership notice by itself.
+        let dan = try server.person("dan")
+        let added = try server.ownerModify(note, [Body.operation("update", name: "share", recordType: nil, tag: note.shareTag,
+                                                                 extra: ["participants": [Invite.email(bob, "READ_WRITE"), Invite.email(cat), Invite.email(dan)]])])
+        #expect(added.status == 200 && added.json.record(0).serverErrorCode == nil, "\(added.text)")
+        let membership = try Self.notices(server, bob, identifier)
+        #expect(membership.count == 1)
+        #expect(membership.first?["notice"]?["triggerName"] == "addedCollaborator")
+        #expect(membership.first?["actor"] == .string(ada.recordName))
+    }
+
+    struct NoticeRefusal: Sendable, CustomStringConvertible {
+        var description: String
+        var body: @Sendable (_ identifier: String) -> JSONValue
+        var status: Int
+        var asStranger = false
+    }
+
+    static let noticeRefusals: [NoticeRefusal] = [
+        NoticeRefusal(description: "unknown collaboration", body: { _ in ["collaborationIdentifier": "nope", "event": "change", "trigger": 1] }, status: 404),
+        NoticeRefusal(description: "a stranger posts", body: { ["collaborationIdentifier": .string($0), "event": "change", "trigger": 1] },
+                      status: 404, asStranger: true),
+        NoticeRefusal(description: "trigger out of range", body: { ["collaborationIdentifier": .string($0), "event": "change", "trigger": 3] }, status: 400),
+        NoticeRefusal(description: "trigger name of another event", body: { ["collaborationIdentifier": .string($0), "event": "membership", "trigger": "edit"] },
+                      status: 400),
+        NoticeRefusal(description: "unknown event", body: { ["collaborationIdentifier": .string($0), "event": "poke", "trigger": 1] }, status: 400),
+        NoticeRefusal(description: "mention without a person", body: { ["collaborationIdentifier": .string($0), "event": "mention"] }, status: 400),
+        NoticeRefusal(description: "mention of someone outside", body: { ["collaborationIdentifier": .string($0), "event": "mention",
+                                                                         "mentionedHandle": "ada@example.com"] }, status: 404),
+        NoticeRefusal(description: "identity not base64", body: { ["collaborationIdentifier": .string($0), "event": "mention",
+                                                                  "mentionedIdentity": "%%%"] }, status: 400),
+    ]
+
+    @Test(arguments: noticeRefusals)
+    func noticeRefusalsPostNothing(_ refusal: NoticeRefusal) throws {
+        let server = try Shared.server
+        let (ada, bob, eve) = (try server.person("ada"), try server.person("bob"), try server.person("eve"))
+        let note = try server.shareNote(owner: ada, participants: [Invite.email(bob)])
+        let direct = try server.conversation(ada, with: [bob])
+        try server.say(Self.shareURL(server, note), in: direct, as: ada)
+        let identifier = "share:\(note.guid)"
+        let response = try server.tandem("highlights/notices/post", refusal.body(identifier), as: refusal.asStranger ? eve : ada)
+        #expect(response.status == refusal.status, "\(response.text)")
+        #expect(response.json.serverErrorCode != nil)
+        #expect(try Self.notices(server, bob, identifier).isEmpty)
+    }
+
+    @Test func membershipSyncPromptsTheOwnerOnceAndAppliesOnAccept() async throws {
+        let server = try Shared.server
+        let (ada, bob, cat, dan) = (try server.person("ada"), try server.person("bob"), try server.person("cat"), try server.person("dan"))
+        let groceries = try server.shareNote(owner: ada, participants: [Invite.email(bob), Invite.email(cat)])
+        let chores = try server.shareNote(owner: ada, participants: [Invite.email(bob), Invite.email(cat)])
+        let group = try server.conversation(ada, with: [bob, cat])
+        try server.say("\(Self.shareURL(server, groceries)) and \(Self.shareURL(server, chores))", in: group, as: ada)
+        let probe = try await StreamProbe.connect(server, as: ada)
+        #expect(await probe.wait { $0.hasHello })
+
+        // Dan joins: ONE prompt to the owner naming both documents.
+        #expect(try server.tandem("conversations/members/add", ["conversation": .string(group), "member": .string(dan.email)], as: bob).status == 200)
+        let pending = try server.tandemGet("collaborations/prompts/list", as: ada).json["prompts"]?.arrayValue ?? []
+        #expect(pending.count == 1)
+        let prompt = try #require(pending.first)
+        #expect(prompt["message"] == "Add Dan to your 2 shared documents")
+        #expect(prompt["change"] == "add")
+        #expect(Set(prompt["collaborations"]?.arrayValue?.compactMap { $0["collaborationIdentifier"]?.stringValue } ?? [])
+                == ["share:\(groceries.guid)", "share:\(chores.guid)"])
+        #expect(await probe.wait { $0.has("collaboration.prompt") })
+        #expect(try server.tandemGet("collaborations/prompts/list", as: bob).json["prompts"]?.arrayValue?.isEmpty == true)
+
+        // Accepting invites Dan to both shares; he can accept them.
+        let accepted = try server.tandem("collaborations/prompts/respond", ["promptID": prompt["promptID"]!, "accept": true], as: ada)
+        #expect(accepted.status == 200, "\(accepted.text)")
+        #expect(accepted.json["prompt"]?["state"] == "accepted")
+        for note in [groceries, chores] {
+            let result = try server.accept(note, as: dan)
+            #expect(result["participantStatus"] == "ACCEPTED", "\(result)")
+        }
+        let again = try server.tandem("collaborations/prompts/respond", ["promptID": prompt["promptID"]!, "accept": true], as: ada)
+        #expect(again.status == 409)
+        // The conversation heard about it.
+        let notices = try Self.notices(server, bob, "share:\(groceries.guid)")
+        #expect(notices.contains { $0["notice"]?["triggerName"] == "addedCollaborator" })
+
+        // Cat leaves: the mirror prompt; accepting removes her.
+        #expect(try server.tandem("conversations/members/remove", ["conversation": .string(group), "member": .string(cat.recordName)], as: cat).status == 200)
+        let removal = try #require(try server.tandemGet("collaborations/prompts/list", as: ada).json["prompts"]?.arrayValue?.first)
+        #expect(removal["message"] == "Remove Cat from your 2 shared documents")
+        #expect(try server.tandem("collaborations/prompts/respond", ["promptID": removal["promptID"]!, "accept": true], as: ada).status == 200)
+        #expect(try server.resolve(groceries, as: cat).json["results"]?.arrayValue?.first?.serverErrorCode == "NOT_FOUND")
+
+        // Bob leaves; the owner declines: Bob stays a participant.
+        #expect(try server.tandem("conversations/members/remove", ["conversation": .string(group), "member": .string(bob.recordName)], as: ada).status == 200)
+        let bobPrompt = try #require(try server.tandemGet("collaborations/prompts/list", as: ada).json["prompts"]?.arrayValue?.first)
+        #expect(try server.tandem("collaborations/prompts/respond", ["promptID": bobPrompt["promptID"]!, "accept": false], as: ada).json["prompt"]?["state"] == "declined")
+        #expect(try server.accept(groceries, as: bob)["participantStatus"] == "ACCEPTED")
+        // Someone else's prompt is not found.
+        #expect(try server.tandem("collaborations/prompts/respond", ["promptID": bobPrompt["promptID"]!, "accept": true], as: bob).status == 404)
+        probe.client.close()
+    }
+}
