@@ -35,6 +35,11 @@ public struct ServerConfiguration: Sendable {
     /// Messages a stream WebSocket may have waiting to be sent before a non-droppable one closes
     /// it as a slow consumer.
     public var streamQueueMessages = 4096
+    /// Participants per group session, the local one included (decisions D33).
+    public var sessionParticipantLimit = Limits.participantsPerSession
+    /// Messenger messages per second per participant, and the burst allowed (decisions G6).
+    public var sessionMessageRate = 1000.0
+    public var sessionMessageBurst = 2000.0
     /// App IDs (`TEAMID.bundle.id`) listed in `/.well-known/apple-app-site-association` for `/share/*`.
     public var appIDs: [String] = []
     /// Seconds a fetched apple-app-site-association file is used before it is fetched again.
@@ -79,9 +84,15 @@ public final class TandemServer: Sendable {
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
         hub = ChangeHub(store: store, log: log)
+        let conversations = SessionConversations(store: store)
+        let sessions = SessionHub(membership: conversations, journal: try AssetFiles.journal(dataDirectory: configuration.dataDirectory),
+                                  settings: SessionHub.Settings(participantLimit: configuration.sessionParticipantLimit,
+                                                                messageRate: configuration.sessionMessageRate,
+                                                                messageBurst: configuration.sessionMessageBurst))
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
                                 participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
-                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin))
+                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin),
+                                conversations: conversations, sessions: sessions)
         webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })

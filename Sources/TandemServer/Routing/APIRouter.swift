@@ -39,7 +39,8 @@ public final class APIRouter: HTTPResponder {
     // MARK: HTTPResponder
 
     public func bodyLimit(for head: HTTPRequestHead) -> Int {
-        head.path.hasPrefix(AssetRoutes.uploadPrefix) ? Limits.assetBytes + 1 : Limits.jsonBodyBytes
+        if head.path.hasPrefix(JournalRoutes.prefix) { return Limits.journalAttachmentBytes + 1 }
+        return head.path.hasPrefix(AssetRoutes.uploadPrefix) ? Limits.assetBytes + 1 : Limits.jsonBodyBytes
     }
 
     public func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
@@ -89,6 +90,10 @@ public final class APIRouter: HTTPResponder {
                 endpoint = "assets/upload-bytes"
                 guard method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
                 return (endpoint, try services.assetRoutes.receiveUpload(context))
+            }
+            if path.hasPrefix(JournalRoutes.prefix) {
+                endpoint = "journal"
+                return (endpoint, try JournalRoutes.respond(context, services))
             }
             if path.hasPrefix(WebCourier.prefix) {
                 endpoint = "webcourier"

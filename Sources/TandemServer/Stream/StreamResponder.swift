@@ -12,6 +12,7 @@ import TandemStore
 /// Server → client: `{"type":"hello","userRecordName":…,"connectionID":…}` once, then
 /// `{"type":"notification","notification":{…}}` (CKNotification fields, never record contents),
 /// `{"type":"pong"}` for a ping, `{"type":"error","reason":…}` for a message it cannot read.
+/// Group session envelopes and binary messenger frames: see `SessionHub` (SessionEnvelopes.swift).
 /// Client → server: `{"type":"ping"}`. Close codes: 4401 not signed in or token invalid,
 /// 4404 unknown container, 4008 slow consumer (resume from your change tokens).
 struct StreamResponder: WebSocketResponder {
@@ -44,10 +45,17 @@ struct StreamResponder: WebSocketResponder {
                                            deviceID: parameters["deviceID"] ?? "", muteOwnDevice: parameters["notifyOwnChanges"] == "false"))
         _ = connection.send(text: JSONWriter.string(["type": "hello", "userRecordName": .string(user.recordName),
                                                      "connectionID": .int(Int64(connection.id))]))
+        if let environment = Environment(rawValue: parts[1]) {
+            services.sessions.connected(connection, user: user.recordName, container: parts[0], environment: environment)
+        }
         return .accept
     }
 
     func received(_ message: WebSocketMessage, on connection: WebSocketConnection) {
+        if case .binary(let bytes) = message {
+            services.sessions.receive(bytes, on: connection)
+            return
+        }
         guard case .text(let text) = message, let envelope = try? JSONParser.parse(Array(text.utf8)),
               let type = envelope["type"]?.stringValue else {
             _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "send JSON envelopes with a 'type'"]))
@@ -56,6 +64,8 @@ struct StreamResponder: WebSocketResponder {
         switch type {
         case "ping":
             _ = connection.send(text: JSONWriter.string(["type": "pong"]))
+        case _ where SessionHub.handles(type):
+            services.sessions.handle(type, envelope, on: connection)
         default:
             _ = connection.send(text: JSONWriter.string(["type": "error", "reason": .string("unknown envelope type '\(type)'")]))
         }
@@ -63,5 +73,6 @@ struct StreamResponder: WebSocketResponder {
 
     func closed(_ connection: WebSocketConnection, with close: WebSocketClose) {
         registry.remove(connection)
+        services.sessions.disconnected(connection)
     }
 }
