@@ -84,18 +84,13 @@ public final class TandemServer: Sendable {
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
         hub = ChangeHub(store: store, log: log)
-        let conversations = SessionConversations(store: store)
-        let sessions = SessionHub(membership: conversations, journal: try AssetFiles.journal(dataDirectory: configuration.dataDirectory),
-                                  settings: SessionHub.Settings(participantLimit: configuration.sessionParticipantLimit,
-                                                                messageRate: configuration.sessionMessageRate,
-                                                                messageBurst: configuration.sessionMessageBurst))
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
                                 participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
-                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin),
-                                conversations: conversations, sessions: sessions)
+                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin))
         webhooks = services.webhooks
         let counter = ConnectionCounter()
-        let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
+        let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },
+                               droppedMessages: { counter.dropped() })
         var httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         workerCount: configuration.workerCount)
         httpConfiguration.webSocket.sendQueueMessages = configuration.streamQueueMessages
@@ -165,4 +160,5 @@ final class ConnectionCounter: Sendable {
     let server = Mutex<HTTPServer?>(nil)
 
     func value() -> Int { server.withLock { $0?.openConnections ?? 0 } }
+    func dropped() -> Int { server.withLock { $0?.droppedWebSocketMessages ?? 0 } }
 }

@@ -304,22 +304,5 @@ enum Migrations {
             PRIMARY KEY (container_id, domain)
         ) WITHOUT ROWID;
         """),
-        // Group sessions (issue 9): the minimal conversation membership sessions need until the
-        // conversations of issue 8 replace it (decisions G1).
-        SQLiteMigration(version: 7, sql: """
-        CREATE TABLE session_conversations (
-            id TEXT PRIMARY KEY,
-            container_id TEXT NOT NULL REFERENCES containers(id),
-            environment TEXT NOT NULL,
-            creator TEXT NOT NULL,
-            created_at INTEGER NOT NULL
-        ) WITHOUT ROWID;
-        CREATE TABLE session_conversation_members (
-            conversation_id TEXT NOT NULL REFERENCES session_conversations(id) ON DELETE CASCADE,
-            user_record_name TEXT NOT NULL,
-            PRIMARY KEY (conversation_id, user_record_name)
-        ) WITHOUT ROWID;
-        CREATE INDEX session_conversation_members_by_user ON session_conversation_members(user_record_name);
-        """),
-]
+    ]
 }

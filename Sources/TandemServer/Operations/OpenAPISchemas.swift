@@ -17,7 +17,7 @@ enum OpenAPISchemas {
 
     static var all: JSONValue {
         var merged = records.objectValue ?? JSONObject()
-        for entry in sharing.entries + sync.entries + sessions.entries { merged[entry.key] = entry.value }
+        for entry in sharing.entries + sync.entries { merged[entry.key] = entry.value }
         return .object(merged)
     }
 

@@ -22,8 +22,12 @@ public final class APIRouter: HTTPResponder {
     let knownContainers = PerThread { ContainerSet() }
     /// Reports open connections for /metrics; set once the HTTP server exists.
     let connectionCount: @Sendable () -> Int
+    /// Reports dropped droppable WebSocket messages for /metrics.
+    let droppedMessages: @Sendable () -> Int
 
-    init(services: Services, metrics: Metrics, log: RequestLog, connectionCount: @escaping @Sendable () -> Int) {
+    init(services: Services, metrics: Metrics, log: RequestLog, connectionCount: @escaping @Sendable () -> Int,
+         droppedMessages: @escaping @Sendable () -> Int = { 0 }) {
+        self.droppedMessages = droppedMessages
         self.services = services
         self.metrics = metrics
         self.log = log
@@ -79,7 +83,7 @@ public final class APIRouter: HTTPResponder {
             case "/healthz":
                 return ("healthz", Responses.json(["status": "ok"]))
             case "/metrics":
-                let text = metrics.render(openConnections: connectionCount())
+                let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages())
                 return ("metrics", HTTPResponse(status: 200, headers: [("content-type", "text/plain; version=0.0.4")], body: Array(text.utf8)))
             case "/openapi.json":
                 return ("openapi", HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: openAPI))

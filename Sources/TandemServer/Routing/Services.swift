@@ -23,14 +23,11 @@ struct Services: Sendable {
     /// App IDs (`TEAMID.bundle.id`) in the server's own apple-app-site-association.
     let appIDs: [String]
     let links: LinkService
-    /// Group sessions (issue 9) and the conversations they run in.
+    /// Group sessions (issue 9).
     let sessions: SessionHub
-    let conversations: SessionConversations
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
-         hub: ChangeHub, log: RequestLog, links: LinkService? = nil, conversations: SessionConversations, sessions: SessionHub) {
-        self.conversations = conversations
-        self.sessions = sessions
+         hub: ChangeHub, log: RequestLog, links: LinkService? = nil) {
         self.appIDs = appIDs
         self.links = links ?? LinkService(store: store)
         self.store = store

@@ -293,7 +293,7 @@ final class SessionHub: Sendable {
     // MARK: Membership
 
     /// Members removed from a conversation are dropped from its live sessions at once
-    /// (`conversationEnded` for them); added ones hear of the sessions.
+    /// (`conversationEnded` for them, decisions G10); added ones hear of the sessions.
     func membershipChanged(_ change: MembershipChange) {
         let sessions = registry.withLock { registry in
             registry.sessions.values.filter {
@@ -303,20 +303,18 @@ final class SessionHub: Sendable {
         for session in sessions {
             switch change.kind {
             case .added:
-                session.state.withLock { _ = $0.audience.insert(change.user) }
-                announce(session, to: [change.user])
+                let new = session.state.withLock { $0.audience.insert(change.member).inserted }
+                if new { announce(session, to: [change.member]) }
             case .removed:
-                session.state.withLock { _ = $0.audience.remove(change.user) }
-                let theirs = connections(of: [change.user], container: change.container, environment: change.environment)
+                session.state.withLock { _ = $0.audience.remove(change.member) }
+                let theirs = connections(of: [change.member], container: change.container, environment: change.environment)
                 registry.withLock { registry in
                     for connection in theirs { registry.clients[connection.id]?.joined.removeValue(forKey: session.id) }
                 }
-                drop(session, reason: .conversationEnded) { $0.user == change.user }
+                drop(session, reason: .conversationEnded) { $0.user == change.member }
                 let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(session.id.uuidString),
                                               "reason": .string(InvalidationReason.conversationEnded.rawValue)])
                 for connection in theirs { _ = connection.send(text: text) }
-            case .conversationEnded:
-                finish(session, .conversationEnded)
             }
         }
     }

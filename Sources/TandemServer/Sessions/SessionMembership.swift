@@ -1,18 +1,9 @@
 import TandemCore
 import TandemStore
 
-/// A change of a conversation's members, as group sessions need to hear of it.
-struct MembershipChange: Sendable {
-    enum Kind: Sendable { case added, removed, conversationEnded }
-    var container: String
-    var environment: Environment
-    var conversationID: String
-    var user: String
-    var kind: Kind
-}
-
-/// What group sessions need from conversations: who is a member, a conversation for chosen
-/// people (the sharing-controller path), and word of membership changes (decisions D35, G1).
+/// What group sessions need from conversations (issue 8's `ConversationService` conforms):
+/// who is a member, a conversation for chosen people (the sharing-controller path), and word
+/// of membership changes (decisions D35, G1).
 protocol SessionMembership: Sendable {
     /// The members of a conversation, or nil when it does not exist in this container environment.
     func members(of conversationID: String, container: String, environment: Environment) throws -> Set<String>?
