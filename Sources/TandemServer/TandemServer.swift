@@ -86,7 +86,11 @@ public final class TandemServer: Sendable {
         hub = ChangeHub(store: store, log: log)
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
                                 participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
-                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin))
+                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin),
+                                journal: try AssetFiles.journal(dataDirectory: configuration.dataDirectory),
+                                sessionSettings: SessionHub.Settings(participantLimit: configuration.sessionParticipantLimit,
+                                                                     messageRate: configuration.sessionMessageRate,
+                                                                     messageBurst: configuration.sessionMessageBurst))
         webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },

@@ -304,5 +304,139 @@ enum Migrations {
             PRIMARY KEY (container_id, domain)
         ) WITHOUT ROWID;
         """),
+        // Shared with You (issue 8): conversations, per-viewer link table, highlights state,
+        // collaborations, notices and membership prompts.
+        SQLiteMigration(version: 6, sql: """
+        CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            is_group INTEGER NOT NULL,
+            title TEXT,
+            created_by TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE conversation_members (
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            user TEXT NOT NULL,
+            joined_at INTEGER NOT NULL,
+            PRIMARY KEY (conversation_id, user)
+        ) WITHOUT ROWID;
+        CREATE INDEX conversation_members_by_user ON conversation_members(user, conversation_id);
+        -- One timeline per conversation: messages, membership events and notices. `subject` is
+        -- the member added or removed, or the only viewer of a mention notice.
+        CREATE TABLE conversation_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            event_id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL CHECK (kind IN ('message', 'memberAdded', 'memberRemoved', 'notice')),
+            actor TEXT NOT NULL,
+            subject TEXT,
+            collaboration_id TEXT,
+            body BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX conversation_events_by_conversation ON conversation_events(conversation_id, seq);
+        CREATE INDEX conversation_events_by_collaboration ON conversation_events(collaboration_id, seq) WHERE collaboration_id IS NOT NULL;
+        -- The highlight list is read from here, never from messages: one row per viewer, URL and
+        -- conversation with the latest message that shared it (D21), written on message insert
+        -- for every member.
+        CREATE TABLE shared_links (
+            viewer TEXT NOT NULL,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            url TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            host TEXT NOT NULL,
+            sender TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            sent_at INTEGER NOT NULL,
+            title TEXT,
+            PRIMARY KEY (viewer, container_id, environment, url, conversation_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX shared_links_by_host ON shared_links(viewer, container_id, environment, host);
+        CREATE INDEX shared_links_by_conversation ON shared_links(conversation_id, viewer);
+        -- Which URLs each conversation has seen (notices, membership sync).
+        CREATE TABLE conversation_links (
+            conversation_id TEXT NOT NULL,
+            url TEXT NOT NULL,
+            last_seq INTEGER NOT NULL,
+            PRIMARY KEY (conversation_id, url)
+        ) WITHOUT ROWID;
+        CREATE INDEX conversation_links_by_url ON conversation_links(url, conversation_id);
+        CREATE TABLE link_pins (
+            viewer TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            url TEXT NOT NULL,
+            pinned_at INTEGER NOT NULL,
+            PRIMARY KEY (viewer, conversation_id, url)
+        ) WITHOUT ROWID;
+        CREATE TABLE contacts (
+            owner TEXT NOT NULL,
+            handle TEXT NOT NULL COLLATE NOCASE,
+            user_record_name TEXT,
+            PRIMARY KEY (owner, handle)
+        ) WITHOUT ROWID;
+        -- scope: global (target ''), app (target app ID), conversation (target conversation ID).
+        CREATE TABLE highlight_consent (
+            viewer TEXT NOT NULL,
+            scope TEXT NOT NULL CHECK (scope IN ('global', 'app', 'conversation')),
+            target TEXT NOT NULL,
+            allowed INTEGER NOT NULL,
+            PRIMARY KEY (viewer, scope, target)
+        ) WITHOUT ROWID;
+        CREATE TABLE hidden_highlights (
+            viewer TEXT NOT NULL,
+            url TEXT NOT NULL,
+            hidden_at INTEGER NOT NULL,
+            PRIMARY KEY (viewer, url)
+        ) WITHOUT ROWID;
+        CREATE TABLE highlight_interactions (
+            viewer TEXT NOT NULL,
+            url TEXT NOT NULL,
+            weight INTEGER NOT NULL,
+            at INTEGER NOT NULL
+        );
+        CREATE INDEX highlight_interactions_by_viewer ON highlight_interactions(viewer, at);
+        CREATE TABLE collaborations (
+            id TEXT PRIMARY KEY,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            url TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('share', 'custom')),
+            title TEXT,
+            content_type TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            share_guid TEXT
+        );
+        CREATE UNIQUE INDEX collaborations_by_url ON collaborations(container_id, environment, url);
+        -- Root hashes handed to the owner's app for a custom collaboration, and whose they are.
+        CREATE TABLE collaboration_identities (
+            collaboration_id TEXT NOT NULL,
+            root_hash BLOB NOT NULL,
+            user TEXT,
+            PRIMARY KEY (collaboration_id, root_hash)
+        ) WITHOUT ROWID;
+        CREATE TABLE notice_clears (
+            viewer TEXT NOT NULL,
+            collaboration_id TEXT NOT NULL,
+            through_seq INTEGER NOT NULL,
+            PRIMARY KEY (viewer, collaboration_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE membership_prompts (
+            id TEXT PRIMARY KEY,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            person TEXT NOT NULL,
+            change TEXT NOT NULL CHECK (change IN ('add', 'remove')),
+            collaborations TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'declined')),
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX membership_prompts_by_owner ON membership_prompts(owner, container_id, environment, state);
+        """),
     ]
 }

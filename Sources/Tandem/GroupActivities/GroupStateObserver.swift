@@ -23,6 +23,12 @@ public struct GroupStateObserver: Sendable {
         public var reason: Reason?
         /// The conversation asked about.
         public var conversationID: String?
+
+        public init(isEligible: Bool, reason: Reason?, conversationID: String?) {
+            self.isEligible = isEligible
+            self.reason = reason
+            self.conversationID = conversationID
+        }
     }
 
     let client: GroupActivities

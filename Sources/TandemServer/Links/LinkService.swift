@@ -23,7 +23,7 @@ public final class LinkService: Sendable {
     }
 
     /// A stored file compiled, or why it cannot be used.
-    private struct CompiledFile: Sendable {
+    struct CompiledFile: Sendable {
         var file: StoredAssociationFile
         var matcher: Result<LinkMatcher, AssociationFileError>
     }
@@ -39,7 +39,7 @@ public final class LinkService: Sendable {
         fetcher = AssociationFetcher(origin: fetchOrigin)
     }
 
-    private var allowsPorts: Bool { fetcher.origin != nil }
+    var allowsPorts: Bool { fetcher.origin != nil }
 
     // MARK: Apps
 
@@ -131,7 +131,7 @@ public final class LinkService: Sendable {
     /// The file of `domain` compiled: fetched first when none is stored or a fetched one expired
     /// (an expired file is still used when the domain cannot be reached). Nil with the reason
     /// when there is no file at all.
-    private func compiledFile(domain: String, container: String) throws -> (CompiledFile?, reason: String?) {
+    func compiledFile(domain: String, container: String) throws -> (CompiledFile?, reason: String?) {
         var stamp = try store.read { try $0.associationFileStamp(domain: domain, container: container) }
         var reason: String?
         if stamp == nil || (stamp?.expiresAt).map({ $0 <= Clock.milliseconds() }) == true {
@@ -202,6 +202,34 @@ public final class LinkService: Sendable {
         var result = first ?? LinkMatchResult(decision: .noMatch)
         if result.file == nil { result.reason = reasons.joined(separator: "; ") }
         return result
+    }
+}
+
+extension LinkService {
+    /// Whether each URL opens `appID` (decision `open`), for many URLs at once: the app and each
+    /// domain's compiled file are read once (the highlight list matches every candidate link).
+    /// An app not registered opens nothing.
+    func opens(_ urls: [String], appID: String, container: String) throws -> Set<String> {
+        guard let app = try store.read({ try $0.app(appID, container: container) }) else { return [] }
+        let domains = app.domains.compactMap { try? AssociatedDomain($0, allowPorts: allowsPorts) }
+        var files: [String: LinkMatcher?] = [:]
+        var opened = Set<String>()
+        for url in urls {
+            guard var host = LinkURL(url).host?.lowercased(), !host.isEmpty else { continue }
+            if let at = host.lastIndex(of: "@") { host = String(host[host.index(after: at)...]) }
+            for candidate in AssociatedDomain.candidates(for: host, in: domains) {
+                if files[candidate.host] == nil {
+                    let (entry, _) = try compiledFile(domain: candidate.host, container: container)
+                    files[candidate.host] = entry.flatMap { try? $0.matcher.get() }
+                }
+                guard let matcher = files[candidate.host] ?? nil else { continue }
+                let decision = matcher.match(url, appID: appID)
+                if decision == .noMatch { continue }
+                if case .open = decision { opened.insert(url) }
+                break
+            }
+        }
+        return opened
     }
 }
 

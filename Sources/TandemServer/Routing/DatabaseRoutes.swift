@@ -14,5 +14,6 @@ enum DatabaseRoutes {
     /// Tandem's operations where CloudKit Web Services is silent (`/tandem/1/{container}/{environment}/...`).
     static func tandem(_ services: Services) -> [DatabaseRoute] {
         ShareRoutes.tandemRoutes(services) + UserDiscoveryRoutes.tandemRoutes(services) + LinkRoutes.tandemRoutes(services)
+            + ConversationRoutes.routes(services) + HighlightRoutes.routes(services)
     }
 }

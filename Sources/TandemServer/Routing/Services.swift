@@ -23,11 +23,18 @@ struct Services: Sendable {
     /// App IDs (`TEAMID.bundle.id`) in the server's own apple-app-site-association.
     let appIDs: [String]
     let links: LinkService
+    /// Shared with You: conversations, highlights, collaboration (issue 8).
+    let conversationHub: ConversationHub
+    let conversations: ConversationService
+    let highlights: HighlightService
+    let highlightStream: HighlightStream
+    let notices: NoticeService
     /// Group sessions (issue 9).
     let sessions: SessionHub
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
-         hub: ChangeHub, log: RequestLog, links: LinkService? = nil) {
+         hub: ChangeHub, log: RequestLog, links: LinkService? = nil, journal: AssetFiles,
+         sessionSettings: SessionHub.Settings = SessionHub.Settings()) {
         self.appIDs = appIDs
         self.links = links ?? LinkService(store: store)
         self.store = store
@@ -49,5 +56,11 @@ struct Services: Sendable {
         zones.hub = hub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store)
+        conversationHub = ConversationHub(streams: streams)
+        conversations = ConversationService(store: store, hub: conversationHub)
+        highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
+        highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)
+        notices = NoticeService(store: store, hub: conversationHub)
+        sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings)
     }
 }

@@ -22,6 +22,18 @@ final class StreamRegistry: NotificationSink, Sendable {
     func remove(_ connection: WebSocketConnection) { _ = clients.withLock { $0.removeValue(forKey: connection.id) } }
     var count: Int { clients.withLock { $0.count } }
 
+    /// The client on `connection`, if it is open.
+    func client(_ connection: WebSocketConnection) -> Client? { clients.withLock { $0[connection.id] } }
+
+    /// Sends an envelope's text to every stream of these users in one container environment
+    /// (conversation events, notices, highlight snapshots).
+    func send(_ text: String, to users: Set<String>, container: String, environment: String) {
+        let targets = clients.withLock { all in
+            all.values.filter { users.contains($0.user) && $0.container == container && $0.environment == environment }
+        }
+        for client in targets { _ = client.connection.send(text: text) }
+    }
+
     func deliver(_ notification: PushNotification) {
         let targets = clients.withLock { all in
             all.values.filter { client in

@@ -11,9 +11,11 @@ import TandemStore
 ///
 /// Server → client: `{"type":"hello","userRecordName":…,"connectionID":…}` once, then
 /// `{"type":"notification","notification":{…}}` (CKNotification fields, never record contents),
-/// `{"type":"pong"}` for a ping, `{"type":"error","reason":…}` for a message it cannot read.
+/// `{"type":"pong"}` for a ping, `{"type":"error","reason":…}` for a message it cannot read;
+/// Shared with You adds `conversation.created`, `conversation.event`, `collaboration.prompt`
+/// and `highlights` envelopes.
+/// Client → server: `{"type":"ping"}`, `{"type":"highlights.subscribe","app":…}`. Close codes: 4401 not signed in or token invalid,
 /// Group session envelopes and binary messenger frames: see `SessionHub` (SessionEnvelopes.swift).
-/// Client → server: `{"type":"ping"}`. Close codes: 4401 not signed in or token invalid,
 /// 4404 unknown container, 4008 slow consumer (resume from your change tokens).
 struct StreamResponder: WebSocketResponder {
     static let prefix = "/stream/1/"
@@ -64,6 +66,14 @@ struct StreamResponder: WebSocketResponder {
         switch type {
         case "ping":
             _ = connection.send(text: JSONWriter.string(["type": "pong"]))
+        case "highlights.subscribe":
+            // Shared with You: snapshots of the highlight list for one app (HighlightStream).
+            guard let app = envelope["app"]?.stringValue, !app.isEmpty, let client = registry.client(connection),
+                  let environment = Environment(rawValue: client.environment) else {
+                _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "send {\"type\":\"highlights.subscribe\",\"app\":\"TEAMID.bundle.id\"}"]))
+                return
+            }
+            services.highlightStream.subscribe(connection, user: client.user, container: client.container, environment: environment, app: app)
         case _ where SessionHub.handles(type):
             services.sessions.handle(type, envelope, on: connection)
         default:
@@ -74,5 +84,6 @@ struct StreamResponder: WebSocketResponder {
     func closed(_ connection: WebSocketConnection, with close: WebSocketClose) {
         registry.remove(connection)
         services.sessions.disconnected(connection)
+        services.highlightStream.unsubscribe(connection)
     }
 }

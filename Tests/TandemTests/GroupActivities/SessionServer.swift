@@ -68,12 +68,13 @@ final class SessionServer: @unchecked Sendable {
 
     /// A conversation of user `creator` with `members` (indexes).
     func conversation(_ creator: Int, with members: [Int]) async throws -> String {
-        let answer = try await post("conversations", as: creator, ["members": members.map { recordNames[$0] }])
-        return answer["conversationID"] as! String
+        let answer = try await post("conversations/create", as: creator, ["members": members.map { recordNames[$0] }, "group": true])
+        guard let id = answer["conversationID"] as? String ?? answer["id"] as? String else { throw TestFailure("no conversation ID in \(answer)") }
+        return id
     }
 
     func removeMember(_ member: Int, from conversation: String, by index: Int) async throws {
-        try await post("conversations/members/remove", as: index, ["conversationID": conversation, "userRecordName": recordNames[member]])
+        try await post("conversations/members/remove", as: index, ["conversation": conversation, "member": recordNames[member]])
     }
 
     /// The server's count of dropped droppable WebSocket messages (/metrics).
@@ -132,19 +133,23 @@ func startSession(_ server: SessionServer, users: [Int], activity: Sketch = Sket
 
 /// Collects messages of one type from a messenger until `count` arrived.
 final class Inbox<Message: Decodable & Sendable>: Sendable {
-    let received = Mutex<[(Message, GroupSessionMessenger.MessageContext)]>([])
+    final class Box: Sendable {
+        let items = Mutex<[(Message, GroupSessionMessenger.MessageContext)]>([])
+    }
+    let box = Box()
     private let task: Task<Void, Never>
 
     init(_ messenger: GroupSessionMessenger) {
         let stream = messenger.messages(of: Message.self)
-        let box = received
-        task = Task { for await item in stream { box.withLock { $0.append(item) } } }
+        let box = self.box
+        task = Task { for await item in stream { box.items.withLock { $0.append(item) } } }
     }
 
     deinit { task.cancel() }
 
-    var count: Int { received.withLock { $0.count } }
-    var messages: [Message] { received.withLock { $0.map(\.0) } }
+    var count: Int { box.items.withLock { $0.count } }
+    var messages: [Message] { box.items.withLock { $0.map(\.0) } }
+    var received: [(Message, GroupSessionMessenger.MessageContext)] { box.items.withLock { $0 } }
 
     func wait(for count: Int, seconds: Double = 30) async throws {
         let deadline = Date().addingTimeInterval(seconds)

@@ -1,0 +1,62 @@
+import Foundation
+import Dispatch
+import Synchronization
+import TandemCore
+import TandemStore
+
+/// After-commit fan-out for Shared with You: conversation events and notices to members'
+/// stream WebSockets, membership changes to observers, and fresh highlight snapshots to
+/// subscribed clients. One serial queue keeps commit order and keeps the writer thread free
+/// (RULES: publish after commit, never block).
+final class ConversationHub: Sendable {
+    /// What one committed write changed.
+    struct Effects: Sendable {
+        var container: String
+        var environment: Environment
+        /// Envelopes (`{"type": …}`) and the users who receive them.
+        var envelopes: [(envelope: JSONValue, recipients: Set<String>)] = []
+        var membership: [MembershipChange] = []
+        /// Users whose highlight lists may have changed.
+        var highlightViewers: Set<String> = []
+        /// The share participants changed (membership sync applying a prompt, or a share save).
+        var isEmpty: Bool { envelopes.isEmpty && membership.isEmpty && highlightViewers.isEmpty }
+    }
+
+    private let queue = DispatchQueue(label: "tandem-conversation-hub")
+    private let observers = Mutex<[@Sendable (MembershipChange) -> Void]>([])
+    private let refresher = Mutex<(@Sendable (_ viewers: Set<String>, _ container: String, _ environment: Environment) -> Void)?>(nil)
+    let streams: StreamRegistry
+
+    init(streams: StreamRegistry) {
+        self.streams = streams
+    }
+
+    func addMembershipObserver(_ observer: @escaping @Sendable (MembershipChange) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    /// Set once at start: recomputes and pushes highlight snapshots for these viewers.
+    func setHighlightRefresher(_ refresh: @escaping @Sendable (_ viewers: Set<String>, _ container: String, _ environment: Environment) -> Void) {
+        refresher.withLock { $0 = refresh }
+    }
+
+    /// Hands committed effects to the queue; cheap, callable from the writer's after-commit hook.
+    func publish(_ effects: Effects) {
+        guard !effects.isEmpty else { return }
+        queue.async { [self] in
+            for (envelope, recipients) in effects.envelopes {
+                streams.send(JSONWriter.string(envelope), to: recipients, container: effects.container, environment: effects.environment.rawValue)
+            }
+            let observers = observers.withLock { $0 }
+            for change in effects.membership {
+                for observer in observers { observer(change) }
+            }
+            if !effects.highlightViewers.isEmpty, let refresh = refresher.withLock({ $0 }) {
+                refresh(effects.highlightViewers, effects.container, effects.environment)
+            }
+        }
+    }
+
+    /// Runs `work` on the hub's queue (after everything published before it).
+    func enqueue(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+}

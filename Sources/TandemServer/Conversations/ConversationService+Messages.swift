@@ -1,0 +1,142 @@
+import Foundation
+public import TandemCore
+public import TandemStore
+
+extension ConversationService {
+    /// A link attached to a message explicitly (a rich link: title and image).
+    public struct LinkAttachment: Sendable, Hashable {
+        public var url: String
+        public var title: String?
+        public var imageURL: String?
+
+        public init(url: String, title: String? = nil, imageURL: String? = nil) {
+            self.url = url
+            self.title = title
+            self.imageURL = imageURL
+        }
+    }
+
+    /// A collaboration an app started for this message (custom infrastructure: the start
+    /// action's URL and identifier, SharedWithYou `SWStartCollaborationAction.fulfill`).
+    public struct StartedCollaboration: Sendable, Hashable {
+        public var identifier: String
+        public var url: String
+        public var title: String?
+        public var contentType: String
+
+        public init(identifier: String, url: String, title: String?, contentType: String) {
+            self.identifier = identifier
+            self.url = url
+            self.title = title
+            self.contentType = contentType
+        }
+    }
+
+    /// Characters of a message's text.
+    public static let textLimit = 65_536
+
+    /// Sends a message: its text, links found in the text and attached links (at most 20 in
+    /// all, deduplicated), and optionally a collaboration the sender's app started. Every
+    /// member's link table gets the links (the latest message per conversation counts, D21); a
+    /// Tandem share URL becomes a collaboration highlight.
+    /// - Throws: `NOT_FOUND` for an unknown conversation or a sender who is not a member;
+    ///   `BAD_REQUEST` for an empty message, a malformed attached URL, a text over 64 KiB, a
+    ///   collaboration whose URL is malformed, or whose identifier another user owns;
+    ///   `LIMIT_EXCEEDED` past 20 links.
+    public func send(conversation id: String, sender: String, text: String, attachments: [LinkAttachment],
+                     collaboration: StartedCollaboration?) throws -> StoredConversationEvent {
+        guard text.utf8.count <= Self.textLimit else { throw CloudKitError.badRequest("a message's text has at most 65536 bytes") }
+        var links: [MessageLinks.Link] = []
+        func add(_ url: String, title: String?, image: String?, explicit: Bool) throws {
+            guard let (normalized, host) = MessageLinks.normalize(url) else {
+                if explicit { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL with a host") }
+                return
+            }
+            if let title, title.count > MessageLinks.titleLimit { throw CloudKitError.badRequest("a link title has at most 1024 characters") }
+            if let image, MessageLinks.normalize(image) == nil { throw CloudKitError.badRequest("imageURL '\(image.prefix(200))' is not an http(s) URL") }
+            if let index = links.firstIndex(where: { $0.url == normalized }) {
+                if explicit { links[index].title = title ?? links[index].title; links[index].imageURL = image ?? links[index].imageURL }
+                return
+            }
+            links.append(MessageLinks.Link(url: normalized, host: host, title: title, imageURL: image))
+        }
+        for url in MessageLinks.extract(text) { try add(url, title: nil, image: nil, explicit: false) }
+        for attachment in attachments { try add(attachment.url, title: attachment.title, image: attachment.imageURL, explicit: true) }
+        var started = collaboration
+        if let collaboration {
+            guard !collaboration.identifier.isEmpty, collaboration.identifier.count <= 256 else {
+                throw CloudKitError.badRequest("collaborationIdentifier must be 1 to 256 characters")
+            }
+            try add(collaboration.url, title: collaboration.title, image: nil, explicit: true)
+            started?.url = MessageLinks.normalize(collaboration.url)!.url
+        }
+        guard links.count <= MessageLinks.limit else {
+            throw CloudKitError(.limitExceeded, "a message carries at most \(MessageLinks.limit) links; this one has \(links.count)")
+        }
+        guard !text.isEmpty || !links.isEmpty else { throw CloudKitError.badRequest("a message needs text or a link") }
+        let now = Clock.milliseconds()
+        let hub = self.hub
+        let pickedLinks = links
+        let startedCollaboration = started
+        return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects) in
+            let conversation = try Self.requireMember(tx, conversation: id, user: sender)
+            var body: JSONObject = ["text": .string(text)]
+            body["links"] = .array(pickedLinks.map(ConversationCodec.link))
+            if let startedCollaboration {
+                try Collaborations.start(tx, startedCollaboration, owner: sender, container: conversation.container,
+                                         environment: conversation.environment, at: now)
+                body["collaborationIdentifier"] = .string(startedCollaboration.identifier)
+            }
+            let event = try Self.append(tx, conversation: id, kind: .message, actor: sender, subject: nil, body: body, at: now)
+            for link in pickedLinks {
+                try tx.putConversationLink(conversation: id, url: link.url, seq: event.seq)
+                try Collaborations.registerShareURL(tx, link.url, container: conversation.container, environment: conversation.environment, at: now)
+                for member in conversation.members {
+                    try tx.putSharedLink(StoredSharedLink(viewer: member, container: conversation.container, environment: conversation.environment,
+                                                          url: link.url, conversationID: id, host: link.host, sender: sender,
+                                                          eventID: event.eventID, sentAt: now, title: link.title))
+                }
+            }
+            var effects = ConversationHub.Effects(container: conversation.container, environment: conversation.environment)
+            effects.envelopes.append((ConversationCodec.envelope(event), Set(conversation.members)))
+            if !pickedLinks.isEmpty { effects.highlightViewers = Set(conversation.members) }
+            return (event, effects)
+        }, afterCommit: { hub.publish($0.1) }).0
+    }
+
+    /// The conversation's timeline after `continuationMarker` (a sequence from an earlier page;
+    /// 0 = from the start), oldest first, at most `limit` (1…200). Mention notices for someone
+    /// else are left out.
+    /// - Returns: the events, the marker for the next page, and whether more follow.
+    /// - Throws: `NOT_FOUND` for an unknown conversation or a caller who is not a member.
+    public func history(conversation id: String, viewer: String, after marker: Int64, limit: Int) throws
+        -> (events: [StoredConversationEvent], marker: Int64, moreComing: Bool) {
+        try store.read { reader in
+            _ = try Self.requireMember(reader, conversation: id, user: viewer)
+            let page = try reader.conversationEvents(conversation: id, after: marker, limit: limit + 1)
+            let more = page.count > limit
+            let taken = Array(page.prefix(limit))
+            let visible = taken.filter { $0.kind != .notice || $0.subject == nil || $0.subject == viewer }
+            return (visible, taken.last?.seq ?? marker, more)
+        }
+    }
+
+    /// Pins or unpins a link shared in the conversation, for the caller only. A pinned link is a
+    /// highlight regardless of contacts and of the conversation's consent (spec §1.1, D22).
+    /// - Throws: `NOT_FOUND` for an unknown conversation, a non-member, or a URL never shared there.
+    public func pin(url: String, conversation id: String, viewer: String, pinned: Bool) throws {
+        guard let (normalized, _) = MessageLinks.normalize(url) else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
+        let now = Clock.milliseconds()
+        let hub = self.hub
+        try store.write({ tx -> ConversationHub.Effects in
+            let conversation = try Self.requireMember(tx, conversation: id, user: viewer)
+            guard try tx.links(conversation: id).contains(normalized) else {
+                throw CloudKitError(.notFound, "'\(normalized)' was not shared in this conversation")
+            }
+            try tx.setPin(viewer: viewer, conversation: id, url: normalized, pinned: pinned, at: now)
+            var effects = ConversationHub.Effects(container: conversation.container, environment: conversation.environment)
+            effects.highlightViewers = [viewer]
+            return effects
+        }, afterCommit: { hub.publish($0) })
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Synchronization
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// Highlight snapshots on the stream WebSocket. A client sends
+/// `{"type":"highlights.subscribe","app":"TEAMID.bundle.id"}` and gets the full ordered list at
+/// once, then again whenever the list, its order or the authorization state changes (snapshots,
+/// never deltas: SharedWithYou `highlightCenterHighlightsDidChange`):
+/// `{"type":"highlights","app":…,"authorization":"allowed"|"deniedGlobally"|"deniedForApp","highlights":[…]}`.
+/// Work runs on the conversation hub's queue, never on the WebSocket service thread.
+final class HighlightStream: Sendable {
+    private struct Subscription: Sendable {
+        var connection: WebSocketConnection
+        var user: String
+        var container: String
+        var environment: Environment
+        /// The last snapshot text sent per app, so an unchanged list is not sent again.
+        var apps: [String: String]
+    }
+
+    private let subscriptions = Mutex<[UInt64: Subscription]>([:])
+    private let service: HighlightService
+    private let hub: ConversationHub
+    private let log: RequestLog?
+
+    init(service: HighlightService, hub: ConversationHub, log: RequestLog?) {
+        self.service = service
+        self.hub = hub
+        self.log = log
+        hub.setHighlightRefresher { [weak self] viewers, container, environment in
+            self?.refresh(viewers: viewers, container: container, environment: environment)
+        }
+    }
+
+    /// Called on the service thread: records the subscription and queues the first snapshot.
+    func subscribe(_ connection: WebSocketConnection, user: String, container: String, environment: Environment, app: String) {
+        subscriptions.withLock { all in
+            var entry = all[connection.id] ?? Subscription(connection: connection, user: user, container: container, environment: environment, apps: [:])
+            entry.apps[app] = ""
+            all[connection.id] = entry
+        }
+        hub.enqueue { [self] in push(connectionID: connection.id, app: app, force: true) }
+    }
+
+    func unsubscribe(_ connection: WebSocketConnection) {
+        _ = subscriptions.withLock { $0.removeValue(forKey: connection.id) }
+    }
+
+    /// On the hub's queue: recomputes the lists of these viewers (every container when
+    /// `container` is empty) and sends the changed ones.
+    func refresh(viewers: Set<String>, container: String, environment: Environment) {
+        let targets = subscriptions.withLock { all in
+            all.values.filter { viewers.contains($0.user) && (container.isEmpty || ($0.container == container && $0.environment == environment)) }
+                .flatMap { entry in entry.apps.keys.map { (entry.connection.id, $0) } }
+        }
+        for (id, app) in targets { push(connectionID: id, app: app, force: false) }
+    }
+
+    private func push(connectionID: UInt64, app: String, force: Bool) {
+        guard let entry = subscriptions.withLock({ $0[connectionID] }) else { return }
+        let envelope: JSONValue
+        do {
+            let (authorization, list) = try service.highlights(viewer: entry.user, appID: app, container: entry.container,
+                                                               environment: entry.environment)
+            envelope = ["type": "highlights", "app": .string(app), "authorization": .string(authorization.rawValue),
+                        "highlights": .array(list.map(HighlightCodec.highlight))]
+        } catch let error as CloudKitError {
+            envelope = ["type": "error", "reason": .string(error.reason)]
+        } catch {
+            log?.message("highlight snapshot failed: \(error)")
+            return
+        }
+        let text = JSONWriter.string(envelope)
+        let changed = subscriptions.withLock { all -> Bool in
+            guard var current = all[connectionID], current.apps[app] != nil else { return false }
+            guard force || current.apps[app] != text else { return false }
+            current.apps[app] = text
+            all[connectionID] = current
+            return true
+        }
+        if changed { _ = entry.connection.send(text: text) }
+    }
+}

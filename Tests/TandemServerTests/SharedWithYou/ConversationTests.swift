@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+import Testing
+import TandemCore
+import TandemHTTP
+
+/// Conversations (the Messages role): members, messages with links, history, stream events,
+/// and the refusals.
+@Suite("SharedWithYou conversations")
+struct ConversationTests {
+    @Test func groupConversationMembershipAndMessagesReachTheStream() async throws {
+        let server = try Shared.server
+        let (ada, bob, cat, dan) = (try server.person("ada"), try server.person("bob"), try server.person("cat"), try server.person("dan"))
+        let probe = try await StreamProbe.connect(server, as: bob)
+        #expect(await probe.wait { $0.hasHello })
+        let id = try server.conversation(ada, with: [bob, cat], title: "Trip")
+        let lookup = try server.tandemGet("conversations/lookup", ["conversation": id], as: cat)
+        #expect(lookup.json["isGroup"] == true)
+        #expect(Set(lookup.json["members"]?.arrayValue?.compactMap(\.stringValue) ?? []) == [ada.recordName, bob.recordName, cat.recordName])
+
+        let sent = try server.say("look https://example.org/a, and (https://example.org/b).", in: id, as: ada,
+                                  links: [["url": "https://Example.org/c", "title": "C", "imageURL": "https://example.org/c.png"]])
+        let links = sent.json["links"]?.arrayValue ?? []
+        #expect(links.compactMap { $0["url"]?.stringValue } == ["https://example.org/a", "https://example.org/b", "https://example.org/c"])
+        #expect(links[2]["title"] == "C")
+
+        let added = try server.tandem("conversations/members/add", ["conversation": .string(id), "member": .string(dan.email)], as: bob)
+        #expect(added.status == 200)
+        #expect(added.json["kind"] == "memberAdded")
+        #expect(added.json["member"] == .string(dan.recordName))
+        let left = try server.tandem("conversations/members/remove", ["conversation": .string(id), "member": .string(cat.recordName)], as: cat)
+        #expect(left.json["kind"] == "memberRemoved")
+
+        // Bob's stream saw the conversation, the message and both membership events, in order.
+        #expect(await probe.wait { probe in
+            probe.envelopes.withLock { $0.filter { $0["type"] == "conversation.event" }.count } >= 5
+        })
+        let kinds = probe.envelopes.withLock { $0.filter { $0["type"] == "conversation.event" }.compactMap { $0["event"]?["kind"]?.stringValue } }
+        #expect(kinds == ["memberAdded", "memberAdded", "message", "memberAdded", "memberRemoved"])
+        #expect(probe.has("conversation.created"))
+
+        // History pages by marker: 5 events, 2 per page.
+        var marker = "0"
+        var seen: [String] = []
+        for _ in 0..<5 {
+            let page = try server.tandemGet("conversations/messages/list", ["conversation": id, "continuationMarker": marker, "resultsLimit": "2"], as: ada)
+            #expect(page.status == 200)
+            seen += page.json["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } ?? []
+            marker = page.json["continuationMarker"]?.stringValue ?? marker
+            if page.json["moreComing"] != true { break }
+        }
+        #expect(seen == kinds)
+        // Cat left: the conversation is gone for her.
+        #expect(try server.tandemGet("conversations/lookup", ["conversation": id], as: cat).status == 404)
+        probe.client.close()
+    }
+
+    @Test func oneToOneConversationsHaveFixedMembers() throws {
+        let server = try Shared.server
+        let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))
+        let id = try server.conversation(ada, with: [bob])
+        #expect(try server.tandemGet("conversations/lookup", ["conversation": id], as: bob).json["isGroup"] == false)
+        let add = try server.tandem("conversations/members/add", ["conversation": .string(id), "member": .string(cat.recordName)], as: ada)
+        #expect(add.status == 400)
+        #expect(add.json.serverErrorCode == "BAD_REQUEST")
+        let list = try server.tandemGet("conversations/list", as: bob)
+        #expect(list.json["conversations"]?.arrayValue?.contains { $0["conversationID"] == .string(id) } == true)
+    }
+
+    struct Refusal: Sendable, CustomStringConvertible {
+        var description: String
+        var operation: String
+        var body: @Sendable (_ conversation: String, _ member: String) -> JSONValue
+        var status: Int
+        var code: String
+        var asStranger = false
+    }
+
+    static let refusals: [Refusal] = [
+        Refusal(description: "a stranger posts", operation: "conversations/messages/send",
+                body: { c, _ in ["conversation": .string(c), "text": "hi"] }, status: 404, code: "NOT_FOUND", asStranger: true),
+        Refusal(description: "a stranger adds a member", operation: "conversations/members/add",
+                body: { ["conversation": .string($0), "member": .string($1)] }, status: 404, code: "NOT_FOUND", asStranger: true),
+        Refusal(description: "unknown conversation", operation: "conversations/messages/send",
+                body: { _, _ in ["conversation": "nope", "text": "hi"] }, status: 404, code: "NOT_FOUND"),
+        Refusal(description: "empty message", operation: "conversations/messages/send",
+                body: { c, _ in ["conversation": .string(c), "text": ""] }, status: 400, code: "BAD_REQUEST"),
+        Refusal(description: "text is not a string", operation: "conversations/messages/send",
+                body: { c, _ in ["conversation": .string(c), "text": 5] }, status: 400, code: "BAD_REQUEST"),
+        Refusal(description: "attached link is not a URL", operation: "conversations/messages/send",
+                body: { c, _ in ["conversation": .string(c), "links": [["url": "ftp://x"]]] }, status: 400, code: "BAD_REQUEST"),
+        Refusal(description: "too many links", operation: "conversations/messages/send",
+                body: { c, _ in ["conversation": .string(c), "links": .array((0..<21).map { ["url": .string("https://x.org/\($0)")] })] },
+                status: 413, code: "LIMIT_EXCEEDED"),
+        Refusal(description: "unknown member", operation: "conversations/members/add",
+                body: { c, _ in ["conversation": .string(c), "member": "nobody@example.com"] }, status: 404, code: "NOT_FOUND"),
+        Refusal(description: "member twice", operation: "conversations/members/add",
+                body: { c, m in ["conversation": .string(c), "member": .string(m)] }, status: 409, code: "EXISTS"),
+        Refusal(description: "no members", operation: "conversations/create",
+                body: { _, _ in ["members": []] }, status: 400, code: "BAD_REQUEST"),
+        Refusal(description: "1:1 with two", operation: "conversations/create",
+                body: { _, m in ["members": [.string(m), "ada@example.com"], "group": false] }, status: 400, code: "BAD_REQUEST"),
+        Refusal(description: "pin a URL never shared", operation: "conversations/pins/modify",
+                body: { c, _ in ["conversation": .string(c), "url": "https://never.example/x"] }, status: 404, code: "NOT_FOUND"),
+        Refusal(description: "consent scope unknown", operation: "conversations/consent/modify",
+                body: { _, _ in ["scope": "everything", "allowed": false] }, status: 400, code: "BAD_REQUEST"),
+        Refusal(description: "consent for a conversation not mine", operation: "conversations/consent/modify",
+                body: { _, _ in ["scope": "conversation", "target": "nope", "allowed": false] }, status: 404, code: "NOT_FOUND"),
+    ]
+
+    @Test(arguments: refusals)
+    func refusalsLeaveNothingBehind(_ refusal: Refusal) throws {
+        let server = try Shared.server
+        let (ada, bob, eve) = (try server.person("ada"), try server.person("bob"), try server.person("eve"))
+        let id = try server.conversation(ada, with: [bob], group: true)
+        let response = try server.tandem(refusal.operation, refusal.body(id, bob.recordName), as: refusal.asStranger ? eve : ada)
+        #expect(response.status == refusal.status, "\(response.text)")
+        #expect(response.json.serverErrorCode == refusal.code)
+        let history = try server.tandemGet("conversations/messages/list", ["conversation": id], as: ada)
+        #expect(history.json["events"]?.arrayValue?.count == 1)  // bob's memberAdded only
+    }
+
+    @Test func signedOutAndMalformedRequestsAreRefused() throws {
+        let server = try Shared.server
+        let ada = try server.person("ada")
+        let anonymous = try server.request("POST", "\(server.tandemBase)/conversations/create", body: Data(#"{"members":[]}"#.utf8), token: .some(nil))
+        #expect(anonymous.status == 401 || anonymous.status == 421)
+        let malformed = try server.request("POST", "\(server.tandemBase)/conversations/create", body: Data("{".utf8), token: .some(ada.token))
+        #expect(malformed.status == 400)
+        #expect(malformed.json.serverErrorCode == "BAD_REQUEST")
+    }
+}
