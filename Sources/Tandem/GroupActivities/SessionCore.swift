@@ -89,18 +89,17 @@ final class SessionCore: Sendable {
         attachmentChanges.yield(attachments)
     }
 
+    /// Invalidated locally first, so the server's own events about this session (e.g.
+    /// `everyoneLeft` when this was the last participant) do not override `.left`.
     func leave() async {
-        guard state.withLock({ $0.status }) == .joined else {
-            invalidate(.left)
-            return
-        }
-        _ = try? await link.request("session.leave", ["sessionID": .string(id.uuidString)])
+        let wasJoined = state.withLock({ $0.status }) == .joined
         invalidate(.left)
+        if wasJoined { _ = try? await link.request("session.leave", ["sessionID": .string(id.uuidString)]) }
     }
 
     func end() async {
-        _ = try? await link.request("session.end", ["sessionID": .string(id.uuidString)])
         invalidate(.endedByParticipant)
+        _ = try? await link.request("session.end", ["sessionID": .string(id.uuidString)])
     }
 
     func send(type: String, payload: [UInt8], to participants: Participants, reliable: Bool) async throws(TandemError) {
