@@ -55,6 +55,7 @@ public final class Container: Sendable {
     /// Device ID, retries and stream reconnection for every request of this container.
     public var configuration: Configuration { transport.configuration }
     let transport: Transport
+    let groupActivitiesClient: GroupActivities
 
     /// - Parameters:
     ///   - identifier: the container, e.g. `iCloud.com.example.notes` (`tandem container create`).
@@ -67,6 +68,7 @@ public final class Container: Sendable {
         self.serverURL = serverURL
         transport = Transport(serverURL: serverURL, containerIdentifier: identifier, environment: environment,
                               credentials: credentials, configuration: configuration)
+        groupActivitiesClient = GroupActivities(transport: transport)
     }
 
     /// The signed-in user's own records (`CKContainer.privateCloudDatabase`).

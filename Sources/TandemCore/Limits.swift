@@ -30,4 +30,14 @@ public enum Limits {
     /// Records per page of a change feed (changes/zone, records/changes): 200 unless the client
     /// asks for up to 1,000, so a client far behind catches up in fewer round trips (Tandem).
     public static let changesPerResponse = 1000
+    /// Encoded payload of one group session message, framing excluded: 256 KiB (decisions D32).
+    public static let sessionMessageBytes = 256 << 10
+    /// Participants in one group session, the local one included (decisions D33; configurable).
+    public static let participantsPerSession = 32
+    /// One journal attachment: 100 MiB (decisions D37).
+    public static let journalAttachmentBytes = 100 << 20
+    /// One key's value in a session's state store: 256 KiB, as a message (decisions G8).
+    public static let sessionStateValueBytes = 256 << 10
+    /// Keys in one session's state store (decisions G8).
+    public static let sessionStateKeys = 1000
 }

@@ -36,6 +36,11 @@ public struct ServerConfiguration: Sendable {
     /// Messages a stream WebSocket may have waiting to be sent before a non-droppable one closes
     /// it as a slow consumer.
     public var streamQueueMessages = 4096
+    /// Participants per group session, the local one included (decisions D33).
+    public var sessionParticipantLimit = Limits.participantsPerSession
+    /// Messenger messages per second per participant, and the burst allowed (decisions G6).
+    public var sessionMessageRate = 1000.0
+    public var sessionMessageBurst = 2000.0
     /// App IDs (`TEAMID.bundle.id`) listed in `/.well-known/apple-app-site-association` for `/share/*`.
     public var appIDs: [String] = []
     /// Seconds a fetched apple-app-site-association file is used before it is fetched again.
@@ -82,10 +87,15 @@ public final class TandemServer: Sendable {
         hub = ChangeHub(store: store, log: log)
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
                                 participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
-                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin))
+                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin),
+                                journal: try AssetFiles.journal(dataDirectory: configuration.dataDirectory),
+                                sessionSettings: SessionHub.Settings(participantLimit: configuration.sessionParticipantLimit,
+                                                                     messageRate: configuration.sessionMessageRate,
+                                                                     messageBurst: configuration.sessionMessageBurst))
         webhooks = services.webhooks
         let counter = ConnectionCounter()
-        let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() })
+        let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },
+                               droppedMessages: { counter.dropped() })
         var httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         workerCount: configuration.workerCount)
         httpConfiguration.webSocket.sendQueueMessages = configuration.streamQueueMessages
@@ -155,4 +165,5 @@ final class ConnectionCounter: Sendable {
     let server = Mutex<HTTPServer?>(nil)
 
     func value() -> Int { server.withLock { $0?.openConnections ?? 0 } }
+    func dropped() -> Int { server.withLock { $0?.droppedWebSocketMessages ?? 0 } }
 }

@@ -13,6 +13,7 @@ extension CommandLine {
                        [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)
                        [--participant-limit 100]   (participants per share, the owner included)
                        [--change-retention SECONDS]   (change history kept for sync tokens; default 30 days)
+                       [--session-participant-limit 32] [--session-rate 1000] [--session-burst 2000]   (group sessions, D33, G6)
                        [--stream-queue 4096]   (messages a stream WebSocket may have queued before it is closed as too slow)
                        [--app-ids TEAMID.bundle.id,...]   (apps that open /share/* links: the server's apple-app-site-association)
                        [--links-ttl 86400]   (seconds a fetched apple-app-site-association file is used)
@@ -76,6 +77,19 @@ extension CommandLine {
                 if let queue = options.value("stream-queue") {
                     guard let n = Int(queue), n >= 1 else { throw UsageError("--stream-queue must be a positive number of messages") }
                     configuration.streamQueueMessages = n
+                }
+                if let limit = options.value("session-participant-limit") {
+                    guard let n = Int(limit), n >= 2 else { throw UsageError("--session-participant-limit must be at least 2") }
+                    configuration.sessionParticipantLimit = n
+                }
+                if let rate = options.value("session-rate") {
+                    guard let n = Double(rate), n > 0 else { throw UsageError("--session-rate must be a positive number of messages per second") }
+                    configuration.sessionMessageRate = n
+                    configuration.sessionMessageBurst = max(1, n * 2)
+                }
+                if let burst = options.value("session-burst") {
+                    guard let n = Double(burst), n >= 1 else { throw UsageError("--session-burst must be at least 1 message") }
+                    configuration.sessionMessageBurst = n
                 }
                 if let ids = options.value("app-ids") {
                     configuration.appIDs = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

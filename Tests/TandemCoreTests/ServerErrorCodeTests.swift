@@ -11,6 +11,7 @@ import TandemCore
         ("ZONE_NOT_FOUND", 404), ("CHANGE_TOKEN_EXPIRED", 410),
         // Tandem additions (D13); their statuses are published in /openapi.json from this table.
         ("ALREADY_SHARED", 409), ("TOO_MANY_PARTICIPANTS", 413), ("PARTICIPANT_ALREADY_INVITED", 409), ("LIMIT_EXCEEDED", 413),
+        ("MESSAGE_TOO_LARGE", 413),
     ]
 
     @Test(arguments: table)

@@ -57,6 +57,11 @@ public struct TandemError: Error, Sendable, CustomStringConvertible {
         case assetNotAvailable
         case accountTemporarilyUnavailable
         case participantAlreadyInvited
+        /// A group session message is over 256 KiB (`MESSAGE_TOO_LARGE`, decisions D32). Tandem addition.
+        case messageTooLarge
+        /// The conversation already has a session of another activity; activate again with
+        /// `replacingExisting: true` to end it (decisions G4). Tandem addition.
+        case activityConflict
     }
 
     /// Identifies the item a per-item error is about.
@@ -131,6 +136,7 @@ extension TandemError.Code {
     /// | `TOO_MANY_PARTICIPANTS` | `tooManyParticipants` |
     /// | `PARTICIPANT_ALREADY_INVITED` | `participantAlreadyInvited` |
     /// | `LIMIT_EXCEEDED` | `limitExceeded` |
+    /// | `MESSAGE_TOO_LARGE` | `messageTooLarge` |
     /// | anything else | `serverRejectedRequest` |
     public init(serverErrorCode: String) {
         self = switch serverErrorCode {
@@ -151,6 +157,7 @@ extension TandemError.Code {
         case "TOO_MANY_PARTICIPANTS": .tooManyParticipants
         case "PARTICIPANT_ALREADY_INVITED": .participantAlreadyInvited
         case "LIMIT_EXCEEDED": .limitExceeded
+        case "MESSAGE_TOO_LARGE": .messageTooLarge
         default: .serverRejectedRequest
         }
     }

@@ -36,7 +36,14 @@ final class Transport: Sendable {
         url("/tandem/1/\(containerIdentifier)/\(environment.rawValue)/\(operation)")
     }
 
-    private func url(_ path: String) -> URL {
+    /// `/journal/1/{container}/{environment}/{sessionID}[/{attachmentID}]` (group session journals).
+    func journalURL(sessionID: UUID, attachmentID: UUID?, query: [URLQueryItem] = []) -> URL {
+        var path = "/journal/1/\(containerIdentifier)/\(environment.rawValue)/\(sessionID.uuidString)"
+        if let attachmentID { path += "/\(attachmentID.uuidString)" }
+        return url(path, extra: query)
+    }
+
+    private func url(_ path: String, extra: [URLQueryItem] = []) -> URL {
         var components = URLComponents(url: serverURL, resolvingAgainstBaseURL: false)!
         components.path = (components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path) + path
         var items: [URLQueryItem] = []
@@ -45,6 +52,7 @@ final class Transport: Sendable {
             if let web { items.append(URLQueryItem(name: "ckWebAuthToken", value: web)) }
         }
         if let device = configuration.deviceID { items.append(URLQueryItem(name: "deviceID", value: device)) }
+        items += extra
         components.queryItems = items.isEmpty ? nil : items
         return components.url!
     }

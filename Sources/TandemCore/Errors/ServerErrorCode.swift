@@ -1,6 +1,6 @@
 /// The `serverErrorCode` strings of CloudKit Web Services, with the HTTP status each carries.
 ///
-/// Source: CloudKit Web Services Reference, "Error Codes" (2016-06-13); the last five are
+/// Source: CloudKit Web Services Reference, "Error Codes" (2016-06-13); the last six are
 /// Tandem's additions (decisions D9, D13).
 public enum ServerErrorCode: String, Sendable, CaseIterable {
     case accessDenied = "ACCESS_DENIED"
@@ -22,6 +22,8 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     case tooManyParticipants = "TOO_MANY_PARTICIPANTS"
     case participantAlreadyInvited = "PARTICIPANT_ALREADY_INVITED"
     case limitExceeded = "LIMIT_EXCEEDED"
+    /// A group session message over 256 KiB (decisions D32).
+    case messageTooLarge = "MESSAGE_TOO_LARGE"
 
     /// The HTTP status of a whole-request error with this code.
     public var httpStatus: Int {
@@ -33,7 +35,7 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
         case .conflict, .exists, .alreadyShared, .participantAlreadyInvited: 409
         case .internalError: 500
         case .notFound, .zoneNotFound: 404
-        case .quotaExceeded, .limitExceeded, .tooManyParticipants: 413
+        case .quotaExceeded, .limitExceeded, .tooManyParticipants, .messageTooLarge: 413
         case .throttled: 429
         case .tryAgainLater: 503
         case .validatingReferenceError: 412

@@ -29,14 +29,15 @@ public final class Metrics: Sendable {
         }
     }
 
-    func render(openConnections: Int) -> String {
+    func render(openConnections: Int, droppedMessages: Int = 0) -> String {
         var snapshot: [String: Endpoint] = [:]
         for shard in shards.everyThread {
             for (name, endpoint) in shard.endpoints.withLock({ $0 }) {
                 snapshot[name, default: Endpoint()].merge(endpoint)
             }
         }
-        var out = "# HELP tandem_http_requests_total HTTP requests by endpoint and status.\n# TYPE tandem_http_requests_total counter\n"
+        var out = "# HELP tandem_websocket_dropped_messages_total Droppable WebSocket messages (unreliable session traffic) dropped because a send queue was full.\n# TYPE tandem_websocket_dropped_messages_total counter\ntandem_websocket_dropped_messages_total \(droppedMessages)\n"
+        out += "# HELP tandem_http_requests_total HTTP requests by endpoint and status.\n# TYPE tandem_http_requests_total counter\n"
         for name in snapshot.keys.sorted() {
             for (status, count) in snapshot[name]!.countsByStatus.sorted(by: { $0.key < $1.key }) {
                 out += "tandem_http_requests_total{endpoint=\"\(name)\",status=\"\(status)\"} \(count)\n"

@@ -23,8 +23,12 @@ public final class APIRouter: HTTPResponder {
     let knownContainers = PerThread { ContainerSet() }
     /// Reports open connections for /metrics; set once the HTTP server exists.
     let connectionCount: @Sendable () -> Int
+    /// Reports dropped droppable WebSocket messages for /metrics.
+    let droppedMessages: @Sendable () -> Int
 
-    init(services: Services, metrics: Metrics, log: RequestLog, connectionCount: @escaping @Sendable () -> Int) {
+    init(services: Services, metrics: Metrics, log: RequestLog, connectionCount: @escaping @Sendable () -> Int,
+         droppedMessages: @escaping @Sendable () -> Int = { 0 }) {
+        self.droppedMessages = droppedMessages
         self.services = services
         self.metrics = metrics
         self.log = log
@@ -40,7 +44,8 @@ public final class APIRouter: HTTPResponder {
     // MARK: HTTPResponder
 
     public func bodyLimit(for head: HTTPRequestHead) -> Int {
-        head.path.hasPrefix(AssetRoutes.uploadPrefix) ? Limits.assetBytes + 1 : Limits.jsonBodyBytes
+        if head.path.hasPrefix(JournalRoutes.prefix) { return Limits.journalAttachmentBytes + 1 }
+        return head.path.hasPrefix(AssetRoutes.uploadPrefix) ? Limits.assetBytes + 1 : Limits.jsonBodyBytes
     }
 
     public func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
@@ -79,7 +84,7 @@ public final class APIRouter: HTTPResponder {
             case "/healthz":
                 return ("healthz", Responses.json(["status": "ok"]))
             case "/metrics":
-                let text = metrics.render(openConnections: connectionCount())
+                let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages())
                 return ("metrics", HTTPResponse(status: 200, headers: [("content-type", "text/plain; version=0.0.4")], body: Array(text.utf8)))
             case "/openapi.json":
                 return ("openapi", HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: openAPI))
@@ -90,6 +95,10 @@ public final class APIRouter: HTTPResponder {
                 endpoint = "assets/upload-bytes"
                 guard method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
                 return (endpoint, try services.assetRoutes.receiveUpload(context))
+            }
+            if path.hasPrefix(JournalRoutes.prefix) {
+                endpoint = "journal"
+                return (endpoint, try JournalRoutes.respond(context, services))
             }
             if path.hasPrefix(WebCourier.prefix) {
                 endpoint = "webcourier"

@@ -32,9 +32,12 @@ struct Services: Sendable {
     let prompts: MembershipPromptService
     /// Device keys, collaboration identities and identity proofs (D24).
     let identity: IdentityService
+    /// Group sessions (issue 9).
+    let sessions: SessionHub
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
-         hub: ChangeHub, log: RequestLog, links: LinkService? = nil) {
+         hub: ChangeHub, log: RequestLog, links: LinkService? = nil, journal: AssetFiles,
+         sessionSettings: SessionHub.Settings = SessionHub.Settings()) {
         self.appIDs = appIDs
         self.links = links ?? LinkService(store: store)
         self.store = store
@@ -64,5 +67,6 @@ struct Services: Sendable {
         notices = NoticeService(store: store, hub: conversationHub)
         prompts = MembershipPromptService(store: store, hub: conversationHub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
+        sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings)
     }
 }

@@ -15,6 +15,7 @@ import TandemStore
 /// Shared with You adds `conversation.created`, `conversation.event`, `collaboration.prompt`
 /// and `highlights` envelopes.
 /// Client → server: `{"type":"ping"}`, `{"type":"highlights.subscribe","app":…}`. Close codes: 4401 not signed in or token invalid,
+/// Group session envelopes and binary messenger frames: see `SessionHub` (SessionEnvelopes.swift).
 /// 4404 unknown container, 4008 slow consumer (resume from your change tokens).
 struct StreamResponder: WebSocketResponder {
     static let prefix = "/stream/1/"
@@ -46,10 +47,17 @@ struct StreamResponder: WebSocketResponder {
                                            deviceID: parameters["deviceID"] ?? "", muteOwnDevice: parameters["notifyOwnChanges"] == "false"))
         _ = connection.send(text: JSONWriter.string(["type": "hello", "userRecordName": .string(user.recordName),
                                                      "connectionID": .int(Int64(connection.id))]))
+        if let environment = Environment(rawValue: parts[1]) {
+            services.sessions.connected(connection, user: user.recordName, container: parts[0], environment: environment)
+        }
         return .accept
     }
 
     func received(_ message: WebSocketMessage, on connection: WebSocketConnection) {
+        if case .binary(let bytes) = message {
+            services.sessions.receive(bytes, on: connection)
+            return
+        }
         guard case .text(let text) = message, let envelope = try? JSONParser.parse(Array(text.utf8)),
               let type = envelope["type"]?.stringValue else {
             _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "send JSON envelopes with a 'type'"]))
@@ -66,6 +74,8 @@ struct StreamResponder: WebSocketResponder {
                 return
             }
             services.highlightStream.subscribe(connection, user: client.user, container: client.container, environment: environment, app: app)
+        case _ where SessionHub.handles(type):
+            services.sessions.handle(type, envelope, on: connection)
         default:
             _ = connection.send(text: JSONWriter.string(["type": "error", "reason": .string("unknown envelope type '\(type)'")]))
         }
@@ -73,6 +83,7 @@ struct StreamResponder: WebSocketResponder {
 
     func closed(_ connection: WebSocketConnection, with close: WebSocketClose) {
         registry.remove(connection)
+        services.sessions.disconnected(connection)
         services.highlightStream.unsubscribe(connection)
     }
 }

@@ -1,0 +1,35 @@
+import Foundation
+internal import TandemCore
+
+/// An activity on the wire: `{identifier, metadata, payload}` with the activity's JSON as payload.
+enum ActivityWire {
+    static func encode<A: GroupActivity>(_ activity: A) throws(TandemError) -> JSONValue {
+        let metadata = activity.metadata
+        var object: JSONObject = ["type": .string(metadata.type.rawValue), "lifetimePolicy": .string(metadata.lifetimePolicy.rawValue)]
+        if let title = metadata.title { object["title"] = .string(title) }
+        if let subtitle = metadata.subtitle { object["subtitle"] = .string(subtitle) }
+        if let url = metadata.fallbackURL { object["fallbackURL"] = .string(url.absoluteString) }
+        let payload: Data
+        do { payload = try JSONEncoder().encode(activity) } catch {
+            throw TandemError(.invalidArguments, "cannot encode the activity: \(error)")
+        }
+        return .object(["identifier": .string(A.activityIdentifier), "metadata": .object(object),
+                        "payload": .string(String(decoding: payload, as: UTF8.self))])
+    }
+
+    static func decode<A: GroupActivity>(_ json: JSONValue, as type: A.Type) throws(TandemError) -> A {
+        guard let payload = json["payload"]?.stringValue else { throw TandemError(.serverResponseLost, "an activity without a payload") }
+        do { return try JSONDecoder().decode(A.self, from: Data(payload.utf8)) } catch {
+            throw TandemError(.incompatibleVersion, "cannot decode the activity as \(A.self): \(error)")
+        }
+    }
+
+    static func metadata(_ json: JSONValue) -> GroupActivityMetadata {
+        let m = json["metadata"]
+        return GroupActivityMetadata(title: m?["title"]?.stringValue, subtitle: m?["subtitle"]?.stringValue,
+                                     type: m?["type"]?.stringValue.flatMap(ActivityType.init(rawValue:)) ?? .generic,
+                                     fallbackURL: m?["fallbackURL"]?.stringValue.flatMap(URL.init(string:)),
+                                     lifetimePolicy: m?["lifetimePolicy"]?.stringValue
+                                        .flatMap(GroupActivityMetadata.LifetimePolicy.init(rawValue:)) ?? .automatic)
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// Journal attachment bytes over HTTP (SharePlay: `GroupSessionJournal`; decisions D37, G7):
+///
+/// - `POST /journal/1/{container}/{environment}/{sessionID}?participantID=…&metadata=…` with the
+///   raw bytes (at most 100 MiB) → `{"attachment": {id, size, checksum, metadata, createdAt}}`;
+///   the caller must be joined as `participantID`. `metadata` is the app's encoding.
+/// - `GET /journal/1/{container}/{environment}/{sessionID}/{attachmentID}` → the bytes, for a
+///   user with a participant in the session.
+enum JournalRoutes {
+    static let prefix = "/journal/1/"
+
+    static func respond(_ context: RequestContext, _ services: Services) throws -> HTTPResponse {
+        let head = context.request.head
+        let parts = head.path.dropFirst(prefix.count).split(separator: "/").map(String.init)
+        guard parts.count == 3 || parts.count == 4, let environment = Environment(rawValue: parts[1]),
+              let sessionID = UUID(uuidString: parts[2]) else {
+            throw CloudKitError(.notFound, "expected /journal/1/{container}/{environment}/{sessionID}[/{attachmentID}]")
+        }
+        let user = try services.authenticator.user(headers: head.headers["authorization"], parameters: context.parameters,
+                                                   container: parts[0], signInURL: "")
+        if parts.count == 4 {
+            guard head.method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
+            guard let attachment = UUID(uuidString: parts[3]) else { throw CloudKitError(.notFound, "no attachment '\(parts[3])'") }
+            let bytes = try services.sessions.attachmentBytes(user: user.recordName, container: parts[0], environment: environment,
+                                                              sessionID: sessionID, attachmentID: attachment)
+            return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")], body: bytes)
+        }
+        guard head.method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
+        guard let text = context.parameters["participantID"], let participant = UUID(uuidString: text) else {
+            throw CloudKitError.badRequest("journal uploads need ?participantID= (your participant in the session)")
+        }
+        let attachment = try services.sessions.addAttachment(user: user.recordName, container: parts[0], environment: environment,
+                                                             sessionID: sessionID, participantID: participant,
+                                                             bytes: context.request.body, metadata: context.parameters["metadata"] ?? "")
+        return Responses.json(["attachment": attachment])
+    }
+}

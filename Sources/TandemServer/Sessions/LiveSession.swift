@@ -1,0 +1,88 @@
+import Foundation
+import Synchronization
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// Why a session ended for a participant (SharePlay: `GroupSession.State.invalidated(reason:)`).
+enum InvalidationReason: String, Sendable {
+    case left, endedByParticipant, conversationEnded, everyoneLeft, initiatorLeft, error
+}
+
+/// One journal attachment (SharePlay: `GroupSessionJournal.Attachment`): bytes in the journal's
+/// content-addressed files, metadata as the app encoded it.
+struct JournalAttachment: Sendable {
+    var id: UUID
+    var checksum: String
+    var size: Int
+    var metadata: String
+    var createdAt: Int64
+
+    var json: JSONValue {
+        .object(["id": .string(id.uuidString), "size": .int(Int64(size)), "checksum": .string(checksum),
+                 "metadata": .string(metadata), "createdAt": .int(createdAt)])
+    }
+}
+
+/// A joined participant: a fresh ID per join (D34) bound to one stream connection.
+struct SessionParticipant: Sendable {
+    var id: UUID
+    var user: String
+    var connection: WebSocketConnection
+    var bucket: TokenBucket
+}
+
+/// One live session of a conversation and activity; held in memory on this node (decisions G2).
+/// Every delivery to its participants happens under `state`'s lock, so all of them see events
+/// and reliable messages in one order (D31).
+final class LiveSession: Sendable {
+    struct State: Sendable {
+        var activity: SessionActivity
+        var participants: [SessionParticipant] = []
+        /// Conversation members who hear of the session (its invitation, activity, end).
+        var audience: Set<String>
+        var sequence: UInt64 = 0
+        var store: [String: String] = [:]
+        var attachments: [JournalAttachment] = []
+        var ended = false
+    }
+
+    let id: UUID
+    let container: String
+    let environment: Environment
+    let conversationID: String
+    let initiator: String
+    let initiatorConnection: UInt64
+    let state: Mutex<State>
+
+    init(container: String, environment: Environment, conversationID: String, initiator: String, initiatorConnection: UInt64,
+         activity: SessionActivity, audience: Set<String>) {
+        id = UUID()
+        self.container = container
+        self.environment = environment
+        self.conversationID = conversationID
+        self.initiator = initiator
+        self.initiatorConnection = initiatorConnection
+        state = Mutex(State(activity: activity, audience: audience))
+    }
+
+    /// `{sessionID, conversationID, activity, initiatorConnectionID}`.
+    func json(_ activity: SessionActivity) -> JSONValue {
+        .object(["sessionID": .string(id.uuidString), "conversationID": .string(conversationID), "activity": activity.json,
+                 "initiatorConnectionID": .int(Int64(initiatorConnection))])
+    }
+
+    static func participantsJSON(_ participants: [SessionParticipant]) -> JSONValue {
+        .array(participants.map { .object(["id": .string($0.id.uuidString)]) })
+    }
+
+    static func storeJSON(_ store: [String: String]) -> JSONValue {
+        .object(JSONObject(store.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.string($0.value)) }))
+    }
+
+    /// Sends a JSON event to every participant. Call with the lock held.
+    static func broadcast(_ event: JSONValue, to participants: [SessionParticipant], except: UUID? = nil) {
+        let text = JSONWriter.string(event)
+        for participant in participants where participant.id != except { _ = participant.connection.send(text: text) }
+    }
+}

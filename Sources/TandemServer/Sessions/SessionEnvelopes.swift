@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+import TandemCore
+import TandemHTTP
+
+/// The stream WebSocket's session envelopes (decisions G3). A request carries an `id`; the
+/// answer is `{"type":"reply","id":…,"result":{…}}` or `{"type":"reply","id":…,"error":
+/// {serverErrorCode, reason}}`.
+///
+/// | type | body | result |
+/// |---|---|---|
+/// | `conversation.activate` / `conversation.deactivate` | `conversationID` | `{}` (D35) |
+/// | `groupState` | `conversationID?` | `{eligible, reason?, conversationID?}` |
+/// | `activity.activate` | `activity`, `conversationID?`, `replace?` | `{session}` |
+/// | `activity.stage` | `activity`, `people` (user record names) | `{conversationID, session}` |
+/// | `session.join` / `leave` / `end` | `sessionID` | join: `{participantID, session, participants, attachments, store}` |
+/// | `session.setActivity` | `sessionID`, `activity` | `{}` |
+/// | `session.state.set` | `sessionID`, `key`, `value` | `{}` |
+/// | `journal.remove` | `sessionID`, `attachmentID` | `{}` |
+///
+/// Server events: `session.available`, `session.participants`, `session.activity`,
+/// `session.state`, `session.invalidated` (`reason`), `journal.attachments`, `session.sent`,
+/// `session.sendFailed`.
+extension SessionHub {
+    /// Whether `type` is a session envelope.
+    static func handles(_ type: String) -> Bool {
+        type.hasPrefix("session.") || type.hasPrefix("activity.") || type.hasPrefix("conversation.") || type.hasPrefix("journal.")
+            || type == "groupState"
+    }
+
+    /// Runs one envelope and sends its reply.
+    func handle(_ type: String, _ envelope: JSONValue, on connection: WebSocketConnection) {
+        let id = envelope["id"] ?? .null
+        do {
+            if let result = try run(type, envelope, on: connection, replyID: id) {
+                _ = connection.send(text: JSONWriter.string(["type": "reply", "id": id, "result": result]))
+            }
+        } catch let error as CloudKitError {
+            _ = connection.send(text: JSONWriter.string([
+                "type": "reply", "id": id,
+                "error": .object(["serverErrorCode": .string(error.code.rawValue), "reason": .string(error.reason)])]))
+        } catch {
+            _ = connection.send(text: JSONWriter.string([
+                "type": "reply", "id": id, "error": .object(["serverErrorCode": "INTERNAL_ERROR", "reason": "internal error"])]))
+        }
+    }
+
+    /// nil: the handler replied itself (join).
+    private func run(_ type: String, _ body: JSONValue, on connection: WebSocketConnection, replyID: JSONValue) throws -> JSONValue? {
+        func sessionID() throws(CloudKitError) -> UUID {
+            guard let text = body["sessionID"]?.stringValue, let id = UUID(uuidString: text) else {
+                throw .badRequest("'sessionID' must be a session's UUID")
+            }
+            return id
+        }
+        func conversation() throws(CloudKitError) -> String {
+            guard let id = body["conversationID"]?.stringValue, !id.isEmpty else { throw .badRequest("'conversationID' is required") }
+            return id
+        }
+        switch type {
+        case "conversation.activate", "conversation.deactivate":
+            let id = try conversation()
+            registry.withLock { registry in
+                registry.clients[connection.id]?.declared.removeAll { $0 == id }
+                if type == "conversation.activate" { registry.clients[connection.id]?.declared.append(id) }
+            }
+            return .object([:])
+        case "groupState":
+            let client = try client(connection)
+            let id = body["conversationID"]?.stringValue ?? client.declared.last
+            let reason = try ineligibility(user: client.user, conversationID: id, container: client.container,
+                                           environment: client.environment)
+            var result: JSONObject = ["eligible": .bool(reason == nil)]
+            if let reason { result["reason"] = .string(reason) }
+            if let id { result["conversationID"] = .string(id) }
+            return .object(result)
+        case "activity.activate":
+            let session = try activate(connection, conversationID: body["conversationID"]?.stringValue,
+                                       activity: try SessionActivity.parse(body["activity"]), replace: body["replace"]?.boolValue ?? false)
+            return .object(["session": session])
+        case "activity.stage":
+            let client = try client(connection)
+            let activity = try SessionActivity.parse(body["activity"])
+            guard let people = body["people"]?.arrayValue?.compactMap(\.stringValue), !people.isEmpty else {
+                throw CloudKitError.badRequest("'people' must list the user record names to share with")
+            }
+            let conversationID = try membership.conversation(for: Set(people), creator: client.user, container: client.container,
+                                                             environment: client.environment)
+            registry.withLock { registry in
+                registry.clients[connection.id]?.declared.removeAll { $0 == conversationID }
+                registry.clients[connection.id]?.declared.append(conversationID)
+            }
+            let session = try activate(connection, conversationID: conversationID, activity: activity,
+                                       replace: body["replace"]?.boolValue ?? false)
+            return .object(["conversationID": .string(conversationID), "session": session])
+        case "session.join":
+            try join(connection, sessionID: try sessionID(), replyID: replyID)
+            return nil
+        case "session.leave":
+            try leave(connection, sessionID: try sessionID())
+            return .object([:])
+        case "session.end":
+            try end(connection, sessionID: try sessionID())
+            return .object([:])
+        case "session.setActivity":
+            let client = try client(connection)
+            let session = try session(try sessionID(), for: client)
+            _ = try participant(connection, in: session)
+            try setActivity(session, try SessionActivity.parse(body["activity"]))
+            return .object([:])
+        case "session.state.set":
+            guard let key = body["key"]?.stringValue, let value = body["value"]?.stringValue else {
+                throw CloudKitError.badRequest("session.state.set needs 'key' and 'value' strings")
+            }
+            try setState(connection, sessionID: try sessionID(), key: key, value: value)
+            return .object([:])
+        case "journal.remove":
+            guard let text = body["attachmentID"]?.stringValue, let attachment = UUID(uuidString: text) else {
+                throw CloudKitError.badRequest("'attachmentID' must be an attachment's UUID")
+            }
+            try removeAttachment(connection, sessionID: try sessionID(), attachmentID: attachment)
+            return .object([:])
+        default:
+            throw CloudKitError.badRequest("unknown envelope type '\(type)'")
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Synchronization
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+extension SessionHub {
+    /// A messenger frame from `connection` (SharePlay: `GroupSessionMessenger.send`): checked
+    /// (joined, ≤ 256 KiB D32, rate G6), then delivered to the other participants or the chosen
+    /// ones, never back to the sender (D30). Reliable frames get the session's next sequence
+    /// number and are queued to every receiver under the session's lock, so all see one order
+    /// (D31); unreliable ones are droppable when a receiver's send queue is full.
+    func receive(_ bytes: [UInt8], on connection: WebSocketConnection) {
+        guard let frame = SessionFrames.parse(bytes) else {
+            _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "malformed session frame"]))
+            return
+        }
+        let (session, participant) = registry.withLock { registry in
+            (registry.sessions[frame.session], registry.clients[connection.id]?.joined[frame.session])
+        }
+        guard let session, let participant else {
+            return refuse(frame, on: connection, CloudKitError(.notFound, "you have not joined session '\(frame.session.uuidString)'"))
+        }
+        guard frame.payload.count <= Limits.sessionMessageBytes else {
+            return refuse(frame, on: connection, CloudKitError(.messageTooLarge,
+                                                               "the message is \(frame.payload.count) bytes; at most \(Limits.sessionMessageBytes) (D32)"))
+        }
+        let failure = session.state.withLock { state -> CloudKitError? in
+            guard !state.ended, let index = state.participants.firstIndex(where: { $0.id == participant }) else {
+                return CloudKitError(.notFound, "you are no longer in the session")
+            }
+            guard state.participants[index].bucket.take() else {
+                return CloudKitError(.throttled, "more than \(Int(settings.messageRate)) messages per second (burst \(Int(settings.messageBurst))); slow down (G6)")
+            }
+            var sequence: UInt64 = 0
+            if frame.reliable {
+                state.sequence += 1
+                sequence = state.sequence
+            }
+            let delivery = SessionFrames.delivery(frame, source: participant, sequence: sequence)
+            for receiver in state.participants where receiver.id != participant
+                && (frame.recipients.isEmpty || frame.recipients.contains(receiver.id)) {
+                _ = receiver.connection.send(binary: delivery, droppable: !frame.reliable)
+            }
+            if frame.acknowledge {
+                _ = connection.send(text: JSONWriter.string(["type": "session.sent", "sessionID": .string(frame.session.uuidString),
+                                                             "clientSequence": .int(Int64(frame.clientSequence)),
+                                                             "sequence": .int(Int64(sequence))]))
+            }
+            return nil
+        }
+        if let failure { refuse(frame, on: connection, failure) }
+    }
+
+    private func refuse(_ frame: SessionFrames.Outgoing, on connection: WebSocketConnection, _ error: CloudKitError) {
+        _ = connection.send(text: JSONWriter.string([
+            "type": "session.sendFailed", "sessionID": .string(frame.session.uuidString),
+            "clientSequence": .int(Int64(frame.clientSequence)),
+            "error": .object(["serverErrorCode": .string(error.code.rawValue), "reason": .string(error.reason)])]))
+    }
+
+    /// The participant of `connection` in `session`.
+    func participant(_ connection: WebSocketConnection, in session: LiveSession) throws(CloudKitError) -> UUID {
+        guard let id = registry.withLock({ $0.clients[connection.id]?.joined[session.id] }) else {
+            throw CloudKitError(.notFound, "you have not joined this session")
+        }
+        return id
+    }
+
+    /// Sets one key of the session's state store (D36, G8); the other participants hear
+    /// `session.state`. An empty value removes the key.
+    /// - Throws: `MESSAGE_TOO_LARGE` over 256 KiB, `LIMIT_EXCEEDED` past 1,000 keys.
+    func setState(_ connection: WebSocketConnection, sessionID: UUID, key: String, value: String) throws {
+        let client = try client(connection)
+        let session = try session(sessionID, for: client)
+        let participant = try participant(connection, in: session)
+        guard (1...Limits.nameLength).contains(key.utf8.count) else { throw CloudKitError.badRequest("a state key has 1-255 bytes") }
+        guard value.utf8.count <= Limits.sessionStateValueBytes else {
+            throw CloudKitError(.messageTooLarge, "a state value has at most \(Limits.sessionStateValueBytes) bytes")
+        }
+        try session.state.withLock { state throws in
+            if value.isEmpty {
+                state.store.removeValue(forKey: key)
+            } else {
+                guard state.store[key] != nil || state.store.count < Limits.sessionStateKeys else {
+                    throw CloudKitError(.limitExceeded, "a session's state store holds at most \(Limits.sessionStateKeys) keys")
+                }
+                state.store[key] = value
+            }
+            LiveSession.broadcast(["type": "session.state", "sessionID": .string(sessionID.uuidString), "key": .string(key),
+                                   "value": .string(value)], to: state.participants, except: participant)
+        }
+    }
+
+    // MARK: Journal
+
+    /// Adds an attachment (SharePlay: `GroupSessionJournal.add`); every participant hears the
+    /// new list (`journal.attachments`). The caller must be joined as `participantID`.
+    /// - Throws: `LIMIT_EXCEEDED` over 100 MiB (D37), `NOT_FOUND` when not joined.
+    func addAttachment(user: String, container: String, environment: Environment, sessionID: UUID, participantID: UUID,
+                       bytes: [UInt8], metadata: String) throws -> JSONValue {
+        guard bytes.count <= Limits.journalAttachmentBytes else {
+            throw CloudKitError(.limitExceeded, "a journal attachment has at most \(Limits.journalAttachmentBytes) bytes (100 MiB, D37); got \(bytes.count)")
+        }
+        guard let session = registry.withLock({ $0.sessions[sessionID] }), session.container == container, session.environment == environment,
+              session.state.withLock({ $0.participants.contains { $0.id == participantID && $0.user == user } }) else {
+            throw CloudKitError(.notFound, "you have not joined session '\(sessionID.uuidString)' as that participant")
+        }
+        let checksum = try journal.store(bytes)
+        let attachment = JournalAttachment(id: UUID(), checksum: checksum, size: bytes.count, metadata: metadata,
+                                           createdAt: Clock.milliseconds())
+        try session.state.withLock { state throws in
+            guard !state.ended else { throw CloudKitError(.notFound, "the session has ended") }
+            state.attachments.append(attachment)
+            broadcastAttachments(session, state)
+        }
+        return attachment.json
+    }
+
+    /// Removes an attachment for everyone (SharePlay: `GroupSessionJournal.remove`); any participant may.
+    func removeAttachment(_ connection: WebSocketConnection, sessionID: UUID, attachmentID: UUID) throws {
+        let client = try client(connection)
+        let session = try session(sessionID, for: client)
+        _ = try participant(connection, in: session)
+        let gone = try session.state.withLock { state throws -> String in
+            guard let index = state.attachments.firstIndex(where: { $0.id == attachmentID }) else {
+                throw CloudKitError(.notFound, "no attachment '\(attachmentID.uuidString)'")
+            }
+            let removed = state.attachments.remove(at: index)
+            broadcastAttachments(session, state)
+            return state.attachments.contains { $0.checksum == removed.checksum } ? "" : removed.checksum
+        }
+        if !gone.isEmpty, !registry.withLock({ $0.sessions.values.contains { s in s.state.withLock { $0.attachments.contains { $0.checksum == gone } } } }) {
+            journal.remove(checksum: gone)
+        }
+    }
+
+    /// The bytes of an attachment, for a user with a participant in the session.
+    func attachmentBytes(user: String, container: String, environment: Environment, sessionID: UUID, attachmentID: UUID) throws -> [UInt8] {
+        guard let session = registry.withLock({ $0.sessions[sessionID] }), session.container == container, session.environment == environment,
+              let checksum = session.state.withLock({ state in
+                  state.participants.contains { $0.user == user } ? state.attachments.first { $0.id == attachmentID }?.checksum : nil
+              }), let bytes = journal.read(checksum: checksum) else {
+            throw CloudKitError(.notFound, "no attachment '\(attachmentID.uuidString)' in a session you joined")
+        }
+        return bytes
+    }
+
+    private func broadcastAttachments(_ session: LiveSession, _ state: borrowing LiveSession.State) {
+        LiveSession.broadcast(["type": "journal.attachments", "sessionID": .string(session.id.uuidString),
+                               "attachments": .array(state.attachments.map(\.json))], to: state.participants)
+    }
+}

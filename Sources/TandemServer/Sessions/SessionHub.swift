@@ -1,0 +1,321 @@
+import Foundation
+import Synchronization
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// Group sessions on this node (SharePlay's role, DESIGN.md §1): stream connections and the
+/// conversations they declared active, live sessions, their participants and messenger traffic.
+///
+/// Live state is in memory (decisions G2): with several nodes, NATS would carry session events
+/// and messages between them (DESIGN.md §5). Lock order: `registry`, then a session's `state`;
+/// never the other way round.
+final class SessionHub: Sendable {
+    struct Settings: Sendable {
+        /// D33: 32 including the local participant.
+        var participantLimit = Limits.participantsPerSession
+        /// Messages per second per participant, and the burst allowed (decisions G6).
+        var messageRate = 1000.0
+        var messageBurst = 2000.0
+    }
+
+    /// One stream connection as sessions know it.
+    struct StreamClient: Sendable {
+        var connection: WebSocketConnection
+        var user: String
+        var container: String
+        var environment: Environment
+        /// Conversations this connection declared active (D35), the latest last.
+        var declared: [String] = []
+        /// Sessions joined from this connection: session ID → participant ID.
+        var joined: [UUID: UUID] = [:]
+    }
+
+    struct Registry: Sendable {
+        var clients: [UInt64: StreamClient] = [:]
+        var sessions: [UUID: LiveSession] = [:]
+    }
+
+    let registry = Mutex(Registry())
+    let membership: any SessionMembership
+    let journal: AssetFiles
+    let settings: Settings
+
+    init(membership: any SessionMembership, journal: AssetFiles, settings: Settings) {
+        self.membership = membership
+        self.journal = journal
+        self.settings = settings
+        membership.observeMembership { [weak self] change in self?.membershipChanged(change) }
+    }
+
+    // MARK: Connections
+
+    /// A stream connection was accepted: it hears of the live sessions of its user's conversations.
+    func connected(_ connection: WebSocketConnection, user: String, container: String, environment: Environment) {
+        let visible = registry.withLock { registry -> [JSONValue] in
+            registry.clients[connection.id] = StreamClient(connection: connection, user: user, container: container,
+                                                           environment: environment)
+            return registry.sessions.values.compactMap { session in
+                guard session.container == container, session.environment == environment else { return nil }
+                return session.state.withLock { state in
+                    state.audience.contains(user) && !state.ended ? session.json(state.activity) : nil
+                }
+            }
+        }
+        for session in visible { _ = connection.send(text: JSONWriter.string(["type": "session.available", "session": session])) }
+    }
+
+    /// A stream connection closed: its participants leave their sessions.
+    func disconnected(_ connection: WebSocketConnection) {
+        guard let client = registry.withLock({ $0.clients.removeValue(forKey: connection.id) }) else { return }
+        for (sessionID, participantID) in client.joined {
+            guard let session = registry.withLock({ $0.sessions[sessionID] }) else { continue }
+            drop(session) { $0.id == participantID }
+        }
+    }
+
+    func client(_ connection: WebSocketConnection) throws(CloudKitError) -> StreamClient {
+        guard let client = registry.withLock({ $0.clients[connection.id] }) else { throw CloudKitError(.notFound, "connection closed") }
+        return client
+    }
+
+    /// A live session this connection may address.
+    func session(_ id: UUID, for client: StreamClient) throws(CloudKitError) -> LiveSession {
+        guard let session = registry.withLock({ $0.sessions[id] }), session.container == client.container,
+              session.environment == client.environment else {
+            throw CloudKitError(.notFound, "no live session '\(id.uuidString)'")
+        }
+        return session
+    }
+
+    // MARK: Eligibility and activation
+
+    /// Why `user` may not start a session in `conversationID` now, or nil when they may (D35).
+    func ineligibility(user: String, conversationID: String?, container: String, environment: Environment) throws -> String? {
+        guard let conversationID else { return "noActiveConversation" }
+        guard let members = try membership.members(of: conversationID, container: container, environment: environment),
+              members.contains(user) else { return "notAMember" }
+        let declared = registry.withLock { registry in
+            registry.clients.values.contains { $0.user == user && $0.container == container && $0.environment == environment
+                && $0.declared.contains(conversationID) }
+        }
+        guard declared else { return "noActiveConversation" }
+        return members.count > settings.participantLimit ? "conversationFull" : nil
+    }
+
+    /// Starts `activity` in a conversation (SharePlay: `GroupActivity.activate()`): the
+    /// conversation's live session of the same activity is updated; one of another activity is
+    /// ended only when `replace` (decisions G4). Every member's stream hears `session.available`.
+    /// - Throws: `ACCESS_DENIED` when not eligible (reason first), `CONFLICT` for another
+    ///   activity's session without `replace`.
+    func activate(_ connection: WebSocketConnection, conversationID: String?, activity: SessionActivity,
+                  replace: Bool) throws -> JSONValue {
+        let client = try client(connection)
+        let conversation = conversationID ?? client.declared.last
+        if let reason = try ineligibility(user: client.user, conversationID: conversation, container: client.container,
+                                          environment: client.environment) {
+            throw CloudKitError(reason == "conversationFull" ? .tooManyParticipants : .accessDenied,
+                                "\(reason): you cannot start an activity in this conversation now (D35)")
+        }
+        let members = try membership.members(of: conversation!, container: client.container, environment: client.environment) ?? []
+        let (session, replaced, existing) = try registry.withLock { registry throws -> (LiveSession, [LiveSession], Bool) in
+            let current = registry.sessions.values.filter {
+                $0.conversationID == conversation && $0.container == client.container && $0.environment == client.environment
+            }
+            if let same = current.first(where: { $0.state.withLock { $0.activity.identifier } == activity.identifier }) {
+                return (same, [], true)
+            }
+            if !current.isEmpty && !replace {
+                throw CloudKitError(.conflict, "the conversation already has a session of another activity; activate with replace to end it")
+            }
+            let session = LiveSession(container: client.container, environment: client.environment, conversationID: conversation!,
+                                      initiator: client.user, initiatorConnection: connection.id, activity: activity, audience: members)
+            registry.sessions[session.id] = session
+            return (session, current, false)
+        }
+        for old in replaced { finish(old, .endedByParticipant) }
+        if existing {
+            try setActivity(session, activity)
+        } else {
+            announce(session, to: members)
+        }
+        return session.state.withLock { session.json($0.activity) }
+    }
+
+    /// Sends `session.available` to every stream connection of `users`.
+    func announce(_ session: LiveSession, to users: Set<String>) {
+        let event = JSONWriter.string(["type": "session.available", "session": session.state.withLock { session.json($0.activity) }])
+        for connection in connections(of: users, container: session.container, environment: session.environment) {
+            _ = connection.send(text: event)
+        }
+    }
+
+    func connections(of users: Set<String>, container: String, environment: Environment) -> [WebSocketConnection] {
+        registry.withLock { registry in
+            registry.clients.values.filter { users.contains($0.user) && $0.container == container && $0.environment == environment }
+                .map(\.connection)
+        }
+    }
+
+    /// Replaces the activity for everyone (SharePlay: setting `GroupSession.activity`).
+    func setActivity(_ session: LiveSession, _ activity: SessionActivity) throws {
+        let audience = session.state.withLock { $0.audience }
+        let targets = connections(of: audience, container: session.container, environment: session.environment)
+        try session.state.withLock { state throws in
+            guard !state.ended else { throw CloudKitError(.notFound, "the session has ended") }
+            guard state.activity.identifier == activity.identifier else {
+                throw CloudKitError.badRequest("a session's activity keeps its identifier '\(state.activity.identifier)'; activate a new one instead")
+            }
+            state.activity = activity
+            let text = JSONWriter.string(["type": "session.activity", "sessionID": .string(session.id.uuidString), "activity": activity.json])
+            var sent = Set<UInt64>()
+            for connection in state.participants.map(\.connection) + targets where sent.insert(connection.id).inserted {
+                _ = connection.send(text: text)
+            }
+        }
+    }
+
+    // MARK: Join, leave, end
+
+    /// Joins from `connection` with a fresh participant ID (D34). The answer, sent here under the
+    /// session's lock so it precedes any traffic for the new participant, carries the activity,
+    /// the participants, the journal and the state store (D36).
+    /// - Throws: `ACCESS_DENIED` for a non-member, `TOO_MANY_PARTICIPANTS` at the limit (D33).
+    func join(_ connection: WebSocketConnection, sessionID: UUID, replyID: JSONValue) throws {
+        let client = try client(connection)
+        let session = try session(sessionID, for: client)
+        guard try membership.members(of: session.conversationID, container: client.container, environment: client.environment)?
+            .contains(client.user) == true else {
+            throw CloudKitError(.accessDenied, "only members of the conversation may join its sessions")
+        }
+        let limit = settings.participantLimit
+        let bucket = TokenBucket(rate: settings.messageRate, burst: settings.messageBurst)
+        try registry.withLock { registry throws in
+            guard registry.clients[connection.id] != nil else { throw CloudKitError(.notFound, "connection closed") }
+            guard registry.clients[connection.id]!.joined[sessionID] == nil else {
+                throw CloudKitError.badRequest("this connection already joined the session")
+            }
+            let participant = try session.state.withLock { state throws -> UUID in
+                guard !state.ended else { throw CloudKitError(.notFound, "the session has ended") }
+                guard state.participants.count < limit else {
+                    throw CloudKitError(.tooManyParticipants, "the session already has \(limit) participants (D33)")
+                }
+                let participant = SessionParticipant(id: UUID(), user: client.user, connection: connection, bucket: bucket)
+                state.participants.append(participant)
+                let snapshot: JSONValue = .object([
+                    "participantID": .string(participant.id.uuidString), "session": session.json(state.activity),
+                    "participants": LiveSession.participantsJSON(state.participants),
+                    "attachments": .array(state.attachments.map(\.json)), "store": LiveSession.storeJSON(state.store)])
+                _ = connection.send(text: JSONWriter.string(["type": "reply", "id": replyID, "result": snapshot]))
+                LiveSession.broadcast(["type": "session.participants", "sessionID": .string(sessionID.uuidString),
+                                       "participants": LiveSession.participantsJSON(state.participants)],
+                                      to: state.participants, except: participant.id)
+                return participant.id
+            }
+            registry.clients[connection.id]!.joined[sessionID] = participant
+        }
+    }
+
+    /// The local participant leaves (SharePlay: `leave()`); the others continue.
+    func leave(_ connection: WebSocketConnection, sessionID: UUID) throws {
+        let client = try client(connection)
+        let session = try session(sessionID, for: client)
+        guard let participant = registry.withLock({ $0.clients[connection.id]?.joined.removeValue(forKey: sessionID) }) else {
+            throw CloudKitError(.notFound, "you have not joined this session")
+        }
+        drop(session) { $0.id == participant }
+    }
+
+    /// Ends the session for everyone (SharePlay: `end()`); any member may.
+    func end(_ connection: WebSocketConnection, sessionID: UUID) throws {
+        let client = try client(connection)
+        let session = try session(sessionID, for: client)
+        guard session.state.withLock({ $0.audience.contains(client.user) }) else {
+            throw CloudKitError(.accessDenied, "only members of the conversation may end its sessions")
+        }
+        finish(session, .endedByParticipant)
+    }
+
+    /// Removes the participants matching `predicate`; those get `session.invalidated` with
+    /// `reason` when one is given. Ends the session when nobody is left (`everyoneLeft`) or when
+    /// its initiator left under `endsWhenInitiatorLeaves`.
+    func drop(_ session: LiveSession, reason: InvalidationReason? = nil, where predicate: (SessionParticipant) -> Bool) {
+        let outcome = session.state.withLock { state -> InvalidationReason? in
+            guard !state.ended else { return nil }
+            let dropped = state.participants.filter(predicate)
+            guard !dropped.isEmpty else { return nil }
+            state.participants.removeAll(where: predicate)
+            if let reason {
+                let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(session.id.uuidString),
+                                              "reason": .string(reason.rawValue)])
+                for participant in dropped { _ = participant.connection.send(text: text) }
+            }
+            if state.participants.isEmpty { return .everyoneLeft }
+            if state.activity.endsWhenInitiatorLeaves && dropped.contains(where: { $0.user == session.initiator })
+                && !state.participants.contains(where: { $0.user == session.initiator }) {
+                return .initiatorLeft
+            }
+            LiveSession.broadcast(["type": "session.participants", "sessionID": .string(session.id.uuidString),
+                                   "participants": LiveSession.participantsJSON(state.participants)], to: state.participants)
+            return nil
+        }
+        if let outcome { finish(session, outcome) }
+    }
+
+    /// Ends a session: every participant and every member's connection hears
+    /// `session.invalidated` with `reason`; its journal files are deleted (D37).
+    func finish(_ session: LiveSession, _ reason: InvalidationReason) {
+        let (targets, checksums) = registry.withLock { registry -> ([WebSocketConnection], [String]) in
+            guard registry.sessions.removeValue(forKey: session.id) != nil else { return ([], []) }
+            let (participants, audience, attachments) = session.state.withLock { state in
+                state.ended = true
+                defer { state.participants = []; state.attachments = [] }
+                return (state.participants.map(\.connection), state.audience, state.attachments)
+            }
+            var targets = participants
+            for id in registry.clients.keys {
+                registry.clients[id]!.joined.removeValue(forKey: session.id)
+                let client = registry.clients[id]!
+                if audience.contains(client.user) && client.container == session.container && client.environment == session.environment {
+                    targets.append(client.connection)
+                }
+            }
+            let stillUsed = Set(registry.sessions.values.flatMap { other in other.state.withLock { $0.attachments.map(\.checksum) } })
+            return (targets, attachments.map(\.checksum).filter { !stillUsed.contains($0) })
+        }
+        let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(session.id.uuidString),
+                                      "reason": .string(reason.rawValue)])
+        var sent = Set<UInt64>()
+        for connection in targets where sent.insert(connection.id).inserted { _ = connection.send(text: text) }
+        for checksum in Set(checksums) { journal.remove(checksum: checksum) }
+    }
+
+    // MARK: Membership
+
+    /// Members removed from a conversation are dropped from its live sessions at once
+    /// (`conversationEnded` for them, decisions G10); added ones hear of the sessions.
+    func membershipChanged(_ change: MembershipChange) {
+        let sessions = registry.withLock { registry in
+            registry.sessions.values.filter {
+                $0.conversationID == change.conversationID && $0.container == change.container && $0.environment == change.environment
+            }
+        }
+        for session in sessions {
+            switch change.kind {
+            case .added:
+                let new = session.state.withLock { $0.audience.insert(change.member).inserted }
+                if new { announce(session, to: [change.member]) }
+            case .removed:
+                session.state.withLock { _ = $0.audience.remove(change.member) }
+                let theirs = connections(of: [change.member], container: change.container, environment: change.environment)
+                registry.withLock { registry in
+                    for connection in theirs { registry.clients[connection.id]?.joined.removeValue(forKey: session.id) }
+                }
+                drop(session, reason: .conversationEnded) { $0.user == change.member }
+                let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(session.id.uuidString),
+                                              "reason": .string(InvalidationReason.conversationEnded.rawValue)])
+                for connection in theirs { _ = connection.send(text: text) }
+            }
+        }
+    }
+}

@@ -1,0 +1,15 @@
+import Foundation
+
+extension AssetFiles {
+    /// Content-addressed files for group session journals, apart from record assets so that
+    /// deleting a journal's files never touches a record's (decisions D37, G7).
+    public static func journal(dataDirectory: String) throws -> AssetFiles {
+        try AssetFiles(directory: dataDirectory + "/journal")
+    }
+
+    /// Deletes the file with this checksum, if any.
+    public func remove(checksum: String) {
+        guard let path = path(forChecksum: checksum) else { return }
+        unlink(path)
+    }
+}
