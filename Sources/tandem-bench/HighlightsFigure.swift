@@ -2,6 +2,7 @@ import Foundation
 import TandemCore
 import TandemHTTP
 import TandemServer
+import TandemSQLite
 import TandemStore
 
 /// Issue 8's figures: the highlight list of a user in 200 conversations holding 50,000

@@ -1,4 +1,5 @@
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     private static let collaborationColumns = "id, container_id, environment, url, owner, kind, title, content_type, created_at, share_guid"

@@ -1,5 +1,6 @@
 import Foundation
 import TandemCore
+import TandemSQLite
 
 extension SQLiteStoreTransaction {
     func conversation(id: String) throws -> StoredConversation? {
