@@ -20,4 +20,7 @@ struct ChangeEvent: Sendable {
     var records: [RecordChange]
     /// The zone itself was created or deleted (database subscriptions only).
     var zoneChanged = false
+    /// Participants who lost access to the zone in this write (removed, share deleted): their
+    /// shared database lost the zone (`ACCESS_LOST`), so their database subscriptions fire.
+    var formerViewers: [String] = []
 }

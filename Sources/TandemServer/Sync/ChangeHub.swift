@@ -100,6 +100,19 @@ final class ChangeHub: Sendable {
         let owner = event.zone.zoneID.ownerRecordName ?? ""
         let subscriptions = try reader.subscriptions(seeing: event.zone, container: event.container, environment: event.environment)
         var results = Matches()
+        // Former participants hear that the zone left their shared database (CloudKit: a
+        // database subscription fires when a share is revoked).
+        for viewer in event.formerViewers {
+            for stored in try reader.subscriptions(owner: viewer, container: event.container, environment: event.environment, scope: .shared)
+            where stored.subscription.kind == .database {
+                results.notifications.append(PushNotification(
+                    recipient: viewer, subscriptionID: stored.subscription.subscriptionID, kind: "database", container: event.container,
+                    environment: event.environment.rawValue, databaseScope: "SHARED", zoneID: event.zone.zoneID,
+                    notificationInfo: stored.subscription.notificationInfo, originDeviceID: event.deviceID,
+                    webhookURL: stored.subscription.webhookURL, webhookSecret: stored.subscription.webhookSecret,
+                    timestamp: Clock.milliseconds()))
+            }
+        }
         guard !subscriptions.isEmpty else { return results }
         var readable: [String: [String]?] = [:]
         for stored in subscriptions {

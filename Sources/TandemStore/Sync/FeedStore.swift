@@ -76,8 +76,9 @@ public protocol FeedWriting: FeedReading {
     /// in the database feed of its owner and of everyone who accepted a share there (one update,
     /// read per viewer at fetch time). With `viewersChanged` (the zone's shares or their
     /// participants changed), viewers who no longer have an accepted share get the zone as
-    /// deleted with `ACCESS_LOST`.
-    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws
+    /// deleted with `ACCESS_LOST`. Returns those viewers (user record names).
+    @discardableResult
+    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws -> [String]
     /// Records a zone's deletion in every feed that lists it (reason `DELETED`).
     func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws
     /// Forgets tombstones, exits and database-feed deletions older than `time`, and moves the

@@ -121,10 +121,11 @@ extension SQLiteStoreTransaction {
                   .text(zone.zoneID.zoneName), .text(zone.zoneID.ownerRecordName ?? ""), .integer(tick), .text(reason), .integer(time)])
     }
 
-    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws {
+    @discardableResult
+    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws -> [String] {
         let now = try tick()
         try db.run("UPDATE zones SET feed_seq = ? WHERE id = ?", [.integer(now), .integer(zone.key)])
-        guard viewersChanged else { return }
+        guard viewersChanged else { return [] }
         let current = Set(try acceptedParticipants(zone: zone))
         let previous = Set(try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = ?", [.integer(zone.key)]) { $0.text(0) })
         for viewer in previous.subtracting(current) {
@@ -135,6 +136,7 @@ extension SQLiteStoreTransaction {
         for viewer in current.subtracting(previous) {
             try db.run("INSERT INTO zone_viewers (zone_id, viewer) VALUES (?, ?)", [.integer(zone.key), .text(viewer)])
         }
+        return previous.subtracting(current).sorted()
     }
 
     func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws {

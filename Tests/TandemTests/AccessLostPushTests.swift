@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+import Tandem
+
+/// A participant the owner removes hears of it at once: their shared database lost the zone
+/// (`ACCESS_LOST` in the database feed), so their database subscription fires (CloudKit:
+/// a revoked share is a shared-database change).
+@Suite("Access lost push")
+struct AccessLostPushTests {
+    @Test func removedParticipantGetsADatabaseNotification() async throws {
+        let server = TestServer.shared
+        let ada = server.ada, bob = server.bob
+        let zone = try await ada.privateDatabase.save(RecordZone(zoneName: unique("revoked")))
+        let root = Record(recordType: "Note", recordID: Record.ID(recordName: unique("note"), zoneID: zone.zoneID))
+        var share = Share(rootRecord: root)
+        share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: "bob@example.com"), permission: .readOnly))
+        let saved = try await ada.privateDatabase.modifyRecords(saving: [root, share.record], deleting: [])
+        let url = try #require(Share(try saved.saveResults[share.recordID]!.get())?.url)
+        _ = try await bob.accept(try await bob.shareMetadata(for: url))
+        let subscriptionID = unique("shared-db")
+        try await bob.sharedDatabase.save(Subscription(subscriptionID: subscriptionID, kind: .database))
+
+        // Remove Bob once his stream has had a moment to connect, while he listens.
+        let removal = Task {
+            try await Task.sleep(nanoseconds: 500_000_000)
+            var current = try #require(Share(try await ada.privateDatabase.record(for: share.recordID)))
+            let bobParticipant = try #require(current.participants.first { $0.role == .privateUser })
+            current.removeParticipant(bobParticipant)
+            _ = try await ada.privateDatabase.modifyRecords(saving: [current.record], deleting: [])
+        }
+        defer { removal.cancel() }
+        let notification = try await withTimeout(30) { () async throws -> PushNotification? in
+            for try await notification in bob.notifications
+            where notification.subscriptionID == subscriptionID && notification.recordZoneID?.zoneName == zone.zoneID.zoneName {
+                return notification
+            }
+            return nil
+        }
+        try await removal.value
+        #expect(notification?.notificationType == .database)
+        #expect(notification?.databaseScope == .shared)
+        let changes = try await bob.sharedDatabase.databaseChanges(since: nil)
+        #expect(!changes.modifications.contains { $0.zoneName == zone.zoneID.zoneName })
+    }
+}
