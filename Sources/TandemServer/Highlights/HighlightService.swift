@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import TandemCore
 public import TandemStore
 import TandemCrypto
@@ -17,9 +18,51 @@ public final class HighlightService: Sendable {
     /// Weights of interaction feedback: a detail view counts more than a summary view (D20).
     public static let weights: [String: Int64] = ["summary": 1, "detail": 3]
 
+    /// How long a cached list is used without a change (app and association-file changes, and
+    /// interactions ageing out of the window, show within this), milliseconds (W10).
+    public static let cacheLifetime: Int64 = 5_000
+
     let store: any Store
     let links: LinkService
     let hub: ConversationHub
+    private let cache = Mutex<[CacheKey: Snapshot]>([:])
+
+    private struct CacheKey: Hashable {
+        var viewer: String
+        var appID: String
+        var container: String
+        var environment: Environment
+    }
+
+    /// A computed list with its wire form, and when and at which generation it was computed.
+    public struct Snapshot: Sendable {
+        public var authorization: HighlightAuthorization
+        public var highlights: [Highlight]
+        /// The `highlights` array as JSON text, written once.
+        public var json: JSONFragment
+        var generation: UInt64
+        var computedAt: Int64
+    }
+
+    /// The list for `viewer` and `appID`, from the cache while nothing it reads changed (at most
+    /// `cacheLifetime`), computed otherwise.
+    public func snapshot(viewer: String, appID: String, container: String, environment: Environment) throws -> Snapshot {
+        let key = CacheKey(viewer: viewer, appID: appID, container: container, environment: environment)
+        let generation = hub.generation(of: viewer)
+        let now = Clock.milliseconds()
+        if let cached = cache.withLock({ $0[key] }), cached.generation == generation, now - cached.computedAt < Self.cacheLifetime {
+            return cached
+        }
+        // The generation is read before computing: a change committed meanwhile makes the next call compute again.
+        let (authorization, list) = try highlights(viewer: viewer, appID: appID, container: container, environment: environment)
+        let json = JSONFragment(trusted: JSONWriter.bytes(.array(list.map(HighlightCodec.highlight))))
+        let snapshot = Snapshot(authorization: authorization, highlights: list, json: json, generation: generation, computedAt: now)
+        cache.withLock { all in
+            if all.count >= 10_000 { all.removeAll() }
+            all[key] = snapshot
+        }
+        return snapshot
+    }
 
     init(store: any Store, links: LinkService, hub: ConversationHub) {
         self.store = store
@@ -108,7 +151,7 @@ public final class HighlightService: Sendable {
     /// one of the viewer's highlights for the app.
     public func highlight(url: String, viewer: String, appID: String, container: String, environment: Environment) throws -> Highlight? {
         let normalized = MessageLinks.normalize(url)?.url ?? url
-        return try highlights(viewer: viewer, appID: appID, container: container, environment: environment).highlights
+        return try snapshot(viewer: viewer, appID: appID, container: container, environment: environment).highlights
             .first { $0.url == normalized }
     }
 
