@@ -55,7 +55,7 @@ public final class HighlightService: Sendable {
         }
         // The generation is read before computing: a change committed meanwhile makes the next call compute again.
         let (authorization, list) = try highlights(viewer: viewer, appID: appID, container: container, environment: environment)
-        let json = JSONFragment(trusted: JSONWriter.bytes(.array(list.map(HighlightCodec.highlight))))
+        let json = JSONFragment(trusted: HighlightCodec.bytes(list))
         let snapshot = Snapshot(authorization: authorization, highlights: list, json: json, generation: generation, computedAt: now)
         cache.withLock { all in
             if all.count >= 10_000 { all.removeAll() }
