@@ -37,14 +37,36 @@ enum HighlightsFigure {
         let count = sample.components(separatedBy: "\"identifier\"").count - 1
         report.wrkLine("highlights/list (\(count) highlights), -t1 -c1", listed, latency: true)
         let p99 = listed.latency[99] ?? 0
-        report.add("highlight list p99, 200 conversations / 50,000 messages", value: Format.latency(p99), target: "<10 ms",
+        report.add("highlight list p99, 200 conversations / 50,000 messages (cached)", value: Format.latency(p99), target: "<10 ms",
                    verdict: Report.Verdict(passes: p99 < 0.010))
+
+        // Cold: each list right after a change that concerns the viewer (interaction feedback),
+        // so it is computed, not served from the cache; this is also what one subscribed
+        // receiver's snapshot costs.
+        var cold: [Double] = []
+        let coldCPUBefore = server.cpuSeconds()
+        let firstURL = sample.components(separatedBy: #""url":""#).dropFirst().first?.prefix { $0 != "\"" } ?? ""
+        for _ in 0..<(options.quick ? 30 : 100) {
+            _ = try Shell.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-X", "POST"] + viewerHeaders.flatMap { ["-H", "\($0.0): \($0.1)"] }
+                              + ["-d", #"{"url":"\#(firstURL)","context":"summary"}"#, server.url + base + "/highlights/feedback"])
+            let timed = try Shell.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{time_total}"] + viewerHeaders.flatMap { ["-H", "\($0.0): \($0.1)"] }
+                                      + [server.url + base + "/highlights/list?app=\(app)"])
+            if let seconds = Double(timed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) { cold.append(seconds) }
+        }
+        let coldCPU = (server.cpuSeconds() - coldCPUBefore) / Double(max(cold.count, 1))
+        cold.sort()
+        let coldP50 = cold.isEmpty ? 0 : cold[cold.count / 2], coldP99 = cold.isEmpty ? 0 : cold[min(cold.count - 1, cold.count * 99 / 100)]
+        report.say("  highlights/list computed after a change (\(cold.count) samples, curl): p50 \(Format.latency(coldP50)), p99 \(Format.latency(coldP99)), "
+                   + String(format: "server CPU %.1f ms per feedback + list", coldCPU * 1000))
+        report.add("highlight list p99 computed after a change (cache miss)", value: Format.latency(coldP99), target: "<10 ms",
+                   verdict: Report.Verdict(passes: coldP99 < 0.010))
 
         // A friend sends the viewer a new link in their 1:1 conversation, one request at a time.
         let senderHeaders = [("Authorization", "Bearer \(friendToken)"), ("Content-Type", "application/json")]
         let send = WrkScript(path: base + "/conversations/messages/send", headers: senderHeaders,
-                             bodyFormat: #"{"conversation":"\#(direct)","text":"new https://\#(domain)/items/new-%d-%d"}"#,
-                             formatArguments: ["id", "n"], expect: "eventID")
+                             // 50 URLs in turn: each message moves one to the top, the list keeps its size.
+                             bodyFormat: #"{"conversation":"\#(direct)","text":"new https://\#(domain)/items/new-%d"}"#,
+                             formatArguments: ["n % 50"], expect: "eventID")
         _ = try Wrk.run(url: server.url, script: send, threads: 1, connections: 1, seconds: options.warmupSeconds)
         let quiet = try Wrk.run(url: server.url, script: send, threads: 1, connections: 1, seconds: options.loadSeconds, serverCPU: server.cpuSeconds)
         report.wrkLine("messages/send with a link, no subscriber", quiet, latency: true)
@@ -62,6 +84,7 @@ enum HighlightsFigure {
                 ready.signal()
                 for await event in client.events {
                     if case .message(.text(let text)) = event, text.hasPrefix(#"{"type":"highlights""#) { received.add() }
+                    if case .closed(let close) = event { received.closed(close.code) }
                 }
             } else {
                 ready.signal()
@@ -78,11 +101,12 @@ enum HighlightsFigure {
         let snapshots = received.value - before
         let senderCPU = quiet.cpuPerRequest ?? 0
         let receiverCPU = max(0, (loud.cpuPerRequest ?? 0) - senderCPU)
-        report.say(String(format: "  snapshots pushed: %d for %d messages; receiver side ≈ %.2f ms server CPU per message (the snapshot)",
-                          snapshots, loud.requests, receiverCPU * 1000))
+        report.say(String(format: "  snapshots received by the subscriber by the end: %d for %d messages (coalesced per burst; the client also reads every conversation event); server CPU difference per message ≈ %.2f ms (noisy)",
+                          snapshots, loud.requests, receiverCPU * 1000)
+                   + (received.closeCode.map { " — the subscriber's stream was closed with \($0) (4008: too slow for its queue)" } ?? ""))
         report.add("new message, sender side (send p99; server CPU)", value: "\(Format.latency(quiet.latency[99] ?? 0)); \(String(format: "%.2f ms", senderCPU * 1000))",
                    verdict: .info)
-        report.add("new message, receiver side (server CPU per subscribed receiver)", value: String(format: "%.2f ms", receiverCPU * 1000), verdict: .info)
+        report.add("new message, receiver side (one snapshot = a computed list, p50)", value: Format.latency(coldP50), verdict: .info)
     }
 
     /// Writes the data set through the store (as the services would), before the server opens it.
@@ -149,8 +173,11 @@ enum HighlightsFigure {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
+    private var code: Int?
     func add() { lock.withLock { count += 1 } }
+    func closed(_ value: Int) { lock.withLock { code = value } }
     var value: Int { lock.withLock { count } }
+    var closeCode: Int? { lock.withLock { code } }
 }
 
 final class ClientBox: @unchecked Sendable {

@@ -83,6 +83,32 @@ struct SharedWithYouTests {
         }
     }
 
+    @MainActor
+    final class Badger: HighlightCenterDelegate {
+        var calls = 0
+        var lastURLs: [URL] = []
+        func highlightCenterHighlightsDidChange(_ highlightCenter: HighlightCenter) {
+            calls += 1
+            lastURLs = highlightCenter.highlights.map(\.url)
+        }
+    }
+
+    @Test @MainActor func delegateIsToldOfEveryNewSnapshot() async throws {
+        let (ada, bob) = (try account("ada"), try account("bob"))
+        let (appID, domain) = try app()
+        try await ada.container.conversations.modifyContacts(add: [bob.email])
+        let chat = try await bob.container.conversations.create(with: [ada.email])
+        let center = HighlightCenter(container: ada.container, appID: appID)
+        let badger = Badger()
+        center.delegate = badger
+        try await waitUntilMain { badger.calls >= 1 }
+        let url = URL(string: "https://\(domain)/shelf/1")!
+        try await bob.container.conversations.send("\(url)", in: chat.id)
+        try await waitUntilMain { badger.lastURLs == [url] }
+        #expect(center.highlights.map(\.url) == [url])
+        center.delegate = nil
+    }
+
     @Test func conversationsClientPagesHistoryAndStreamsEvents() async throws {
         let (ada, bob) = (try account("ada"), try account("bob"))
         let chat = try await ada.container.conversations.create(with: [bob.email])
@@ -208,6 +234,16 @@ struct SharedWithYouTests {
         #expect(handler.lock.withLock { handler.updates.last?.removed } == [catIdentity])
         #expect(try await ada.container.collaborationIdentities(identifier).filter { $0.state == .active }.count == 2)
     }
+}
+
+/// Polls `condition` on the main actor for up to 10 seconds.
+@MainActor
+func waitUntilMain(_ condition: () -> Bool) async throws {
+    for _ in 0..<500 {
+        if condition() { return }
+        try await Task.sleep(nanoseconds: 20_000_000)
+    }
+    throw TestFailure("condition not met within 10 s")
 }
 
 /// Polls `condition` for up to 10 seconds.

@@ -23,6 +23,11 @@ final class ConversationHub: Sendable {
     }
 
     private let queue = DispatchQueue(label: "tandem-conversation-hub")
+    /// Per viewer, bumped at commit whenever something their highlight lists read changed
+    /// (cached lists compare it).
+    private let generations = Mutex<[String: UInt64]>([:])
+    /// Bumped for everyone (a change whose viewers are not known).
+    private let globalGeneration = Mutex<UInt64>(0)
     private let observers = Mutex<[@Sendable (MembershipChange) -> Void]>([])
     private let refresher = Mutex<(@Sendable (_ viewers: Set<String>, _ container: String, _ environment: Environment) -> Void)?>(nil)
     let streams: StreamRegistry
@@ -43,6 +48,12 @@ final class ConversationHub: Sendable {
     /// Hands committed effects to the queue; cheap, callable from the writer's after-commit hook.
     func publish(_ effects: Effects) {
         guard !effects.isEmpty else { return }
+        if !effects.highlightViewers.isEmpty {
+            generations.withLock { all in
+                if all.count > 100_000 { all.removeAll(); globalGeneration.withLock { $0 += 1 } }
+                for viewer in effects.highlightViewers { all[viewer, default: 0] += 1 }
+            }
+        }
         queue.async { [self] in
             for (envelope, recipients) in effects.envelopes {
                 streams.send(JSONWriter.string(envelope), to: recipients, container: effects.container, environment: effects.environment.rawValue)
@@ -55,6 +66,13 @@ final class ConversationHub: Sendable {
                 refresh(effects.highlightViewers, effects.container, effects.environment)
             }
         }
+    }
+
+    /// The viewer's highlight generation: equal values mean nothing the list reads changed
+    /// through this process (app and association-file changes are not counted: see W10).
+    func generation(of viewer: String) -> UInt64 {
+        let own = generations.withLock { $0[viewer] ?? 0 }
+        return own &+ (globalGeneration.withLock { $0 } << 32)
     }
 
     /// Runs `work` on the hub's queue (after everything published before it).

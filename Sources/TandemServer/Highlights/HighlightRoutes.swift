@@ -15,10 +15,10 @@ enum HighlightRoutes {
                           summary: "The caller's highlights for an app in D20 order, with the authorization state (?app=TEAMID.bundle.id)",
                           requestSchema: nil, responseSchema: "HighlightList") { context in
                 let app = try R.parameter(context, "app")
-                let (authorization, list) = try highlights.highlights(viewer: try R.user(context), appID: app, container: context.container,
-                                                                      environment: context.environment)
-                return Responses.json(["app": .string(app), "authorization": .string(authorization.rawValue),
-                                       "highlights": .array(list.map(HighlightCodec.highlight))])
+                let snapshot = try highlights.snapshot(viewer: try R.user(context), appID: app, container: context.container,
+                                                       environment: context.environment)
+                return Responses.json(["app": .string(app), "authorization": .string(snapshot.authorization.rawValue),
+                                       "highlights": .fragment(snapshot.json)])
             },
             DatabaseRoute(operation: "highlights/lookup", method: "GET", databases: [],
                           summary: "The highlight for a URL (?app=…&url=…) or a collaboration (?app=…&collaboration=ID); NOT_FOUND when none",
@@ -27,7 +27,7 @@ enum HighlightRoutes {
                 let viewer = try R.user(context)
                 let found: Highlight?
                 if let identifier = context.parameters["collaboration"], !identifier.isEmpty {
-                    found = try highlights.highlights(viewer: viewer, appID: app, container: context.container, environment: context.environment)
+                    found = try highlights.snapshot(viewer: viewer, appID: app, container: context.container, environment: context.environment)
                         .highlights.first { $0.collaboration?.id == identifier }
                 } else {
                     found = try highlights.highlight(url: try R.parameter(context, "url"), viewer: viewer, appID: app,

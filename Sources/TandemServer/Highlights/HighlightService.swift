@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import TandemCore
 public import TandemStore
 import TandemCrypto
@@ -17,9 +18,51 @@ public final class HighlightService: Sendable {
     /// Weights of interaction feedback: a detail view counts more than a summary view (D20).
     public static let weights: [String: Int64] = ["summary": 1, "detail": 3]
 
+    /// How long a cached list is used without a change (app and association-file changes, and
+    /// interactions ageing out of the window, show within this), milliseconds (W10).
+    public static let cacheLifetime: Int64 = 5_000
+
     let store: any Store
     let links: LinkService
     let hub: ConversationHub
+    private let cache = Mutex<[CacheKey: Snapshot]>([:])
+
+    private struct CacheKey: Hashable {
+        var viewer: String
+        var appID: String
+        var container: String
+        var environment: Environment
+    }
+
+    /// A computed list with its wire form, and when and at which generation it was computed.
+    public struct Snapshot: Sendable {
+        public var authorization: HighlightAuthorization
+        public var highlights: [Highlight]
+        /// The `highlights` array as JSON text, written once.
+        public var json: JSONFragment
+        var generation: UInt64
+        var computedAt: Int64
+    }
+
+    /// The list for `viewer` and `appID`, from the cache while nothing it reads changed (at most
+    /// `cacheLifetime`), computed otherwise.
+    public func snapshot(viewer: String, appID: String, container: String, environment: Environment) throws -> Snapshot {
+        let key = CacheKey(viewer: viewer, appID: appID, container: container, environment: environment)
+        let generation = hub.generation(of: viewer)
+        let now = Clock.milliseconds()
+        if let cached = cache.withLock({ $0[key] }), cached.generation == generation, now - cached.computedAt < Self.cacheLifetime {
+            return cached
+        }
+        // The generation is read before computing: a change committed meanwhile makes the next call compute again.
+        let (authorization, list) = try highlights(viewer: viewer, appID: appID, container: container, environment: environment)
+        let json = JSONFragment(trusted: HighlightCodec.bytes(list))
+        let snapshot = Snapshot(authorization: authorization, highlights: list, json: json, generation: generation, computedAt: now)
+        cache.withLock { all in
+            if all.count >= 10_000 { all.removeAll() }
+            all[key] = snapshot
+        }
+        return snapshot
+    }
 
     init(store: any Store, links: LinkService, hub: ConversationHub) {
         self.store = store
@@ -48,10 +91,15 @@ public final class HighlightService: Sendable {
             let hosts = domains.filter { !$0.isWildcard }.map(\.host)
             let suffixes = domains.filter(\.isWildcard).map { "." + $0.host }
             state.rows = try reader.sharedLinks(viewer: viewer, container: container, environment: environment, hosts: hosts, suffixes: suffixes)
-            let seen = Set(state.rows.map { PinKey(conversation: $0.conversationID, url: $0.url) })
-            state.rows += try reader.sharedShareLinks(viewer: viewer, container: container, environment: environment)
-                .filter { !seen.contains(PinKey(conversation: $0.conversationID, url: $0.url)) }
-            state.collaborations = try reader.collaborations(urls: Array(Set(state.rows.map(\.url))), container: container, environment: environment)
+            let shareRows = try reader.sharedShareLinks(viewer: viewer, container: container, environment: environment)
+            if !shareRows.isEmpty {
+                let seen = Set(state.rows.map { PinKey(conversation: $0.conversationID, url: $0.url) })
+                state.rows += shareRows.filter { !seen.contains(PinKey(conversation: $0.conversationID, url: $0.url)) }
+            }
+            var urls = Set<String>(minimumCapacity: state.rows.count)
+            for row in state.rows { urls.insert(row.url) }
+            state.urls = urls
+            state.collaborations = try reader.collaborations(urls: Array(urls), container: container, environment: environment)
             state.contacts = Set(try reader.contacts(owner: viewer).compactMap(\.userRecordName))
             for entry in try reader.coMembers(viewer: viewer, container: container, environment: environment) {
                 state.isGroup[entry.conversation] = entry.isGroup
@@ -66,20 +114,25 @@ public final class HighlightService: Sendable {
         guard state.authorization == .allowed else { return (state.authorization, []) }
         // Tandem share URLs of this container are collaborations of the container's apps (W4);
         // other links must open the app.
-        let candidates = Set(state.rows.filter { state.collaborations[$0.url]?.kind != .share }.map(\.url))
-        let opening = try links.opens(Array(candidates), appID: appID, container: container)
+        let candidates = state.collaborations.isEmpty ? Array(state.urls) : Array(state.urls.filter { state.collaborations[$0]?.kind != .share })
+        let opening = try links.opens(candidates, appID: appID, container: container)
+        // D22 per conversation, once: a group surfaces links when another member is a contact.
+        var groupFromContact: [String: Bool] = [:]
+        for (conversation, others) in state.others where state.isGroup[conversation] == true {
+            groupFromContact[conversation] = others.contains(where: state.contacts.contains)
+        }
         var byURL: [String: [Highlight.Attribution]] = [:]
         for row in state.rows where !state.hidden.contains(row.url) {
             let collaboration = state.collaborations[row.url]
             guard collaboration?.kind == .share || opening.contains(row.url) else { continue }
             if row.sender == viewer && collaboration?.owner != viewer { continue }  // D23
-            let pinned = state.pins.contains(PinKey(conversation: row.conversationID, url: row.url))
+            let pinned = !state.pins.isEmpty && state.pins.contains(PinKey(conversation: row.conversationID, url: row.url))
             if !pinned {
                 if state.blockedConversations.contains(row.conversationID) { continue }
                 let isGroup = state.isGroup[row.conversationID] ?? false
                 // D22: 1:1 — the sender is a contact; group — at least one other member is.
                 let fromContact = row.sender == viewer
-                    || (isGroup ? (state.others[row.conversationID] ?? []).contains(where: state.contacts.contains) : state.contacts.contains(row.sender))
+                    || (isGroup ? groupFromContact[row.conversationID] == true : state.contacts.contains(row.sender))
                 guard fromContact else { continue }
             }
             byURL[row.url, default: []].append(Highlight.Attribution(sender: row.sender, conversationID: row.conversationID,
@@ -108,7 +161,7 @@ public final class HighlightService: Sendable {
     /// one of the viewer's highlights for the app.
     public func highlight(url: String, viewer: String, appID: String, container: String, environment: Environment) throws -> Highlight? {
         let normalized = MessageLinks.normalize(url)?.url ?? url
-        return try highlights(viewer: viewer, appID: appID, container: container, environment: environment).highlights
+        return try snapshot(viewer: viewer, appID: appID, container: container, environment: environment).highlights
             .first { $0.url == normalized }
     }
 
@@ -160,6 +213,7 @@ public final class HighlightService: Sendable {
     private struct ViewerState {
         var authorization: HighlightAuthorization
         var rows: [StoredSharedLink] = []
+        var urls = Set<String>()
         var collaborations: [String: StoredCollaboration] = [:]
         var contacts = Set<String>()
         var isGroup: [String: Bool] = [:]

@@ -21,6 +21,14 @@ final class HighlightStream: Sendable {
     }
 
     private let subscriptions = Mutex<[UInt64: Subscription]>([:])
+    /// Viewers waiting for a refresh, by container environment ("" = every container); one
+    /// drain runs for all that piled up, so a burst of messages costs one snapshot per receiver.
+    private let dirty = Mutex<(viewers: [DirtyKey: Set<String>], scheduled: Bool)>(([:], false))
+
+    private struct DirtyKey: Hashable {
+        var container: String
+        var environment: Environment
+    }
     private let service: HighlightService
     private let hub: ConversationHub
     private let log: RequestLog?
@@ -48,9 +56,27 @@ final class HighlightStream: Sendable {
         _ = subscriptions.withLock { $0.removeValue(forKey: connection.id) }
     }
 
-    /// On the hub's queue: recomputes the lists of these viewers (every container when
-    /// `container` is empty) and sends the changed ones.
+    /// On the hub's queue: marks these viewers for a refresh (every container when `container`
+    /// is empty); the first mark schedules one drain after what is already queued.
     func refresh(viewers: Set<String>, container: String, environment: Environment) {
+        let schedule = dirty.withLock { state -> Bool in
+            state.viewers[DirtyKey(container: container, environment: environment), default: []].formUnion(viewers)
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+        if schedule { hub.enqueue { [self] in drain() } }
+    }
+
+    private func drain() {
+        let pending = dirty.withLock { state -> [DirtyKey: Set<String>] in
+            defer { state = ([:], false) }
+            return state.viewers
+        }
+        for (key, viewers) in pending { push(viewers: viewers, container: key.container, environment: key.environment) }
+    }
+
+    /// Recomputes the lists of these viewers and sends the changed ones.
+    private func push(viewers: Set<String>, container: String, environment: Environment) {
         let targets = subscriptions.withLock { all in
             all.values.filter { viewers.contains($0.user) && (container.isEmpty || ($0.container == container && $0.environment == environment)) }
                 .flatMap { entry in entry.apps.keys.map { (entry.connection.id, $0) } }
@@ -62,10 +88,9 @@ final class HighlightStream: Sendable {
         guard let entry = subscriptions.withLock({ $0[connectionID] }) else { return }
         let envelope: JSONValue
         do {
-            let (authorization, list) = try service.highlights(viewer: entry.user, appID: app, container: entry.container,
-                                                               environment: entry.environment)
-            envelope = ["type": "highlights", "app": .string(app), "authorization": .string(authorization.rawValue),
-                        "highlights": .array(list.map(HighlightCodec.highlight))]
+            let snapshot = try service.snapshot(viewer: entry.user, appID: app, container: entry.container, environment: entry.environment)
+            envelope = ["type": "highlights", "app": .string(app), "authorization": .string(snapshot.authorization.rawValue),
+                        "highlights": .fragment(snapshot.json)]
         } catch let error as CloudKitError {
             envelope = ["type": "error", "reason": .string(error.reason)]
         } catch {

@@ -53,7 +53,8 @@ extension SQLiteStoreTransaction {
     }
 
     func sharedLinks(viewer: String, container: String, environment: Environment, hosts: [String]?, suffixes: [String]?) throws -> [StoredSharedLink] {
-        var sql = "SELECT \(Self.linkColumns) FROM shared_links WHERE viewer = ? AND container_id = ? AND environment = ?"
+        // Only the columns that differ per row: this read feeds every highlight list.
+        var sql = "SELECT url, conversation_id, host, sender, event_id, sent_at, title FROM shared_links WHERE viewer = ? AND container_id = ? AND environment = ?"
         var arguments: [SQLiteValue] = [.text(viewer), .text(container), .text(environment.rawValue)]
         if hosts != nil || suffixes != nil {
             var terms: [String] = []
@@ -71,7 +72,11 @@ extension SQLiteStoreTransaction {
             guard !terms.isEmpty else { return [] }
             sql += " AND (" + terms.joined(separator: " OR ") + ")"
         }
-        return try db.query(sql, arguments, Self.linkRow)
+        return try db.query(sql, arguments) { row in
+            StoredSharedLink(viewer: viewer, container: container, environment: environment, url: row.text(0), conversationID: row.text(1),
+                             host: row.text(2), sender: row.text(3), eventID: row.text(4), sentAt: row.int64(5),
+                             title: row.isNull(6) ? nil : row.text(6))
+        }
     }
 
     func sharedShareLinks(viewer: String, container: String, environment: Environment) throws -> [StoredSharedLink] {
