@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import Tandem
 
-/// A participant the owner removes hears of it at once: their shared database lost the zone
+/// The owner hears when an invitee accepts (the share record changed outside records/modify),
+/// and a participant the owner removes hears of it at once: their shared database lost the zone
 /// (`ACCESS_LOST` in the database feed), so their database subscription fires (CloudKit:
 /// a revoked share is a shared-database change).
 @Suite("Access lost push")
@@ -41,5 +42,31 @@ struct AccessLostPushTests {
         #expect(notification?.databaseScope == .shared)
         let changes = try await bob.sharedDatabase.databaseChanges(since: nil)
         #expect(!changes.modifications.contains { $0.zoneName == zone.zoneID.zoneName })
+    }
+
+    @Test func ownerHearsWhenTheInviteeAccepts() async throws {
+        let server = TestServer.shared
+        let ada = server.ada, bob = server.bob
+        let zone = try await ada.privateDatabase.save(RecordZone(zoneName: unique("accepted")))
+        let root = Record(recordType: "Note", recordID: Record.ID(recordName: unique("note"), zoneID: zone.zoneID))
+        var share = Share(rootRecord: root)
+        share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: "bob@example.com"), permission: .readWrite))
+        let saved = try await ada.privateDatabase.modifyRecords(saving: [root, share.record], deleting: [])
+        let url = try #require(Share(try saved.saveResults[share.recordID]!.get())?.url)
+        let subscriptionID = unique("zone")
+        try await ada.privateDatabase.save(Subscription(subscriptionID: subscriptionID, kind: .recordZone(zone.zoneID)))
+
+        let acceptance = Task {
+            try await Task.sleep(nanoseconds: 500_000_000)
+            _ = try await bob.accept(try await bob.shareMetadata(for: url))
+        }
+        defer { acceptance.cancel() }
+        let notification = try await withTimeout(30) { () async throws -> PushNotification? in
+            for try await notification in ada.notifications where notification.subscriptionID == subscriptionID { return notification }
+            return nil
+        }
+        try await acceptance.value
+        #expect(notification?.notificationType == .recordZone)
+        #expect(notification?.recordZoneID?.zoneName == zone.zoneID.zoneName)
     }
 }

@@ -9,11 +9,14 @@ public import TandemStore
 public final class MembershipPromptService: Sendable {
     let store: any Store
     let hub: ConversationHub
+    /// Told of the share records an accepted prompt changed, so subscribers and removed people hear of it.
+    let changeHub: ChangeHub?
     let participantLimit: Int
 
-    init(store: any Store, hub: ConversationHub, participantLimit: Int) {
+    init(store: any Store, hub: ConversationHub, changeHub: ChangeHub? = nil, participantLimit: Int) {
         self.store = store
         self.hub = hub
+        self.changeHub = changeHub
         self.participantLimit = participantLimit
     }
 
@@ -40,15 +43,16 @@ public final class MembershipPromptService: Sendable {
     ///   answered; `TOO_MANY_PARTICIPANTS` when a share is full (nothing is applied then).
     public func respond(prompt id: String, owner: String, accept: Bool) throws -> (prompt: JSONValue, updates: [ParticipantsUpdate]) {
         let now = Clock.milliseconds()
-        let hub = self.hub
+        let hub = self.hub, changeHub = self.changeHub
         let limit = participantLimit
-        let result = try store.write({ tx -> (JSONValue, [ParticipantsUpdate], ConversationHub.Effects) in
+        let result = try store.write({ tx -> (JSONValue, [ParticipantsUpdate], ConversationHub.Effects, [ChangeEvent]) in
             guard var prompt = try tx.prompt(id: id), prompt.owner == owner else { throw CloudKitError(.notFound, "no prompt '\(id)' of yours") }
             guard prompt.state == .pending else { throw CloudKitError(.conflict, "this prompt was already \(prompt.state.rawValue)") }
             prompt.state = accept ? .accepted : .declined
             try tx.putPrompt(prompt)
             var effects = ConversationHub.Effects(container: prompt.container, environment: prompt.environment)
             var updates: [ParticipantsUpdate] = []
+            var events: [ChangeEvent] = []
             if accept {
                 var changes: [ShareMembershipNotices.Change] = []
                 for identifier in prompt.collaborations {
@@ -57,9 +61,10 @@ public final class MembershipPromptService: Sendable {
                     case .share:
                         guard let guid = collaboration.shareGUID,
                               let share = try tx.share(shortGUID: guid, container: prompt.container, environment: prompt.environment) else { continue }
-                        if try Self.apply(tx, share: share, person: prompt.person, add: prompt.change == .add, owner: owner, limit: limit,
-                                            container: prompt.container, environment: prompt.environment, at: now) {
+                        if let event = try Self.apply(tx, share: share, person: prompt.person, add: prompt.change == .add, owner: owner,
+                                                      limit: limit, container: prompt.container, environment: prompt.environment, at: now) {
                             changes.append(.init(share: share, user: prompt.person, added: prompt.change == .add))
+                            events.append(event)
                         }
                     case .custom:
                         var update = ParticipantsUpdate(collaborationIdentifier: identifier, person: prompt.person, added: prompt.change == .add)
@@ -75,20 +80,24 @@ public final class MembershipPromptService: Sendable {
                                                             environment: prompt.environment, at: now)
                 effects.envelopes += posted.envelopes
             }
-            return (try CollaborationCodec.prompt(prompt, tx), updates, effects)
-        }, afterCommit: { hub.publish($0.2) })
+            return (try CollaborationCodec.prompt(prompt, tx), updates, effects, events)
+        }, afterCommit: { result in
+            hub.publish(result.2)
+            for event in result.3 { changeHub?.publish(event) }
+        })
         return (result.0, result.1)
     }
 
-    /// Adds `person` to the share (invited, READ_WRITE) or removes them. False when nothing
-    /// changed (already in, already out, or a public share, whose people join by URL).
+    /// Adds `person` to the share (invited, READ_WRITE) or removes them; returns the change to
+    /// publish. Nil when nothing changed (already in, already out, or a public share, whose
+    /// people join by URL).
     static func apply(_ tx: any StoreWriting, share: StoredShare, person: String, add: Bool, owner: String, limit: Int,
-                      container: String, environment: Environment, at now: Int64) throws -> Bool {
-        guard person != share.owner else { return false }
+                      container: String, environment: Environment, at now: Int64) throws -> ChangeEvent? {
+        guard person != share.owner else { return nil }
         let participants = try tx.participants(share: share)
         let current = participants.first { $0.userRecordName == person && $0.status != .removed }
         if add {
-            guard current == nil, share.publicPermission == .none else { return false }
+            guard current == nil, share.publicPermission == .none else { return nil }
             let active = participants.filter { $0.status != .removed }.count + 1
             guard active < limit else { throw CloudKitError(.tooManyParticipants, "a share may have at most \(limit) participants, the owner included") }
             let account = try tx.user(matching: UserIdentity(userRecordName: person))
@@ -98,12 +107,10 @@ public final class MembershipPromptService: Sendable {
                                                     permission: .readWrite, status: .pending, isApprovedRequester: false, addedAt: now),
                                   share: share)
         } else {
-            guard var removing = current else { return false }
+            guard var removing = current else { return nil }
             removing.status = .removed
             try tx.putParticipant(removing, share: share)
         }
-        try ShareRecords.touch(tx, share: share, by: owner, at: now)
-        try tx.zoneActivity(share.zone, container: container, environment: environment, viewersChanged: true, at: now)
-        return true
+        return try ShareRecords.participantsChanged(tx, share: share, by: owner, container: container, environment: environment, at: now)
     }
 }

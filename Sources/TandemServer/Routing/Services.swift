@@ -53,7 +53,9 @@ struct Services: Sendable {
         records.hub = hub
         records.conversationHub = conversationHub
         self.records = records
-        shares = ShareService(store: store, participantLimit: participantLimit)
+        var shares = ShareService(store: store, participantLimit: participantLimit)
+        shares.hub = hub
+        self.shares = shares
         tokens = SyncTokens(secret: secret)
         changes = ChangeFeedService(store: store, tokens: tokens)
         subscriptions = SubscriptionService(store: store)
@@ -65,7 +67,7 @@ struct Services: Sendable {
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)
         notices = NoticeService(store: store, hub: conversationHub)
-        prompts = MembershipPromptService(store: store, hub: conversationHub, participantLimit: participantLimit)
+        prompts = MembershipPromptService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
         sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings)
     }

@@ -274,4 +274,19 @@ enum ShareRecords {
         guard let found = try tx.recordWithMembership(zone: share.zone, name: share.recordName) else { return }
         try rewrite(tx, found.record, zone: share.zone, membership: found.membership, by: user, at: now)
     }
+
+    /// After participants changed outside `records/modify`: touches the share record, updates
+    /// the database feeds (viewers who lost access get `ACCESS_LOST`), and returns the change
+    /// for the hub to publish after commit, so subscribers (and the people who lost access)
+    /// hear of it as they would of an owner's save.
+    static func participantsChanged(_ tx: any StoreWriting, share: StoredShare, by user: String, container: String,
+                                    environment: Environment, deviceID: String = "", at now: Int64) throws -> ChangeEvent {
+        let membership = try tx.recordWithMembership(zone: share.zone, name: share.recordName)?.membership
+        try touch(tx, share: share, by: user, at: now)
+        let lost = try tx.zoneActivity(share.zone, container: container, environment: environment, viewersChanged: true, at: now)
+        return ChangeEvent(container: container, environment: environment, zone: share.zone, deviceID: deviceID,
+                           records: [.init(recordName: share.recordName, recordType: Share.recordType, event: .update,
+                                           memberships: [membership, membership])],
+                           formerViewers: lost)
+    }
 }

@@ -18,16 +18,17 @@ extension ShareService {
     public func requestAccess(_ guids: [String], user: UserAccount, scope: RequestScope) throws -> [Result<String, CloudKitError>] {
         try guids.map { guid in
             do {
-                try store.write { tx in
+                let hub = self.hub
+                try store.write({ tx -> ChangeEvent in
                     let share = try Self.find(tx, guid, scope: scope)
                     let standing = try Self.standing(tx, share, user: user)
                     try AccessPolicy.decide(standing.principal, .requestAccess, share: standing.facts).enforce()
                     let now = Clock.milliseconds()
                     try tx.addRequester(user.recordName, share: share, at: now)
                     // The owner's copy of the share record now lists the requester.
-                    try ShareRecords.touch(tx, share: share, by: user.recordName, at: now)
-                    try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
-                }
+                    return try ShareRecords.participantsChanged(tx, share: share, by: user.recordName, container: scope.database.container,
+                                                                environment: scope.database.environment, deviceID: scope.deviceID, at: now)
+                }, afterCommit: { hub?.publish($0) })
                 return .success(guid)
             } catch let error as CloudKitError {
                 return .failure(error)
@@ -49,7 +50,8 @@ extension ShareService {
     public func manageRequesters(_ action: RequestAction, guid: String, users: [String], permission: Share.Permission,
                                  caller: UserAccount, scope: RequestScope) throws -> Record {
         let limit = participantLimit
-        return try store.write { tx in
+        let hub = self.hub
+        return try store.write({ tx -> (Record, ChangeEvent) in
             let share = try Self.find(tx, guid, scope: scope)
             let standing = try Self.standing(tx, share, user: caller)
             try AccessPolicy.decide(standing.principal, .manageRequests, share: standing.facts).enforce()
@@ -97,13 +99,13 @@ extension ShareService {
                     try tx.setBlocked(user, blocked: false, share: share, at: now)
                 }
             }
-            try ShareRecords.touch(tx, share: share, by: caller.recordName, at: now)
-            try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
+            let event = try ShareRecords.participantsChanged(tx, share: share, by: caller.recordName, container: scope.database.container,
+                                                             environment: scope.database.environment, deviceID: scope.deviceID, at: now)
             guard var record = try tx.record(zone: share.zone, name: share.recordName) else {
                 throw CloudKitError(.notFound, "the share record is gone")
             }
             record.sharing = try SharePresenter(reader: tx, baseURL: scope.baseURL).present(share, viewer: caller.recordName)
-            return record
-        }
+            return (record, event)
+        }, afterCommit: { hub?.publish($0.1) }).0
     }
 }

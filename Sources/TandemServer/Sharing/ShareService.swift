@@ -6,6 +6,8 @@ public import TandemStore
 public struct ShareService: Sendable {
     public let store: any Store
     public let participantLimit: Int
+    /// Told of share records changed by accept and access requests, after commit.
+    var hub: ChangeHub?
 
     public init(store: any Store, participantLimit: Int = Limits.participantsPerShare) {
         self.store = store
@@ -151,9 +153,10 @@ public struct ShareService: Sendable {
     /// unchanged. A private share the caller is not invited to is `NOT_FOUND`.
     public func accept(_ requests: [ShortGUIDRequest], user: UserAccount, scope: RequestScope) throws -> [Result<Metadata, CloudKitError>] {
         let limit = participantLimit
+        let hub = self.hub
         return try requests.map { request in
             do {
-                return .success(try store.write { tx in
+                return .success(try store.write({ tx -> (Metadata, ChangeEvent?) in
                     let share = try Self.find(tx, request.value, scope: scope)
                     var standing = try Self.standing(tx, share, user: user)
                     try AccessPolicy.decide(standing.principal, .accept, share: standing.facts).enforce()
@@ -165,7 +168,6 @@ public struct ShareService: Sendable {
                         mine.userRecordName = user.recordName
                         try tx.putParticipant(mine, share: share)
                         try tx.removeRequester(user.recordName, share: share)
-                        try ShareRecords.touch(tx, share: share, by: user.recordName, at: now)
                     case .stranger, .removed:
                         let active = try tx.participants(share: share).filter { $0.status != .removed }.count + 1
                         guard active < limit else {
@@ -175,16 +177,17 @@ public struct ShareService: Sendable {
                                                        userRecordName: user.recordName, email: nil, phone: nil, role: .publicUser,
                                                        permission: share.publicPermission, status: .accepted, isApprovedRequester: false, addedAt: now)
                         try tx.putParticipant(joined, share: share)
-                        try ShareRecords.touch(tx, share: share, by: user.recordName, at: now)
                     default:
                         break
                     }
+                    var event: ChangeEvent?
                     if standing.principal == .invited || standing.principal == .stranger || standing.principal == .removed {
-                        try tx.zoneActivity(share.zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: true, at: now)
+                        event = try ShareRecords.participantsChanged(tx, share: share, by: user.recordName, container: scope.database.container,
+                                                                     environment: scope.database.environment, deviceID: scope.deviceID, at: now)
                     }
                     standing = try Self.standing(tx, share, user: user)
-                    return try Self.metadata(tx, standing, request: request, user: user, scope: scope)
-                })
+                    return (try Self.metadata(tx, standing, request: request, user: user, scope: scope), event)
+                }, afterCommit: { if let event = $0.1 { hub?.publish(event) } }).0)
             } catch let error as CloudKitError {
                 return .failure(error)
             }
