@@ -37,6 +37,7 @@ let package = Package(
         .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "CSQLite"],
                           swiftSettings: upcoming),
 
+        .executableTarget(name: "DrawTogether", dependencies: ["Tandem"], path: "Examples/DrawTogether", swiftSettings: upcoming),
         .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemLinksTests", dependencies: ["TandemLinks", "TandemCore"],
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
