@@ -71,5 +71,6 @@ enum BenchCommand {
         if figures.contains(.links) { try LinksFigure.run(options: options, report: report) }
         if figures.contains(.websocket) { try WebSocketFigure.run(options: options, report: report) }
         if figures.contains(.schema) { try SchemaFigure.run(options: options, report: report) }
+        if figures.contains(.sessions) { try SessionsFigure.run(options: options, report: report) }
     }
 }
