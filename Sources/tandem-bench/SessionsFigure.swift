@@ -24,9 +24,9 @@ enum SessionsFigure {
             var ceiling = "—", ratio = "—", target = "—"
             var passed: Bool?
         }
-        let lines = Mutex<[String]>([])
         let rows = Mutex<[Row]>([])
-        func say(_ line: String) { lines.withLock { $0.append(line) } }
+        /// Printed at once (unbuffered), as `Report.say` does.
+        func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         func add(_ figure: String, value: String, ceiling: String = "—", ratio: String = "—", target: String = "—", passed: Bool? = nil) {
             rows.withLock { $0.append(Row(figure: figure, value: value, ceiling: ceiling, ratio: ratio, target: target, passed: passed)) }
         }
@@ -49,7 +49,6 @@ enum SessionsFigure {
             done.signal()
         }
         done.wait()
-        findings.lines.withLock { $0 }.forEach(report.say)
         for row in findings.rows.withLock({ $0 }) {
             report.add(row.figure, value: row.value, ceiling: row.ceiling, ratio: row.ratio, target: row.target,
                        verdict: row.passed.map { $0 ? .pass : .miss } ?? .info)
@@ -79,6 +78,7 @@ enum SessionsFigure {
         let groups = groupClients / groupSize
         let stats = DeliveryStats()
         var peers: [SessionPeer] = []
+        report.say("  setting up \(groups) sessions of \(groupSize)…")
         for _ in 0..<groups {
             peers += try await session(server: server, account: account, size: groupSize, stats: stats)
         }
@@ -118,9 +118,11 @@ enum SessionsFigure {
         peers = []
         try await Task.sleep(nanoseconds: 1_000_000_000)
 
+        report.say("  fan-out session…")
         // 2. Peak fan-out: one session of 32, everyone flat out.
         let fanStats = DeliveryStats()
         let fanPeers = try await session(server: server, account: account, size: fanOutSize, stats: fanStats)
+        report.say("  fan-out: \(fanPeers.count) joined, sending…")
         let fanSeconds = quick ? 3.0 : 5.0
         let fanRate = await flatOut(fanPeers, stats: fanStats, seconds: fanSeconds)
         report.say("  fan-out, one session of \(fanOutSize), everyone sending flat out for \(Format.seconds(fanSeconds)): \(Format.rate(fanRate)) deliveries")
@@ -129,8 +131,10 @@ enum SessionsFigure {
         for peer in fanPeers { peer.client.close() }
 
         // 3. Reference: the same broadcast workload against a Python websockets server.
+        report.say("  reference: starting the Python websockets broadcast server…")
         if let reference = try? ReferenceBroadcastServer.start() {
             defer { reference.stop() }
+            report.say("  reference: serving on port \(reference.port); connecting \(fanOutSize) clients…")
             let refStats = DeliveryStats()
             var refPeers: [SessionPeer] = []
             for _ in 0..<fanOutSize {
@@ -138,6 +142,7 @@ enum SessionsFigure {
                 peer.prepare(session: nil)
                 refPeers.append(peer)
             }
+            report.say("  reference: sending…")
             let refRate = await flatOut(refPeers, stats: refStats, seconds: fanSeconds)
             report.say("  reference (Python websockets \(reference.version) broadcast server, same workload): \(Format.rate(refRate)) deliveries")
             report.add("sessions: fan-out vs Python websockets broadcast", value: Format.rate(fanRate), ceiling: Format.rate(refRate),
