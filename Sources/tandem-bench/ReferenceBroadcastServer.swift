@@ -18,7 +18,8 @@ final class ReferenceBroadcastServer {
                 clients.discard(ws)
         async def main():
             async with serve(handler, "127.0.0.1", 0, max_queue=None) as server:
-                print(server.sockets[0].getsockname()[1], websockets.__version__, flush=True)
+                with open(sys.argv[1], "w") as f:
+                    f.write(f"{server.sockets[0].getsockname()[1]} {websockets.__version__}\\n")
                 await asyncio.Future()
         asyncio.run(main())
         """
@@ -37,13 +38,22 @@ final class ReferenceBroadcastServer {
             }
         }
         let server = ReferenceBroadcastServer()
-        let output = Pipe()
+        // The server writes "PORT VERSION" to a file once it listens.
+        let portFile = NSTemporaryDirectory() + "tandem-bench-reference-\(getpid()).port"
+        try? FileManager.default.removeItem(atPath: portFile)
+        defer { try? FileManager.default.removeItem(atPath: portFile) }
         server.process.executableURL = URL(fileURLWithPath: python)
-        server.process.arguments = ["-c", script]
-        server.process.standardOutput = output
+        server.process.arguments = ["-c", script, portFile]
+        server.process.standardOutput = FileHandle.nullDevice
         server.process.standardError = FileHandle.nullDevice
         try server.process.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        var line = ""
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && server.process.isRunning {
+            line = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
+            if line.hasSuffix("\n") { break }
+            usleep(50_000)
+        }
         let parts = line.split(whereSeparator: \.isWhitespace)
         guard parts.count >= 2, let port = Int(parts[0]) else {
             server.stop()
@@ -54,9 +64,10 @@ final class ReferenceBroadcastServer {
         return server
     }
 
+    /// SIGKILL: a child started from a Dispatch thread inherits its blocked SIGTERM.
     func stop() {
         guard process.isRunning else { return }
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 

@@ -38,6 +38,7 @@ final class SessionPeer: Sendable {
     private let replies = Mutex<[Int64: CheckedContinuation<JSONValue, Never>]>([:])
     private let nextID = Atomic<Int64>(1)
     private let frame = Mutex<[UInt8]>([])
+    private let stopped = Atomic<Bool>(false)
 
     private init(client: WebSocketClient) { self.client = client }
 
@@ -59,6 +60,7 @@ final class SessionPeer: Sendable {
 
     private func read(_ stats: DeliveryStats) async {
         for await event in client.events {
+            if stopped.load(ordering: .relaxed) { return }
             switch event {
             case .message(.binary(let bytes)):
                 guard bytes.count >= 8 else { continue }
@@ -77,6 +79,12 @@ final class SessionPeer: Sendable {
                 return
             }
         }
+    }
+
+    /// Stops counting (what is still buffered is dropped) and closes the connection.
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        client.close()
     }
 
     /// Sends an envelope and waits for its reply.

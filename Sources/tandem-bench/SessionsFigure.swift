@@ -114,7 +114,7 @@ enum SessionsFigure {
                    value: "\(Format.latency(percentile(0.5)))/\(Format.latency(percentile(0.95)))/\(Format.latency(percentile(0.99)))",
                    )
         report.add("sessions: server memory with 2,000 clients", value: Format.bytes(groupMemory.current))
-        for peer in peers { peer.client.close() }
+        for peer in peers { peer.stop() }
         peers = []
         try await Task.sleep(nanoseconds: 1_000_000_000)
 
@@ -128,7 +128,7 @@ enum SessionsFigure {
         report.say("  fan-out, one session of \(fanOutSize), everyone sending flat out for \(Format.seconds(fanSeconds)): \(Format.rate(fanRate)) deliveries")
         report.add("sessions: peak fan-out deliveries/s, 32 senders", value: Format.rate(fanRate), target: "≥ 200,000/s",
                    passed: fanRate >= 200_000)
-        for peer in fanPeers { peer.client.close() }
+        for peer in fanPeers { peer.stop() }
 
         // 3. Reference: the same broadcast workload against a Python websockets server.
         report.say("  reference: starting the Python websockets broadcast server…")
@@ -147,7 +147,7 @@ enum SessionsFigure {
             report.say("  reference (Python websockets \(reference.version) broadcast server, same workload): \(Format.rate(refRate)) deliveries")
             report.add("sessions: fan-out vs Python websockets broadcast", value: Format.rate(fanRate), ceiling: Format.rate(refRate),
                        ratio: String(format: "%.1f×", fanRate / max(refRate, 1)))
-            for peer in refPeers { peer.client.close() }
+            for peer in refPeers { peer.stop() }
         } else {
             report.say("  reference broadcast server unavailable (python3 -m venv + pip install websockets failed); no ratio")
         }
@@ -177,7 +177,7 @@ enum SessionsFigure {
             + "(\(Format.bytes(after - before)) more than before them, \(Format.bytes(idleMemory)) at start)")
         report.add("sessions: server memory, \(Format.count(idle.count)) idle clients", value: Format.bytes(after), target: "< 500 MiB",
                    passed: after < 500 << 20)
-        for peer in idle { peer.client.close() }
+        for peer in idle { peer.stop() }
     }
 
     static func streamURL(_ server: ServerProcess) -> String {
