@@ -124,8 +124,12 @@ enum SessionsFigure {
         let fanPeers = try await session(server: server, account: account, size: fanOutSize, stats: fanStats)
         report.say("  fan-out: \(fanPeers.count) joined, sending…")
         let fanSeconds = quick ? 3.0 : 5.0
+        let cpuBefore = (server: server.cpuSeconds(), bench: ProcessCPU.seconds(pid: getpid()))
         let fanRate = await flatOut(fanPeers, stats: fanStats, seconds: fanSeconds)
-        report.say("  fan-out, one session of \(fanOutSize), everyone sending flat out for \(Format.seconds(fanSeconds)): \(Format.rate(fanRate)) deliveries")
+        let cpu = (server: (server.cpuSeconds() - cpuBefore.server) / (fanSeconds + 1),
+                   bench: (ProcessCPU.seconds(pid: getpid()) - cpuBefore.bench) / (fanSeconds + 1))
+        report.say("  fan-out, one session of \(fanOutSize), everyone sending flat out for \(Format.seconds(fanSeconds)): \(Format.rate(fanRate)) deliveries "
+            + "(CPU cores busy: server \(String(format: "%.2f", cpu.server)), bench clients \(String(format: "%.2f", cpu.bench)); 2 cores shared)")
         report.add("sessions: peak fan-out deliveries/s, 32 senders", value: Format.rate(fanRate), target: "≥ 200,000/s",
                    passed: fanRate >= 200_000)
         for peer in fanPeers { peer.stop() }
