@@ -46,6 +46,9 @@ let package = Package(
         // The SDK's example: a command-line notes app using only the public `Tandem` API.
         .executableTarget(name: "SharedNotes", dependencies: ["Tandem"], path: "Examples/SharedNotes", swiftSettings: upcoming),
 
+        // Group sessions' example: draw together on a character grid (public `Tandem` API only).
+        .executableTarget(name: "DrawTogether", dependencies: ["Tandem"], path: "Examples/DrawTogether", swiftSettings: upcoming),
+
         .testTarget(name: "TandemCoreTests", dependencies: ["TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemLinksTests", dependencies: ["TandemLinks", "TandemCore"],
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),

@@ -433,8 +433,8 @@ enum Migrations {
         );
         CREATE INDEX membership_prompts_by_owner ON membership_prompts(owner, container_id, environment, state);
         """),
-        // Migrations 6 and 7 are conversations and group sessions (merged from their branches).
-        SQLiteMigration(version: 8, sql: """
+        // Identity proofs (issue 8, D24).
+        SQLiteMigration(version: 7, sql: """
         -- Device keys (uncompressed X9.63 P-256, 65 bytes) that identity trees are built from (D24).
         CREATE TABLE device_keys (
             public_key BLOB PRIMARY KEY,

@@ -74,5 +74,6 @@ enum BenchCommand {
         if figures.contains(.websocket) { try WebSocketFigure.run(options: options, report: report) }
         if figures.contains(.schema) { try SchemaFigure.run(options: options, report: report) }
         if figures.contains(.highlights) { try HighlightsFigure.run(options: options, report: report) }
+        if figures.contains(.sessions) { try SessionsFigure.run(options: options, report: report) }
     }
 }

@@ -13,6 +13,8 @@ final class ServerProcess {
     private let process = Process()
     private let logPath: String
     private(set) var port = 0
+    /// More `serve` options (e.g. group session limits).
+    var extraArguments: [String] = []
 
     var url: String { "http://127.0.0.1:\(port)" }
     var pid: Int32 { process.processIdentifier }
@@ -31,7 +33,7 @@ final class ServerProcess {
         // TANDEM_BENCH_SERVER_ARGS adds `serve` options for experiments, e.g. "--workers 16".
         let extra = ProcessInfo.processInfo.environment["TANDEM_BENCH_SERVER_ARGS"]?.split(separator: " ").map(String.init) ?? []
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDirectory,
-                             "--synchronous", synchronous.rawValue.lowercased(), "--quiet"] + extra
+                             "--synchronous", synchronous.rawValue.lowercased(), "--quiet"] + extraArguments + extra
         process.standardOutput = logHandle
         process.standardError = logHandle
         process.standardInput = FileHandle.nullDevice

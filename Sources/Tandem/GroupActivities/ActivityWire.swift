@@ -3,12 +3,25 @@ internal import TandemCore
 
 /// An activity on the wire: `{identifier, metadata, payload}` with the activity's JSON as payload.
 enum ActivityWire {
-    static func encode<A: GroupActivity>(_ activity: A) throws(TandemError) -> JSONValue {
-        let metadata = activity.metadata
+    /// Encodes `activity`, uploading its preview image first when it has one.
+    static func prepare<A: GroupActivity>(_ activity: A, _ link: SessionLink) async throws(TandemError) -> JSONValue {
+        guard let image = activity.metadata.previewImage else { return try encode(activity, previewImage: nil) }
+        let answer = try await link.transport.send(link.transport.previewURL(checksum: nil), method: "POST", body: image,
+                                                   contentType: "application/octet-stream")
+        guard let json = try? JSONParser.parse([UInt8](answer)), let preview = json["previewImage"] else {
+            throw TandemError(.serverResponseLost, "the preview upload answered without a previewImage")
+        }
+        return try encode(activity, previewImage: preview)
+    }
+
+    static func encode<A: GroupActivity>(_ activity: A, previewImage: JSONValue?) throws(TandemError) -> JSONValue {
+        var metadata = activity.metadata
+        metadata.previewImage = nil
         var object: JSONObject = ["type": .string(metadata.type.rawValue), "lifetimePolicy": .string(metadata.lifetimePolicy.rawValue)]
         if let title = metadata.title { object["title"] = .string(title) }
         if let subtitle = metadata.subtitle { object["subtitle"] = .string(subtitle) }
         if let url = metadata.fallbackURL { object["fallbackURL"] = .string(url.absoluteString) }
+        if let previewImage { object["previewImage"] = previewImage }
         let payload: Data
         do { payload = try JSONEncoder().encode(activity) } catch {
             throw TandemError(.invalidArguments, "cannot encode the activity: \(error)")

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 internal import TandemCore
 
 /// Group activities of one container and user (SharePlay's system side): declares which
@@ -32,7 +32,7 @@ public final class GroupActivities: Sendable {
     public func activate<Activity: GroupActivity>(_ activity: Activity, in conversationID: String,
                                                   replacingExisting: Bool = false) async throws(TandemError) {
         do {
-            _ = try await link.request("activity.activate", ["activity": try ActivityWire.encode(activity),
+            _ = try await link.request("activity.activate", ["activity": try await ActivityWire.prepare(activity, link),
                                                              "conversationID": .string(conversationID),
                                                              "replace": .bool(replacingExisting)])
         } catch where error.serverErrorCode == "CONFLICT" {

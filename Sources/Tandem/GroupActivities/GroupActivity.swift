@@ -52,7 +52,7 @@ extension GroupActivity {
     ///   `activityConflict` when another activity runs and `replacingExisting` is false.
     public func activate(on client: GroupActivities, replacingExisting: Bool = false) async throws(TandemError) -> Bool {
         do {
-            _ = try await client.link.request("activity.activate", ["activity": try ActivityWire.encode(self),
+            _ = try await client.link.request("activity.activate", ["activity": try await ActivityWire.prepare(self, client.link),
                                                                     "replace": .bool(replacingExisting)])
         } catch where error.serverErrorCode == "CONFLICT" {
             throw TandemError(.activityConflict, error.message, serverErrorCode: "CONFLICT")
@@ -80,9 +80,13 @@ public struct GroupActivityMetadata: Codable, Sendable, Equatable {
     /// Web fallback for people without the app (http or https).
     public var fallbackURL: URL?
     public var lifetimePolicy: LifetimePolicy
+    /// An image shown in invitations (PNG or JPEG bytes, at most 1 MiB), uploaded as an asset at
+    /// activation; receivers load it with `GroupSession.previewImage()` (G11).
+    public var previewImage: Data?
 
     public init(title: String? = nil, subtitle: String? = nil, type: ActivityType = .generic, fallbackURL: URL? = nil,
-                lifetimePolicy: LifetimePolicy = .automatic) {
+                lifetimePolicy: LifetimePolicy = .automatic, previewImage: Data? = nil) {
+        self.previewImage = previewImage
         self.title = title
         self.subtitle = subtitle
         self.type = type

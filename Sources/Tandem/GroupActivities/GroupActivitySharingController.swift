@@ -31,7 +31,7 @@ public struct GroupActivitySharingController<Activity: GroupActivity>: Sendable 
         guard !people.isEmpty else { return .cancelled }
         let answer: JSONValue
         do {
-            answer = try await client.link.request("activity.stage", ["activity": try ActivityWire.encode(activity),
+            answer = try await client.link.request("activity.stage", ["activity": try await ActivityWire.prepare(activity, client.link),
                                                                       "people": .array(people.map { .string($0) })])
         } catch where error.serverErrorCode == "CONFLICT" {
             throw TandemError(.activityConflict, error.message, serverErrorCode: "CONFLICT")

@@ -39,11 +39,18 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// The activity's metadata as the initiator described it.
     public var metadata: GroupActivityMetadata { ActivityWire.metadata(core.state.withLock { $0.activity }) }
 
+    /// The activity's preview image (its metadata's `previewImage`), downloaded; nil when it has none.
+    public func previewImage() async throws(TandemError) -> Data? {
+        guard let checksum = core.state.withLock({ $0.activity })["metadata"]?["previewImage"]?["checksum"]?.stringValue else { return nil }
+        return try await core.link.transport.send(core.link.transport.previewURL(checksum: checksum), method: "GET", body: nil,
+                                                  contentType: "")
+    }
+
     /// Replaces the activity for everyone (SharePlay: setting `activity`); same activity type only.
     /// - Throws: `invalidArguments` before `join()` or for another activity identifier.
     public func setActivity(_ activity: Activity) async throws(TandemError) {
         _ = try await core.link.request("session.setActivity", ["sessionID": .string(id.uuidString),
-                                                                "activity": try ActivityWire.encode(activity)])
+                                                                "activity": try await ActivityWire.prepare(activity, core.link)])
     }
 
     /// Joined participants, this one included (empty until joined).

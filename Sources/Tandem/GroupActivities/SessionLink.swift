@@ -265,6 +265,23 @@ final class SessionLink: Sendable {
         let failure = TandemError(.networkFailure, "the stream closed: \(close)")
         for reply in replies.map(\.reply) + acks { reply.resolve(.failure(failure)) }
         for session in sessions { session.invalidate(.error) }
+        if close.code != 4401 { reconnectWhileListened() }
+    }
+
+    /// While someone iterates `sessions(on:)`, reopens the stream with the container's backoff
+    /// (`Configuration.streamReconnection`), so new sessions keep arriving after a drop.
+    private func reconnectWhileListened() {
+        let policy = transport.configuration.streamReconnection
+        Task {
+            var failures = 0
+            while state.withLock({ !$0.listeners.isEmpty && $0.client == nil }) {
+                let delay = policy.delay(beforeRetry: failures, after: TandemError(.networkFailure, "stream closed"))
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                if state.withLock({ $0.listeners.isEmpty }) { return }
+                if (try? await connection()) != nil { return }
+                failures += 1
+            }
+        }
     }
 
     static func error(_ json: JSONValue) -> TandemError {

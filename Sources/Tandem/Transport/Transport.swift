@@ -43,6 +43,11 @@ final class Transport: Sendable {
         return url(path, extra: query)
     }
 
+    /// `/journal/1/{container}/{environment}/preview[/{checksum}]` (activity preview images).
+    func previewURL(checksum: String?) -> URL {
+        url("/journal/1/\(containerIdentifier)/\(environment.rawValue)/preview" + (checksum.map { "/" + $0 } ?? ""))
+    }
+
     private func url(_ path: String, extra: [URLQueryItem] = []) -> URL {
         var components = URLComponents(url: serverURL, resolvingAgainstBaseURL: false)!
         components.path = (components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path) + path

@@ -88,6 +88,17 @@ final class SessionHub: Sendable {
         return session
     }
 
+    /// Whether a live session whose audience includes `user` shows this preview image.
+    func showsPreview(_ checksum: String, to user: String, container: String, environment: Environment) -> Bool {
+        registry.withLock { registry in
+            registry.sessions.values.contains { session in
+                session.container == container && session.environment == environment && session.state.withLock { state in
+                    state.audience.contains(user) && state.activity.metadata["previewImage"]?["checksum"]?.stringValue == checksum
+                }
+            }
+        }
+    }
+
     // MARK: Eligibility and activation
 
     /// Why `user` may not start a session in `conversationID` now, or nil when they may (D35).

@@ -110,6 +110,26 @@ import Tandem
         #expect(sessions[1].state == .joined)
     }
 
+    struct Poster: GroupActivity {
+        static let activityIdentifier = "com.example.poster"
+        var image: Data
+        var metadata: GroupActivityMetadata { GroupActivityMetadata(title: "Poster", type: .watchTogether, previewImage: image) }
+    }
+
+    @Test func previewImageTravelsAsAnAsset() async throws {
+        let conversation = try await server.conversation(0, with: [1])
+        let clients = [server.container(0), server.container(1)]
+        try await clients[0].groupActivities.setActiveConversation(conversation)
+        let image = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        #expect(try await Poster(image: image).activate(on: clients[0].groupActivities))
+        let received = try await session(Poster.self, in: conversation, on: clients[1].groupActivities)
+        #expect(received.metadata.title == "Poster" && received.metadata.type == .watchTogether)
+        #expect(try await received.previewImage() == image)
+        // Too large a preview is refused before anything starts.
+        let huge = Poster(image: Data(count: (1 << 20) + 1))
+        await #expect { try await huge.activate(on: clients[0].groupActivities) } throws: { ($0 as? TandemError)?.code == .limitExceeded }
+    }
+
     struct Quiz: GroupActivity {
         static let activityIdentifier = "com.example.quiz"
         var metadata: GroupActivityMetadata { GroupActivityMetadata(title: "Quiz", type: .playTogether) }

@@ -1,0 +1,242 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TandemCore
+import TandemHTTP
+import TandemServer
+import TandemStore
+
+/// Issue 9's figures, on loopback and bounded in time (modelled on Supabase Realtime's
+/// benchmark, scaled to this machine): 2,000 clients in sessions of 6 sending 2 messages/s
+/// each; peak fan-out in one session of 32 with everyone sending flat out (target ≥ 200,000
+/// deliveries/s); 10,000 idle clients (target < 500 MiB); and the same broadcast workload
+/// against a reference broadcast server (Python `websockets` in a venv), as a ratio.
+enum SessionsFigure {
+    static let groupClients = 2000
+    static let groupSize = 6
+    static let fanOutSize = 32
+    static let idleClients = 10_000
+
+    /// Lines and table rows, gathered off the reporting thread.
+    final class Findings: Sendable {
+        struct Row: Sendable {
+            var figure, value: String
+            var ceiling = "—", ratio = "—", target = "—"
+            var passed: Bool?
+        }
+        let rows = Mutex<[Row]>([])
+        /// Printed at once (unbuffered), as `Report.say` does.
+        func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        func add(_ figure: String, value: String, ceiling: String = "—", ratio: String = "—", target: String = "—", passed: Bool? = nil) {
+            rows.withLock { $0.append(Row(figure: figure, value: value, ceiling: ceiling, ratio: ratio, target: target, passed: passed)) }
+        }
+    }
+
+    static func run(options: BenchOptions, report: Report) throws {
+        report.section("sessions: group messaging, fan-out, idle clients, reference broadcast server")
+        raiseFileLimit()
+        let findings = Findings()
+        let quick = options.quick
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            do {
+                try await measure(quick: quick, report: findings)
+                outcome.withLock { $0 = .success(()) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        for row in findings.rows.withLock({ $0 }) {
+            report.add(row.figure, value: row.value, ceiling: row.ceiling, ratio: row.ratio, target: row.target,
+                       verdict: row.passed.map { $0 ? .pass : .miss } ?? .info)
+        }
+        try outcome.withLock { $0 }?.get()
+    }
+
+    private static func measure(quick: Bool, report: Findings) async throws {
+        let directory = try BenchPaths.temporaryDirectory("sessions")
+        defer { BenchPaths.remove(directory) }
+        let account = try BenchAccount.prepare(in: directory)
+        do {
+            let store = try SQLiteStore(directory: directory, synchronous: .normal, readerCount: 1)
+            defer { store.close() }
+            if try store.read({ try $0.user(recordNameOrEmail: "friend@example.com") }) == nil {
+                _ = try Admin.addUser(email: "friend@example.com", name: "Friend", store: store)
+            }
+        }
+        let server = ServerProcess(dataDirectory: directory, synchronous: .normal)
+        server.extraArguments = ["--session-rate", "1000000", "--session-burst", "1000000", "--stream-queue", "65536"]
+        try server.start()
+        defer { server.stop() }
+        let idleMemory = server.memory().current
+        let seconds = quick ? 4.0 : 10.0
+
+        // 1. 2,000 clients in sessions of 6, 2 messages/s each.
+        let groups = groupClients / groupSize
+        let stats = DeliveryStats()
+        var peers: [SessionPeer] = []
+        report.say("  setting up \(groups) sessions of \(groupSize)…")
+        for _ in 0..<groups {
+            peers += try await session(server: server, account: account, size: groupSize, stats: stats)
+        }
+        stats.open(latencies: true)
+        let started = DispatchTime.now().uptimeNanoseconds
+        await withTaskGroup(of: Void.self) { group in
+            let slices = 20
+            for slice in 0..<slices {
+                let mine = stride(from: slice, to: peers.count, by: slices).map { peers[$0] }
+                group.addTask {
+                    let deadline = started + UInt64(seconds * 1e9)
+                    var tick = started + UInt64(slice) * 25_000_000
+                    while tick < deadline {
+                        let pause = tick > DispatchTime.now().uptimeNanoseconds ? tick - DispatchTime.now().uptimeNanoseconds : 0
+                        try? await Task.sleep(nanoseconds: pause)
+                        for peer in mine { await peer.send() }
+                        tick += 500_000_000
+                    }
+                }
+            }
+        }
+        stats.close()
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        let (delivered, latencies) = stats.state.withLock { ($0.count, $0.latencies.sorted()) }
+        let groupMemory = server.memory()
+        let rate = Double(delivered) / seconds
+        func percentile(_ p: Double) -> Double { latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        report.say("  \(Format.count(peers.count)) clients in sessions of \(groupSize), 2 msgs/s each for \(Format.seconds(seconds)): "
+            + "\(Format.count(delivered)) deliveries = \(Format.rate(rate)) (expected \(Format.rate(Double(peers.count) * 2 * Double(groupSize - 1)))), "
+            + "latency p50 \(Format.latency(percentile(0.5))), p95 \(Format.latency(percentile(0.95))), p99 \(Format.latency(percentile(0.99)))")
+        report.add("sessions: delivered msgs/s, 2,000 clients × 2 msg/s", value: Format.rate(rate))
+        report.add("sessions: delivery latency p50/p95/p99",
+                   value: "\(Format.latency(percentile(0.5)))/\(Format.latency(percentile(0.95)))/\(Format.latency(percentile(0.99)))",
+                   )
+        report.add("sessions: server memory with 2,000 clients", value: Format.bytes(groupMemory.current))
+        for peer in peers { peer.stop() }
+        peers = []
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+
+        report.say("  fan-out session…")
+        // 2. Peak fan-out: one session of 32, everyone flat out.
+        let fanStats = DeliveryStats()
+        let fanPeers = try await session(server: server, account: account, size: fanOutSize, stats: fanStats)
+        report.say("  fan-out: \(fanPeers.count) joined, sending…")
+        let fanSeconds = quick ? 3.0 : 5.0
+        let cpuBefore = (server: server.cpuSeconds(), bench: ProcessCPU.seconds(pid: getpid()))
+        let fanRate = await flatOut(fanPeers, stats: fanStats, seconds: fanSeconds)
+        let cpu = (server: (server.cpuSeconds() - cpuBefore.server) / (fanSeconds + 1),
+                   bench: (ProcessCPU.seconds(pid: getpid()) - cpuBefore.bench) / (fanSeconds + 1))
+        report.say("  fan-out, one session of \(fanOutSize), everyone sending flat out for \(Format.seconds(fanSeconds)): \(Format.rate(fanRate)) deliveries "
+            + "(CPU cores busy: server \(String(format: "%.2f", cpu.server)), bench clients \(String(format: "%.2f", cpu.bench)); 2 cores shared)")
+        report.add("sessions: peak fan-out deliveries/s, 32 senders", value: Format.rate(fanRate), target: "≥ 200,000/s",
+                   passed: fanRate >= 200_000)
+        for peer in fanPeers { peer.stop() }
+
+        // 3. Reference: the same broadcast workload against a Python websockets server.
+        report.say("  reference: starting the Python websockets broadcast server…")
+        if let reference = try? ReferenceBroadcastServer.start() {
+            defer { reference.stop() }
+            report.say("  reference: serving on port \(reference.port); connecting \(fanOutSize) clients…")
+            let refStats = DeliveryStats()
+            var refPeers: [SessionPeer] = []
+            for _ in 0..<fanOutSize {
+                let peer = try await SessionPeer.connect("ws://127.0.0.1:\(reference.port)/", token: nil, stats: refStats, tandem: false)
+                peer.prepare(session: nil)
+                refPeers.append(peer)
+            }
+            report.say("  reference: sending…")
+            let refRate = await flatOut(refPeers, stats: refStats, seconds: fanSeconds)
+            report.say("  reference (Python websockets \(reference.version) broadcast server, same workload): \(Format.rate(refRate)) deliveries")
+            report.add("sessions: fan-out vs Python websockets broadcast", value: Format.rate(fanRate), ceiling: Format.rate(refRate),
+                       ratio: String(format: "%.1f×", fanRate / max(refRate, 1)))
+            for peer in refPeers { peer.stop() }
+        } else {
+            report.say("  reference broadcast server unavailable (python3 -m venv + pip install websockets failed); no ratio")
+        }
+
+        // 4. 10,000 idle clients.
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        let before = server.memory().current
+        let idleStats = DeliveryStats()
+        var idle: [SessionPeer] = []
+        let count = quick ? 2_000 : idleClients
+        let url = streamURL(server)
+        let token = account.token
+        for start in stride(from: 0, to: count, by: 100) {
+            let batch = try await withThrowingTaskGroup(of: SessionPeer.self) { group in
+                for _ in start..<min(start + 100, count) {
+                    group.addTask {
+                        try await SessionPeer.connect(url, token: token, stats: idleStats, tandem: true)
+                    }
+                }
+                return try await group.reduce(into: [SessionPeer]()) { $0.append($1) }
+            }
+            idle += batch
+        }
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        let after = server.memory().current
+        report.say("  \(Format.count(idle.count)) idle connected clients: server resident \(Format.bytes(after)) "
+            + "(\(Format.bytes(after - before)) more than before them, \(Format.bytes(idleMemory)) at start)")
+        report.add("sessions: server memory, \(Format.count(idle.count)) idle clients", value: Format.bytes(after), target: "< 500 MiB",
+                   passed: after < 500 << 20)
+        for peer in idle { peer.stop() }
+    }
+
+    static func streamURL(_ server: ServerProcess) -> String {
+        "ws://127.0.0.1:\(server.port)/stream/1/\(BenchAccount.container)/development"
+    }
+
+    /// A conversation of the bench user and a friend, a session activated in it, and `size`
+    /// peers (all the bench user, one connection each) joined and ready to send.
+    private static func session(server: ServerProcess, account: BenchAccount, size: Int, stats: DeliveryStats) async throws -> [SessionPeer] {
+        let body = JSONWriter.bytes(["members": ["friend@example.com"]])
+        let created = try BenchHTTP().post(server.url + "/tandem/1/\(BenchAccount.container)/development/conversations/create",
+                                           token: account.token, body: body)
+        guard let conversation = try JSONParser.parse([UInt8](created.body))["conversationID"]?.stringValue else {
+            throw BenchError("conversations/create: \(String(decoding: created.body.prefix(300), as: UTF8.self))")
+        }
+        var peers: [SessionPeer] = []
+        for _ in 0..<size { peers.append(try await SessionPeer.connect(streamURL(server), token: account.token, stats: stats, tandem: true)) }
+        _ = await peers[0].request("conversation.activate", ["conversationID": .string(conversation)])
+        let activity: JSONValue = ["identifier": "com.example.bench", "metadata": ["title": "bench"], "payload": "{}"]
+        let activated = await peers[0].request("activity.activate", ["activity": activity])
+        guard let text = activated["result"]?["session"]?["sessionID"]?.stringValue, let sessionID = UUID(uuidString: text) else {
+            throw BenchError("activity.activate: \(JSONWriter.string(activated))")
+        }
+        for peer in peers {
+            let joined = await peer.request("session.join", ["sessionID": .string(text)])
+            guard joined["result"] != nil else { throw BenchError("session.join: \(JSONWriter.string(joined))") }
+            peer.prepare(session: sessionID)
+        }
+        return peers
+    }
+
+    /// Every peer sends as fast as its connection takes frames, for `seconds`; deliveries/s.
+    private static func flatOut(_ peers: [SessionPeer], stats: DeliveryStats, seconds: Double) async -> Double {
+        stats.open(latencies: false)
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        await withTaskGroup(of: Void.self) { group in
+            for peer in peers {
+                group.addTask {
+                    while DispatchTime.now().uptimeNanoseconds < deadline {
+                        for _ in 0..<64 { await peer.send() }
+                    }
+                }
+            }
+        }
+        stats.close()
+        try? await Task.sleep(nanoseconds: 1_000_000_000)
+        return Double(stats.state.withLock { $0.count }) / seconds
+    }
+
+    /// 10,000 clients on each side of loopback: raise the soft descriptor limit to the hard one
+    /// (the server child inherits it).
+    private static func raiseFileLimit() {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}

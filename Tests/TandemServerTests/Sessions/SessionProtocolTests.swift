@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+import Testing
+import TandemCore
+import TandemHTTP
+
+/// The session protocol on the stream WebSocket refuses bad input with a CloudKit-style error in
+/// its reply (decisions G3, G5), and never crashes the server.
+@Suite struct SessionProtocolTests {
+    static let server: TestServer = { try! TestServer() }()
+
+    struct Setup {
+        var ada: StreamProbe
+        var eve: StreamProbe
+        var adaPerson: Person
+        var evePerson: Person
+        var sessionID: String
+    }
+
+    /// Ada and Bob in a conversation; Ada's stream activates a session; Eve is a stranger.
+    static func setup() async throws -> Setup {
+        let ada = try server.person("ada"), bob = try server.person("bob"), eve = try server.person("eve")
+        let created = try server.tandem("conversations/create", ["members": [.string(bob.recordName)]], as: ada)
+        guard let conversation = created.json["conversationID"]?.stringValue else { throw TestFailure("no conversation: \(created.text)") }
+        let adaProbe = try await StreamProbe.connect(server, as: ada)
+        let eveProbe = try await StreamProbe.connect(server, as: eve)
+        _ = try await reply(adaProbe, ["type": "conversation.activate", "conversationID": .string(conversation)])
+        let activated = try await reply(adaProbe, ["type": "activity.activate", "activity": activity()])
+        guard let id = activated["result"]?["session"]?["sessionID"]?.stringValue else { throw TestFailure("not activated: \(activated)") }
+        return Setup(ada: adaProbe, eve: eveProbe, adaPerson: ada, evePerson: eve, sessionID: id)
+    }
+
+    static func activity(type: String = "generic", payload: String = "{}", fallbackURL: String? = nil) -> JSONValue {
+        var metadata: JSONObject = ["type": .string(type)]
+        if let fallbackURL { metadata["fallbackURL"] = .string(fallbackURL) }
+        return ["identifier": "com.example.protocol", "metadata": .object(metadata), "payload": .string(payload)]
+    }
+
+    /// Sends an envelope with a fresh `id` and returns the reply carrying it.
+    static func reply(_ probe: StreamProbe, _ envelope: JSONObject) async throws -> JSONValue {
+        let id = Int64.random(in: 1...Int64.max)
+        var body = envelope
+        body["id"] = .int(id)
+        await probe.client.send(text: JSONWriter.string(.object(body)))
+        var found: JSONValue?
+        await probe.wait(seconds: 10) { probe in
+            found = probe.envelopes.withLock { $0.last { $0["type"] == "reply" && $0["id"]?.int64Value == id } }
+            return found != nil
+        }
+        guard let found else { throw TestFailure("no reply to \(envelope)") }
+        return found
+    }
+
+    enum Caller: Sendable { case ada, eve }
+
+    struct Refusal: Sendable, CustomTestStringConvertible {
+        var name: String
+        var caller: Caller
+        var envelope: JSONObject
+        var code: String
+        var testDescription: String { name }
+        init(_ name: String, _ caller: Caller, _ envelope: JSONObject, _ code: String) {
+            self.name = name
+            self.caller = caller
+            self.envelope = envelope
+            self.code = code
+        }
+    }
+
+    static let refusals: [Refusal] = [
+        Refusal("join with a malformed session ID", .ada, ["type": "session.join", "sessionID": "not-a-uuid"], "BAD_REQUEST"),
+        Refusal("join an unknown session", .ada, ["type": "session.join", "sessionID": .string(UUID().uuidString)], "NOT_FOUND"),
+        Refusal("a stranger joins", .eve, ["type": "session.join", "sessionID": "SESSION"], "ACCESS_DENIED"),
+        Refusal("a stranger ends it", .eve, ["type": "session.end", "sessionID": "SESSION"], "ACCESS_DENIED"),
+        Refusal("state before joining", .ada, ["type": "session.state.set", "sessionID": "SESSION", "key": "k", "value": "v"], "NOT_FOUND"),
+        Refusal("leave before joining", .ada, ["type": "session.leave", "sessionID": "SESSION"], "NOT_FOUND"),
+        Refusal("an unknown activity type", .ada, ["type": "activity.activate", "activity": activity(type: "dance")], "BAD_REQUEST"),
+        Refusal("a fallback URL that is not http(s)", .ada, ["type": "activity.activate", "activity": activity(fallbackURL: "ftp://x/y")], "BAD_REQUEST"),
+        Refusal("an activity payload over 256 KiB", .ada,
+         ["type": "activity.activate", "activity": activity(payload: String(repeating: "x", count: (256 << 10) + 1))], "MESSAGE_TOO_LARGE"),
+        Refusal("an activity without identifier", .ada, ["type": "activity.activate", "activity": ["metadata": [:]]], "BAD_REQUEST"),
+        Refusal("a stranger with no declared conversation", .eve, ["type": "activity.activate", "activity": activity()], "ACCESS_DENIED"),
+        Refusal("staging with nobody", .ada, ["type": "activity.stage", "activity": activity(), "people": []], "BAD_REQUEST"),
+        Refusal("an unknown session envelope", .ada, ["type": "session.dance"], "BAD_REQUEST"),
+    ]
+
+    @Test(arguments: refusals)
+    func refusalsAreTypedReplies(_ entry: Refusal) async throws {
+        let setup = try await Self.setup()
+        var envelope = entry.envelope
+        if envelope["sessionID"] == "SESSION" { envelope["sessionID"] = .string(setup.sessionID) }
+        let answer = try await Self.reply(entry.caller == .ada ? setup.ada : setup.eve, envelope)
+        #expect(answer["error"]?["serverErrorCode"]?.stringValue == entry.code, "\(entry.name): \(answer)")
+        #expect(answer["result"] == nil)
+    }
+
+    @Test func malformedAndUnjoinedFramesAreRefused() async throws {
+        let setup = try await Self.setup()
+        await setup.ada.client.send(binary: [0x01, 0x01, 0x02])
+        #expect(await setup.ada.wait { $0.envelopes.withLock { $0.contains { $0["reason"] == "malformed session frame" } } })
+        var frame: [UInt8] = [0x01, 0x03]
+        withUnsafeBytes(of: UUID(uuidString: setup.sessionID)!.uuid) { frame.append(contentsOf: $0) }
+        frame += [0, 0, 0, 9, 0, 1, 0x41, 0, 0, 0x42]
+        await setup.ada.client.send(binary: frame)
+        #expect(await setup.ada.wait { probe in
+            probe.envelopes.withLock { $0.contains { $0["type"] == "session.sendFailed" && $0["clientSequence"] == 9
+                && $0["error"]?["serverErrorCode"] == "NOT_FOUND" } }
+        })
+        // The connection stays usable.
+        let answer = try await Self.reply(setup.ada, ["type": "session.join", "sessionID": .string(setup.sessionID)])
+        #expect(answer["result"]?["participantID"]?.stringValue != nil)
+    }
+
+    @Test func journalRefusesStrangersAndUploadsWithoutAParticipant() async throws {
+        let setup = try await Self.setup()
+        let base = "\(Self.server.baseURL)/journal/1/\(TestServer.container)/development/\(setup.sessionID)"
+        let noParticipant = try Self.server.request("POST", base, body: Data("x".utf8), token: .some(setup.adaPerson.token))
+        #expect(noParticipant.status == 400 && noParticipant.json["serverErrorCode"] == "BAD_REQUEST")
+        let notJoined = try Self.server.request("POST", base + "?participantID=\(UUID().uuidString)", body: Data("x".utf8),
+                                                token: .some(setup.adaPerson.token))
+        #expect(notJoined.status == 404)
+        let stranger = try Self.server.request("GET", base + "/\(UUID().uuidString)", token: .some(setup.evePerson.token))
+        #expect(stranger.status == 404 && stranger.json["serverErrorCode"] == "NOT_FOUND")
+        let anonymous = try Self.server.request("GET", base + "/\(UUID().uuidString)", token: .some(nil))
+        #expect(anonymous.status >= 400)
+    }
+}
