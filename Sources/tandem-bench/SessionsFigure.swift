@@ -4,6 +4,7 @@ import Synchronization
 import TandemCore
 import TandemHTTP
 import TandemServer
+import TandemSQLite
 import TandemStore
 
 /// Issue 9's figures, on loopback and bounded in time (modelled on Supabase Realtime's
