@@ -46,7 +46,14 @@ import TandemCore
             let name = String(part.prefix { $0 != "\"" })
             #expect(schemas.contains(name), "missing component \(name)")
         }
-        for path in ["/healthz", "/metrics", "/openapi.json", "/upload/1/{token}"] { #expect(paths.contains(path)) }
+        for path in ["/healthz", "/metrics", "/openapi.json", "/upload/1/{token}", "/journal/1/{container}/{environment}/{sessionID}",
+                     "/journal/1/{container}/{environment}/{sessionID}/{attachmentID}", "/journal/1/{container}/{environment}/preview"] {
+            #expect(paths.contains(path), "\(path)")
+        }
+        for operation in ["conversations/create", "conversations/messages/send", "highlights/list", "identity/verify",
+                          "collaborations/identities/issue"] {
+            #expect(paths.contains("/tandem/1/{container}/{environment}/\(operation)"), "\(operation)")
+        }
         let error = document["components"]?["schemas"]?["Error"]
         #expect(error?["required"] == ["uuid", "serverErrorCode", "reason"])
         let modify = document["paths"]?["/database/1/{container}/{environment}/{database}/records/modify"]?["post"]

@@ -51,6 +51,42 @@ enum OpenAPIDocument {
             "responses": ["200": ["description": "The bytes", "content": ["application/octet-stream": ["schema": ["type": "string", "format": "binary"]]]],
                           "401": errorResponse, "404": errorResponse, "421": errorResponse],
         ]]
+        // Group sessions' journal and preview images (SharePlay GroupSessionJournal; D37, G7, G11).
+        let binary: JSONValue = ["application/octet-stream": ["schema": ["type": "string", "format": "binary"]]]
+        func pathParameters(_ names: [String]) -> JSONValue {
+            .array(names.map { ["name": .string($0), "in": "path", "required": true, "schema": ["type": "string"]] })
+        }
+        let attachment = OpenAPISchemas.object(["id": OpenAPISchemas.string, "size": OpenAPISchemas.integer, "checksum": OpenAPISchemas.string,
+                                                "metadata": OpenAPISchemas.string, "createdAt": OpenAPISchemas.integer])
+        paths["/journal/1/{container}/{environment}/{sessionID}"] = ["post": [
+            "summary": "Add a journal attachment (at most 100 MiB) as a joined participant (?participantID=…&metadata=…)",
+            "parameters": .array(pathParameters(["container", "environment", "sessionID"]).arrayValue! + [
+                ["name": "participantID", "in": "query", "required": true, "schema": ["type": "string"]],
+                ["name": "metadata", "in": "query", "required": false, "schema": ["type": "string"]],
+            ]),
+            "requestBody": ["required": true, "content": binary],
+            "responses": ["200": ["description": "The attachment", "content": ["application/json": ["schema": OpenAPISchemas.object(["attachment": attachment])]]],
+                          "400": errorResponse, "401": errorResponse, "404": errorResponse, "413": errorResponse],
+        ]]
+        paths["/journal/1/{container}/{environment}/{sessionID}/{attachmentID}"] = ["get": [
+            "summary": "A journal attachment's bytes, for a participant of the session",
+            "parameters": pathParameters(["container", "environment", "sessionID", "attachmentID"]),
+            "responses": ["200": ["description": "The bytes", "content": binary], "401": errorResponse, "404": errorResponse],
+        ]]
+        paths["/journal/1/{container}/{environment}/preview"] = ["post": [
+            "summary": "Store an activity's preview image (at most 1 MiB); returns its checksum",
+            "parameters": pathParameters(["container", "environment"]),
+            "requestBody": ["required": true, "content": binary],
+            "responses": ["200": ["description": "The stored image",
+                                  "content": ["application/json": ["schema": OpenAPISchemas.object(["previewImage": OpenAPISchemas.object([
+                                      "checksum": OpenAPISchemas.string, "size": OpenAPISchemas.integer])])]]],
+                          "400": errorResponse, "401": errorResponse, "413": errorResponse],
+        ]]
+        paths["/journal/1/{container}/{environment}/preview/{checksum}"] = ["get": [
+            "summary": "A preview image, for members of a conversation whose live session shows it",
+            "parameters": pathParameters(["container", "environment", "checksum"]),
+            "responses": ["200": ["description": "The image", "content": binary], "401": errorResponse, "404": errorResponse],
+        ]]
         return [
             "openapi": "3.1.0",
             "info": ["title": "Tandem", "version": "1",
