@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 internal import TandemCore
 
 /// What `modifyRecords` did to each record: CloudKit's async `modifyRecords` answer.

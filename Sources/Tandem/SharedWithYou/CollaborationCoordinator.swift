@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 internal import TandemCore
 
 /// Custom collaboration for one container (SharedWithYou `SWCollaborationCoordinator`): runs

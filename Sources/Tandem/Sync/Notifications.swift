@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 internal import TandemCore
 internal import TandemHTTP
 
@@ -52,52 +52,11 @@ public struct Notifications: AsyncSequence, Sendable {
         return components.url!
     }
 
-    /// Connects, reads, and reconnects until cancelled or refused.
+    /// Connects, reads, and reconnects until cancelled or refused (`StreamEnvelopes`).
     static func run(_ transport: Transport, _ continuation: AsyncThrowingStream<PushNotification, any Error>.Continuation,
                     onConnected: (@Sendable () -> Void)? = nil) async {
-        let policy = transport.configuration.streamReconnection
-        var failures = 0
-        while !Task.isCancelled {
-            do {
-                let client = try await WebSocketClient.connect(to: streamURL(transport), headers: transport.authorizationHeaders)
-                let close = await withTaskCancellationHandler {
-                    await read(client, continuation, greeted: { failures = 0; onConnected?() })
-                } onCancel: {
-                    client.close()
-                }
-                if close?.code == 4401 {
-                    continuation.finish(throwing: TandemError(.notAuthenticated, "the stream refused the credentials: \(close!.reason)"))
-                    return
-                }
-            } catch {
-                // Connection refused or timed out: wait and retry below.
-            }
-            if Task.isCancelled { break }
-            let delay = policy.delay(beforeRetry: failures, after: TandemError(.networkFailure, "stream closed"))
-            failures += 1
-            do { try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) } catch { break }
-        }
-        continuation.finish()
-    }
-
-    /// Yields notifications until the connection closes; returns how it closed.
-    private static func read(_ client: WebSocketClient, _ continuation: AsyncThrowingStream<PushNotification, any Error>.Continuation,
-                             greeted: () -> Void) async -> WebSocketClose? {
-        for await event in client.events {
-            switch event {
-            case .message(.text(let text)):
-                guard let envelope = try? JSONParser.parse(text) else { continue }
-                switch envelope["type"]?.stringValue {
-                case "hello": greeted()
-                case "notification":
-                    if let notification = envelope["notification"].flatMap(PushNotification.init(json:)) { continuation.yield(notification) }
-                default: break
-                }
-            case .message(.binary): continue
-            case .closed(let close): return close
-            }
-        }
-        return nil
+        await StreamEnvelopes(transport: transport, types: ["notification"], onConnected: onConnected)
+            .run(continuation) { $0["notification"].flatMap(PushNotification.init(json:)) }
     }
 }
 

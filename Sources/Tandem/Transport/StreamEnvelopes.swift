@@ -2,12 +2,18 @@ import Foundation
 internal import TandemCore
 internal import TandemHTTP
 
-/// Envelopes of chosen types from the stream WebSocket, reconnecting with backoff like
-/// `Notifications`; `greeting` envelopes are sent after each `hello` (subscriptions).
+/// Envelopes of chosen types from the stream WebSocket `/stream/1/{container}/{environment}`:
+/// one connection per stream, reopened with exponential backoff (`Configuration.streamReconnection`,
+/// reset once the server greets the new connection) until cancelled; finishes by throwing
+/// `notAuthenticated` when the server refuses the credentials (close code 4401). `greeting`
+/// envelopes are sent after each `hello` (subscriptions), then `onConnected` runs.
+/// Push notifications, highlights, conversation events and prompts all read the stream this way.
 struct StreamEnvelopes: Sendable {
     let transport: Transport
     let types: Set<String>
     var greeting: [JSONValue] = []
+    /// Called each time the server greets a (re)connected stream.
+    var onConnected: (@Sendable () -> Void)? = nil
 
     /// Envelopes decoded by `decode` (nil skips one).
     func stream<Element: Sendable>(_ decode: @escaping @Sendable (JSONValue) -> Element?) -> AsyncThrowingStream<Element, any Error> {
@@ -17,15 +23,17 @@ struct StreamEnvelopes: Sendable {
         return stream
     }
 
-    private func run<Element: Sendable>(_ continuation: AsyncThrowingStream<Element, any Error>.Continuation,
-                                        _ decode: @escaping @Sendable (JSONValue) -> Element?) async {
+    /// Connects, reads, and reconnects until cancelled or refused; yields what `decode` makes of
+    /// each envelope of `types`.
+    func run<Element: Sendable>(_ continuation: AsyncThrowingStream<Element, any Error>.Continuation,
+                                _ decode: @escaping @Sendable (JSONValue) -> Element?) async {
         let policy = transport.configuration.streamReconnection
         var failures = 0
         while !Task.isCancelled {
             do {
                 let client = try await WebSocketClient.connect(to: Notifications.streamURL(transport), headers: transport.authorizationHeaders)
                 let close = await withTaskCancellationHandler {
-                    await read(client, continuation, decode) { failures = 0 }
+                    await read(client, continuation, decode) { failures = 0; onConnected?() }
                 } onCancel: {
                     client.close()
                 }
@@ -34,7 +42,7 @@ struct StreamEnvelopes: Sendable {
                     return
                 }
             } catch {
-                // Refused or timed out: wait and retry.
+                // Connection refused or timed out: wait and retry below.
             }
             if Task.isCancelled { break }
             let delay = policy.delay(beforeRetry: failures, after: TandemError(.networkFailure, "stream closed"))
@@ -51,8 +59,8 @@ struct StreamEnvelopes: Sendable {
             case .message(.text(let text)):
                 guard let envelope = try? JSONParser.parse(text), let type = envelope["type"]?.stringValue else { continue }
                 if type == "hello" {
-                    greeted()
                     for message in greeting { _ = await client.send(text: JSONWriter.string(message)) }
+                    greeted()
                 } else if types.contains(type), let element = decode(envelope) {
                     continuation.yield(element)
                 }
