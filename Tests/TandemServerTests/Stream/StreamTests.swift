@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TandemCore
 import TandemHTTP
+import TandemTestSupport
 
 /// The stream WebSocket: authentication at connect, envelopes, notifications for what the
 /// subscriber may see, device muting, and slow consumers.

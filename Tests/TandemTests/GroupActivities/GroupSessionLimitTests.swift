@@ -56,8 +56,9 @@ import TandemTestSupport
         try await sessions[0].join()
         try await sessions[1].join()
         let droppedBefore = try await server.droppedMessages()
-        let stalled = try StalledParticipant(port: server.server.port, container: SessionServer.container, token: server.tokens[2],
-                                             sessionID: sessions[0].id)
+        // A stream peer that joins with one raw frame and then never reads again.
+        let stalled = try StalledWebSocket(port: server.server.port, path: "/stream/1/\(SessionServer.container)/development", token: server.tokens[2])
+        try stalled.send(text: #"{"type":"session.join","id":1,"sessionID":"\#(sessions[0].id.uuidString)"}"#)
         try await withTimeout(10) {
             for await participants in sessions[0].activeParticipantsUpdates() where participants.count == 3 { return }
         }
