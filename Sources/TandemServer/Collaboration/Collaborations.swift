@@ -8,7 +8,10 @@ import TandemStore
 /// infrastructure). Registered when the message is stored, in its transaction.
 enum Collaborations {
     /// The identifier of a Tandem share's collaboration (decisions W4).
-    static func identifier(shortGUID: String) -> String { "share:" + shortGUID }
+    static func identifier(shortGUID: String) -> String { shareIdentifierPrefix + shortGUID }
+
+    /// The prefix of every share's collaboration identifier, reserved for them.
+    static let shareIdentifierPrefix = "share:"
 
     /// The content type of a share without `cloudkit.type`.
     static let shareContentType = "com.apple.cloudkit.share"
@@ -42,6 +45,11 @@ enum Collaborations {
     /// or a URL already used by another collaboration, is `BAD_REQUEST`.
     static func start(_ tx: any StoreWriting, _ started: ConversationService.StartedCollaboration, owner: String, container: String,
                       environment: Environment, at now: Int64) throws {
+        // `share:` names Tandem shares (W4); an app's own collaboration taking one would capture
+        // the share's notices and stop its URL from ever becoming a collaboration highlight.
+        guard !started.identifier.hasPrefix(shareIdentifierPrefix) else {
+            throw CloudKitError.badRequest("collaboration identifiers starting '\(shareIdentifierPrefix)' are reserved for Tandem shares")
+        }
         if let existing = try tx.collaboration(id: started.identifier) {
             guard existing.owner == owner, existing.container == container, existing.environment == environment else {
                 throw CloudKitError.badRequest("collaboration '\(started.identifier)' belongs to someone else")
