@@ -16,16 +16,22 @@ enum Collaborations {
     /// The content type of a share without `cloudkit.type`.
     static let shareContentType = "com.apple.cloudkit.share"
 
+    /// The short GUID a `/share/{shortGUID}` URL names (any host), or nil.
+    static func shareGUID(_ url: String) -> String? {
+        let path = LinkURL(url).path
+        guard path.hasPrefix("/share/") else { return nil }
+        let guid = String(path.dropFirst("/share/".count))
+        guard !guid.isEmpty, guid.count <= 64, !guid.contains("/") else { return nil }
+        return guid
+    }
+
     /// Registers `url` as a collaboration when it names a share of this container environment
     /// (by path: `/share/{shortGUID}`, whatever the host, since the server may be reached under
     /// several names). Returns it, or nil for any other link.
     @discardableResult
     static func registerShareURL(_ tx: any StoreWriting, _ url: String, container: String, environment: Environment,
                                  at now: Int64) throws -> StoredCollaboration? {
-        let path = LinkURL(url).path
-        guard path.hasPrefix("/share/") else { return nil }
-        let guid = String(path.dropFirst("/share/".count))
-        guard !guid.isEmpty, guid.count <= 64, !guid.contains("/") else { return nil }
+        guard let guid = shareGUID(url) else { return nil }
         if let existing = try tx.collaboration(url: url, container: container, environment: environment) { return existing }
         guard let share = try tx.share(shortGUID: guid, container: container, environment: environment) else { return nil }
         let record = try tx.record(zone: share.zone, name: share.recordName)
@@ -49,6 +55,9 @@ enum Collaborations {
         // the share's notices and stop its URL from ever becoming a collaboration highlight.
         guard !started.identifier.hasPrefix(shareIdentifierPrefix) else {
             throw CloudKitError.badRequest("collaboration identifiers starting '\(shareIdentifierPrefix)' are reserved for Tandem shares")
+        }
+        if let guid = shareGUID(started.url), try tx.share(shortGUID: guid, container: container, environment: environment) != nil {
+            throw CloudKitError.badRequest("'\(started.url)' is a Tandem share URL; send it as a link, not as a collaboration of the app")
         }
         if let existing = try tx.collaboration(id: started.identifier) {
             guard existing.owner == owner, existing.container == container, existing.environment == environment else {

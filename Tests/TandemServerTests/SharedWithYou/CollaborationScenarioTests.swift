@@ -21,8 +21,9 @@ struct CollaborationScenarioTests {
         try server.tandemGet("highlights/notices/list", ["collaboration": collaboration], as: person).json["notices"]?.arrayValue ?? []
     }
 
-    /// `share:` identifiers belong to Tandem shares (W4): a participant who knows the share's
-    /// GUID cannot start a custom collaboration under its identifier first and so capture it.
+    /// `share:` identifiers and share URLs belong to Tandem shares (W4): a participant who knows
+    /// the share's GUID cannot start a custom collaboration under its identifier or URL first
+    /// and so capture it.
     @Test func customCollaborationCannotTakeAShareIdentifier() throws {
         let server = try Shared.server
         let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))
@@ -41,6 +42,13 @@ struct CollaborationScenarioTests {
             .contains { $0["text"] == "mine" } == false)
 
         let url = Self.shareURL(server, note)
+        // Nor under another identifier with the share's URL.
+        let byURL = try server.tandem("conversations/messages/send", [
+            "conversation": .string(bobs), "text": "mine too",
+            "collaboration": ["collaborationIdentifier": .string(unique("bobs-doc")), "url": .string(url)],
+        ], as: bob)
+        #expect(byURL.status == 400)
+        #expect(byURL.json.serverErrorCode == "BAD_REQUEST")
         let group = try server.conversation(ada, with: [bob, cat])
         try server.say("our list \(url)", in: group, as: ada)
         let forCat = try server.highlights(cat, app: app)
