@@ -109,6 +109,20 @@ struct SharedWithYouTests {
         center.delegate = nil
     }
 
+    /// Query values keep their `+` (the server reads `+` in a query as a space): a highlight
+    /// whose URL has one is found by `highlight(for:)`, and so is a collaboration identifier.
+    @Test func highlightLookupKeepsPlusSigns() async throws {
+        let (ada, bob) = (try account("ada"), try account("bob"))
+        let (appID, domain) = try app()
+        try await ada.container.conversations.modifyContacts(add: [bob.email])
+        let chat = try await bob.container.conversations.create(with: [ada.recordName])
+        let url = URL(string: "https://\(domain)/c++/a+b?q=x+y&r=1")!
+        try await bob.container.conversations.send("look \(url)", in: chat.id)
+        let center = HighlightCenter(container: ada.container, appID: appID)
+        #expect(try await center.fetchHighlights().map(\.url) == [url])
+        #expect(try await center.highlight(for: url).url == url)
+    }
+
     @Test func conversationsClientPagesHistoryAndStreamsEvents() async throws {
         let (ada, bob) = (try account("ada"), try account("bob"))
         let chat = try await ada.container.conversations.create(with: [bob.email])

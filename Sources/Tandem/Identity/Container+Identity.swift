@@ -58,9 +58,8 @@ extension Container {
 
     /// A collaboration's identities with their state and bound accounts, for its owner.
     public func collaborationIdentities(_ collaborationIdentifier: String) async throws(TandemError) -> [CollaborationIdentity] {
-        var components = URLComponents(url: transport.tandemURL("collaborations/identities/list"), resolvingAgainstBaseURL: false)!
-        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "collaborationIdentifier", value: collaborationIdentifier)]
-        return Self.collaborationIdentities(try await transport.json(components.url!, body: nil))
+        let url = Conversations(transport: transport).query("collaborations/identities/list", ["collaborationIdentifier": collaborationIdentifier])
+        return Self.collaborationIdentities(try await transport.json(url, body: nil))
     }
 
     /// A single-use challenge (32 bytes) to sign, valid for 5 minutes (D24).

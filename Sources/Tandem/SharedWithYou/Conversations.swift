@@ -129,9 +129,20 @@ public struct Conversations: Sendable {
         StreamEnvelopes(transport: transport, types: ["collaboration.prompt"]).stream { $0["prompt"].map(MembershipPrompt.init(json:)) }
     }
 
+    /// Characters a query name or value keeps as they are: `+`, `&`, `=` and `#` are escaped
+    /// too (the server reads `+` as a space, and a URL value may hold the others).
+    static let queryValueAllowed: CharacterSet = {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "+&=#")
+        return allowed
+    }()
+
+    static func queryEscaped(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: queryValueAllowed) ?? text }
+
     func query(_ operation: String, _ items: [String: String]) -> URL {
         var components = URLComponents(url: transport.tandemURL(operation), resolvingAgainstBaseURL: false)!
-        components.queryItems = (components.queryItems ?? []) + items.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        components.percentEncodedQueryItems = (components.percentEncodedQueryItems ?? [])
+            + items.sorted { $0.key < $1.key }.map { URLQueryItem(name: Self.queryEscaped($0.key), value: Self.queryEscaped($0.value)) }
         return components.url!
     }
 }

@@ -8,10 +8,22 @@ import TandemStore
 /// infrastructure). Registered when the message is stored, in its transaction.
 enum Collaborations {
     /// The identifier of a Tandem share's collaboration (decisions W4).
-    static func identifier(shortGUID: String) -> String { "share:" + shortGUID }
+    static func identifier(shortGUID: String) -> String { shareIdentifierPrefix + shortGUID }
+
+    /// The prefix of every share's collaboration identifier, reserved for them.
+    static let shareIdentifierPrefix = "share:"
 
     /// The content type of a share without `cloudkit.type`.
     static let shareContentType = "com.apple.cloudkit.share"
+
+    /// The short GUID a `/share/{shortGUID}` URL names (any host), or nil.
+    static func shareGUID(_ url: String) -> String? {
+        let path = LinkURL(url).path
+        guard path.hasPrefix("/share/") else { return nil }
+        let guid = String(path.dropFirst("/share/".count))
+        guard !guid.isEmpty, guid.count <= 64, !guid.contains("/") else { return nil }
+        return guid
+    }
 
     /// Registers `url` as a collaboration when it names a share of this container environment
     /// (by path: `/share/{shortGUID}`, whatever the host, since the server may be reached under
@@ -19,10 +31,7 @@ enum Collaborations {
     @discardableResult
     static func registerShareURL(_ tx: any StoreWriting, _ url: String, container: String, environment: Environment,
                                  at now: Int64) throws -> StoredCollaboration? {
-        let path = LinkURL(url).path
-        guard path.hasPrefix("/share/") else { return nil }
-        let guid = String(path.dropFirst("/share/".count))
-        guard !guid.isEmpty, guid.count <= 64, !guid.contains("/") else { return nil }
+        guard let guid = shareGUID(url) else { return nil }
         if let existing = try tx.collaboration(url: url, container: container, environment: environment) { return existing }
         guard let share = try tx.share(shortGUID: guid, container: container, environment: environment) else { return nil }
         let record = try tx.record(zone: share.zone, name: share.recordName)
@@ -42,6 +51,14 @@ enum Collaborations {
     /// or a URL already used by another collaboration, is `BAD_REQUEST`.
     static func start(_ tx: any StoreWriting, _ started: ConversationService.StartedCollaboration, owner: String, container: String,
                       environment: Environment, at now: Int64) throws {
+        // `share:` names Tandem shares (W4); an app's own collaboration taking one would capture
+        // the share's notices and stop its URL from ever becoming a collaboration highlight.
+        guard !started.identifier.hasPrefix(shareIdentifierPrefix) else {
+            throw CloudKitError.badRequest("collaboration identifiers starting '\(shareIdentifierPrefix)' are reserved for Tandem shares")
+        }
+        if let guid = shareGUID(started.url), try tx.share(shortGUID: guid, container: container, environment: environment) != nil {
+            throw CloudKitError.badRequest("'\(started.url)' is a Tandem share URL; send it as a link, not as a collaboration of the app")
+        }
         if let existing = try tx.collaboration(id: started.identifier) {
             guard existing.owner == owner, existing.container == container, existing.environment == environment else {
                 throw CloudKitError.badRequest("collaboration '\(started.identifier)' belongs to someone else")

@@ -26,20 +26,20 @@ enum ConversationRoutes {
             },
             DatabaseRoute(operation: "conversations/lookup", method: "GET", databases: [],
                           summary: "One conversation of the caller (?conversation=ID)", requestSchema: nil, responseSchema: "Conversation") { context in
-                Responses.json(ConversationCodec.conversation(try conversations.lookup(try parameter(context, "conversation"), viewer: try user(context))))
+                Responses.json(ConversationCodec.conversation(try conversations.lookup(try parameter(context, "conversation"), viewer: try user(context), in: place(context))))
             },
             DatabaseRoute(operation: "conversations/members/add", method: "POST", databases: [],
                           summary: "Adds a member to a group conversation: {conversation, member}", requestSchema: "ConversationMemberRequest",
                           responseSchema: "ConversationEvent") { context in
                 let body = try context.jsonBody()
-                let event = try conversations.addMember(try string(body, "member"), conversation: try string(body, "conversation"), actor: try user(context))
+                let event = try conversations.addMember(try string(body, "member"), conversation: try string(body, "conversation"), actor: try user(context), in: place(context))
                 return Responses.json(ConversationCodec.event(event))
             },
             DatabaseRoute(operation: "conversations/members/remove", method: "POST", databases: [],
                           summary: "Removes a member (or the caller: leaving): {conversation, member}", requestSchema: "ConversationMemberRequest",
                           responseSchema: "ConversationEvent") { context in
                 let body = try context.jsonBody()
-                let event = try conversations.removeMember(try string(body, "member"), conversation: try string(body, "conversation"), actor: try user(context))
+                let event = try conversations.removeMember(try string(body, "member"), conversation: try string(body, "conversation"), actor: try user(context), in: place(context))
                 return Responses.json(ConversationCodec.event(event))
             },
             DatabaseRoute(operation: "conversations/messages/send", method: "POST", databases: [],
@@ -63,7 +63,8 @@ enum ConversationRoutes {
                                     title: try optionalString(object, "title"), contentType: try optionalString(object, "contentType") ?? "public.data")
                 }
                 let event = try conversations.send(conversation: try string(body, "conversation"), sender: try user(context),
-                                                   text: try optionalString(body, "text") ?? "", attachments: attachments, collaboration: started)
+                                                   text: try optionalString(body, "text") ?? "", attachments: attachments, collaboration: started,
+                                                   in: place(context))
                 return Responses.json(ConversationCodec.event(event))
             },
             DatabaseRoute(operation: "conversations/messages/list", method: "GET", databases: [],
@@ -78,7 +79,7 @@ enum ConversationRoutes {
                     return min(number, 200)
                 } ?? 50
                 let page = try conversations.history(conversation: try parameter(context, "conversation"), viewer: try user(context),
-                                                     after: marker, limit: limit)
+                                                     after: marker, limit: limit, in: place(context))
                 return Responses.json(["events": .array(page.events.map(ConversationCodec.event)),
                                        "continuationMarker": .string(String(page.marker)), "moreComing": .bool(page.moreComing)])
             },
@@ -87,7 +88,7 @@ enum ConversationRoutes {
                           responseSchema: "Empty") { context in
                 let body = try context.jsonBody()
                 try conversations.pin(url: try string(body, "url"), conversation: try string(body, "conversation"), viewer: try user(context),
-                                      pinned: try optionalBool(body, "pinned") ?? true)
+                                      pinned: try optionalBool(body, "pinned") ?? true, in: place(context))
                 return Responses.json([:])
             },
             DatabaseRoute(operation: "conversations/contacts/list", method: "GET", databases: [],
@@ -134,6 +135,11 @@ enum ConversationRoutes {
     }
 
     // MARK: Body helpers (shared by the Shared with You routes)
+
+    /// The container and environment of the request's path.
+    static func place(_ context: RequestContext) -> ConversationService.Place {
+        ConversationService.Place(container: context.container, environment: context.environment)
+    }
 
     static func user(_ context: RequestContext) throws -> String {
         guard let user = context.user else { throw CloudKitError(.authenticationRequired, "sign in first") }

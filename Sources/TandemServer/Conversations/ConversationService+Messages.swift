@@ -44,7 +44,7 @@ extension ConversationService {
     ///   collaboration whose URL is malformed, or whose identifier another user owns;
     ///   `LIMIT_EXCEEDED` past 20 links.
     public func send(conversation id: String, sender: String, text: String, attachments: [LinkAttachment],
-                     collaboration: StartedCollaboration?) throws -> StoredConversationEvent {
+                     collaboration: StartedCollaboration?, in place: Place? = nil) throws -> StoredConversationEvent {
         guard text.utf8.count <= Self.textLimit else { throw CloudKitError.badRequest("a message's text has at most 65536 bytes") }
         var links: [MessageLinks.Link] = []
         func add(_ url: String, title: String?, image: String?, explicit: Bool) throws {
@@ -79,7 +79,7 @@ extension ConversationService {
         let pickedLinks = links
         let startedCollaboration = started
         return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects) in
-            let conversation = try Self.requireMember(tx, conversation: id, user: sender)
+            let conversation = try Self.requireMember(tx, conversation: id, user: sender, in: place)
             var body: JSONObject = ["text": .string(text)]
             body["links"] = .array(pickedLinks.map(ConversationCodec.link))
             if let startedCollaboration {
@@ -109,10 +109,10 @@ extension ConversationService {
     /// else are left out.
     /// - Returns: the events, the marker for the next page, and whether more follow.
     /// - Throws: `NOT_FOUND` for an unknown conversation or a caller who is not a member.
-    public func history(conversation id: String, viewer: String, after marker: Int64, limit: Int) throws
+    public func history(conversation id: String, viewer: String, after marker: Int64, limit: Int, in place: Place? = nil) throws
         -> (events: [StoredConversationEvent], marker: Int64, moreComing: Bool) {
         try store.read { reader in
-            _ = try Self.requireMember(reader, conversation: id, user: viewer)
+            _ = try Self.requireMember(reader, conversation: id, user: viewer, in: place)
             let page = try reader.conversationEvents(conversation: id, after: marker, limit: limit + 1)
             let more = page.count > limit
             let taken = Array(page.prefix(limit))
@@ -124,12 +124,12 @@ extension ConversationService {
     /// Pins or unpins a link shared in the conversation, for the caller only. A pinned link is a
     /// highlight regardless of contacts and of the conversation's consent (spec §1.1, D22).
     /// - Throws: `NOT_FOUND` for an unknown conversation, a non-member, or a URL never shared there.
-    public func pin(url: String, conversation id: String, viewer: String, pinned: Bool) throws {
+    public func pin(url: String, conversation id: String, viewer: String, pinned: Bool, in place: Place? = nil) throws {
         guard let (normalized, _) = MessageLinks.normalize(url) else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
         let now = Clock.milliseconds()
         let hub = self.hub
         try store.write({ tx -> ConversationHub.Effects in
-            let conversation = try Self.requireMember(tx, conversation: id, user: viewer)
+            let conversation = try Self.requireMember(tx, conversation: id, user: viewer, in: place)
             guard try tx.links(conversation: id).contains(normalized) else {
                 throw CloudKitError(.notFound, "'\(normalized)' was not shared in this conversation")
             }

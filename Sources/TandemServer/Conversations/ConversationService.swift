@@ -93,8 +93,8 @@ public final class ConversationService: Sendable {
 
     /// One conversation as its member sees it.
     /// - Throws: `NOT_FOUND` when it does not exist or the caller is not a member.
-    public func lookup(_ id: String, viewer: String) throws -> StoredConversation {
-        try store.read { try Self.requireMember($0, conversation: id, user: viewer) }
+    public func lookup(_ id: String, viewer: String, in place: Place? = nil) throws -> StoredConversation {
+        try store.read { try Self.requireMember($0, conversation: id, user: viewer, in: place) }
     }
 
     // MARK: Members
@@ -105,11 +105,11 @@ public final class ConversationService: Sendable {
     /// - Throws: `NOT_FOUND` for an unknown conversation, a caller who is not a member, or a
     ///   handle with no account; `BAD_REQUEST` for a 1:1 conversation; `EXISTS` when already a
     ///   member; `LIMIT_EXCEEDED` past `memberLimit`.
-    public func addMember(_ handle: String, conversation id: String, actor: String) throws -> StoredConversationEvent {
+    public func addMember(_ handle: String, conversation id: String, actor: String, in place: Place? = nil) throws -> StoredConversationEvent {
         let now = Clock.milliseconds()
         let hub = self.hub
         return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects) in
-            let conversation = try Self.requireMember(tx, conversation: id, user: actor)
+            let conversation = try Self.requireMember(tx, conversation: id, user: actor, in: place)
             guard conversation.isGroup else { throw CloudKitError.badRequest("a 1:1 conversation's members are fixed; start a group conversation") }
             let member = try Self.resolve(tx, handle)
             guard !conversation.members.contains(member) else { throw CloudKitError(.exists, "\(handle) is already a member") }
@@ -132,11 +132,11 @@ public final class ConversationService: Sendable {
     /// being their highlights.
     /// - Throws: `NOT_FOUND` for an unknown conversation, a caller or member who is not a
     ///   member; `BAD_REQUEST` for a 1:1 conversation.
-    public func removeMember(_ handle: String, conversation id: String, actor: String) throws -> StoredConversationEvent {
+    public func removeMember(_ handle: String, conversation id: String, actor: String, in place: Place? = nil) throws -> StoredConversationEvent {
         let now = Clock.milliseconds()
         let hub = self.hub
         return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects) in
-            let conversation = try Self.requireMember(tx, conversation: id, user: actor)
+            let conversation = try Self.requireMember(tx, conversation: id, user: actor, in: place)
             guard conversation.isGroup else { throw CloudKitError.badRequest("a 1:1 conversation's members are fixed") }
             let member = try Self.resolve(tx, handle)
             guard conversation.members.contains(member) else { throw CloudKitError(.notFound, "\(handle) is not a member of this conversation") }
@@ -164,10 +164,24 @@ public final class ConversationService: Sendable {
         return user.recordName
     }
 
-    /// The conversation, when `user` is a member; `NOT_FOUND` otherwise (a stranger learns
+    /// The container and environment a request names (W1: conversations live in one of each).
+    public struct Place: Sendable, Hashable {
+        public var container: String
+        public var environment: Environment
+
+        public init(container: String, environment: Environment) {
+            self.container = container
+            self.environment = environment
+        }
+    }
+
+    /// The conversation, when `user` is a member (and it lives in `place`, when given);
+    /// `NOT_FOUND` otherwise (a stranger learns
     /// nothing about whether it exists).
-    static func requireMember(_ reader: any StoreReading, conversation id: String, user: String) throws -> StoredConversation {
-        guard let conversation = try reader.conversation(id: id), conversation.members.contains(user) else {
+    static func requireMember(_ reader: any StoreReading, conversation id: String, user: String,
+                              in place: Place? = nil) throws -> StoredConversation {
+        guard let conversation = try reader.conversation(id: id), conversation.members.contains(user),
+              place.map({ conversation.container == $0.container && conversation.environment == $0.environment }) ?? true else {
             throw CloudKitError(.notFound, "no conversation '\(id)' of yours")
         }
         return conversation

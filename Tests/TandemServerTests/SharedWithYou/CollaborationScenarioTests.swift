@@ -21,6 +21,42 @@ struct CollaborationScenarioTests {
         try server.tandemGet("highlights/notices/list", ["collaboration": collaboration], as: person).json["notices"]?.arrayValue ?? []
     }
 
+    /// `share:` identifiers and share URLs belong to Tandem shares (W4): a participant who knows
+    /// the share's GUID cannot start a custom collaboration under its identifier or URL first
+    /// and so capture it.
+    @Test func customCollaborationCannotTakeAShareIdentifier() throws {
+        let server = try Shared.server
+        let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))
+        let app = try Self.anyApp(server)
+        try server.addContacts(cat, [ada])
+        let note = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE"), Invite.email(cat)])
+        let identifier = "share:\(note.guid)"
+        let bobs = try server.conversation(bob, with: [cat])
+        let squat = try server.tandem("conversations/messages/send", [
+            "conversation": .string(bobs), "text": "mine",
+            "collaboration": ["collaborationIdentifier": .string(identifier), "url": "https://evil.example.org/doc", "title": "Groceries"],
+        ], as: bob)
+        #expect(squat.status == 400)
+        #expect(squat.json.serverErrorCode == "BAD_REQUEST")
+        #expect(try server.tandemGet("conversations/messages/list", ["conversation": bobs], as: bob).json["events"]?.arrayValue?
+            .contains { $0["text"] == "mine" } == false)
+
+        let url = Self.shareURL(server, note)
+        // Nor under another identifier with the share's URL.
+        let byURL = try server.tandem("conversations/messages/send", [
+            "conversation": .string(bobs), "text": "mine too",
+            "collaboration": ["collaborationIdentifier": .string(unique("bobs-doc")), "url": .string(url)],
+        ], as: bob)
+        #expect(byURL.status == 400)
+        #expect(byURL.json.serverErrorCode == "BAD_REQUEST")
+        let group = try server.conversation(ada, with: [bob, cat])
+        try server.say("our list \(url)", in: group, as: ada)
+        let forCat = try server.highlights(cat, app: app)
+        #expect(forCat.urls == [url])
+        #expect(forCat.json.first?["collaboration"]?["collaborationIdentifier"] == .string(identifier))
+        #expect(forCat.json.first?["collaboration"]?["kind"] == "share")
+    }
+
     @Test func shareURLBecomesCollaborationHighlightWithNotices() throws {
         let server = try Shared.server
         let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))

@@ -67,6 +67,34 @@ struct ConversationTests {
         #expect(list.json["conversations"]?.arrayValue?.contains { $0["conversationID"] == .string(id) } == true)
     }
 
+    /// W1: a conversation lives in one container and environment; another environment's path
+    /// does not reach it (no lookup, history, sending, members or pins), and nothing is written.
+    @Test func conversationsStayInTheirEnvironment() throws {
+        let server = try Shared.server
+        let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))
+        let id = try server.conversation(ada, with: [bob, cat], group: true)
+        try server.say("hello https://example.org/env", in: id, as: ada)
+        let production = "\(server.baseURL)/tandem/1/\(TestServer.container)/production"
+        func post(_ operation: String, _ body: JSONValue) throws -> TestServer.Response {
+            try server.request("POST", "\(production)/\(operation)", body: Data(JSONWriter.bytes(body)), token: .some(ada.token))
+        }
+        let attempts = [
+            try server.request("GET", "\(production)/conversations/lookup?conversation=\(id)", token: .some(ada.token)),
+            try server.request("GET", "\(production)/conversations/messages/list?conversation=\(id)", token: .some(ada.token)),
+            try post("conversations/messages/send", ["conversation": .string(id), "text": "from production"]),
+            try post("conversations/members/remove", ["conversation": .string(id), "member": .string(cat.recordName)]),
+            try post("conversations/pins/modify", ["conversation": .string(id), "url": "https://example.org/env"]),
+        ]
+        for response in attempts {
+            #expect(response.status == 404)
+            #expect(response.json.serverErrorCode == "NOT_FOUND")
+        }
+        let history = try server.tandemGet("conversations/messages/list", ["conversation": id], as: ada)
+        #expect(history.json["events"]?.arrayValue?.contains { $0["text"] == "from production" } == false)
+        let lookup = try server.tandemGet("conversations/lookup", ["conversation": id], as: ada)
+        #expect(lookup.json["members"]?.arrayValue?.count == 3)
+    }
+
     struct Refusal: Sendable, CustomStringConvertible {
         var description: String
         var operation: String
