@@ -400,8 +400,9 @@ enum Migrations {
             at INTEGER NOT NULL
         );
         CREATE INDEX highlight_interactions_by_viewer ON highlight_interactions(viewer, at);
+        -- A collaboration identifier is the app's, so it is unique within a container environment.
         CREATE TABLE collaborations (
-            id TEXT PRIMARY KEY,
+            id TEXT NOT NULL,
             container_id TEXT NOT NULL,
             environment TEXT NOT NULL,
             url TEXT NOT NULL,
@@ -410,14 +411,17 @@ enum Migrations {
             title TEXT,
             content_type TEXT NOT NULL,
             created_at INTEGER NOT NULL,
-            share_guid TEXT
+            share_guid TEXT,
+            PRIMARY KEY (container_id, environment, id)
         );
         CREATE UNIQUE INDEX collaborations_by_url ON collaborations(container_id, environment, url);
         CREATE TABLE notice_clears (
             viewer TEXT NOT NULL,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
             collaboration_id TEXT NOT NULL,
             through_seq INTEGER NOT NULL,
-            PRIMARY KEY (viewer, collaboration_id)
+            PRIMARY KEY (viewer, container_id, environment, collaboration_id)
         ) WITHOUT ROWID;
         CREATE TABLE membership_prompts (
             id TEXT PRIMARY KEY,

@@ -16,7 +16,7 @@ enum CollaborationCodec {
     /// `{"promptID", "conversationID", "person", "change": "add"|"remove", "state", "message",
     /// "collaborations": [{collaboration}], "createdAt"}`; `message` is the banner text.
     static func prompt(_ prompt: StoredMembershipPrompt, _ reader: any StoreReading) throws -> JSONValue {
-        let collaborations = try prompt.collaborations.compactMap { try reader.collaboration(id: $0) }
+        let collaborations = try prompt.collaborations.compactMap { try reader.collaboration(id: $0, container: prompt.container, environment: prompt.environment) }
         let person = try reader.user(matching: UserIdentity(userRecordName: prompt.person))
         let name = person?.givenName ?? person?.email ?? prompt.person
         let count = collaborations.count

@@ -59,7 +59,7 @@ enum Collaborations {
         if let guid = shareGUID(started.url), try tx.share(shortGUID: guid, container: container, environment: environment) != nil {
             throw CloudKitError.badRequest("'\(started.url)' is a Tandem share URL; send it as a link, not as a collaboration of the app")
         }
-        if let existing = try tx.collaboration(id: started.identifier) {
+        if let existing = try tx.collaboration(id: started.identifier, container: container, environment: environment) {
             guard existing.owner == owner, existing.container == container, existing.environment == environment else {
                 throw CloudKitError.badRequest("collaboration '\(started.identifier)' belongs to someone else")
             }

@@ -56,7 +56,7 @@ public final class MembershipPromptService: Sendable {
             if accept {
                 var changes: [ShareMembershipNotices.Change] = []
                 for identifier in prompt.collaborations {
-                    guard let collaboration = try tx.collaboration(id: identifier), collaboration.owner == owner else { continue }
+                    guard let collaboration = try tx.collaboration(id: identifier, container: prompt.container, environment: prompt.environment), collaboration.owner == owner else { continue }
                     switch collaboration.kind {
                     case .share:
                         guard let guid = collaboration.shareGUID,

@@ -22,7 +22,7 @@ public final class NoticeService: Sendable {
         let hub = self.hub
         return try store.write({ tx -> ([StoredConversationEvent], ConversationHub.Effects) in
             var collaboration: StoredCollaboration?
-            if let id = request.collaborationIdentifier { collaboration = try tx.collaboration(id: id) }
+            if let id = request.collaborationIdentifier { collaboration = try tx.collaboration(id: id, container: container, environment: environment) }
             else if let url = request.url, let normalized = MessageLinks.normalize(url)?.url {
                 collaboration = try tx.collaboration(url: normalized, container: container, environment: environment)
             }
@@ -87,18 +87,20 @@ public final class NoticeService: Sendable {
     }
 
     /// The viewer's notices of a collaboration not cleared yet, oldest first.
-    public func notices(collaboration: String, viewer: String) throws -> [StoredConversationEvent] {
-        try store.read { try $0.notices(viewer: viewer, collaboration: collaboration) }
+    public func notices(collaboration: String, viewer: String, container: String, environment: Environment) throws -> [StoredConversationEvent] {
+        try store.read { try $0.notices(viewer: viewer, collaboration: collaboration, container: container, environment: environment) }
     }
 
     /// Clears the viewer's notices of a collaboration (SharedWithYou `clearNotices(for:)`):
     /// later notices show again.
     /// - Throws: `NOT_FOUND` for an unknown collaboration.
-    public func clear(collaboration: String, viewer: String) throws {
+    public func clear(collaboration: String, viewer: String, container: String, environment: Environment) throws {
         try store.write { tx in
-            guard try tx.collaboration(id: collaboration) != nil else { throw CloudKitError(.notFound, "no collaboration '\(collaboration)'") }
-            let latest = try tx.notices(viewer: viewer, collaboration: collaboration).last?.seq ?? 0
-            try tx.clearNotices(viewer: viewer, collaboration: collaboration, through: latest)
+            guard try tx.collaboration(id: collaboration, container: container, environment: environment) != nil else {
+                throw CloudKitError(.notFound, "no collaboration '\(collaboration)'")
+            }
+            let latest = try tx.notices(viewer: viewer, collaboration: collaboration, container: container, environment: environment).last?.seq ?? 0
+            try tx.clearNotices(viewer: viewer, collaboration: collaboration, container: container, environment: environment, through: latest)
         }
     }
 }

@@ -16,7 +16,7 @@ enum ShareMembershipNotices {
                      at now: Int64) throws -> ConversationHub.Effects {
         var effects = ConversationHub.Effects(container: container, environment: environment)
         for change in changes {
-            guard let collaboration = try tx.collaboration(id: Collaborations.identifier(shortGUID: change.share.shortGUID)) else { continue }
+            guard let collaboration = try tx.collaboration(id: Collaborations.identifier(shortGUID: change.share.shortGUID), container: container, environment: environment) else { continue }
             let conversations = try NoticeService.conversations(tx, sharing: collaboration)
             guard !conversations.isEmpty else { continue }
             _ = try NoticeService.append(tx, collaboration: collaboration, event: .membership(change.added ? 1 : 2), actor: actor,

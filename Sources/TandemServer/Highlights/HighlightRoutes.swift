@@ -62,14 +62,16 @@ enum HighlightRoutes {
             DatabaseRoute(operation: "highlights/notices/list", method: "GET", databases: [],
                           summary: "The caller's notices of a collaboration not cleared yet (?collaboration=ID)", requestSchema: nil,
                           responseSchema: "NoticeList") { context in
-                let list = try notices.notices(collaboration: try R.parameter(context, "collaboration"), viewer: try R.user(context))
+                let list = try notices.notices(collaboration: try R.parameter(context, "collaboration"), viewer: try R.user(context),
+                                                   container: context.container, environment: context.environment)
                 return Responses.json(["notices": .array(list.map(ConversationCodec.event))])
             },
             DatabaseRoute(operation: "highlights/notices/clear", method: "POST", databases: [],
                           summary: "Clears the caller's notices of a collaboration: {collaborationIdentifier}", requestSchema: "NoticeClearRequest",
                           responseSchema: "Empty") { context in
                 let body = try context.jsonBody()
-                try notices.clear(collaboration: try R.string(body, "collaborationIdentifier"), viewer: try R.user(context))
+                try notices.clear(collaboration: try R.string(body, "collaborationIdentifier"), viewer: try R.user(context),
+                                  container: context.container, environment: context.environment)
                 return Responses.json([:])
             },
         ]

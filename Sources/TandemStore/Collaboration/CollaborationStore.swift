@@ -68,13 +68,14 @@ public struct StoredMembershipPrompt: Sendable, Hashable {
 
 /// Reads of collaborations, notices and membership prompts.
 public protocol CollaborationReading {
-    func collaboration(id: String) throws -> StoredCollaboration?
+    /// The collaboration `id` of a container environment (identifiers are the app's, unique there).
+    func collaboration(id: String, container: String, environment: Environment) throws -> StoredCollaboration?
     func collaboration(url: String, container: String, environment: Environment) throws -> StoredCollaboration?
     func collaborations(urls: [String], container: String, environment: Environment) throws -> [String: StoredCollaboration]
     /// The collaborations whose URL was shared in a conversation.
     func collaborationsShared(conversation: String) throws -> [StoredCollaboration]
     /// Notices of a collaboration after the viewer's clear mark, in conversations the viewer is in.
-    func notices(viewer: String, collaboration: String) throws -> [StoredConversationEvent]
+    func notices(viewer: String, collaboration: String, container: String, environment: Environment) throws -> [StoredConversationEvent]
     func prompts(owner: String, container: String, environment: Environment, state: StoredMembershipPrompt.State?) throws -> [StoredMembershipPrompt]
     func prompt(id: String) throws -> StoredMembershipPrompt?
 }
@@ -83,6 +84,6 @@ public protocol CollaborationReading {
 public protocol CollaborationWriting: CollaborationReading {
     /// Inserts a collaboration; an existing one (same id or URL) is left as it is.
     func putCollaboration(_ collaboration: StoredCollaboration) throws
-    func clearNotices(viewer: String, collaboration: String, through seq: Int64) throws
+    func clearNotices(viewer: String, collaboration: String, container: String, environment: Environment, through seq: Int64) throws
     func putPrompt(_ prompt: StoredMembershipPrompt) throws
 }

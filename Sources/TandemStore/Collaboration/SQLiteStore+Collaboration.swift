@@ -11,8 +11,9 @@ extension SQLiteStoreTransaction {
                             shareGUID: row.isNull(9) ? nil : row.text(9))
     }
 
-    func collaboration(id: String) throws -> StoredCollaboration? {
-        try db.queryOne("SELECT \(Self.collaborationColumns) FROM collaborations WHERE id = ?", [.text(id)], Self.collaborationRow)
+    func collaboration(id: String, container: String, environment: Environment) throws -> StoredCollaboration? {
+        try db.queryOne("SELECT \(Self.collaborationColumns) FROM collaborations WHERE container_id = ? AND environment = ? AND id = ?",
+                        [.text(container), .text(environment.rawValue), .text(id)], Self.collaborationRow)
     }
 
     func collaboration(url: String, container: String, environment: Environment) throws -> StoredCollaboration? {
@@ -45,15 +46,17 @@ extension SQLiteStoreTransaction {
             """, [.text(conversation)], Self.collaborationRow)
     }
 
-    func notices(viewer: String, collaboration: String) throws -> [StoredConversationEvent] {
+    func notices(viewer: String, collaboration: String, container: String, environment: Environment) throws -> [StoredConversationEvent] {
         try db.query("""
             SELECT e.seq, e.conversation_id, e.event_id, e.kind, e.actor, e.subject, e.collaboration_id, e.body, e.created_at
             FROM conversation_events e
-            JOIN conversation_members m ON m.conversation_id = e.conversation_id AND m.user = ?
-            WHERE e.collaboration_id = ? AND e.kind = 'notice' AND (e.subject IS NULL OR e.subject = ?)
-              AND e.seq > COALESCE((SELECT through_seq FROM notice_clears WHERE viewer = ? AND collaboration_id = ?), 0)
+            JOIN conversation_members m ON m.conversation_id = e.conversation_id AND m.user = ?1
+            JOIN conversations c ON c.id = e.conversation_id AND c.container_id = ?3 AND c.environment = ?4
+            WHERE e.collaboration_id = ?2 AND e.kind = 'notice' AND (e.subject IS NULL OR e.subject = ?1)
+              AND e.seq > COALESCE((SELECT through_seq FROM notice_clears
+                                    WHERE viewer = ?1 AND container_id = ?3 AND environment = ?4 AND collaboration_id = ?2), 0)
             ORDER BY e.seq
-            """, [.text(viewer), .text(collaboration), .text(viewer), .text(viewer), .text(collaboration)], Self.eventRow)
+            """, [.text(viewer), .text(collaboration), .text(container), .text(environment.rawValue)], Self.eventRow)
     }
 
     private static let promptColumns = "id, container_id, environment, owner, conversation_id, person, change, collaborations, state, created_at"
@@ -87,11 +90,11 @@ extension SQLiteStoreTransaction {
                     .text(collaboration.contentType), .integer(collaboration.createdAt), collaboration.shareGUID.map(SQLiteValue.text) ?? .null])
     }
 
-    func clearNotices(viewer: String, collaboration: String, through seq: Int64) throws {
+    func clearNotices(viewer: String, collaboration: String, container: String, environment: Environment, through seq: Int64) throws {
         try db.run("""
-            INSERT INTO notice_clears (viewer, collaboration_id, through_seq) VALUES (?, ?, ?)
-            ON CONFLICT (viewer, collaboration_id) DO UPDATE SET through_seq = MAX(through_seq, excluded.through_seq)
-            """, [.text(viewer), .text(collaboration), .integer(seq)])
+            INSERT INTO notice_clears (viewer, container_id, environment, collaboration_id, through_seq) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (viewer, container_id, environment, collaboration_id) DO UPDATE SET through_seq = MAX(through_seq, excluded.through_seq)
+            """, [.text(viewer), .text(container), .text(environment.rawValue), .text(collaboration), .integer(seq)])
     }
 
     func putPrompt(_ prompt: StoredMembershipPrompt) throws {

@@ -57,6 +57,28 @@ struct CollaborationScenarioTests {
         #expect(forCat.json.first?["collaboration"]?["kind"] == "share")
     }
 
+    @Test("A collaboration identifier belongs to one container environment: the same one can be used in another")
+    func collaborationIdentifiersAreScopedToTheirEnvironment() throws {
+        let server = try Shared.server
+        let (ada, bob) = (try server.person("ada"), try server.person("bob"))
+        let identifier = unique("doc")
+        func send(_ environment: String, as person: Person, to other: Person) throws -> TestServer.Response {
+            let base = "\(server.baseURL)/tandem/1/\(TestServer.container)/\(environment)"
+            let created = try server.request("POST", "\(base)/conversations/create", body: Data(JSONWriter.bytes(["members": [.string(other.recordName)]])),
+                                             token: .some(person.token))
+            let conversation = try #require(created.json["conversationID"]?.stringValue, "\(created.text)")
+            let body: JSONValue = ["conversation": .string(conversation), "text": "doc",
+                                   "collaboration": ["collaborationIdentifier": .string(identifier), "url": .string("https://docs.example.org/\(environment)/\(identifier)")]]
+            return try server.request("POST", "\(base)/conversations/messages/send", body: Data(JSONWriter.bytes(body)), token: .some(person.token))
+        }
+        // Bob takes the identifier in production first; Ada can still use it in development, and
+        // Bob cannot take it again where Ada holds it.
+        #expect(try send("production", as: bob, to: ada).status == 200)
+        #expect(try send("development", as: ada, to: bob).status == 200)
+        let again = try send("development", as: bob, to: ada)
+        #expect(again.status == 400, "\(again.text)")
+    }
+
     @Test func shareURLBecomesCollaborationHighlightWithNotices() throws {
         let server = try Shared.server
         let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))
