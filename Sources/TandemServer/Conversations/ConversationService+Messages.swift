@@ -106,14 +106,15 @@ extension ConversationService {
 
     /// The conversation's timeline after `continuationMarker` (a sequence from an earlier page;
     /// 0 = from the start), oldest first, at most `limit` (1…200). Mention notices for someone
-    /// else are left out.
+    /// else are left out, and so is everything from before the viewer joined (or joined again):
+    /// as in Messages, a new member does not read the earlier conversation (W3).
     /// - Returns: the events, the marker for the next page, and whether more follow.
     /// - Throws: `NOT_FOUND` for an unknown conversation or a caller who is not a member.
     public func history(conversation id: String, viewer: String, after marker: Int64, limit: Int, in place: Place? = nil) throws
         -> (events: [StoredConversationEvent], marker: Int64, moreComing: Bool) {
         try store.read { reader in
             _ = try Self.requireMember(reader, conversation: id, user: viewer, in: place)
-            let page = try reader.conversationEvents(conversation: id, after: marker, limit: limit + 1)
+            let page = try reader.conversationEvents(conversation: id, viewer: viewer, after: marker, limit: limit + 1)
             let more = page.count > limit
             let taken = Array(page.prefix(limit))
             let visible = taken.filter { $0.kind != .notice || $0.subject == nil || $0.subject == viewer }

@@ -52,7 +52,7 @@ extension SQLiteStoreTransaction {
             FROM conversation_events e
             JOIN conversation_members m ON m.conversation_id = e.conversation_id AND m.user = ?1
             JOIN conversations c ON c.id = e.conversation_id AND c.container_id = ?3 AND c.environment = ?4
-            WHERE e.collaboration_id = ?2 AND e.kind = 'notice' AND (e.subject IS NULL OR e.subject = ?1)
+            WHERE e.collaboration_id = ?2 AND e.kind = 'notice' AND (e.subject IS NULL OR e.subject = ?1) AND e.created_at >= m.joined_at
               AND e.seq > COALESCE((SELECT through_seq FROM notice_clears
                                     WHERE viewer = ?1 AND container_id = ?3 AND environment = ?4 AND collaboration_id = ?2), 0)
             ORDER BY e.seq

@@ -107,8 +107,10 @@ public protocol ConversationReading {
     /// The conversations `user` is a member of in one container environment, newest first.
     func conversations(user: String, container: String, environment: Environment) throws -> [StoredConversation]
     func isMember(conversation: String, user: String) throws -> Bool
-    /// Timeline entries after `seq`, oldest first, at most `limit`.
-    func conversationEvents(conversation: String, after seq: Int64, limit: Int) throws -> [StoredConversationEvent]
+    /// Timeline entries after `seq` that `viewer` was a member for (from their latest joining on:
+    /// nothing from before they were added, or from before they were added again), oldest first,
+    /// at most `limit`.
+    func conversationEvents(conversation: String, viewer: String, after seq: Int64, limit: Int) throws -> [StoredConversationEvent]
     /// The viewer's link rows whose host is one of `hosts` or ends with one of `suffixes`
     /// (`.example.com`); nil for both reads every row.
     func sharedLinks(viewer: String, container: String, environment: Environment, hosts: [String]?, suffixes: [String]?) throws -> [StoredSharedLink]

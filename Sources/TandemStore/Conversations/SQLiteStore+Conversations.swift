@@ -30,11 +30,12 @@ extension SQLiteStoreTransaction {
         try db.queryOne("SELECT 1 FROM conversation_members WHERE conversation_id = ? AND user = ?", [.text(conversation), .text(user)]) { _ in true } ?? false
     }
 
-    func conversationEvents(conversation: String, after seq: Int64, limit: Int) throws -> [StoredConversationEvent] {
+    func conversationEvents(conversation: String, viewer: String, after seq: Int64, limit: Int) throws -> [StoredConversationEvent] {
         try db.query("""
-            SELECT seq, conversation_id, event_id, kind, actor, subject, collaboration_id, body, created_at FROM conversation_events
-            WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?
-            """, [.text(conversation), .integer(seq), .integer(Int64(limit))], Self.eventRow)
+            SELECT e.seq, e.conversation_id, e.event_id, e.kind, e.actor, e.subject, e.collaboration_id, e.body, e.created_at
+            FROM conversation_events e JOIN conversation_members m ON m.conversation_id = e.conversation_id AND m.user = ?2
+            WHERE e.conversation_id = ?1 AND e.seq > ?3 AND e.created_at >= m.joined_at ORDER BY e.seq LIMIT ?4
+            """, [.text(conversation), .text(viewer), .integer(seq), .integer(Int64(limit))], Self.eventRow)
     }
 
     static func eventRow(_ row: SQLiteStatement) -> StoredConversationEvent {

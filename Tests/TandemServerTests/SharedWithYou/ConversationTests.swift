@@ -67,6 +67,30 @@ struct ConversationTests {
         #expect(list.json["conversations"]?.arrayValue?.contains { $0["conversationID"] == .string(id) } == true)
     }
 
+    /// W3: a member reads the conversation from when they joined; someone removed and added again
+    /// reads from their return, not what was said while they were out.
+    @Test func newMembersDoNotReadEarlierHistory() throws {
+        let server = try Shared.server
+        let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))
+        let id = try server.conversation(ada, with: [bob], group: true)
+        try server.say("before cat", in: id, as: ada)
+        Thread.sleep(forTimeInterval: 0.005)
+        #expect(try server.tandem("conversations/members/add", ["conversation": .string(id), "member": .string(cat.recordName)], as: ada).status == 200)
+        try server.say("with cat", in: id, as: bob)
+        #expect(try server.tandem("conversations/members/remove", ["conversation": .string(id), "member": .string(cat.recordName)], as: ada).status == 200)
+        try server.say("cat is out", in: id, as: ada)
+        Thread.sleep(forTimeInterval: 0.005)
+        #expect(try server.tandem("conversations/members/add", ["conversation": .string(id), "member": .string(cat.recordName)], as: bob).status == 200)
+        try server.say("cat is back", in: id, as: bob)
+
+        func texts(_ person: Person) throws -> [String] {
+            try server.tandemGet("conversations/messages/list", ["conversation": id], as: person).json["events"]?.arrayValue?
+                .compactMap { $0["text"]?.stringValue } ?? []
+        }
+        #expect(try texts(ada) == ["before cat", "with cat", "cat is out", "cat is back"])
+        #expect(try texts(cat) == ["cat is back"])
+    }
+
     /// W1: a conversation lives in one container and environment; another environment's path
     /// does not reach it (no lookup, history, sending, members or pins), and nothing is written.
     @Test func conversationsStayInTheirEnvironment() throws {
