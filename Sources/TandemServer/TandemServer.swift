@@ -73,6 +73,9 @@ public final class TandemServer: Sendable {
     let purger: ChangePurger
     let hub: ChangeHub
     let webhooks: WebhookSender
+    /// Group session journal files: no session survives a restart (decisions G2), so files left
+    /// by sessions that were live when the last process stopped are deleted at start (D37).
+    let journal: AssetFiles
     private let stopped = Mutex<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -85,10 +88,12 @@ public final class TandemServer: Sendable {
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
         hub = ChangeHub(store: store, log: log)
+        let journal = try AssetFiles.journal(dataDirectory: configuration.dataDirectory)
+        self.journal = journal
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
                                 participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
                                 links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin),
-                                journal: try AssetFiles.journal(dataDirectory: configuration.dataDirectory),
+                                journal: journal,
                                 sessionSettings: SessionHub.Settings(participantLimit: configuration.sessionParticipantLimit,
                                                                      messageRate: configuration.sessionMessageRate,
                                                                      messageBurst: configuration.sessionMessageBurst))
@@ -113,6 +118,7 @@ public final class TandemServer: Sendable {
         hub.start()
         webhooks.start()
         try http.start()
+        journal.removeAll()   // after binding: a second process on the same data directory fails above
         purger.start()
         log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
     }

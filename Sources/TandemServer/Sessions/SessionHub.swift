@@ -322,7 +322,8 @@ final class SessionHub: Sendable {
                 registry.withLock { registry in
                     for connection in theirs { registry.clients[connection.id]?.joined.removeValue(forKey: session.id) }
                 }
-                drop(session, reason: .conversationEnded) { $0.user == change.member }
+                // Every connection of theirs hears `conversationEnded` once, below; joined or not.
+                drop(session) { $0.user == change.member }
                 let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(session.id.uuidString),
                                               "reason": .string(InvalidationReason.conversationEnded.rawValue)])
                 for connection in theirs { _ = connection.send(text: text) }

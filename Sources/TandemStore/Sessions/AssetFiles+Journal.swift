@@ -12,4 +12,13 @@ extension AssetFiles {
         guard let path = path(forChecksum: checksum) else { return }
         unlink(path)
     }
+
+    /// Deletes every file (the directory stays, with its `tmp/`).
+    public func removeAll() {
+        let manager = FileManager.default
+        for name in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] {
+            try? manager.removeItem(atPath: directory + "/" + name)
+        }
+        try? manager.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
+    }
 }

@@ -124,4 +124,34 @@ import TandemHTTP
         let anonymous = try Self.server.request("GET", base + "/\(UUID().uuidString)", token: .some(nil))
         #expect(anonymous.status >= 400)
     }
+    @Test func aJoinedMemberRemovedFromTheConversationHearsOneInvalidation() async throws {
+        let ada = try Self.server.person("ada"), bob = try Self.server.person("bob"), carol = try Self.server.person("carol")
+        let created = try Self.server.tandem("conversations/create", ["members": [.string(bob.recordName), .string(carol.recordName)]],
+                                             as: ada)
+        let conversation = try #require(created.json["conversationID"]?.stringValue)
+        let adaProbe = try await StreamProbe.connect(Self.server, as: ada)
+        let bobProbe = try await StreamProbe.connect(Self.server, as: bob)
+        _ = try await Self.reply(adaProbe, ["type": "conversation.activate", "conversationID": .string(conversation)])
+        let activated = try await Self.reply(adaProbe, ["type": "activity.activate", "activity": Self.activity()])
+        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue)
+        for probe in [adaProbe, bobProbe] {
+            let joined = try await Self.reply(probe, ["type": "session.join", "sessionID": .string(sessionID)])
+            #expect(joined["result"]?["participantID"]?.stringValue != nil)
+        }
+        let removed = try Self.server.tandem("conversations/members/remove",
+                                             ["conversation": .string(conversation), "member": .string(bob.recordName)], as: ada)
+        #expect(removed.status == 200, "\(removed.text)")
+        func invalidations(_ probe: StreamProbe) -> Int {
+            probe.envelopes.withLock { $0.filter { $0["type"] == "session.invalidated" && $0["sessionID"]?.stringValue == sessionID }.count }
+        }
+        #expect(await bobProbe.wait { invalidations($0) >= 1 })
+        // Whatever else is on its way arrives meanwhile (Ada's stream hears the new participant list).
+        #expect(await adaProbe.wait { probe in
+            probe.envelopes.withLock { $0.contains { $0["type"] == "session.participants" && $0["participants"]?.arrayValue?.count == 1 } }
+        })
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(invalidations(bobProbe) == 1, "Bob hears conversationEnded once")
+        #expect(bobProbe.envelopes.withLock { $0.last { $0["type"] == "session.invalidated" }?["reason"] } == "conversationEnded")
+        #expect(invalidations(adaProbe) == 0, "the session goes on for Ada")
+    }
 }
