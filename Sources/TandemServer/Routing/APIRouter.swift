@@ -44,7 +44,15 @@ public final class APIRouter: HTTPResponder {
     // MARK: HTTPResponder
 
     public func bodyLimit(for head: HTTPRequestHead) -> Int {
-        if head.path.hasPrefix(JournalRoutes.prefix) { return Limits.journalAttachmentBytes + 1 }
+        if head.path.hasPrefix(JournalRoutes.prefix) {
+            // Decided from the head alone (the service thread does no database work): a request
+            // without credentials, or a preview image, never gets the attachment's 100 MiB read.
+            let query = "&" + head.query
+            let credentials = head.headers["authorization"] != nil || query.contains("&ckWebAuthToken=")
+            guard credentials else { return Limits.jsonBodyBytes }
+            if head.path.hasSuffix("/preview") { return JournalRoutes.previewBytes + 1 }
+            return Limits.journalAttachmentBytes + 1
+        }
         return head.path.hasPrefix(AssetRoutes.uploadPrefix) ? Limits.assetBytes + 1 : Limits.jsonBodyBytes
     }
 
