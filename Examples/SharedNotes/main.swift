@@ -23,8 +23,22 @@ func run(_ arguments: [String]) async throws {
                               credentials: .userToken(token),
                               configuration: .init(retryPolicy: RetryPolicy(maximumAttempts: 1)))
     // A command-line tool exits after each command, so it syncs by hand around it.
-    let store = try LocalStore(container: container, fileURL: URL(fileURLWithPath: environment["NOTES_FILE"] ?? "notes.sqlite"),
-                               automaticallySync: false)
+    // Say when a sync changed what the user wrote: a merge with someone else's newer version
+    // (their fields win where you did not edit), or a note deleted while you edited it offline.
+    let store = try LocalStore(container: container, configuration: .init(
+        fileURL: URL(fileURLWithPath: environment["NOTES_FILE"] ?? "notes.sqlite"), automaticallySync: false,
+        observer: { change in
+            switch change {
+            case .conflict(let id):
+                print("note \(id.recordName) was also changed elsewhere; merged (your edited fields kept)")
+            case .deletedWhileEdited(let record):
+                print("note \(record.recordID.recordName) was deleted by someone else; your edit was not kept: \(record["text"] as? String ?? "")")
+            case .refused(let id, let error):
+                print("note \(id.recordName): the server refused your change (\(error.code)); it shows the server's version")
+            default:
+                break
+            }
+        }))
     let notebooks = Notebooks(store: store)
     let online = await sync(store)
     let rest = Array(arguments.dropFirst())

@@ -206,9 +206,11 @@ final class LocalMirror: Sendable {
     // MARK: Fetched changes
 
     /// One fetched page in one transaction. A row with unsent edits is rebased: the server's
-    /// record with the local keys applied on top (they are sent with the new change tag).
-    func applyFetched(_ records: [Record], deletions: [Record.ID]) throws(TandemError) {
-        try write { db in
+    /// record with the local keys applied on top (they are sent with the new change tag). A
+    /// deleted row goes even with unsent edits; those rows are returned as they were (K22).
+    @discardableResult
+    func applyFetched(_ records: [Record], deletions: [Record.ID]) throws(TandemError) -> [Record] {
+        try write { db -> [Record] in
             // Rows with unsent edits are few: read their keys once per page, not a row per record.
             var dirty = Set<Record.ID>()
             for scope in Set(records.map { Self.scope(of: $0.recordID) }) {
@@ -231,10 +233,13 @@ final class LocalMirror: Sendable {
                     try Self.put(db, Row(record: record, changedKeys: nil, parentChanged: false, edit: 0), addingZone: false)
                 }
             }
+            var dropped: [Record] = []
             for id in deletions {
+                if let row = try Self.row(db, id), row.changedKeys != nil || row.parentChanged { dropped.append(row.record) }
                 try db.run(Self.deleteRow, Self.key(id))
                 try db.run("DELETE FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?", Self.key(id))
             }
+            return dropped
         }
     }
 

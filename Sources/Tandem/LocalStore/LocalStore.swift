@@ -43,6 +43,11 @@ public final class LocalStore: Sendable {
         case sent(saved: [Record.ID], deleted: [Record.ID])
         /// A save met a newer server record and was merged.
         case conflict(Record.ID)
+        /// A record with unsent local edits was deleted on the server. The deletion wins (as in
+        /// CloudKit, where saving a deleted record fails with `unknownItem`, and in
+        /// NSPersistentCloudKitContainer); `record` is the local version that was dropped: save it
+        /// again as a new record to keep it (decision K22).
+        case deletedWhileEdited(Record)
         /// A save the server refused (permission, gone); the row now shows the server's state.
         case refused(Record.ID, TandemError)
         /// Zones (and their records) removed: deleted, purged, or access lost.

@@ -32,8 +32,9 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
                 for deletion in changes.deletions { try mirror.removeZone(deletion.zoneID) }
                 if !changes.deletions.isEmpty { observer(.zonesRemoved(changes.deletions.map(\.zoneID))) }
             case .fetchedRecordZoneChanges(let changes):
-                try mirror.applyFetched(changes.modifications, deletions: changes.deletions.map(\.recordID))
+                let dropped = try mirror.applyFetched(changes.modifications, deletions: changes.deletions.map(\.recordID))
                 observer(.fetched(saved: changes.modifications.map(\.recordID), deleted: changes.deletions.map(\.recordID)))
+                for record in dropped { observer(.deletedWhileEdited(record)) }
             case .recordZoneChangesRestarted(let zoneID):
                 try mirror.restartZone(zoneID)
             case .sentRecordZoneChanges(let sent):

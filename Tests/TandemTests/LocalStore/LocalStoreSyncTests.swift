@@ -124,6 +124,33 @@ struct LocalStoreSyncTests {
         }
         #expect(!bob.hasUnsentChanges)
     }
+
+    /// K22: the owner deletes a note while Bob edits it offline. The deletion wins, and Bob's
+    /// store says which local edit it dropped, with the record, so nothing goes silently.
+    @Test func anEditToARecordDeletedOnTheServerIsReportedNotLostSilently() async throws {
+        let server = TestServer.shared
+        let dropped = DroppedLog()
+        let ada = try makeStore(server.ada, automaticallySync: false)
+        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "tandem-local-" + UUID().uuidString + ".sqlite")
+        let bob = try LocalStore(container: server.bob, configuration: .init(fileURL: url, automaticallySync: false, observer: { change in
+            if case .deletedWhileEdited(let record) = change { dropped.add(record) }
+        }))
+        let (noteID, _) = try await shareNotebook(ada: ada, bob: bob)
+        let bobNoteID = noteID.shared(owner: server.adaRecordName)
+
+        try ada.delete([noteID])
+        var bobNote = try #require(try bob.record(for: bobNoteID))
+        bobNote["text"] = "Bob's precious edit"
+        try bob.save([bobNote])
+        try await ada.sync()
+        try? await bob.sync()
+
+        #expect(try bob.record(for: bobNoteID) == nil, "the deletion wins")
+        let lost = try #require(dropped.all.first)
+        #expect(dropped.all.count == 1)
+        #expect(lost.recordID == bobNoteID)
+        #expect(lost["text"] as? String == "Bob's precious edit")
+    }
 }
 
 final class ConflictLog: @unchecked Sendable {
@@ -131,4 +158,11 @@ final class ConflictLog: @unchecked Sendable {
     private var conflicts: [LocalStore.Conflict] = []
     func add(_ conflict: LocalStore.Conflict) { lock.withLock { conflicts.append(conflict) } }
     var all: [LocalStore.Conflict] { lock.withLock { conflicts } }
+}
+
+final class DroppedLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var records: [Record] = []
+    func add(_ record: Record) { lock.withLock { records.append(record) } }
+    var all: [Record] { lock.withLock { records } }
 }
