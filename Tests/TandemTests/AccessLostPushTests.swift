@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tandem
+@testable import Tandem
 
 /// The owner hears when an invitee accepts (the share record changed outside records/modify),
 /// and a participant the owner removes hears of it at once: their shared database lost the zone
@@ -21,9 +21,13 @@ struct AccessLostPushTests {
         let subscriptionID = unique("shared-db")
         try await bob.sharedDatabase.save(Subscription(subscriptionID: subscriptionID, kind: .database))
 
-        // Remove Bob once his stream has had a moment to connect, while he listens.
+        // Remove Bob once his stream is connected (notifications are not replayed), while he listens.
+        let (connected, signal) = AsyncStream.makeStream(of: Void.self)
+        var listening = bob.notifications
+        listening.onConnected = { signal.yield() }
+        let stream = listening
         let removal = Task {
-            try await Task.sleep(nanoseconds: 500_000_000)
+            for await _ in connected { break }
             var current = try #require(Share(try await ada.privateDatabase.record(for: share.recordID)))
             let bobParticipant = try #require(current.participants.first { $0.role == .privateUser })
             current.removeParticipant(bobParticipant)
@@ -31,7 +35,7 @@ struct AccessLostPushTests {
         }
         defer { removal.cancel() }
         let notification = try await withTimeout(30) { () async throws -> PushNotification? in
-            for try await notification in bob.notifications
+            for try await notification in stream
             where notification.subscriptionID == subscriptionID && notification.recordZoneID?.zoneName == zone.zoneID.zoneName {
                 return notification
             }
@@ -56,13 +60,17 @@ struct AccessLostPushTests {
         let subscriptionID = unique("zone")
         try await ada.privateDatabase.save(Subscription(subscriptionID: subscriptionID, kind: .recordZone(zone.zoneID)))
 
+        let (connected, signal) = AsyncStream.makeStream(of: Void.self)
+        var listening = ada.notifications
+        listening.onConnected = { signal.yield() }
+        let stream = listening
         let acceptance = Task {
-            try await Task.sleep(nanoseconds: 500_000_000)
+            for await _ in connected { break }
             _ = try await bob.accept(try await bob.shareMetadata(for: url))
         }
         defer { acceptance.cancel() }
         let notification = try await withTimeout(30) { () async throws -> PushNotification? in
-            for try await notification in ada.notifications where notification.subscriptionID == subscriptionID { return notification }
+            for try await notification in stream where notification.subscriptionID == subscriptionID { return notification }
             return nil
         }
         try await acceptance.value

@@ -130,10 +130,18 @@ struct SharedWithYouTests {
         let events = Mutex<[ConversationEvent]>([])
         let listener = Task { for try await event in bob.container.conversations.events { events.withLock { $0.append(event) } } }
         defer { listener.cancel() }
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // Events are not replayed: wait until Bob's stream is connected, by a message in another
+        // conversation that he hears (a busy machine may take a while to connect).
+        let warmup = try await ada.container.conversations.create(with: [bob.email], group: true)
+        for attempt in 0..<60 where events.withLock({ $0.isEmpty }) {
+            _ = try await ada.container.conversations.send("ping \(attempt)", in: warmup.id)
+            try await Task.sleep(nanoseconds: 500_000_000)
+        }
+        try #require(events.withLock { !$0.isEmpty }, "Bob's event stream never connected")
         for index in 1...3 { try await ada.container.conversations.send("message \(index) https://example.org/\(index)", in: chat.id) }
-        try await waitUntil { events.withLock { $0.count >= 3 } }
-        #expect(events.withLock { $0.map(\.text) } == ["message 1 https://example.org/1", "message 2 https://example.org/2", "message 3 https://example.org/3"])
+        try await waitUntil { events.withLock { $0.filter { $0.conversationID == chat.id }.count >= 3 } }
+        #expect(events.withLock { $0.filter { $0.conversationID == chat.id }.map(\.text) }
+            == ["message 1 https://example.org/1", "message 2 https://example.org/2", "message 3 https://example.org/3"])
         let first = try await bob.container.conversations.messages(in: chat.id, limit: 2)
         #expect(first.events.count == 2 && first.moreComing)
         let rest = try await bob.container.conversations.messages(in: chat.id, after: first.continuationMarker, limit: 2)
