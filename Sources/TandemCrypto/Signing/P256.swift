@@ -82,16 +82,7 @@ public enum P256 {
     /// holder of `publicKey` (uncompressed X9.63, 65 bytes).
     /// - Throws: `P256Error.invalidKey` when `publicKey` is not a point on the curve.
     public static func isValidSignature(_ signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) throws(P256Error) -> Bool {
-        guard publicKey.count == publicKeyLength, publicKey.first == 0x04 else { throw .invalidKey }
-        let spki = spkiPrefix + publicKey
-        let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_PUBKEY(nil, &cursor, buffer.count)
-        }
-        guard let key else {
-            ERR_clear_error()
-            throw .invalidKey
-        }
+        guard let key = parsePublicKey(publicKey) else { throw .invalidKey }
         defer { EVP_PKEY_free(key) }
         guard let context = EVP_MD_CTX_new() else { throw .openSSL("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
@@ -113,17 +104,21 @@ public enum P256Error: Error, Equatable, Sendable {
 extension P256 {
     /// Whether `publicKey` is an uncompressed X9.63 point on P-256 (65 bytes, `0x04 ‖ X ‖ Y`).
     public static func isValidPublicKey(_ publicKey: [UInt8]) -> Bool {
-        guard publicKey.count == publicKeyLength, publicKey.first == 0x04 else { return false }
+        guard let key = parsePublicKey(publicKey) else { return false }
+        EVP_PKEY_free(key)
+        return true
+    }
+
+    /// The EVP key of an uncompressed X9.63 point (the caller frees it), or nil when the bytes
+    /// are not a point on P-256.
+    static func parsePublicKey(_ publicKey: [UInt8]) -> OpaquePointer? {
+        guard publicKey.count == publicKeyLength, publicKey.first == 0x04 else { return nil }
         let spki = spkiPrefix + publicKey
         let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_PUBKEY(nil, &cursor, buffer.count)
         }
-        guard let key else {
-            ERR_clear_error()
-            return false
-        }
-        EVP_PKEY_free(key)
-        return true
+        if key == nil { ERR_clear_error() }
+        return key
     }
 }
