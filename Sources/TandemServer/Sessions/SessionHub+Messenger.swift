@@ -25,31 +25,41 @@ extension SessionHub {
             return refuse(frame, on: connection, CloudKitError(.messageTooLarge,
                                                                "the message is \(frame.payload.count) bytes; at most \(Limits.sessionMessageBytes) (D32)"))
         }
-        let failure = session.state.withLock { state -> CloudKitError? in
+        // Reliable frames are numbered and queued to every receiver under the session's lock, so
+        // all see one order (D31). Unreliable ones only need their sender's order, which the
+        // connection's mailbox keeps (one frame of a connection at a time): they are queued after
+        // the lock is released, so 32 senders do not queue each other's fan-out behind one lock.
+        let outcome = session.state.withLock { state -> Result<(sequence: UInt64, later: [WebSocketConnection]), CloudKitError> in
             guard !state.ended, let index = state.participants.firstIndex(where: { $0.id == participant }) else {
-                return CloudKitError(.notFound, "you are no longer in the session")
+                return .failure(CloudKitError(.notFound, "you are no longer in the session"))
             }
             guard state.participants[index].bucket.take() else {
-                return CloudKitError(.throttled, "more than \(Int(settings.messageRate)) messages per second (burst \(Int(settings.messageBurst))); slow down (G6)")
+                return .failure(CloudKitError(.throttled,
+                                              "more than \(Int(settings.messageRate)) messages per second (burst \(Int(settings.messageBurst))); slow down (G6)"))
             }
-            var sequence: UInt64 = 0
-            if frame.reliable {
-                state.sequence += 1
-                sequence = state.sequence
-            }
-            let delivery = SessionFrames.delivery(frame, source: participant, sequence: sequence)
-            for receiver in state.participants where receiver.id != participant
-                && (frame.recipients.isEmpty || frame.recipients.contains(receiver.id)) {
-                _ = receiver.connection.send(binary: delivery, droppable: !frame.reliable)
+            let receivers = state.participants.lazy.filter { receiver in
+                receiver.id != participant && (frame.recipients.isEmpty || frame.recipients.contains(receiver.id))
+            }.map(\.connection)
+            guard frame.reliable else { return .success((0, Array(receivers))) }
+            state.sequence += 1
+            let numbered = SessionFrames.delivery(frame, source: participant, sequence: state.sequence)
+            for receiver in receivers { _ = receiver.send(binary: numbered, droppable: false) }
+            return .success((state.sequence, []))
+        }
+        switch outcome {
+        case .failure(let failure):
+            refuse(frame, on: connection, failure)
+        case .success(let (sequence, later)):
+            if !later.isEmpty {
+                let delivery = SessionFrames.delivery(frame, source: participant, sequence: 0)
+                for receiver in later { _ = receiver.send(binary: delivery, droppable: true) }
             }
             if frame.acknowledge {
                 _ = connection.send(text: JSONWriter.string(["type": "session.sent", "sessionID": .string(frame.session.uuidString),
                                                              "clientSequence": .int(Int64(frame.clientSequence)),
                                                              "sequence": .int(Int64(sequence))]))
             }
-            return nil
         }
-        if let failure { refuse(frame, on: connection, failure) }
     }
 
     private func refuse(_ frame: SessionFrames.Outgoing, on connection: WebSocketConnection, _ error: CloudKitError) {
