@@ -39,6 +39,11 @@ extension CommandLine {
 
     /// Runs a command line; returns the process exit status.
     static func run(_ arguments: [String]) -> Int32 {
+        // `tandem help`, `tandem --help`, `tandem serve -h`: the usage on standard output, success.
+        if arguments.first == "help" || arguments.contains("--help") || arguments.contains("-h") {
+            print(usage)
+            return 0
+        }
         var options: Options
         do {
             options = try Options(arguments)

@@ -26,6 +26,13 @@ import TandemCore
         #expect(result.error.contains(message), "\(result.error)")
     }
 
+    @Test(arguments: [["help"], ["--help"], ["serve", "--help"], ["user", "add", "-h"]])
+    func helpPrintsTheUsageAndSucceeds(arguments: [String]) throws {
+        let result = try runTandem(arguments)
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("tandem serve [--host"), "\(result.output)")
+    }
+
     @Test func duplicateEmailIsRefusedWhateverItsCase() throws {
         let server = try Shared.server
         let result = try runTandem(["user", "add", "--email", "ADA@example.com", "--data", server.dataDirectory])
