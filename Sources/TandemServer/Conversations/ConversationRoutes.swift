@@ -116,7 +116,8 @@ enum ConversationRoutes {
                 }
                 guard let allowed = try optionalBool(body, "allowed") else { throw CloudKitError.badRequest("send allowed: true or false") }
                 let viewer = try user(context)
-                try conversations.setConsent(viewer: viewer, scope: scope, target: try optionalString(body, "target"), allowed: allowed)
+                try conversations.setConsent(viewer: viewer, scope: scope, target: try optionalString(body, "target"), allowed: allowed,
+                                             in: place(context))
                 return Responses.json(consentList(try conversations.consent(viewer: viewer)))
             },
         ]

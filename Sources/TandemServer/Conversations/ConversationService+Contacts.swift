@@ -45,8 +45,8 @@ extension ConversationService {
     /// (`target` = `TEAMID.bundle.id`) or for a conversation they are in (`target` = its ID).
     /// Pinned links stay highlights when a conversation is off (spec §1.1).
     /// - Throws: `BAD_REQUEST` for a malformed app ID or missing target; `NOT_FOUND` for a
-    ///   conversation the caller is not in.
-    public func setConsent(viewer: String, scope: StoredConsent.Scope, target: String?, allowed: Bool) throws {
+    ///   conversation the caller is not in, or one of another container or environment than `place`.
+    public func setConsent(viewer: String, scope: StoredConsent.Scope, target: String?, allowed: Bool, in place: Place) throws {
         var key = ""
         switch scope {
         case .global: break
@@ -61,7 +61,7 @@ extension ConversationService {
         let hub = self.hub
         let consentKey = key
         try store.write({ tx -> ConversationHub.Effects in
-            if scope == .conversation { _ = try Self.requireMember(tx, conversation: consentKey, user: viewer) }
+            if scope == .conversation { _ = try Self.requireMember(tx, conversation: consentKey, user: viewer, in: place) }
             try tx.setConsent(viewer: viewer, StoredConsent(scope: scope, target: consentKey, allowed: allowed))
             var effects = ConversationHub.Effects(container: "", environment: .development)
             effects.highlightViewers = [viewer]

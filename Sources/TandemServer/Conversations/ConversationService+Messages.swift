@@ -44,7 +44,7 @@ extension ConversationService {
     ///   collaboration whose URL is malformed, or whose identifier another user owns;
     ///   `LIMIT_EXCEEDED` past 20 links.
     public func send(conversation id: String, sender: String, text: String, attachments: [LinkAttachment],
-                     collaboration: StartedCollaboration?, in place: Place? = nil) throws -> StoredConversationEvent {
+                     collaboration: StartedCollaboration?, in place: Place) throws -> StoredConversationEvent {
         guard text.utf8.count <= Self.textLimit else { throw CloudKitError.badRequest("a message's text has at most 65536 bytes") }
         var links: [MessageLinks.Link] = []
         func add(_ url: String, title: String?, image: String?, explicit: Bool) throws {
@@ -110,7 +110,7 @@ extension ConversationService {
     /// as in Messages, a new member does not read the earlier conversation (W3).
     /// - Returns: the events, the marker for the next page, and whether more follow.
     /// - Throws: `NOT_FOUND` for an unknown conversation or a caller who is not a member.
-    public func history(conversation id: String, viewer: String, after marker: Int64, limit: Int, in place: Place? = nil) throws
+    public func history(conversation id: String, viewer: String, after marker: Int64, limit: Int, in place: Place) throws
         -> (events: [StoredConversationEvent], marker: Int64, moreComing: Bool) {
         try store.read { reader in
             _ = try Self.requireMember(reader, conversation: id, user: viewer, in: place)
@@ -125,7 +125,7 @@ extension ConversationService {
     /// Pins or unpins a link shared in the conversation, for the caller only. A pinned link is a
     /// highlight regardless of contacts and of the conversation's consent (spec §1.1, D22).
     /// - Throws: `NOT_FOUND` for an unknown conversation, a non-member, or a URL never shared there.
-    public func pin(url: String, conversation id: String, viewer: String, pinned: Bool, in place: Place? = nil) throws {
+    public func pin(url: String, conversation id: String, viewer: String, pinned: Bool, in place: Place) throws {
         guard let (normalized, _) = MessageLinks.normalize(url) else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
         let now = Clock.milliseconds()
         let hub = self.hub

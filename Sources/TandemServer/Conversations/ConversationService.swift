@@ -93,7 +93,7 @@ public final class ConversationService: Sendable {
 
     /// One conversation as its member sees it.
     /// - Throws: `NOT_FOUND` when it does not exist or the caller is not a member.
-    public func lookup(_ id: String, viewer: String, in place: Place? = nil) throws -> StoredConversation {
+    public func lookup(_ id: String, viewer: String, in place: Place) throws -> StoredConversation {
         try store.read { try Self.requireMember($0, conversation: id, user: viewer, in: place) }
     }
 
@@ -105,7 +105,7 @@ public final class ConversationService: Sendable {
     /// - Throws: `NOT_FOUND` for an unknown conversation, a caller who is not a member, or a
     ///   handle with no account; `BAD_REQUEST` for a 1:1 conversation; `EXISTS` when already a
     ///   member; `LIMIT_EXCEEDED` past `memberLimit`.
-    public func addMember(_ handle: String, conversation id: String, actor: String, in place: Place? = nil) throws -> StoredConversationEvent {
+    public func addMember(_ handle: String, conversation id: String, actor: String, in place: Place) throws -> StoredConversationEvent {
         let now = Clock.milliseconds()
         let hub = self.hub
         return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects) in
@@ -132,7 +132,7 @@ public final class ConversationService: Sendable {
     /// being their highlights.
     /// - Throws: `NOT_FOUND` for an unknown conversation, a caller or member who is not a
     ///   member; `BAD_REQUEST` for a 1:1 conversation.
-    public func removeMember(_ handle: String, conversation id: String, actor: String, in place: Place? = nil) throws -> StoredConversationEvent {
+    public func removeMember(_ handle: String, conversation id: String, actor: String, in place: Place) throws -> StoredConversationEvent {
         let now = Clock.milliseconds()
         let hub = self.hub
         return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects) in
@@ -175,13 +175,13 @@ public final class ConversationService: Sendable {
         }
     }
 
-    /// The conversation, when `user` is a member (and it lives in `place`, when given);
-    /// `NOT_FOUND` otherwise (a stranger learns
-    /// nothing about whether it exists).
+    /// The conversation, when `user` is a member and it lives in `place` (the request's
+    /// container and environment, W1); `NOT_FOUND` otherwise (a stranger learns nothing about
+    /// whether it exists).
     static func requireMember(_ reader: any StoreReading, conversation id: String, user: String,
-                              in place: Place? = nil) throws -> StoredConversation {
+                              in place: Place) throws -> StoredConversation {
         guard let conversation = try reader.conversation(id: id), conversation.members.contains(user),
-              place.map({ conversation.container == $0.container && conversation.environment == $0.environment }) ?? true else {
+              conversation.container == place.container, conversation.environment == place.environment else {
             throw CloudKitError(.notFound, "no conversation '\(id)' of yours")
         }
         return conversation
