@@ -151,13 +151,5 @@ enum IdentityRoutes {
         return .object(object)
     }
 
-    static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
-}
-
-extension Array where Element: Hashable {
-    /// The elements in order, each once.
-    func uniqued() -> [Element] {
-        var seen = Set<Element>()
-        return filter { seen.insert($0).inserted }
-    }
+    static func base64(_ bytes: [UInt8]) -> String { IdentityService.base64(bytes) }
 }

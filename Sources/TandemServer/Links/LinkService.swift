@@ -76,8 +76,7 @@ public final class LinkService: Sendable {
 
     /// Entries parsed and written canonically, duplicates dropped, order kept.
     private func normalized(_ entries: [String]) throws -> [String] {
-        var seen = Set<String>()
-        return try entries.map { try AssociatedDomain($0, allowPorts: allowsPorts).entry }.filter { seen.insert($0).inserted }
+        try entries.map { try AssociatedDomain($0, allowPorts: allowsPorts).entry }.uniqued()
     }
 
     /// `TEAMID.bundle.id`: a ten-character team (or app ID) prefix of capitals and digits, a
