@@ -17,28 +17,18 @@ public enum TandemProcess {
     }
 
     /// Runs an admin command; returns the last line of its standard output. Throws when it
-    /// exits with a non-zero status.
+    /// exits with a non-zero status or is killed by a signal.
     ///
-    /// Known open bug (issue notes, 2026-11-29): under full-suite load an admin command was
-    /// killed by SIGABRT about once in ten full runs (`malloc_consolidate(): invalid chunk size`).
-    /// Until it is found, a command killed by a signal is reported on standard error and, when it
-    /// had printed nothing yet, run once more; one that had printed its answer is taken at its word.
+    /// (Admin commands used to be retried once when killed by SIGABRT: under full-suite load,
+    /// about once in a thousand runs, `malloc_consolidate(): invalid chunk size`. The cause was
+    /// OpenSSL's exit-time cleanup racing a thread's own cleanup; see `LibCrypto`. No retry now,
+    /// so that a crash fails the test.)
     @discardableResult
     public static func admin(_ arguments: [String]) throws -> String {
-        var attempt = 0
-        while true {
-            attempt += 1
-            let (status, killed, output, errors) = try run(arguments)
-            if status == 0 && !killed { return lastLine(output) }
-            let message = "tandem \(arguments.joined(separator: " ")) \(killed ? "was killed by signal" : "exited") \(status): "
-                + String(decoding: errors.suffix(2000), as: UTF8.self)
-            if killed {
-                FileHandle.standardError.write(Data("KNOWN BUG (admin command crashed, attempt \(attempt)): \(message)\n".utf8))
-                if !lastLine(output).isEmpty { return lastLine(output) }
-                if attempt < 2 { continue }
-            }
-            throw TandemProcessError(message)
-        }
+        let (status, killed, output, errors) = try run(arguments)
+        if status == 0 && !killed { return lastLine(output) }
+        throw TandemProcessError("tandem \(arguments.joined(separator: " ")) \(killed ? "was killed by signal" : "exited") \(status): "
+            + String(decoding: errors.suffix(2000), as: UTF8.self))
     }
 
     private static func lastLine(_ data: Data) -> String {

@@ -4,6 +4,7 @@ import CCrypto
 public enum Digest {
     /// SHA-256 of `bytes` (32 bytes).
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        LibCrypto.initialize()
         var out = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBufferPointer { input in
             _ = SHA256(input.baseAddress, input.count, &out)
@@ -16,6 +17,7 @@ public enum Digest {
         private let context: OpaquePointer
 
         public init() {
+            LibCrypto.initialize()
             context = EVP_MD_CTX_new()
             EVP_DigestInit_ex(context, EVP_sha256(), nil)
         }
@@ -36,6 +38,7 @@ public enum Digest {
 
     /// HMAC-SHA-256 of `message` under `key` (32 bytes).
     public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        LibCrypto.initialize()
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 32
         _ = HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &out, &length)
@@ -44,6 +47,7 @@ public enum Digest {
 
     /// `count` cryptographically random bytes.
     public static func randomBytes(_ count: Int) -> [UInt8] {
+        LibCrypto.initialize()
         var out = [UInt8](repeating: 0, count: count)
         precondition(RAND_bytes(&out, Int32(count)) == 1, "RAND_bytes failed")
         return out

@@ -21,6 +21,7 @@ public enum P256 {
 
         /// A new random key.
         public init() throws(P256Error) {
+            LibCrypto.initialize()
             guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw .openSSL("EVP_PKEY_CTX_new_from_name") }
             defer { EVP_PKEY_CTX_free(context) }
             var key: OpaquePointer?
@@ -32,6 +33,7 @@ public enum P256 {
         /// Reads a key written by `derRepresentation`.
         /// - Throws: `P256Error.invalidKey` when the bytes are not a P-256 private key.
         public init(derRepresentation der: [UInt8]) throws(P256Error) {
+            LibCrypto.initialize()
             let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
                 var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
                 return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
@@ -82,6 +84,7 @@ public enum P256 {
     /// holder of `publicKey` (uncompressed X9.63, 65 bytes).
     /// - Throws: `P256Error.invalidKey` when `publicKey` is not a point on the curve.
     public static func isValidSignature(_ signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) throws(P256Error) -> Bool {
+        LibCrypto.initialize()
         guard let key = parsePublicKey(publicKey) else { throw .invalidKey }
         defer { EVP_PKEY_free(key) }
         guard let context = EVP_MD_CTX_new() else { throw .openSSL("EVP_MD_CTX_new") }
