@@ -34,8 +34,10 @@ final class TestServer: @unchecked Sendable {
     @discardableResult
     static func admin(_ arguments: [String]) throws -> String { try TandemProcess.admin(arguments) }
 
-    /// Starts (or restarts) the server on a free port and waits until it serves.
+    /// Starts (or restarts) the server on a free port and waits until it serves. A server
+    /// still running is stopped first (SIGTERM), so that two never share the data directory.
     func start(extraArguments: [String] = []) throws {
+        if process != nil { stop() }
         let server = try TandemProcess.serve(dataDirectory: dataDirectory, extraArguments: extraArguments)
         process = server.process
         lifeline = server.lifeline
