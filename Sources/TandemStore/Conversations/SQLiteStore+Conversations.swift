@@ -81,9 +81,11 @@ extension SQLiteStoreTransaction {
     }
 
     func sharedShareLinks(viewer: String, container: String, environment: Environment) throws -> [StoredSharedLink] {
+        // CROSS JOIN keeps the share collaborations as the outer loop (few), each probing the
+        // viewer's rows by primary key; left to itself SQLite walked every row of the viewer.
         try db.query("""
             SELECT s.viewer, s.container_id, s.environment, s.url, s.conversation_id, s.host, s.sender, s.event_id, s.sent_at, s.title
-            FROM collaborations c JOIN shared_links s
+            FROM collaborations c CROSS JOIN shared_links s
               ON s.viewer = ? AND s.container_id = c.container_id AND s.environment = c.environment AND s.url = c.url
             WHERE c.container_id = ? AND c.environment = ? AND c.kind = 'share'
             """, [.text(viewer), .text(container), .text(environment.rawValue)], Self.linkRow)
