@@ -205,7 +205,9 @@ extension CommandLine {
     }
 
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        // The throwing write: the old `write(_:)` traps (SIGILL) when standard error cannot be
+        // written (closed, or `2>/dev/full`), which turned every error into a crash.
+        try? FileHandle.standardError.write(contentsOf: Data((message + "\n").utf8))
     }
 }
 

@@ -33,6 +33,20 @@ import TandemCore
         #expect(result.output.contains("tandem serve [--host"), "\(result.output)")
     }
 
+    /// QA: with standard error unwritable (`2>/dev/full`), a refusal used to crash (SIGILL in
+    /// `FileHandle.write`) instead of exiting with its status.
+    @Test func aRefusalExitsCleanlyWhenStandardErrorCannotBeWritten() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestServer.binary)
+        process.arguments = ["frobnicate"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 64, "a usage error (EX_USAGE)")
+    }
+
     @Test func duplicateEmailIsRefusedWhateverItsCase() throws {
         let server = try Shared.server
         let result = try runTandem(["user", "add", "--email", "ADA@example.com", "--data", server.dataDirectory])
