@@ -5,9 +5,10 @@ import CCrypto
 /// libcrypto normally registers an `atexit` handler, `OPENSSL_cleanup`, that frees its global
 /// and per-thread state when the process exits. A thread that used libcrypto frees its own
 /// per-thread state as it ends; if it ends while the main thread is already in `exit`, both free
-/// the same memory. `tandem user add` hit exactly this (its SQLite writer thread, which computes
-/// digests, was ending as `main` returned): `malloc_consolidate(): invalid chunk size`, or a
-/// double free in `OPENSSL_cleanup` under AddressSanitizer, about once in a thousand runs.
+/// the same memory. `tandem user add` hit exactly this (its SQLite writer thread, which draws
+/// the new record name from `RAND_bytes`, was ending as `main` returned):
+/// `malloc_consolidate(): invalid chunk size`, or a double free in `OPENSSL_cleanup` under
+/// AddressSanitizer, about once in a thousand runs.
 /// `OPENSSL_INIT_NO_ATEXIT` (OpenSSL 3, `OPENSSL_init_crypto(3)`) skips that handler; the
 /// operating system reclaims the memory anyway.
 public enum LibCrypto {
