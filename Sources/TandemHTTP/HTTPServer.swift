@@ -187,8 +187,7 @@ public final class HTTPServer: Sendable {
             return true
         }
         if shouldReport {
-            let line = "TandemHTTP: the service thread did not stop within \(configuration.shutdownGracePeriod + Self.shutdownStallAllowance) s of shutdown(); abandoning it\n"
-            FileHandle.standardError.write(Data(line.utf8))
+            ErrorReport.line("the service thread did not stop within \(configuration.shutdownGracePeriod + Self.shutdownStallAllowance) s of shutdown(); abandoning it")
         }
         stopSignal.set()
     }

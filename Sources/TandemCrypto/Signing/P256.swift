@@ -107,6 +107,7 @@ public enum P256Error: Error, Equatable, Sendable {
 extension P256 {
     /// Whether `publicKey` is an uncompressed X9.63 point on P-256 (65 bytes, `0x04 ‖ X ‖ Y`).
     public static func isValidPublicKey(_ publicKey: [UInt8]) -> Bool {
+        LibCrypto.initialize()
         guard let key = parsePublicKey(publicKey) else { return false }
         EVP_PKEY_free(key)
         return true

@@ -163,8 +163,7 @@ final class ServiceLoop: @unchecked Sendable {
             if lws_service(context, 0) < 0 {
                 // Not a requested shutdown: say so, or the server just stops answering. (Seen
                 // once per few loaded test runs, 3 ms after start; see the stop-13 notes.)
-                let reason = "libwebsockets: lws_service failed (errno \(errno)); the server on port \(counters.port) stops\n"
-                try? FileHandle.standardError.write(contentsOf: Data(reason.utf8))
+                ErrorReport.line("lws_service failed (errno \(errno)); the server on port \(counters.port) stops")
                 break
             }
         }
