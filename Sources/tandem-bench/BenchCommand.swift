@@ -21,6 +21,9 @@ enum BenchCommand {
         do {
             try measure(options, report: report)
             report.printTable()
+            if options.size == .smoke {
+                report.say("\nsmoke run: tiny sizes, so the results column says only that every figure ran")
+            }
             report.say("\nload at the end: \(Machine.loadAverage)")
             return 0
         } catch {
@@ -31,7 +34,7 @@ enum BenchCommand {
     }
 
     private static func measure(_ options: BenchOptions, report: Report) throws {
-        report.say("tandem-bench\(options.quick ? " --quick" : "") — figures beside ceilings measured in this run")
+        report.say("tandem-bench\(options.size == .full ? "" : " --\(options.size.rawValue)") — figures beside ceilings measured in this run")
         Machine.summary.forEach(report.say)
         report.say("tandem:    \(BenchPaths.tandem)")
         let figures = options.figures

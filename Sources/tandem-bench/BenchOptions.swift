@@ -1,4 +1,19 @@
-/// Command-line options of `tandem-bench`: `--quick`, `--only NAME[,NAME]`, `--help`.
+/// How large each figure's runs are: the full figures, a quick look, or a smoke run that only
+/// proves every figure still runs (tiny sizes, well under a minute; `make test` runs it).
+enum BenchSize: String, Sendable {
+    case full, quick, smoke
+
+    /// The value for this size.
+    func pick<T>(full: T, quick: T, smoke: T) -> T {
+        switch self {
+        case .full: full
+        case .quick: quick
+        case .smoke: smoke
+        }
+    }
+}
+
+/// Command-line options of `tandem-bench`: `--quick`, `--smoke`, `--only NAME[,NAME]`, `--help`.
 struct BenchOptions {
     /// The figures that can be chosen with `--only`; ceilings they need always run with them.
     enum Figure: String, CaseIterable {
@@ -6,31 +21,35 @@ struct BenchOptions {
     }
 
     static let usage = """
-        usage: tandem-bench [--quick] [--only create|lookup|query|sharing|sync|links|websocket|schema|mirror|highlights|sessions|ceilings[,...]]
-          --quick   3 s load runs, 2 s SQLite loops and a 100,000-record query zone (a smoke run)
+        usage: tandem-bench [--quick|--smoke] [--only create|lookup|query|sharing|sync|links|websocket|schema|mirror|highlights|sessions|ceilings[,...]]
+          --quick   3 s load runs, 2 s SQLite loops and a 100,000-record query zone
+          --smoke   every figure at tiny sizes, to prove each still runs (its figures mean nothing)
           --only    run only these figures (plus the ceilings they are measured against);
                     `ceilings` runs the ceilings alone
         """
 
-    var quick = false
+    var size = BenchSize.full
     var figures = Set(Figure.allCases)
     var help = false
 
     /// wrk's `-d` for every measured run, seconds.
-    var loadSeconds: Int { quick ? 3 : 10 }
-    /// A short unmeasured wrk run before each measured one (connections, caches, the default zone).
-    var warmupSeconds: Int { quick ? 1 : 2 }
+    var loadSeconds: Int { size.pick(full: 10, quick: 3, smoke: 1) }
+    /// A short unmeasured wrk run before each measured one (connections, caches, the default zone);
+    /// none in a smoke run.
+    var warmupSeconds: Int { size.pick(full: 2, quick: 1, smoke: 0) }
     /// Duration of each raw SQLite insert loop.
-    var sqliteSeconds: Double { quick ? 2 : 5 }
+    var sqliteSeconds: Double { size.pick(full: 5, quick: 2, smoke: 0.5) }
     /// Records in the query benchmark's zone.
-    var queryZoneRecords: Int { quick ? 100_000 : 1_000_000 }
+    var queryZoneRecords: Int { size.pick(full: 1_000_000, quick: 100_000, smoke: 5_000) }
 
     init(_ arguments: [String]) throws {
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
             case "--quick":
-                quick = true
+                size = .quick
+            case "--smoke":
+                size = .smoke
             case "--help", "-h":
                 help = true
             case "--only":

@@ -46,7 +46,7 @@ enum HighlightsFigure {
         var cold: [Double] = []
         let coldCPUBefore = server.cpuSeconds()
         let firstURL = sample.components(separatedBy: #""url":""#).dropFirst().first?.prefix { $0 != "\"" } ?? ""
-        for _ in 0..<(options.quick ? 30 : 100) {
+        for _ in 0..<options.size.pick(full: 100, quick: 30, smoke: 5) {
             _ = try Shell.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-X", "POST"] + viewerHeaders.flatMap { ["-H", "\($0.0): \($0.1)"] }
                               + ["-d", #"{"url":"\#(firstURL)","context":"summary"}"#, server.url + base + "/highlights/feedback"])
             let timed = try Shell.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{time_total}"] + viewerHeaders.flatMap { ["-H", "\($0.0): \($0.1)"] }

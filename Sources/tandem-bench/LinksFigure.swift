@@ -20,7 +20,7 @@ enum LinksFigure {
             "https://example.com/xx_ZZ/nothing/here",
             "https://example.com/about/team?lang=en",
         ].map(LinkURL.init)
-        let seconds = options.quick ? 1.0 : 3.0
+        let seconds = options.size.pick(full: 3.0, quick: 1.0, smoke: 0.2)
         let perSecond = rate(seconds: seconds) { i in matcher.match(urls[i % urls.count], appID: app) != .noMatch }
         let stringURLs = urls.map { "https://example.com" + $0.path + ($0.query.isEmpty ? "" : "?" + $0.query) }
         let withParsing = rate(seconds: seconds) { i in matcher.match(stringURLs[i % urls.count], appID: app) != .noMatch }

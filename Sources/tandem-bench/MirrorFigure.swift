@@ -23,7 +23,7 @@ enum MirrorFigure {
         report.section("mirror: a fresh LocalStore mirroring a private zone, then local queries")
         let directory = try BenchPaths.temporaryDirectory("mirror")
         defer { BenchPaths.remove(directory) }
-        let count = options.quick ? 10_000 : 50_000
+        let count = options.size.pick(full: 50_000, quick: 10_000, smoke: 2_500)
         let account = try BenchAccount.prepare(in: directory)
 
         // The zone is made through the server (so the database feed lists it), the records

@@ -37,12 +37,12 @@ enum SessionsFigure {
         report.section("sessions: group messaging, fan-out, idle clients, reference broadcast server")
         raiseFileLimit()
         let findings = Findings()
-        let quick = options.quick
+        let size = options.size
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             do {
-                try await measure(quick: quick, report: findings)
+                try await measure(size: size, report: findings)
                 outcome.withLock { $0 = .success(()) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
@@ -57,7 +57,7 @@ enum SessionsFigure {
         try outcome.withLock { $0 }?.get()
     }
 
-    private static func measure(quick: Bool, report: Findings) async throws {
+    private static func measure(size: BenchSize, report: Findings) async throws {
         let directory = try BenchPaths.temporaryDirectory("sessions")
         defer { BenchPaths.remove(directory) }
         let account = try BenchAccount.prepare(in: directory)
@@ -73,10 +73,10 @@ enum SessionsFigure {
         try server.start()
         defer { server.stop() }
         let idleMemory = server.memory().current
-        let seconds = quick ? 4.0 : 10.0
+        let seconds = size.pick(full: 10.0, quick: 4.0, smoke: 1.0)
 
         // 1. 2,000 clients in sessions of 6, 2 messages/s each.
-        let groups = groupClients / groupSize
+        let groups = size.pick(full: groupClients, quick: groupClients, smoke: 120) / groupSize
         let stats = DeliveryStats()
         var peers: [SessionPeer] = []
         report.say("  setting up \(groups) sessions of \(groupSize)…")
@@ -110,11 +110,11 @@ enum SessionsFigure {
         report.say("  \(Format.count(peers.count)) clients in sessions of \(groupSize), 2 msgs/s each for \(Format.seconds(seconds)): "
             + "\(Format.count(delivered)) deliveries = \(Format.rate(rate)) (expected \(Format.rate(Double(peers.count) * 2 * Double(groupSize - 1)))), "
             + "latency p50 \(Format.latency(percentile(0.5))), p95 \(Format.latency(percentile(0.95))), p99 \(Format.latency(percentile(0.99)))")
-        report.add("sessions: delivered msgs/s, 2,000 clients × 2 msg/s", value: Format.rate(rate))
+        report.add("sessions: delivered msgs/s, \(Format.count(peers.count)) clients × 2 msg/s", value: Format.rate(rate))
         report.add("sessions: delivery latency p50/p95/p99",
                    value: "\(Format.latency(percentile(0.5)))/\(Format.latency(percentile(0.95)))/\(Format.latency(percentile(0.99)))",
                    )
-        report.add("sessions: server memory with 2,000 clients", value: Format.bytes(groupMemory.current))
+        report.add("sessions: server memory with \(Format.count(peers.count)) clients", value: Format.bytes(groupMemory.current))
         for peer in peers { peer.stop() }
         peers = []
         try await Task.sleep(nanoseconds: 1_000_000_000)
@@ -124,7 +124,7 @@ enum SessionsFigure {
         let fanStats = DeliveryStats()
         let fanPeers = try await session(server: server, account: account, size: fanOutSize, stats: fanStats)
         report.say("  fan-out: \(fanPeers.count) joined, sending…")
-        let fanSeconds = quick ? 3.0 : 5.0
+        let fanSeconds = size.pick(full: 5.0, quick: 3.0, smoke: 1.0)
         let cpuBefore = (server: server.cpuSeconds(), bench: ProcessCPU.seconds(pid: getpid()))
         let fanRate = await flatOut(fanPeers, stats: fanStats, seconds: fanSeconds)
         let cpu = (server: (server.cpuSeconds() - cpuBefore.server) / (fanSeconds + 1),
@@ -162,7 +162,7 @@ enum SessionsFigure {
         let before = server.memory().current
         let idleStats = DeliveryStats()
         var idle: [SessionPeer] = []
-        let count = quick ? 2_000 : idleClients
+        let count = size.pick(full: idleClients, quick: 2_000, smoke: 100)
         let url = streamURL(server)
         let token = account.token
         for start in stride(from: 0, to: count, by: 100) {

@@ -28,7 +28,7 @@ enum SyncFigure {
         report.section("sync: catch-up, notification latency, per-viewer feed cost (synchronous normal)")
         let directory = try BenchPaths.temporaryDirectory("sync")
         defer { BenchPaths.remove(directory) }
-        let catchUpRecords = options.quick ? 20_000 : 100_000
+        let catchUpRecords = options.size.pick(full: 100_000, quick: 20_000, smoke: 2_000)
         // A first server run hands out the catch-up zone's token while it is still empty, as a
         // client's last fetch would have; then the records are written behind it.
         let account = try BenchAccount.prepare(in: directory)
@@ -81,7 +81,7 @@ enum SyncFigure {
         report.wrkLine("records/modify create, unshared zone, -t2 -c32", unshared)
         report.wrkLine("records/modify create, zone shared with \(participants), -t2 -c32", shared)
         // 3. Latency: 1,000 stream clients, each subscribed to its own zone; 500 writes/s round-robin.
-        let latencies = try measureLatency(server: server, setup: setup, http: http, seconds: options.quick ? 4 : 10, report: report)
+        let latencies = try measureLatency(server: server, setup: setup, http: http, seconds: options.size.pick(full: 10, quick: 4, smoke: 1), report: report)
 
         let memory = server.memory()
         return Result(catchUpRecordsPerSecond: rate, catchUpRecords: fetched, latencies: latencies.values, sentWrites: latencies.sent,

@@ -21,7 +21,7 @@ enum WebSocketFigure {
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             do {
-                let figures = try await measure(quick: options.quick)
+                let figures = try await measure(size: options.size)
                 outcome.withLock { $0 = .success(figures) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
@@ -42,7 +42,7 @@ enum WebSocketFigure {
         report.add("WebSocket fan-out to \(Format.count(figures.fans)) clients", value: Format.latency(median), verdict: .info)
     }
 
-    private static func measure(quick: Bool) async throws -> Figures {
+    private static func measure(size: BenchSize) async throws -> Figures {
         var figures = Figures()
         let responder = BenchWebSocketResponder()
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, workerCount: 8)
@@ -53,7 +53,7 @@ enum WebSocketFigure {
         let base = "ws://127.0.0.1:\(server.port)"
 
         // One client, echo: send everything, read every echo back.
-        let count = quick ? 20_000 : 100_000
+        let count = size.pick(full: 100_000, quick: 20_000, smoke: 2_000)
         let client = try await WebSocketClient.connect(to: URL(string: base + "/echo")!)
         var events = client.events.makeAsyncIterator()
         let payload = String(repeating: "x", count: 64)
@@ -65,13 +65,13 @@ enum WebSocketFigure {
         client.close()
 
         // Fan-out: 1,000 clients connected, one broadcast, time until all have it.
-        figures.fans = 1_000
+        figures.fans = size.pick(full: 1_000, quick: 1_000, smoke: 100)
         var clients: [WebSocketClient] = []
         for _ in 0..<figures.fans {
             clients.append(try await WebSocketClient.connect(to: URL(string: base + "/fan")!))
         }
         while responder.fanCount < figures.fans { try await Task.sleep(for: .milliseconds(10)) }
-        for round in 0..<(quick ? 3 : 10) {
+        for round in 0..<size.pick(full: 10, quick: 3, smoke: 1) {
             let sentAt = ContinuousClock.now
             responder.broadcast("round \(round)")
             let arrivals = await withTaskGroup(of: Double.self) { group in

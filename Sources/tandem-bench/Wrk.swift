@@ -52,6 +52,10 @@ enum Wrk {
     static func run(url: String, script: WrkScript, threads: Int, connections: Int, seconds: Int,
                     serverCPU: (() -> Double)? = nil) throws -> Result {
         guard let wrk = executable else { throw BenchError("wrk is not installed (scripts/bootstrap installs it)") }
+        // A warm-up of no seconds (a smoke run) is skipped.
+        if seconds == 0 {
+            return Result(requestsPerSecond: 0, requests: 0, latency: [:], non2xx: 0, socketErrors: 0, badBodies: 0, output: "")
+        }
         let scriptPath = NSTemporaryDirectory() + "tandem-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).lua"
         try script.lua.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: scriptPath) }
