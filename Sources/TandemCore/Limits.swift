@@ -20,6 +20,10 @@ public enum Limits {
     public static let filtersPerQuery = 64
     /// Sort descriptors in one query.
     public static let sortsPerQuery = 16
+    /// Values in one filter's list (`IN`, `NOT_IN`, `LIST_CONTAINS_ANY` and the like): past it
+    /// the query is `BAD_REQUEST` (Tandem's limit; CloudKit documents none). The store binds
+    /// a list as one value, so this bounds the work of one filter, not the SQL prepared.
+    public static let valuesPerFilter = 1000
     /// Values of LIST_CONTAINS_ALL / NOT_LIST_CONTAINS_ALL filters plus tokens of
     /// CONTAINS_ALL_TOKENS filters, added up over one query (each is its own subquery).
     public static let valuesPerAllFilter = 200

@@ -20,6 +20,12 @@ public final class SQLiteConnection {
     public static let busyTimeout: Duration = .seconds(5)
     /// Most prepared statements kept per connection.
     public static let statementCacheCapacity = 512
+    /// Most bytes the kept statements may hold per connection (SQLite's own measure of each
+    /// prepared statement, `SQLITE_STMTSTATUS_MEMUSED`, plus its SQL text): 8 MiB. Counting
+    /// statements alone let a few huge generated statements hold gigabytes (issue 14).
+    public static let statementCacheBytes = 8 << 20
+    /// A statement larger than this is prepared for its one use and never kept: 512 KiB.
+    public static let cachedStatementMaxBytes = 512 << 10
 
     /// The file the connection opened.
     public let path: String
@@ -30,6 +36,14 @@ public final class SQLiteConnection {
     /// Prepared statements by SQL text. The texts come from code, so the set is bounded;
     /// SQL built from data (rather than bound to parameters) would grow it without limit.
     private var statements: [String: SQLiteStatement] = [:]
+    /// The cache's bytes by SQL text, and their sum.
+    private var statementBytes: [String: Int] = [:]
+    private var cachedBytes = 0
+
+    /// Statements in the cache now (for tests and diagnostics).
+    public var cachedStatementCount: Int { statements.count }
+    /// Bytes the cached statements hold, as counted against ``statementCacheBytes``.
+    public var cachedStatementBytes: Int { cachedBytes }
 
     /// Opens (for writing, creating the file if needed) or opens read-only.
     ///
@@ -97,13 +111,19 @@ public final class SQLiteConnection {
             cached.clearBindings()
             return cached
         }
-        // Query SQL is generated (filters, IN lists), so the cache is bounded: past the cap it
-        // starts over, keeping statements that are mid-step.
-        if statements.count >= Self.statementCacheCapacity {
-            statements = statements.filter { $0.value.isBusy }
-        }
+        // Query SQL is generated (filters, sorts), so the cache is bounded by count and bytes: past
+        // either cap it starts over, keeping statements that are mid-step.
         let statement = try SQLiteStatement(connection: handle, sql: sql, persistent: true)
+        let bytes = statement.memoryUsed + sql.utf8.count
+        guard bytes <= Self.cachedStatementMaxBytes else { return statement }
+        if statements.count >= Self.statementCacheCapacity || cachedBytes + bytes > Self.statementCacheBytes {
+            statements = statements.filter { $0.value.isBusy }
+            statementBytes = statementBytes.filter { statements[$0.key] != nil }
+            cachedBytes = statementBytes.values.reduce(0, +)
+        }
         statements[sql] = statement
+        statementBytes[sql] = bytes
+        cachedBytes += bytes
         return statement
     }
 
@@ -167,6 +187,8 @@ public final class SQLiteConnection {
         guard handle.isOpen else { return }
         handle.isOpen = false
         statements.removeAll()
+        statementBytes.removeAll()
+        cachedBytes = 0
         sqlite3_close_v2(handle.pointer)
     }
 

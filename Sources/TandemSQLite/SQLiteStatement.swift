@@ -63,6 +63,9 @@ public final class SQLiteStatement {
 
     deinit { sqlite3_finalize(handle) }
 
+    /// Heap bytes SQLite holds for this prepared statement (`SQLITE_STMTSTATUS_MEMUSED`).
+    public var memoryUsed: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_MEMUSED, 0)) }
+
     // MARK: Binding
 
     /// The number of `?` parameters the SQL declares.

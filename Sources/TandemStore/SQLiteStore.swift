@@ -10,13 +10,17 @@ public final class SQLiteStore: Store {
     public let assets: AssetFiles
     public let path: String
 
-    /// Opens or creates the store in `directory` (created if missing).
-    /// - Throws: `SQLiteError` when the file cannot be opened or migrated; `CocoaError` when the
-    ///   directory cannot be created.
+    /// Opens or creates the store in `directory` (created if missing, mode 0700; the database
+    /// files are 0600: ``DataDirectory``).
+    /// - Throws: `SQLiteError` when the file cannot be opened or migrated;
+    ///   ``DataDirectory/UnsafeError`` for a directory others can write to; `CocoaError` when
+    ///   the directory cannot be created.
     public init(directory: String, synchronous: SQLiteSynchronous = .full, readerCount: Int = 4) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try DataDirectory.prepare(directory)
         path = directory + "/tandem.sqlite"
         database = try SQLiteDatabase(path: path, synchronous: synchronous, readerCount: readerCount, migrations: Migrations.all)
+        // SQLite makes its -wal and -shm files with the database file's mode from now on.
+        DataDirectory.restrict([path, path + "-wal", path + "-shm"])
         assets = try AssetFiles(directory: directory + "/assets")
     }
 

@@ -159,9 +159,15 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
     func zones(_ scope: DatabaseScope) throws -> [StoredZone]
     func record(zone: StoredZone, name: String) throws -> Record?
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer]
-    /// Runs `query` over `zones`: records in a stable order, `limit` of them after skipping `offset`.
-    /// With `memberships`, only records whose share membership is one of them (the shared database).
-    func query(_ query: Query, zones: [StoredZone], limit: Int, offset: Int, memberships: [String]?) throws -> [Record]
+    /// Runs `query` over `zones`: up to `limit` records in the query's order (its sorts, then the
+    /// store's record key), each with the cursor that continues after it; with `after`, only
+    /// records strictly after that cursor (keyset paging: stable under concurrent writes, and
+    /// as cheap deep in a result as at its start). With `memberships`, only records whose share
+    /// membership is one of them (the shared database).
+    ///
+    /// - Throws: `BAD_REQUEST` for an invalid query or a cursor of another sort order.
+    func query(_ query: Query, zones: [StoredZone], limit: Int, after: QueryCursor?,
+               memberships: [String]?) throws -> [(record: Record, cursor: QueryCursor)]
     func assetUpload(token: String) throws -> AssetUpload?
 }
 

@@ -82,7 +82,7 @@ enum SchemaFigure {
             let clock = ContinuousClock()
             for _ in 0..<runs {
                 let start = clock.now
-                returned = try service.query(query, zoneID: zone, zoneWide: false, limit: limit, offset: 0, scope: scope).records.count
+                returned = try service.query(query, zoneID: zone, zoneWide: false, limit: limit, after: nil, scope: scope).records.count
                 samples.append((clock.now - start) / .seconds(1))
             }
             samples.sort()

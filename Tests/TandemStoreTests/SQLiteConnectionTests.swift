@@ -25,6 +25,28 @@ import TandemSQLite
                 "query(_:) uses the cache too")
     }
 
+    /// Issue 14: a count cap alone let a few hundred huge generated statements (30,000-value IN
+    /// lists) hold gigabytes. The cache is also bounded by bytes, and a statement too big to be
+    /// worth keeping is used once and dropped.
+    @Test func statementCacheStaysWithinItsByteBudget() throws {
+        let connection = try connectionWithTable()
+        var peak = 0
+        for length in 1_000..<1_300 {
+            let sql = "SELECT v FROM t WHERE v IN (" + Array(repeating: "?", count: length).joined(separator: ",") + ")"
+            let rows = try connection.query(sql, (0..<length).map { SQLiteValue.integer(Int64($0 % 3)) }) { $0.int64(0) }
+            #expect(rows == [1, 2])
+            peak = max(peak, connection.cachedStatementBytes)
+        }
+        #expect(peak <= SQLiteConnection.statementCacheBytes, "peak \(peak) bytes")
+        #expect(connection.cachedStatementCount < 300, "the byte budget evicted, not only the count cap")
+
+        let huge = "SELECT v FROM t WHERE v IN (" + Array(repeating: "?", count: 30_000).joined(separator: ",") + ")"
+        let statement = try connection.statement(huge)
+        #expect(statement.memoryUsed > SQLiteConnection.cachedStatementMaxBytes)
+        #expect(try connection.statement(huge) !== statement, "too big to cache: prepared for each use")
+        #expect(connection.cachedStatementBytes <= SQLiteConnection.statementCacheBytes)
+    }
+
     @Test func cachedStatementComesBackResetWithBindingsCleared() throws {
         let connection = try connectionWithTable()
         let statement = try connection.statement("SELECT ?, v FROM t ORDER BY v")

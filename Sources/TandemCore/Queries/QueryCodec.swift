@@ -50,6 +50,9 @@ public enum QueryCodec {
             throw .badRequest("filter on '\(field)' needs a 'fieldValue'")
         }
         var value = try decodeFilterValue(valueJSON, field: field, comparator: comparator)
+        guard value.elements.count <= Limits.valuesPerFilter else {
+            throw .badRequest("\(comparatorName) on '\(field)' takes at most \(Limits.valuesPerFilter) values; got \(value.elements.count)")
+        }
         if comparator.takesList, case .list = value {} else if comparator.takesList {
             value = .list([value], of: scalarType(of: value))
         }

@@ -102,16 +102,16 @@ enum RecordRoutes {
         let zoneWide = try bool(body, "zoneWide", default: false)
         let zone: ZoneID? = body["zoneID"].flatMap { $0.isNull ? nil : $0 } == nil ? nil : try zoneID(body)
         let fingerprint = ContinuationMarker.fingerprint(query: queryJSON, zone: zone, zoneWide: zoneWide)
-        var offset = 0
+        var after: QueryCursor?
         if let marker = body["continuationMarker"], !marker.isNull {
             guard let text = marker.stringValue else { throw CloudKitError.badRequest("continuationMarker must be a string") }
-            offset = try services.tokens.decodeMarker(text, fingerprint: fingerprint)
+            after = try services.tokens.decodeMarker(text, fingerprint: fingerprint)
         }
-        let page = try services.records.query(query, zoneID: zone, zoneWide: zoneWide, limit: limit, offset: offset, scope: context.recordScope)
+        let page = try services.records.query(query, zoneID: zone, zoneWide: zoneWide, limit: limit, after: after, scope: context.recordScope)
         let options = try options(context, body, desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]))
         var response: JSONObject = ["records": .array(page.records.map { RecordCodec.encodeForResponse($0, options: options) })]
-        if page.more {
-            response["continuationMarker"] = .string(services.tokens.encodeMarker(offset: offset + page.records.count, fingerprint: fingerprint))
+        if page.more, let cursor = page.cursor {
+            response["continuationMarker"] = .string(services.tokens.encodeMarker(cursor, fingerprint: fingerprint))
         }
         return Responses.json(.object(response))
     }

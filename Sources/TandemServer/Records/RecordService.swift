@@ -224,11 +224,11 @@ public struct RecordService: Sendable {
 
     // MARK: records/query
 
-    /// Runs a query. `offset` comes from the continuation marker; returns the page and whether
-    /// more records follow. In the shared database a query addresses one zone and sees only
+    /// Runs a query. `after` comes from the continuation marker; returns the page, the cursor
+    /// after its last record, and whether more records follow. In the shared database a query addresses one zone and sees only
     /// the records of shares the caller accepted.
-    public func query(_ query: Query, zoneID: ZoneID?, zoneWide: Bool, limit: Int, offset: Int,
-                      scope: RequestScope) throws -> (records: [Record], more: Bool) {
+    public func query(_ query: Query, zoneID: ZoneID?, zoneWide: Bool, limit: Int, after: QueryCursor?,
+                      scope: RequestScope) throws -> (records: [Record], cursor: QueryCursor?, more: Bool) {
         try store.read { reader in
             var zones: [StoredZone]
             var memberships: [String]?
@@ -247,8 +247,8 @@ public struct RecordService: Sendable {
                 zones = try Self.zone(reader, scope, zoneID ?? .defaultZone).map { [$0] } ?? []
             }
             let allowed = try SchemaGate.query(query, reader, scope: scope)
-            let page = try reader.query(allowed, zones: zones, limit: limit + 1, offset: offset, memberships: memberships)
-            var records = Array(page.prefix(limit))
+            let page = try reader.query(allowed, zones: zones, limit: limit + 1, after: after, memberships: memberships)
+            var records = page.prefix(limit).map(\.record)
             if query.recordType == Share.recordType {
                 let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
                 for index in records.indices {
@@ -259,7 +259,7 @@ public struct RecordService: Sendable {
                     }
                 }
             }
-            return (records, page.count > limit)
+            return (records, page.prefix(limit).last?.cursor, page.count > limit)
         }
     }
 }

@@ -9,7 +9,9 @@ import TandemStore
 /// Layout before base64url: version byte (2), kind byte, count byte, `count` big-endian Int64
 /// values, then the first 16 bytes of HMAC-SHA-256 over the rest under the server's secret
 /// (`secret.key` in the data directory). Version 1 tokens (two values, no count byte) are still
-/// read. A token that fails the MAC is refused, never guessed at.
+/// read. A token that fails the MAC is refused, never guessed at. Query cursors (kind 4) carry
+/// bytes instead of values: version, kind, the query fingerprint (8 bytes), the store's
+/// ``QueryCursor`` bytes, then the MAC.
 struct SyncTokens: Sendable {
     let secret: [UInt8]
     static let version: UInt8 = 2
@@ -18,10 +20,42 @@ struct SyncTokens: Sendable {
         /// Zone key, zone sequence, viewer tag, share-set tag, and (pages of a listing without a
         /// token) the zone sequence the listing began at.
         case zone = 1
-        /// Offset, query fingerprint.
+        /// Offset, query fingerprint (before keyset paging; no longer accepted).
         case queryMarker = 2
         /// Database-feed owner tag, feed clock.
         case database = 3
+        /// Query fingerprint, then a ``QueryCursor`` (keyset paging, issue 14).
+        case queryCursor = 4
+    }
+
+    /// A token of `kind` over raw `payload` bytes.
+    func encode(kind: Kind, payload: [UInt8]) -> String {
+        var bytes: [UInt8] = [Self.version, kind.rawValue]
+        bytes += payload
+        bytes.append(contentsOf: Digest.hmacSHA256(key: secret, message: bytes).prefix(16))
+        return Self.base64URL(bytes)
+    }
+
+    /// The payload of a token of `kind` made by ``encode(kind:payload:)``, or nil when it is
+    /// damaged, forged or of another kind. `maxLength` bounds the text before any work.
+    func decode(_ text: String, kind: Kind, payloadOf maxLength: Int) -> [UInt8]? {
+        guard text.utf8.count <= maxLength, let bytes = Self.bytes(base64URL: text), bytes.count >= 18,
+              bytes[0] == Self.version, bytes[1] == kind.rawValue else { return nil }
+        let end = bytes.count - 16
+        let mac = Digest.hmacSHA256(key: secret, message: Array(bytes[0..<end])).prefix(16)
+        guard Digest.equal(Array(mac), Array(bytes[end...])) else { return nil }
+        return Array(bytes[2..<end])
+    }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func bytes(base64URL text: String) -> [UInt8]? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64.append("=") }
+        return Data(base64Encoded: base64).map { [UInt8]($0) }
     }
 
     func encode(kind: Kind, _ values: Int64...) -> String {
@@ -61,20 +95,32 @@ struct SyncTokens: Sendable {
         return encode(kind: .zone, zone?.key ?? 0, position, viewer, shares)
     }
 
-    func encodeMarker(offset: Int, fingerprint: Int64) -> String {
-        encode(kind: .queryMarker, Int64(offset), fingerprint)
+    /// A query's `continuationMarker`: the cursor after the page's last record, bound to the query.
+    ///
+    /// The cursor holds that record's sort key values, so a marker is as long as they are
+    /// (a sort on a long STRING field makes a long marker; a record's fields are at most 1 MiB,
+    /// so a marker always fits in a request body).
+    func encodeMarker(_ cursor: QueryCursor, fingerprint: Int64) -> String {
+        var payload: [UInt8] = []
+        withUnsafeBytes(of: fingerprint.bigEndian) { payload.append(contentsOf: $0) }
+        return encode(kind: .queryCursor, payload: payload + cursor.bytes)
     }
 
-    /// The offset a continuation marker stands for.
-    /// - Throws: `BAD_REQUEST` when the marker is damaged or belongs to another query.
-    func decodeMarker(_ text: String, fingerprint: Int64) throws(CloudKitError) -> Int {
-        guard let values = decode(text, kind: .queryMarker), values.count == 2, values[0] >= 0, values[0] < Int64(Int32.max) else {
+    /// The cursor a continuation marker stands for.
+    /// - Throws: `BAD_REQUEST` when the marker is damaged, from an older server (offset
+    ///   markers), or belongs to another query.
+    func decodeMarker(_ text: String, fingerprint: Int64) throws(CloudKitError) -> QueryCursor {
+        if decode(text, kind: .queryMarker) != nil {
+            throw .badRequest("continuationMarker comes from an older version of this server; run the query again from the start")
+        }
+        guard let payload = decode(text, kind: .queryCursor, payloadOf: Limits.jsonBodyBytes), payload.count >= 8,
+              let cursor = QueryCursor(bytes: Array(payload[8...])) else {
             throw .badRequest("continuationMarker is not one this server issued")
         }
-        guard values[1] == fingerprint else {
+        guard payload[0..<8].reduce(0, { $0 << 8 | Int64($1) }) == fingerprint else {
             throw .badRequest("continuationMarker belongs to a different query; send the same query with it")
         }
-        return Int(values[0])
+        return cursor
     }
 }
 

@@ -31,7 +31,8 @@ public struct SchemaService: Sendable {
     /// Into production, changes that could lose data (removing a type or field, changing a
     /// field's type) are refused unless `force` (spec §5.2, "Publishing").
     /// - Throws: `BAD_REQUEST` with `FILE:LINE:COLUMN: message` for a file that does not parse,
-    ///   or listing the data-losing changes; `NOT_FOUND` for an unknown container.
+    ///   for names or counts past ``SchemaLimits``, or listing the data-losing changes;
+    ///   `NOT_FOUND` for an unknown container.
     public func importSchema(_ text: String, file: String, container: String, environment: Environment,
                              force: Bool = false) throws -> Outcome {
         let schema: Schema
@@ -61,6 +62,7 @@ public struct SchemaService: Sendable {
 
     private func install(_ schema: Schema, container: String, environment: Environment, force: Bool) throws -> Outcome {
         try requireContainer(container)
+        try SchemaLimits.check(schema)
         let now = Clock.milliseconds()
         let (changes, rebuild) = try store.write { tx in
             let old = try SchemaRegistry.shared.schema(tx, container: container, environment: environment) ?? Schema()

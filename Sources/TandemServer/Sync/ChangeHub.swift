@@ -169,8 +169,8 @@ final class ChangeHub: Sendable {
                     var restricted = query
                     restricted.sorts = []
                     restricted.filters.append(Filter(comparator: .in, field: .system(.recordName), value: .list(live.map { .string($0) }, of: .string)))
-                    matching = Set(try reader.query(restricted, zones: [event.zone], limit: live.count, offset: 0, memberships: memberships)
-                        .map(\.recordName))
+                    matching = Set(try reader.query(restricted, zones: [event.zone], limit: live.count, after: nil, memberships: memberships)
+                        .map(\.record.recordName))
                 }
                 for change in candidates where change.event == .delete || matching.contains(change.recordName) {
                     var notification = base

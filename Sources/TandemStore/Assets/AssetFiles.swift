@@ -32,7 +32,7 @@ public struct AssetFiles: Sendable {
         let folder = (finalPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let temporary = "\(directory)/tmp/\(checksum).\(UUID().uuidString)"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AssetFileError(operation: "open", path: temporary, errno: errno) }
         var written = 0
         while written < bytes.count {

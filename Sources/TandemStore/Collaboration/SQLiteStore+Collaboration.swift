@@ -23,16 +23,11 @@ extension SQLiteStoreTransaction {
 
     func collaborations(urls: [String], container: String, environment: Environment) throws -> [String: StoredCollaboration] {
         var found: [String: StoredCollaboration] = [:]
-        // Chunks keep the statement cache small and under SQLite's parameter limit.
-        var start = 0
-        while start < urls.count {
-            let chunk = Array(urls[start..<min(start + 200, urls.count)])
-            start += chunk.count
-            let sql = "SELECT \(Self.collaborationColumns) FROM collaborations WHERE container_id = ? AND environment = ? AND url IN ("
-                + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
-            for collaboration in try db.query(sql, [.text(container), .text(environment.rawValue)] + chunk.map { .text($0) }, Self.collaborationRow) {
-                found[collaboration.url] = collaboration
-            }
+        guard !urls.isEmpty else { return found }
+        // One JSON value for the whole list: one statement whatever its length (issue 14).
+        let sql = "SELECT \(Self.collaborationColumns) FROM collaborations WHERE container_id = ? AND environment = ? AND url IN (SELECT value FROM json_each(?))"
+        for collaboration in try db.query(sql, [.text(container), .text(environment.rawValue), BoundValueList.jsonText(urls)], Self.collaborationRow) {
+            found[collaboration.url] = collaboration
         }
         return found
     }

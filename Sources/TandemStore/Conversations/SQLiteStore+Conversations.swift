@@ -61,8 +61,8 @@ extension SQLiteStoreTransaction {
             var terms: [String] = []
             let hosts = hosts ?? [], suffixes = suffixes ?? []
             if !hosts.isEmpty {
-                terms.append("host IN (" + Array(repeating: "?", count: hosts.count).joined(separator: ", ") + ")")
-                arguments += hosts.map { .text($0) }
+                terms.append("host IN (SELECT value FROM json_each(?))")
+                arguments.append(BoundValueList.jsonText(hosts))
             }
             for suffix in suffixes {
                 // GLOB is case-sensitive (hosts are stored lowercased) and escapes its own metacharacters.

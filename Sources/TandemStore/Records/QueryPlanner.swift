@@ -12,14 +12,26 @@ import TandemSQLite
 struct QueryPlanner {
     var sql = ""
     var arguments: [SQLiteValue] = []
+    /// Sort key expressions selected after the record columns, `r.zone_id` and `r.id`: what a
+    /// ``QueryCursor`` holds.
+    private(set) var keyCount = 0
     /// Terms of all-of comparators so far: each becomes its own subquery, and SQLite's expression
     /// depth (1,000) bounds them across the whole query.
     private var allOfTerms = 0
+    private let zoneKeys: [Int64]
 
     /// `memberships` limits the records to those of these shares (a participant's view).
     /// `orderedFields` are the fields with an expression index (`SortIndexes`): sorts on them
-    /// walk that index instead of looking each record's value up.
-    init(query: Query, zoneKeys: [Int64], limit: Int, offset: Int, memberships: [String]? = nil,
+    /// walk that index instead of looking each record's value up. `after` continues a query
+    /// after the record a cursor names.
+    ///
+    /// Nothing a client sends is written into the SQL text: values, value lists, zone keys,
+    /// field names and locations are bound as parameters (issue 14), so the statements a
+    /// client can make the server prepare are bounded by the query's shape (filters,
+    /// comparators and sorts, themselves limited), not by its data.
+    ///
+    /// - Throws: `BAD_REQUEST` for a cursor that does not fit the query's order.
+    init(query: Query, zoneKeys: [Int64], limit: Int, after cursor: QueryCursor? = nil, memberships: [String]? = nil,
          orderedFields: Set<String> = []) throws(CloudKitError) {
         guard query.filters.count <= Limits.filtersPerQuery else {
             throw CloudKitError(.limitExceeded, "a query takes at most \(Limits.filtersPerQuery) filters; got \(query.filters.count)")
@@ -27,50 +39,146 @@ struct QueryPlanner {
         guard query.sorts.count <= Limits.sortsPerQuery else {
             throw CloudKitError(.limitExceeded, "a query takes at most \(Limits.sortsPerQuery) sort descriptors; got \(query.sorts.count)")
         }
-        let zoneList = zoneKeys.map(String.init).joined(separator: ",")
+        self.zoneKeys = zoneKeys.isEmpty ? [-1] : zoneKeys
         var filters = query.filters
         var from = "records r"
         var conditions: [String] = []
-        var order: [String] = []
+        /// Order terms: expression, direction; the last is the record key, ascending.
+        var order: [OrderTerm] = []
+        var recordKey = "r.id"
         // In one zone with no sort, an equality filter drives the query: the index delivers the
         // matching rows already in record order, so SQLite stops after `limit` rows instead of
         // fetching and sorting every match.
-        if zoneKeys.count == 1, query.sorts.isEmpty, let index = filters.firstIndex(where: Self.canDrive) {
+        if self.zoneKeys.count == 1, query.sorts.isEmpty, let index = filters.firstIndex(where: Self.canDrive) {
             let driver = filters.remove(at: index)
             guard case .user(let field) = driver.field, let value = driver.value.elements.first.flatMap(Self.sqlValue) else {
                 throw .badRequest("\(driver.comparator.rawValue) on '\(driver.field)' needs a single value")
             }
             from = "field_index d JOIN records r ON r.id = d.record_id"
-            conditions = ["d.zone_id = \(zoneList)", "d.type = ?", "d.field = ?", "d.slot = \(FieldIndexer.valueSlot)", "d.value = ?"]
-            arguments += [.text(query.recordType), .text(field), value]
-            order = ["d.record_id ASC"]
+            conditions = ["d.zone_id = ?", "d.type = ?", "d.field = ?", "d.slot = \(FieldIndexer.valueSlot)", "d.value = ?"]
+            arguments += [.integer(self.zoneKeys[0]), .text(query.recordType), .text(field), value]
+            recordKey = "d.record_id"
         } else {
-            conditions = ["r.zone_id IN (\(zoneList))", "r.type = ?"]
+            conditions = [inZones("r.zone_id"), "r.type = ?"]
             arguments.append(.text(query.recordType))
         }
         for filter in filters {
-            conditions.append(try condition(for: filter, zoneList: zoneList, recordType: query.recordType))
+            conditions.append(try condition(for: filter, recordType: query.recordType))
         }
         if let memberships, !memberships.isEmpty {
-            conditions.append("r.membership IN (\(Self.placeholders(memberships.count)))")
-            arguments += memberships.map(SQLiteValue.text)
+            conditions.append("r.membership IN (SELECT value FROM json_each(?))")
+            arguments.append(BoundValueList.jsonText(memberships))
         }
-        if order.isEmpty {
+        if recordKey == "r.id" {
             for sort in query.sorts {
                 if case .user(let name) = sort.field, sort.relativeLocation == nil, orderedFields.contains(name) {
-                    order.append(SortIndexes.expression(name, table: "r") + (sort.ascending ? " ASC" : " DESC"))
+                    // The index expression must match the index's text; the name comes from the schema.
+                    order.append(OrderTerm(expression: SortIndexes.expression(name, table: "r"), ascending: sort.ascending, arguments: []))
                     // The index is partial on the type; a literal lets SQLite see that it applies.
                     conditions.append("r.type = \(SortIndexes.literal(query.recordType))")
                     continue
                 }
-                order.append(try orderTerm(for: sort) + (sort.ascending ? " ASC" : " DESC"))
+                let term = try orderTerm(for: sort)
+                order.append(OrderTerm(expression: term.sql, ascending: sort.ascending, arguments: term.arguments))
             }
-            order.append("r.id ASC")
         }
+        keyCount = order.count
+        var keyArguments: [SQLiteValue] = []
+        if let cursor {
+            guard cursor.keys.count == order.count else {
+                throw .badRequest("continuationMarker does not fit this query's sort order")
+            }
+            let after = Self.after(cursor, order: order, recordKey: recordKey)
+            conditions.append(after.sql)
+            keyArguments = after.arguments
+        }
+        let keys = order.map(\.expression)
+        let orderBy = order.map { $0.expression + ($0.ascending ? " ASC" : " DESC") } + [recordKey + " ASC"]
         sql = """
-            SELECT \(SQLiteStoreTransaction.recordColumns), r.zone_id FROM \(from)
-            WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)
+            SELECT \(SQLiteStoreTransaction.recordColumns), r.zone_id, r.id\(keys.map { ", " + $0 }.joined()) FROM \(from)
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT ?
             """
+        // Placeholders in text order: select list, WHERE (filters, then the cursor), ORDER BY, LIMIT.
+        let orderArguments = order.flatMap(\.arguments)
+        arguments = orderArguments + arguments + keyArguments + orderArguments + [.integer(Int64(limit))]
+    }
+
+    /// The condition "strictly after `cursor`" in the order `order`, then `recordKey` ascending:
+    /// the first key that differs decides. SQLite orders NULL first ascending and last
+    /// descending; the NULL cases are written with parameters, so the text does not depend on
+    /// the cursor's values, except for a range on the first key (when it is not NULL) that lets
+    /// SQLite seek an index to the cursor instead of walking up to it.
+    static func after(_ cursor: QueryCursor, order: [OrderTerm], recordKey: String) -> (sql: String, arguments: [SQLiteValue]) {
+        // An order expression may hold parameters of its own (a sort field's name): they are
+        // repeated wherever the expression is written.
+        let perExpression = order.map(\.arguments)
+        var sql: [String] = []
+        var arguments: [SQLiteValue] = []
+        var equalSQL: [String] = []
+        var equalArguments: [SQLiteValue] = []
+        for (index, term) in order.enumerated() {
+            let k = term.expression, own = perExpression[index], v = Self.sqlValue(cursor.keys[index])
+            let later = term.ascending ? "(\(k) > ? OR (? IS NULL AND \(k) IS NOT NULL))" : "(\(k) < ? OR (\(k) IS NULL AND ? IS NOT NULL))"
+            let laterArguments = term.ascending ? own + [v, v] + own : own + [v] + own + [v]
+            sql.append("(" + (equalSQL + [later]).joined(separator: " AND ") + ")")
+            arguments += equalArguments + laterArguments
+            equalSQL.append("\(k) IS ?")
+            equalArguments += own + [v]
+        }
+        sql.append("(" + (equalSQL + ["\(recordKey) > ?"]).joined(separator: " AND ") + ")")
+        arguments += equalArguments + [.integer(cursor.recordKey)]
+        var condition = "(" + sql.joined(separator: " OR ") + ")"
+        if let first = order.first, cursor.keys[0] != .null {
+            let v = Self.sqlValue(cursor.keys[0])
+            condition = first.ascending ? "\(first.expression) >= ? AND " + condition : "(\(first.expression) <= ? OR \(first.expression) IS NULL) AND " + condition
+            arguments = perExpression[0] + [v] + (first.ascending ? [] : perExpression[0]) + arguments
+        } else if order.isEmpty {
+            condition = "\(recordKey) > ?"
+            arguments = [.integer(cursor.recordKey)]
+        }
+        return (condition, arguments)
+    }
+
+    static func sqlValue(_ key: QueryCursor.Key) -> SQLiteValue {
+        switch key {
+        case .null: .null
+        case .integer(let n): .integer(n)
+        case .real(let d): .real(d)
+        case .text(let t): .text(t)
+        case .bytes(let b): .blob(b)
+        }
+    }
+
+    /// The cursor of a row the query returned (its columns after the record's 12, `r.zone_id`).
+    static func cursor(_ row: SQLiteStatement, keyCount: Int) -> QueryCursor {
+        let keys: [QueryCursor.Key] = (0..<keyCount).map { index in
+            let column = Int32(14 + index)
+            switch row.value(column) {
+            case .null: return .null
+            case .integer(let n): return .integer(n)
+            case .real(let d): return .real(d)
+            case .text(let t): return .text(t)
+            case .blob(let b): return .bytes(b)
+            }
+        }
+        return QueryCursor(keys: keys, recordKey: row.int64(13))
+    }
+
+    /// One ORDER BY expression with the arguments of its own placeholders.
+    struct OrderTerm {
+        var expression: String
+        var ascending: Bool
+        var arguments: [SQLiteValue]
+    }
+
+    /// `column` in the query's zones, with its argument appended.
+    private mutating func inZones(_ column: String) -> String {
+        if zoneKeys.count == 1 {
+            arguments.append(.integer(zoneKeys[0]))
+            return "\(column) = ?"
+        }
+        arguments.append(.text(JSONWriter.string(.array(zoneKeys.map(JSONValue.int)))))
+        return "\(column) IN (SELECT value FROM json_each(?))"
     }
 
     /// A filter that selects by one exact indexed value (at most one index row per record).
@@ -82,10 +190,10 @@ struct QueryPlanner {
 
     // MARK: Filters
 
-    private mutating func condition(for filter: Filter, zoneList: String, recordType: String) throws(CloudKitError) -> String {
+    private mutating func condition(for filter: Filter, recordType: String) throws(CloudKitError) -> String {
         switch filter.field {
         case .system(let field): return try systemCondition(filter, column: Self.column(for: field))
-        case .user(let name): return try userCondition(filter, field: name, zoneList: zoneList, recordType: recordType)
+        case .user(let name): return try userCondition(filter, field: name, recordType: recordType)
         }
     }
 
@@ -109,10 +217,9 @@ struct QueryPlanner {
             arguments.append(scalar)
             return "\(column) \(Self.sqlOperator(filter.comparator)) ?"
         case .in, .notIn:
-            let values = filter.value.elements.compactMap(Self.sqlValue)
-            arguments.append(contentsOf: values)
-            let list = Array(repeating: "?", count: values.count).joined(separator: ",")
-            return "\(column) \(filter.comparator == .in ? "IN" : "NOT IN") (\(list))"
+            let list = BoundValueList.membership(column, filter.value.elements.compactMap(Self.sqlValue))
+            arguments.append(contentsOf: list.arguments)
+            return filter.comparator == .in ? list.sql : "NOT (\(list.sql))"
         case .beginsWith, .notBeginsWith:
             guard case .text(let prefix)? = scalar else { throw invalid(filter, "needs a STRING value") }
             arguments.append(contentsOf: [.text(prefix), .text(prefix + "\u{10FFFF}")])
@@ -123,16 +230,26 @@ struct QueryPlanner {
         }
     }
 
-    private mutating func userCondition(_ filter: Filter, field: String, zoneList: String, recordType: String) throws(CloudKitError) -> String {
-        let select = "SELECT f.record_id FROM field_index f WHERE f.zone_id IN (\(zoneList)) AND f.type = ? AND f.field = ? AND f.slot = ?"
+    /// `SELECT f.record_id FROM field_index f WHERE` (this field's index rows), with its arguments appended.
+    private mutating func select(_ recordType: String, _ field: String, _ slot: Int64) -> String {
+        let zones = inZones("f.zone_id")
+        arguments.append(contentsOf: [.text(recordType), .text(field), .integer(slot)])
+        return "SELECT f.record_id FROM field_index f WHERE \(zones) AND f.type = ? AND f.field = ? AND f.slot = ?"
+    }
+
+    private mutating func userCondition(_ filter: Filter, field: String, recordType: String) throws(CloudKitError) -> String {
         func subquery(_ slot: Int64, _ valueCondition: String, _ values: [SQLiteValue]) -> String {
-            arguments.append(contentsOf: [.text(recordType), .text(field), .integer(slot)])
+            let rows = select(recordType, field, slot)
             arguments.append(contentsOf: values)
-            return "r.id IN (\(select) AND \(valueCondition))"
+            return "r.id IN (\(rows) AND \(valueCondition))"
         }
-        func presence() -> String {
-            arguments.append(contentsOf: [.text(recordType), .text(field), .integer(FieldIndexer.presenceSlot)])
-            return "r.id IN (\(select))"
+        func presence() -> String { "r.id IN (\(select(recordType, field, FieldIndexer.presenceSlot)))" }
+        /// Records with the field whose values do not meet `valueCondition`.
+        func havingNot(_ valueCondition: String, _ values: [SQLiteValue]) -> String {
+            let have = presence()
+            let rows = select(recordType, field, FieldIndexer.valueSlot)
+            arguments.append(contentsOf: values)
+            return "\(have) AND r.id NOT IN (\(rows) AND \(valueCondition))"
         }
         let elements = filter.value.elements
         let values = elements.compactMap(Self.sqlValue)
@@ -150,8 +267,7 @@ struct QueryPlanner {
             return subquery(slot, "f.value = ?", values)
         case .notEquals, .notListContains:
             guard values.count == 1, !filter.value.type.isList else { throw invalid(filter, "needs a single value") }
-            let have = presence()
-            return "\(have) AND r.id NOT IN (\(select) AND f.value = ?)" + appendingSubqueryArguments(recordType, field, slot, values)
+            return havingNot("f.value = ?", values)
         case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
             guard values.count == 1, let bound = Self.typeClassBound(values[0]) else {
                 throw invalid(filter, "needs one STRING, INT64, DOUBLE or TIMESTAMP value")
@@ -159,13 +275,14 @@ struct QueryPlanner {
             return subquery(slot, "f.value \(Self.sqlOperator(filter.comparator)) ? AND \(bound)", values)
         case .in:
             guard !values.isEmpty else { return "0" }
-            return subquery(slot, "f.value IN (\(Self.placeholders(values.count)))", values)
+            let list = BoundValueList.membership("f.value", values)
+            return subquery(slot, list.sql, list.arguments)
         case .notIn, .notListContainsAny:
-            let have = presence()
-            guard !values.isEmpty else { return have }
-            return "\(have) AND r.id NOT IN (\(select) AND f.value IN (\(Self.placeholders(values.count)))"
-                + appendingSubqueryArguments(recordType, field, slot, values) + ")"
+            guard !values.isEmpty else { return presence() }
+            let list = BoundValueList.membership("f.value", values)
+            return havingNot(list.sql, list.arguments)
         case .listContainsAll:
+            // Bounded by Limits.valuesPerAllFilter: at most that many subqueries per query.
             guard !values.isEmpty else { return presence() }
             return values.map { subquery(slot, "f.value = ?", [$0]) }.joined(separator: " AND ")
         case .notListContainsAll:
@@ -181,8 +298,7 @@ struct QueryPlanner {
             if filter.comparator == .beginsWith || filter.comparator == .listMemberBeginsWith {
                 return subquery(slot, range, bounds)
             }
-            let have = presence()
-            return "\(have) AND r.id NOT IN (\(select) AND \(range))" + appendingSubqueryArguments(recordType, field, slot, bounds)
+            return havingNot(range, bounds)
         case .containsAllTokens, .containsAnyTokens:
             guard values.count == 1, case .text(let text) = values[0] else { throw invalid(filter, "needs a STRING value") }
             let tokens = Array(Set(FieldIndexer.tokens(of: text))).sorted()
@@ -197,14 +313,16 @@ struct QueryPlanner {
                 throw invalid(filter, "needs a LOCATION value and a distance")
             }
             let latitudeSpan = distance / 111_000 + 0.01
+            let zones = inZones("f.zone_id")
             arguments.append(contentsOf: [.text(recordType), .text(field), .integer(slot),
                                           .real(center.latitude - latitudeSpan), .real(center.latitude + latitudeSpan)])
-            let distanceSQL = Self.distanceSQL(latitude: "f.value", longitude: "g.value", from: center)
+            let distanceSQL = Self.distanceSQL(latitude: ("f.value", []), longitude: ("g.value", []), from: center)
+            arguments.append(contentsOf: distanceSQL.arguments)
             arguments.append(.real(distance))
             return """
                 r.id IN (SELECT f.record_id FROM field_index f JOIN field_index g ON g.record_id = f.record_id \
-                AND g.field = f.field AND g.slot = \(FieldIndexer.longitudeSlot) WHERE f.zone_id IN (\(zoneList)) \
-                AND f.type = ? AND f.field = ? AND f.slot = ? AND f.value BETWEEN ? AND ? AND \(distanceSQL) <= ?)
+                AND g.field = f.field AND g.slot = \(FieldIndexer.longitudeSlot) WHERE \(zones) \
+                AND f.type = ? AND f.field = ? AND f.slot = ? AND f.value BETWEEN ? AND ? AND \(distanceSQL.sql) <= ?)
                 """
         }
     }
@@ -216,37 +334,34 @@ struct QueryPlanner {
         }
     }
 
-    /// Appends the arguments of a subquery whose SQL was written inline after a `presence()` call.
-    private mutating func appendingSubqueryArguments(_ recordType: String, _ field: String, _ slot: Int64, _ values: [SQLiteValue]) -> String {
-        arguments.append(contentsOf: [.text(recordType), .text(field), .integer(slot)])
-        arguments.append(contentsOf: values)
-        return ""
-    }
-
     // MARK: Sorts
 
-    private func orderTerm(for sort: Sort) throws(CloudKitError) -> String {
+    private func orderTerm(for sort: Sort) throws(CloudKitError) -> (sql: String, arguments: [SQLiteValue]) {
         switch sort.field {
         case .system(let field):
-            return Self.column(for: field)
+            return (Self.column(for: field), [])
         case .user(let name):
             guard Names.isValidFieldName(name) else { throw .badRequest("invalid sort field '\(name)'") }
-            let first = "(SELECT min(s.value) FROM field_index s WHERE s.record_id = r.id AND s.field = '\(name)' AND s.slot = 0)"
+            let first = ("(SELECT min(s.value) FROM field_index s WHERE s.record_id = r.id AND s.field = ? AND s.slot = 0)", [SQLiteValue.text(name)])
             guard let center = sort.relativeLocation else { return first }
-            let longitude = "(SELECT min(s.value) FROM field_index s WHERE s.record_id = r.id AND s.field = '\(name)' AND s.slot = \(FieldIndexer.longitudeSlot))"
+            let longitude = ("(SELECT min(s.value) FROM field_index s WHERE s.record_id = r.id AND s.field = ? AND s.slot = \(FieldIndexer.longitudeSlot))",
+                             [SQLiteValue.text(name)])
             return Self.distanceSQL(latitude: first, longitude: longitude, from: center)
         }
     }
 
     // MARK: Helpers
 
-    /// Haversine distance in metres, in SQL (SQLite's math functions).
-    static func distanceSQL(latitude: String, longitude: String, from center: Location) -> String {
-        let lat = center.latitude, lon = center.longitude
-        return """
-            (12742017.6 * asin(min(1, sqrt(pow(sin(radians(\(latitude) - (\(lat))) / 2), 2) + cos(radians(\(lat))) \
-            * cos(radians(\(latitude))) * pow(sin(radians(\(longitude) - (\(lon))) / 2), 2)))))
+    /// Haversine distance in metres, in SQL (SQLite's math functions), with the centre bound as
+    /// parameters; the arguments follow the placeholders' order in the text.
+    static func distanceSQL(latitude: (sql: String, arguments: [SQLiteValue]), longitude: (sql: String, arguments: [SQLiteValue]),
+                            from center: Location) -> (sql: String, arguments: [SQLiteValue]) {
+        let lat = SQLiteValue.real(center.latitude), lon = SQLiteValue.real(center.longitude)
+        let sql = """
+            (12742017.6 * asin(min(1, sqrt(pow(sin(radians(\(latitude.sql) - ?) / 2), 2) + cos(radians(?)) \
+            * cos(radians(\(latitude.sql))) * pow(sin(radians(\(longitude.sql) - ?) / 2), 2)))))
             """
+        return (sql, latitude.arguments + [lat, lat] + latitude.arguments + longitude.arguments + [lon])
     }
 
     static func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ",") }

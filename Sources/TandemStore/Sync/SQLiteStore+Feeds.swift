@@ -7,8 +7,9 @@ extension SQLiteStoreTransaction {
     func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?,
                         decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)] {
         if memberships?.isEmpty == true { return [] }
-        let list = Array(repeating: "?", count: memberships?.count ?? 0).joined(separator: ",")
-        let shares = (memberships ?? []).map(SQLiteValue.text)
+        // The share list is bound as one JSON value: its length does not shape the SQL (issue 14).
+        let list = "SELECT value FROM json_each(?)"
+        let shares = memberships.map { [BoundValueList.jsonText($0)] } ?? []
         let filter = memberships == nil ? "" : "AND c.membership IN (\(list))"
         var sql = """
             SELECT c.record_name, c.record_type, c.seq, c.deleted, \(Self.recordColumns), r.membership

@@ -44,7 +44,7 @@ import TandemServer
         let zone = self.zone
         return try store.database.read { connection in
             let ordered = try SQLiteStoreTransaction(connection).orderedFields(zoneKey: zone.key, recordType: query.recordType)
-            let planner = try QueryPlanner(query: query, zoneKeys: [zone.key], limit: 5, offset: 0, orderedFields: ordered)
+            let planner = try QueryPlanner(query: query, zoneKeys: [zone.key], limit: 5, orderedFields: ordered)
             let plan = try connection.query("EXPLAIN QUERY PLAN " + planner.sql, planner.arguments) { $0.text(3) }
             let names = try connection.query(planner.sql, planner.arguments) { $0.text(0) }
             return (plan, names)
