@@ -48,6 +48,11 @@ public struct ServerConfiguration: Sendable {
     /// Fetch association files from `ORIGIN/DOMAIN/.well-known/…` instead of
     /// `https://DOMAIN/.well-known/…` (tests against a local server, internal mirrors).
     public var linksFetchOrigin: String?
+    /// Address blocks that webhook deliveries and association-file fetches may reach although
+    /// the outbound-address rule refuses them (loopback, private, link-local, ...), over plain
+    /// `http` too (`--webhook-allow CIDR`, repeatable; tests open `127.0.0.0/8`). Empty: only
+    /// `https` to public addresses.
+    public var webhookAllow: [AddressRange] = []
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -92,11 +97,13 @@ public final class TandemServer: Sendable {
         self.journal = journal
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
                                 participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
-                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin),
+                                links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin,
+                                                  outboundAllow: configuration.webhookAllow),
                                 journal: journal,
                                 sessionSettings: SessionHub.Settings(participantLimit: configuration.sessionParticipantLimit,
                                                                      messageRate: configuration.sessionMessageRate,
-                                                                     messageBurst: configuration.sessionMessageBurst))
+                                                                     messageBurst: configuration.sessionMessageBurst),
+                                outbound: OutboundRule(allowed: configuration.webhookAllow))
         webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },

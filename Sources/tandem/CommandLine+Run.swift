@@ -18,6 +18,7 @@ extension CommandLine {
                        [--app-ids TEAMID.bundle.id,...]   (apps that open /share/* links: the server's apple-app-site-association)
                        [--links-ttl 86400]   (seconds a fetched apple-app-site-association file is used)
                        [--links-fetch-origin http://127.0.0.1:8000]   (fetch ORIGIN/DOMAIN/.well-known/... instead of https://DOMAIN/...)
+                       [--webhook-allow CIDR]...   (let webhooks and association fetches reach this block, over http too; default: https to public addresses only)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
@@ -32,7 +33,7 @@ extension CommandLine {
           tandem links check FILE --app APPIDPREFIX.bundle.id URL...   (an apple-app-site-association file)
           tandem links lint FILE
           tandem links upload DOMAIN FILE --container ID [--data DIR]
-          tandem links refresh DOMAIN --container ID [--links-ttl 86400] [--links-fetch-origin URL] [--data DIR]
+          tandem links refresh DOMAIN --container ID [--links-ttl 86400] [--links-fetch-origin URL] [--webhook-allow CIDR]... [--data DIR]
           tandem app add TEAMID.bundle.id --container ID [--domains applinks:example.com,applinks:*.example.com] [--data DIR]
           tandem app domains TEAMID.bundle.id --container ID [--add applinks:a.com,...] [--remove applinks:b.com,...] [--data DIR]
         """
@@ -104,6 +105,7 @@ extension CommandLine {
                     configuration.linksTTL = n
                 }
                 configuration.linksFetchOrigin = try fetchOrigin(options)
+                configuration.webhookAllow = try webhookAllow(options)
                 if let url = options.value("public-url") {
                     guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
                     configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
@@ -163,7 +165,7 @@ extension CommandLine {
                     return n
                 } ?? 86_400
                 return try LinksCommand.refresh(domain: options.words[2], container: container, ttl: ttl,
-                                                fetchOrigin: try fetchOrigin(options), data: data)
+                                                fetchOrigin: try fetchOrigin(options), outboundAllow: try webhookAllow(options), data: data)
             case ("app", "add", 3), ("app", "domains", 3):
                 return try AppCommand.run(Array(options.words.dropFirst()), options: options, data: data)
             default:
@@ -197,6 +199,16 @@ extension CommandLine {
         }
     }
 
+    /// Every `--webhook-allow CIDR`, checked.
+    static func webhookAllow(_ options: Options) throws -> [AddressRange] {
+        try options.all("webhook-allow").map { text in
+            guard let range = AddressRange(text) else {
+                throw UsageError("--webhook-allow takes an address block such as 127.0.0.0/8 or ::1/128 (host bits zero), not '\(text)'")
+            }
+            return range
+        }
+    }
+
     /// `--links-fetch-origin`, checked.
     static func fetchOrigin(_ options: Options) throws -> String? {
         guard let origin = options.value("links-fetch-origin") else { return nil }
@@ -222,6 +234,8 @@ struct Options {
     static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force"]
     var words: [String] = []
     var values: [String: String] = [:]
+    /// Every value given for each option, in order (`value(_:)` is the last one).
+    var repeated: [String: [String]] = [:]
 
     init(_ arguments: [String]) throws {
         var index = 0
@@ -231,6 +245,7 @@ struct Options {
                 var name = String(argument.dropFirst(2))
                 if let equals = name.firstIndex(of: "=") {
                     values[String(name[..<equals])] = String(name[name.index(after: equals)...])
+                    repeated[String(name[..<equals]), default: []].append(String(name[name.index(after: equals)...]))
                     name = ""
                 } else if Self.flags.contains(name) {
                     values[name] = "true"
@@ -239,6 +254,7 @@ struct Options {
                         throw UsageError("--\(name) needs a value")
                     }
                     values[name] = arguments[index + 1]
+                    repeated[name, default: []].append(arguments[index + 1])
                     index += 1
                 }
             } else {
@@ -249,5 +265,6 @@ struct Options {
     }
 
     func value(_ name: String) -> String? { values[name] }
+    func all(_ name: String) -> [String] { repeated[name] ?? [] }
     func flag(_ name: String) -> Bool { values[name] != nil }
 }

@@ -52,10 +52,13 @@ extension LinksCommand {
         return 0
     }
 
-    /// Fetches the file of `domain` now (`fetchOrigin` as `tandem serve --links-fetch-origin`).
-    static func refresh(domain: String, container: String, ttl: Int, fetchOrigin: String?, data: String) throws -> Int32 {
+    /// Fetches the file of `domain` now (`fetchOrigin` and `outboundAllow` as `tandem serve
+    /// --links-fetch-origin` and `--webhook-allow`).
+    static func refresh(domain: String, container: String, ttl: Int, fetchOrigin: String?, outboundAllow: [AddressRange],
+                        data: String) throws -> Int32 {
         let file = try CommandLine.withStore(data) {
-            try LinkService(store: $0, ttlSeconds: ttl, fetchOrigin: fetchOrigin).refresh(domain: domain, container: container)
+            try LinkService(store: $0, ttlSeconds: ttl, fetchOrigin: fetchOrigin, outboundAllow: outboundAllow)
+                .refresh(domain: domain, container: container)
         }
         print("fetched \(file.domain) for \(container): \(file.body.count) bytes, version \(file.version), kept \(ttl) s")
         return 0

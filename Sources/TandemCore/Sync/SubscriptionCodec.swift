@@ -89,7 +89,7 @@ public enum SubscriptionCodec {
         }
         if let url = o["webhookURL"], !url.isNull {
             guard let s = url.stringValue, WebhookURLs.isAllowed(s) else {
-                throw .badRequest("\(context): webhookURL must be an https:// URL, or http:// to a loopback address (127.0.0.1, [::1], localhost)")
+                throw .badRequest("\(context): webhookURL must be an https:// URL with a host and no user info (http:// only to addresses the operator opened)")
             }
             subscription.webhookURL = s
         }
@@ -97,9 +97,10 @@ public enum SubscriptionCodec {
     }
 }
 
-/// Which URLs webhooks may be delivered to: HTTPS to a named host or a public address, plain
-/// HTTP only to loopback (`127.0.0.1`, `localhost`, `[::1]`). No user info (`user@host`), no
-/// link-local or unspecified addresses (`169.254.x.x`, `0.0.0.0`, `[fe80::…]`).
+/// The shape a webhook URL must have: `https://` (or `http://`) with a host, an optional port
+/// and no user info (`user@host`), printable ASCII, at most 2048 bytes. Which addresses it may
+/// reach is the server's outbound-address rule, applied when the subscription is saved and at
+/// every delivery (the host's addresses can change).
 public enum WebhookURLs {
     public static func isAllowed(_ url: String) -> Bool {
         guard url.utf8.count <= 2048, url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else { return false }
@@ -108,23 +109,14 @@ public enum WebhookURLs {
         let rest = url.dropFirst(isHTTPS ? 8 : 7)
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard !authority.isEmpty, !authority.contains("@"), !authority.contains("\\") else { return false }
-        let host: Substring
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { return false }
-            host = authority[authority.startIndex...close]
             let after = authority[authority.index(after: close)...]
-            guard after.isEmpty || isPort(after) else { return false }
-        } else {
-            let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2, !parts[0].isEmpty else { return false }
-            if parts.count == 2 { guard isPort(":" + parts[1]) else { return false } }
-            host = parts[0]
+            return close > authority.index(after: authority.startIndex) && (after.isEmpty || isPort(after))
         }
-        let name = host.lowercased()
-        let loopback = name == "127.0.0.1" || name == "localhost" || name == "[::1]"
-        if !isHTTPS { return loopback }
-        let refused = name.hasPrefix("169.254.") || name == "0.0.0.0" || name.hasPrefix("[fe80:") || name == "[::]"
-        return !refused
+        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, !parts[0].isEmpty else { return false }
+        return parts.count == 1 || isPort(":" + parts[1])
     }
 
     private static func isPort<S: StringProtocol>(_ text: S) -> Bool {

@@ -33,10 +33,12 @@ public final class LinkService: Sendable {
     ///     within about a day).
     ///   - fetchOrigin: fetch `ORIGIN/DOMAIN/.well-known/…` instead of `https://DOMAIN/.well-known/…`
     ///     (tests against a local server, internal mirrors); also accepts `host:port` domains.
-    public init(store: any Store, ttlSeconds: Int = 86_400, fetchOrigin: String? = nil) {
+    ///   - outboundAllow: address blocks fetches may reach although the outbound-address rule
+    ///     refuses them (`--webhook-allow`; an internal origin needs one).
+    public init(store: any Store, ttlSeconds: Int = 86_400, fetchOrigin: String? = nil, outboundAllow: [AddressRange] = []) {
         self.store = store
         ttl = Int64(ttlSeconds) * 1000
-        fetcher = AssociationFetcher(origin: fetchOrigin)
+        fetcher = AssociationFetcher(origin: fetchOrigin, rule: OutboundRule(allowed: outboundAllow))
     }
 
     var allowsPorts: Bool { fetcher.origin != nil }

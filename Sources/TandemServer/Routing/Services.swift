@@ -37,13 +37,13 @@ struct Services: Sendable {
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
          hub: ChangeHub, log: RequestLog, links: LinkService? = nil, journal: AssetFiles,
-         sessionSettings: SessionHub.Settings = SessionHub.Settings()) {
+         sessionSettings: SessionHub.Settings = SessionHub.Settings(), outbound: OutboundRule = OutboundRule()) {
         self.appIDs = appIDs
         self.links = links ?? LinkService(store: store)
         self.store = store
         self.publicURL = publicURL
         self.hub = hub
-        webhooks = WebhookSender(log: log)
+        webhooks = WebhookSender(log: log, rule: outbound)
         hub.add(webCourier)
         hub.add(streams)
         hub.add(webhooks)

@@ -40,6 +40,12 @@ enum SubscriptionRoutes {
                     switch type {
                     case "create", "update":
                         let subscription = try SubscriptionCodec.decode(json, context: "\(label).subscription", newID: { UUIDs.make() })
+                        if let url = subscription.webhookURL {
+                            // Checked again at every delivery (names can move); this answers at once.
+                            do { _ = try OutboundTarget.resolve(url, rule: services.webhooks.rule) } catch let error as OutboundError {
+                                throw CloudKitError.badRequest("\(label).subscription: webhookURL refused: \(error.description)")
+                            }
+                        }
                         if type == "update" && json["subscriptionID"]?.stringValue == nil {
                             throw CloudKitError.badRequest("\(label): update needs the subscriptionID")
                         }

@@ -1,8 +1,5 @@
 import TandemCrypto
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
 import TandemCore
 import TandemStore
@@ -12,7 +9,9 @@ import TandemStore
 /// exact body), retried with exponential backoff (0.5, 1, 2, 4 s: five attempts) on network
 /// errors and non-2xx answers. It runs on its own thread, after the hub, so a slow or dead
 /// endpoint never touches a write; past `capacity` queued deliveries new ones are dropped
-/// and counted. Redirects are not followed.
+/// and counted. Deliveries go through `OutboundClient`: the URL's addresses are checked by
+/// the outbound-address rule at every attempt and the connection goes to a checked address;
+/// a refused URL is not retried. Redirects are not followed (a 3xx is a failed attempt).
 final class WebhookSender: NotificationSink, Sendable {
     static let attempts = 5
     private let capacity: Int
@@ -22,15 +21,16 @@ final class WebhookSender: NotificationSink, Sendable {
     let sent = Atomic<Int>(0)
     let failed = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
+    /// Deliveries the outbound-address rule refused.
+    let refused = Atomic<Int>(0)
     private let log: RequestLog
-    private let session: URLSession
+    private let client: OutboundClient
+    var rule: OutboundRule { client.rule }
 
-    init(log: RequestLog, capacity: Int = 10_000) {
+    init(log: RequestLog, rule: OutboundRule, capacity: Int = 10_000) {
         self.log = log
         self.capacity = capacity
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 10
-        session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+        client = OutboundClient(rule: rule)
     }
 
     func deliver(_ notification: PushNotification) {
@@ -57,8 +57,11 @@ final class WebhookSender: NotificationSink, Sendable {
                     _ = wake.wait(timeout: .now() + min(max((next ?? now + 1) - now, 0.01), 1))
                     continue
                 }
-                if send(notification, attempt: attempt) {
+                let outcome = send(notification, attempt: attempt)
+                if outcome == .delivered {
                     sent.add(1, ordering: .relaxed)
+                } else if outcome == .refused {
+                    refused.add(1, ordering: .relaxed)
                 } else if attempt < Self.attempts {
                     let delay = 0.5 * pow(2, Double(attempt - 1))
                     queue.withLock { $0.append((notification, attempt + 1, Date().timeIntervalSince1970 + delay)) }
@@ -82,31 +85,25 @@ final class WebhookSender: NotificationSink, Sendable {
         "sha256=" + Digest.hex(Digest.hmacSHA256(key: Array(secret.utf8), message: body))
     }
 
-    private func send(_ notification: PushNotification, attempt: Int) -> Bool {
-        guard let text = notification.webhookURL, let url = URL(string: text), let secret = notification.webhookSecret else { return false }
-        let body = JSONWriter.bytes(["type": "notification", "notification": notification.json])
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(Self.signature(body, secret: secret), forHTTPHeaderField: "X-Tandem-Signature")
-        request.setValue(notification.notificationID, forHTTPHeaderField: "X-Tandem-Delivery")
-        request.setValue(String(attempt), forHTTPHeaderField: "X-Tandem-Attempt")
-        let done = DispatchSemaphore(value: 0)
-        let status = Mutex<Int>(0)
-        session.dataTask(with: request) { _, response, _ in
-            status.withLock { $0 = (response as? HTTPURLResponse)?.statusCode ?? 0 }
-            done.signal()
-        }.resume()
-        done.wait()
-        return (200..<300).contains(status.withLock { $0 })
-    }
-}
+    private enum Outcome { case delivered, failed, refused }
 
-/// Webhook deliveries never follow redirects (a redirect is a failed attempt).
-private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        completionHandler(nil)
+    private func send(_ notification: PushNotification, attempt: Int) -> Outcome {
+        guard let url = notification.webhookURL, let secret = notification.webhookSecret else { return .refused }
+        let body = JSONWriter.bytes(["type": "notification", "notification": notification.json])
+        let request = OutboundClient.Request(method: "POST", url: url, headers: [
+            ("Content-Type", "application/json"),
+            ("X-Tandem-Signature", Self.signature(body, secret: secret)),
+            ("X-Tandem-Delivery", notification.notificationID),
+            ("X-Tandem-Attempt", String(attempt)),
+        ], body: body, maximumResponseBytes: 64 * 1024)
+        do {
+            let response = try client.perform(request)
+            return (200..<300).contains(response.status) ? .delivered : .failed
+        } catch .refused(let reason) {
+            log.message("webhook for notification \(notification.notificationID) refused: \(reason)")
+            return .refused
+        } catch {
+            return .failed
+        }
     }
 }

@@ -13,9 +13,21 @@ import TandemCore
         return names
     }
 
-    func refresh(_ domain: String) throws -> (status: Int32, output: String, error: String) {
+    func refresh(_ domain: String, allow: [String] = ["--webhook-allow", "127.0.0.0/8"]) throws -> (status: Int32, output: String, error: String) {
         try LinksServer.tandem(["links", "refresh", domain, "--container", TestServer.container,
-                                "--links-fetch-origin", try LinksServer.shared.origin.origin])
+                                "--links-fetch-origin", try LinksServer.shared.origin.origin] + allow)
+    }
+
+    @Test func anInternalOriginIsFetchedOnlyWhereTheOperatorOpenedIt() throws {
+        let (app, domain) = try registered()
+        try LinksServer.shared.origin.serve(domain, .init(body: LinksServer.file(app, #"[{"/": "/a/*"}]"#)))
+        let refused = try refresh(domain, allow: [])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("127.0.0.1 is loopback"), "\(refused.error)")
+        #expect(try LinksServer.shared.origin.hits(domain) == 0)
+        #expect(try refresh(domain, allow: ["--webhook-allow", "10.0.0.0/8"]).error.contains("is loopback"))
+        let fetched = try refresh(domain)
+        #expect(fetched.status == 0, "\(fetched.error)")
     }
 
     @Test func aDomainWithoutAFileIsFetchedOnFirstMatch() throws {

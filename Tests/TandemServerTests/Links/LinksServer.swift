@@ -15,7 +15,8 @@ enum LinksServer {
             defer { lock.unlock() }
             if let instance { return instance }
             let origin = try AssociationOrigin()
-            let server = try TestServer(extraArguments: ["--links-fetch-origin", origin.origin, "--links-ttl", String(Int(ttl))])
+            let server = try TestServer(extraArguments: ["--links-fetch-origin", origin.origin, "--links-ttl", String(Int(ttl)),
+                                                           "--webhook-allow", "127.0.0.0/8"])
             let apiToken = try TestServer.admin(["token", "create", "--admin", "--data", server.dataDirectory])
             instance = (server, origin, apiToken)
             return (server, origin, apiToken)

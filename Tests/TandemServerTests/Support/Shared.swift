@@ -5,13 +5,18 @@ import TandemCore
 final class LazyTestServer: @unchecked Sendable {
     private var instance: TestServer?
     private let lock = NSLock()
+    private let arguments: [String]
+
+    init(arguments: [String] = []) {
+        self.arguments = arguments
+    }
 
     var server: TestServer {
         get throws {
             lock.lock()
             defer { lock.unlock() }
             if let instance { return instance }
-            let server = try TestServer()
+            let server = try TestServer(extraArguments: arguments)
             instance = server
             return server
         }

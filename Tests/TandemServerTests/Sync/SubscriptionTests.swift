@@ -115,7 +115,7 @@ struct SubscriptionTests {
 
     @Test("webhooks: signed with the subscription's secret, retried after failures, never blocking writes")
     func webhooks() throws {
-        let server = try Shared.server
+        let server = try WebhookAddressTests.loopbackOpened.server
         let owner = try server.person("hooked")
         let receiver = try WebhookReceiver(failures: 2)
         let created = try server.subscribe(["subscriptionID": "hook", "subscriptionType": "database", "webhookURL": .string(receiver.url)], as: owner)

@@ -1,0 +1,76 @@
+import Glibc
+
+/// One IPv4 or IPv6 address as bytes (4 or 16, network order), read from what the resolver
+/// returned, never from URL text.
+struct IPAddress: Hashable, Sendable, CustomStringConvertible {
+    let bytes: [UInt8]
+
+    init?(bytes: [UInt8]) {
+        guard bytes.count == 4 || bytes.count == 16 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// A numeric address in the strict `inet_pton` form (`127.0.0.1`, `::1`); no brackets.
+    init?(numeric text: String) {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            self.bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            return
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            self.bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            return
+        }
+        return nil
+    }
+
+    /// The address in a `sockaddr_in` / `sockaddr_in6`, as `getaddrinfo` returns it.
+    init?(_ address: UnsafePointer<sockaddr>) {
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            let v4 = UnsafeRawPointer(address).assumingMemoryBound(to: sockaddr_in.self).pointee.sin_addr
+            self.bytes = withUnsafeBytes(of: v4) { Array($0) }
+        case AF_INET6:
+            let v6 = UnsafeRawPointer(address).assumingMemoryBound(to: sockaddr_in6.self).pointee.sin6_addr
+            self.bytes = withUnsafeBytes(of: v6) { Array($0) }
+        default:
+            return nil
+        }
+    }
+
+    var isIPv4: Bool { bytes.count == 4 }
+
+    /// The IPv4 address an IPv6 form carries and a connection would reach: IPv4-mapped
+    /// (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, deprecated), NAT64 (`64:ff9b::a.b.c.d`,
+    /// RFC 6052) and 6to4 (`2002:AABB:CCDD::/48`, RFC 3056). `nil` for IPv4 and other IPv6.
+    var embeddedIPv4: IPAddress? {
+        guard bytes.count == 16 else { return nil }
+        let head = bytes[0..<10]
+        if head.allSatisfy({ $0 == 0 }) && ((bytes[10] == 0xff && bytes[11] == 0xff) || (bytes[10] == 0 && bytes[11] == 0)) {
+            // `::` and `::1` are IPv6's own unspecified and loopback addresses, not IPv4.
+            if bytes[10] == 0 && bytes[12..<15].allSatisfy({ $0 == 0 }) && bytes[15] <= 1 { return nil }
+            return IPAddress(bytes: Array(bytes[12..<16]))
+        }
+        if bytes[0..<12] == [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] {
+            return IPAddress(bytes: Array(bytes[12..<16]))
+        }
+        if bytes[0] == 0x20 && bytes[1] == 0x02 {
+            return IPAddress(bytes: Array(bytes[2..<6]))
+        }
+        return nil
+    }
+
+    /// The numeric text (`169.254.169.254`, `::ffff:a9fe:a9fe`), as `inet_ntop` writes it.
+    var description: String {
+        var copy = bytes
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer in
+            let family = isIPv4 ? AF_INET : AF_INET6
+            guard inet_ntop(family, &copy, buffer.baseAddress, socklen_t(buffer.count)) != nil else { return "?" }
+            return String(cString: buffer.baseAddress!)
+        }
+    }
+
+    /// The form a URL authority or curl's `--connect-to` takes: IPv6 in brackets.
+    var hostForm: String { isIPv4 ? description : "[\(description)]" }
+}
