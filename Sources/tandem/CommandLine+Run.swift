@@ -24,7 +24,7 @@ extension CommandLine {
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--data DIR]
           tandem token create --admin [--data DIR]   (for the schema endpoint /tandem/1/{container}/{environment}/schema/*)
-          tandem user roles --email EMAIL --container ID --environment development|production [ROLE... | --clear] [--data DIR]   (no ROLE: show them)
+          tandem user roles --email EMAIL --container ID --environment development|production [ROLE... | --clear] [--replace] [--data DIR]   (no ROLE: show them)
           tandem schema validate FILE.ckdb
           tandem schema diff OLD.ckdb NEW.ckdb
           tandem schema import FILE.ckdb --container ID --environment development|production [--force] [--data DIR]
@@ -134,7 +134,11 @@ extension CommandLine {
                     // No roles named: show the current ones (clearing takes --clear).
                     roles = try withStore(data) { try Admin.roles(of: email, container: container, environment: environment, store: $0) }
                 } else {
-                    try withStore(data) { try Admin.assignRoles(roles, to: email, container: container, environment: environment, store: $0) }
+                    // What is printed is what applies: the roles read back after the write.
+                    roles = try withStore(data) {
+                        try Admin.assignRoles(roles, to: email, container: container, environment: environment,
+                                              replacing: options.flag("replace"), store: $0)
+                    }
                 }
                 print("roles of \(email) in \(container) \(environment.rawValue): \(roles.isEmpty ? "none" : roles.joined(separator: ", "))")
             case ("token", "create", 2) where options.flag("admin"):
@@ -231,7 +235,7 @@ struct UsageError: Error, CustomStringConvertible {
 
 /// Words and `--name value` / `--flag` options.
 struct Options {
-    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force"]
+    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force", "replace"]
     var words: [String] = []
     var values: [String: String] = [:]
     /// Every value given for each option, in order (`value(_:)` is the last one).

@@ -110,11 +110,6 @@ struct ModifyContext {
         for (name, value) in op.fields {
             fields[name] = value
         }
-        // A Users record's roles are the administrator's (PublicGrants): a replace keeps them.
-        if scope.database.database == .public, recordType == PublicGrants.usersType,
-           let roles = existing?.fields[PublicGrants.rolesField], fields[PublicGrants.rolesField] == nil {
-            fields[PublicGrants.rolesField] = roles
-        }
         if recordType != Share.recordType, let name = fields.keys.first(where: Share.systemFields.contains) {
             throw CloudKitError.badRequest("field '\(name)' belongs on cloudkit.share records")
         }
@@ -277,6 +272,7 @@ struct ModifyContext {
         }
         for referrer in referrers where referrer.action == .deleteSelf && !deleting.contains(referrer.recordName) {
             guard let source = try tx.record(zone: zone, name: referrer.recordName) else { continue }
+            if scope.database.database == .public { try UserRecords.refuseCascade(into: source) }
             try delete(source, deleting: &deleting)
         }
         let sequence = try tx.nextChangeSequence(zone)

@@ -4,22 +4,18 @@ import TandemStore
 
 /// The schema's grants, applied to the public database (spec §5.2): `_world` is everyone,
 /// anonymous readers included; `_icloud` any signed-in user; `_creator` the record's creator;
-/// custom roles are the ones listed in the caller's `Users` record (`roles`, decision SC4).
+/// custom roles are the ones listed in the caller's `Users` record (`roles`, decision SC4;
+/// `UserRecords`, which also keeps user records out of clients' hands).
 /// Reading needs `READ`, saving a new record `CREATE`, changing or deleting one `WRITE`.
 /// A record type the development schema does not have yet gets the grants it will be created
 /// with (`Schema.justInTimeGrants`).
 enum PublicGrants {
-    /// The record type holding each user's role assignments, and its field.
-    static let usersType = "Users"
-    static let rolesField = "roles"
-
-    /// Refuses `op` unless the caller's roles grant what it needs.
+    /// Refuses `op` unless the caller's roles grant what it needs (and, for a user record,
+    /// unless `UserRecords` allows it at all).
     /// - Throws: `ACCESS_DENIED` naming the right, the record type and the caller's roles.
     static func authorize(_ op: RecordOperation, existing: Record?, tx: any StoreReading, scope: RequestScope) throws {
+        try UserRecords.authorize(op, existing: existing, user: scope.user)
         guard let typeName = op.recordType ?? existing?.recordType, typeName != Share.recordType else { return }
-        if typeName == usersType, op.fields[rolesField] != nil {
-            throw CloudKitError(.accessDenied, "field '\(rolesField)' of \(usersType) records is assigned by an administrator (tandem user roles)")
-        }
         let schema = try SchemaRegistry.shared.schema(tx, container: scope.database.container, environment: scope.database.environment)
         // In production an unknown type is refused by the schema check, with a better reason.
         guard let type = recordType(typeName, schema, scope.database.environment) else { return }
@@ -91,20 +87,8 @@ enum PublicGrants {
     static func roles(schema: Schema?, _ reader: any StoreReading, _ scope: RequestScope) throws -> Set<String> {
         guard !scope.user.isEmpty else { return [Role.world] }
         var roles: Set<String> = [Role.world, Role.icloud]
-        guard let schema, !schema.roles.isEmpty,
-              let zone = try reader.zone(scope.database, name: ZoneID.defaultZoneName),
-              let users = try reader.record(zone: zone, name: scope.user), users.recordType == usersType,
-              let assigned = users.fields[rolesField] else { return roles }
-        for element in assigned.elements {
-            switch element {
-            case .int64(let position) where position >= 1 && position <= schema.roles.count:
-                roles.insert(schema.roles[Int(position) - 1])
-            case .string(let name) where schema.roles.contains(name):
-                roles.insert(name)
-            default:
-                continue
-            }
-        }
+        guard let schema, !schema.roles.isEmpty else { return roles }
+        roles.formUnion(UserRecords.assignedRoles(try UserRecords.record(of: scope.user, reader, scope.database), schema: schema))
         return roles
     }
 
