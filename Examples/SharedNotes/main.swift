@@ -33,8 +33,11 @@ func run(_ arguments: [String]) async throws {
                 print("note \(id.recordName) was also changed elsewhere; merged (your edited fields kept)")
             case .deletedWhileEdited(let record):
                 print("note \(record.recordID.recordName) was deleted by someone else; your edit was not kept: \(record["text"] as? String ?? "")")
-            case .refused(let id, let error):
-                print("note \(id.recordName): the server refused your change (\(error.code)); it shows the server's version")
+            case .refused(let record, let error):
+                print("note \(record.recordID.recordName): the server refused your change (\(error.code)); it shows the server's version; yours was: \(record["text"] as? String ?? "")")
+            case .unsentChangesLost(let zoneID, let records, let deletions):
+                print("notebook \(zoneID.zoneName) is no longer shared with you; \(records.count) unsent edit(s) and \(deletions.count) deletion(s) were not sent:")
+                for record in records { print("  \(record.recordID.recordName): \(record["text"] as? String ?? "")") }
             default:
                 break
             }
@@ -70,6 +73,7 @@ func run(_ arguments: [String]) async throws {
     if command != "list" && command != "accept", await sync(store) == false || store.hasUnsentChanges {
         print("offline: the change is saved on this device and will be sent at the next sync")
     }
+    await store.close()   // waits for the engines, so the file is not left mid-write
 }
 
 /// Fetches and sends; false when the server cannot be reached.

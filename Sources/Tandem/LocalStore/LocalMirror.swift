@@ -6,13 +6,24 @@ internal import TandemSQLite
 /// transaction; fetched pages are written in one transaction each with prepared statements.
 final class LocalMirror: Sendable {
     let database: SQLiteDatabase
-    /// Local edit counters of records handed to a send, by record (compared when the save returns).
-    private let sentEdits = LockedDictionary<Record.ID, Int64>()
+    /// What each record's send in flight carried (compared when its answer returns, K23).
+    let sentEdits = LockedDictionary<Record.ID, SentSnapshot>()
+    /// Generations of local edits: unique in the file, increasing.
+    let generations: Generations
 
     init(path: String) throws(TandemError) {
+        let database: SQLiteDatabase
         do { database = try SQLiteDatabase(path: path, synchronous: .normal, readerCount: 2, migrations: LocalStoreSchema.migrations) }
         catch { throw TandemError(.internalError, "cannot open the local store \(path): \(error)") }
+        let last = try Self.read(database) { db in
+            try db.queryOne("SELECT max((SELECT coalesce(max(edit), 0) FROM record), (SELECT coalesce(max(edit), 0) FROM tombstone))", []) { $0.int64(0) } ?? 0
+        }
+        self.database = database
+        generations = Generations(after: last)
     }
+
+    /// Closes the file (`LocalStore.close()`); later reads and writes fail.
+    func close() { database.close() }
 
     static func scope(of id: Record.ID) -> Database.Scope { scope(of: id.zoneID) }
     static func scope(of zoneID: RecordZone.ID) -> Database.Scope {
@@ -29,7 +40,9 @@ final class LocalMirror: Sendable {
 
     // MARK: Transactions
 
-    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(TandemError) -> T {
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(TandemError) -> T { try Self.read(database, body) }
+
+    private static func read<T>(_ database: SQLiteDatabase, _ body: (SQLiteConnection) throws -> T) throws(TandemError) -> T {
         do { return try database.read(body) } catch let error as TandemError { throw error } catch {
             throw TandemError(.internalError, "local store read failed: \(error)")
         }
@@ -43,11 +56,20 @@ final class LocalMirror: Sendable {
 
     // MARK: Rows
 
+    /// A record row. `pending` holds each unsent key with the local edit that last changed it
+    /// (nil when the row equals the server's record); `parentEdit` the edit that set the parent.
+    /// A send remembers the generations it carried, so its answer clears only what it sent (K23).
     struct Row {
         var record: Record
-        var changedKeys: [String]?
-        var parentChanged: Bool
+        var pending: [String: Int64]?
+        var parentEdit: Int64?
         var edit: Int64
+
+        var changedKeys: [String]? { pending.map { $0.keys.sorted() } }
+        var isDirty: Bool { pending != nil || parentEdit != nil }
+
+        /// A row equal to the server's record.
+        static func clean(_ record: Record, edit: Int64 = 0) -> Row { Row(record: record, pending: nil, parentEdit: nil, edit: edit) }
     }
 
     static let selectRow = "SELECT body, changed_keys, parent_changed, edit FROM record WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?"
@@ -61,17 +83,49 @@ final class LocalMirror: Sendable {
 
     static func row(_ db: SQLiteConnection, _ id: Record.ID) throws -> Row? {
         try db.queryOne(selectRow, key(id)) { s in
-            Row(record: try LocalRecordCoding.decode(s.text(0), scope: scope(of: id)),
-                changedKeys: s.isNull(1) ? nil : LocalRecordCoding.keys(s.text(1)), parentChanged: s.int64(2) != 0, edit: s.int64(3))
+            let edit = s.int64(3)
+            return Row(record: try LocalRecordCoding.decode(s.text(0), scope: scope(of: id)),
+                       pending: s.isNull(1) ? nil : LocalRecordCoding.pendingKeys(s.text(1), edit: edit),
+                       parentEdit: s.int64(2) == 0 ? nil : s.int64(2), edit: edit)
         }
     }
 
     static func put(_ db: SQLiteConnection, _ row: Row, addingZone: Bool = true) throws {
         let id = row.record.recordID
+        // A row dirty only by its parent still needs a non-NULL changed_keys (the dirty marker).
+        let pending = row.pending ?? (row.parentEdit != nil ? [:] : nil)
         try db.run(upsertRow, key(id) + [.text(row.record.recordType), .text(LocalRecordCoding.encode(row.record)),
-                                         row.changedKeys.map { .text(LocalRecordCoding.keys($0)) } ?? .null,
-                                         .integer(row.parentChanged ? 1 : 0), .integer(row.edit)])
+                                         pending.map { .text(LocalRecordCoding.pendingKeys($0)) } ?? .null,
+                                         .integer(row.parentEdit ?? 0), .integer(row.edit)])
         if addingZone { try db.run("INSERT OR IGNORE INTO zone (scope, zone_name, owner_name) VALUES (?, ?, ?)", key(id.zoneID)) }
+    }
+
+    // MARK: Tombstones
+
+    static let deleteTombstone = "DELETE FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?"
+
+    static func hasTombstone(_ db: SQLiteConnection, _ id: Record.ID) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?", key(id)) { _ in true } ?? false
+    }
+
+    /// The row a local deletion removed (kept so that saving the record again changes only the
+    /// keys the app changed, K24); nil for tombstones written before the body was kept.
+    static func tombstonedRow(_ db: SQLiteConnection, _ id: Record.ID) throws -> Row? {
+        try db.queryOne("SELECT body, changed_keys, edit FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ? AND body IS NOT NULL",
+                        key(id)) { s in
+            let edit = s.int64(2)
+            return Row(record: try LocalRecordCoding.decode(s.text(0), scope: scope(of: id)),
+                       pending: s.isNull(1) ? nil : LocalRecordCoding.pendingKeys(s.text(1), edit: edit), parentEdit: nil, edit: edit)
+        }
+    }
+
+    static func putTombstone(_ db: SQLiteConnection, _ id: Record.ID, row: Row?) throws {
+        let pending = row?.pending.map { SQLiteValue.text(LocalRecordCoding.pendingKeys($0)) } ?? .null
+        try db.run("""
+            INSERT INTO tombstone (scope, zone_name, owner_name, record_name, body, changed_keys, edit) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (scope, zone_name, owner_name, record_name) DO UPDATE SET body = excluded.body,
+                changed_keys = excluded.changed_keys, edit = excluded.edit
+            """, key(id) + [row.map { .text(LocalRecordCoding.encode($0.record)) } ?? .null, pending, .integer(row?.edit ?? 0)])
     }
 
     /// Makes the indexes the app asked for (`LocalStore.Configuration.indexes`).
@@ -88,159 +142,6 @@ final class LocalMirror: Sendable {
     /// The record as the app sees it (local edits applied).
     func record(for id: Record.ID) throws(TandemError) -> Record? {
         try read { db in try Self.row(db, id)?.record }
-    }
-
-    // MARK: Local edits
-
-    /// Applies the app's edits: for a record the store holds, only the keys the app changed (and
-    /// the parent when set), on top of the newest row; a new record as it is.
-    func saveLocal(_ records: [Record]) throws(TandemError) {
-        try write { db in
-            for record in records {
-                if var row = try Self.row(db, record.recordID) {
-                    for key in record.changed {
-                        row.record.fields[key] = record.fields[key]
-                        row.record.pendingAssets[key] = record.pendingAssets[key]
-                    }
-                    if record.parentChanged { row.record.parent = record.parent; row.parentChanged = true }
-                    row.changedKeys = Array(Set(row.changedKeys ?? []).union(record.changed)).sorted()
-                    row.edit += 1
-                    try Self.put(db, row)
-                } else {
-                    var fresh = record
-                    fresh.changed = []
-                    try Self.put(db, Row(record: fresh, changedKeys: record.fields.keys.sorted(), parentChanged: record.parent != nil, edit: 1))
-                }
-                try db.run("DELETE FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?", Self.key(record.recordID))
-            }
-        }
-    }
-
-    /// Removes records; returns those the server has (they need a delete sent).
-    func deleteLocal(_ ids: [Record.ID]) throws(TandemError) -> [Record.ID] {
-        try write { db in
-            var known: [Record.ID] = []
-            for id in ids {
-                let tag = try Self.row(db, id)?.record.recordChangeTag
-                try db.run(Self.deleteRow, Self.key(id))
-                if tag != nil {
-                    known.append(id)
-                    try db.run("INSERT OR IGNORE INTO tombstone (scope, zone_name, owner_name, record_name) VALUES (?, ?, ?, ?)", Self.key(id))
-                }
-            }
-            return known
-        }
-    }
-
-    /// Changes not yet on the server (dirty rows and tombstones), to queue again at launch.
-    func unsentChanges(scope: Database.Scope) throws(TandemError) -> [SyncEngine.PendingRecordZoneChange] {
-        try read { db in
-            let saves = try db.query("SELECT zone_name, owner_name, record_name FROM record WHERE scope = ? AND changed_keys IS NOT NULL",
-                                     [.text(scope.rawValue)]) { s in
-                SyncEngine.PendingRecordZoneChange.saveRecord(Record.ID(recordName: s.text(2), zoneID: RecordZone.ID(zoneName: s.text(0), ownerName: s.text(1))))
-            }
-            let deletes = try db.query("SELECT zone_name, owner_name, record_name FROM tombstone WHERE scope = ?", [.text(scope.rawValue)]) { s in
-                SyncEngine.PendingRecordZoneChange.deleteRecord(Record.ID(recordName: s.text(2), zoneID: RecordZone.ID(zoneName: s.text(0), ownerName: s.text(1))))
-            }
-            return saves + deletes
-        }
-    }
-
-    // MARK: Sending
-
-    /// The record to send for a pending save: the row with its unsent keys marked changed.
-    func recordForSend(_ id: Record.ID) -> Record? {
-        guard let row = try? read({ db in try Self.row(db, id) }), let keys = row.changedKeys else { return nil }
-        var record = row.record
-        record.changed = Set(keys)
-        record.parentChanged = row.parentChanged
-        sentEdits.set(id, row.edit)
-        return record
-    }
-
-    /// Saved records: a row not edited since it was sent becomes the server's record; an edited
-    /// one keeps its edits and takes the new change tag.
-    func applySaved(_ records: [Record]) throws(TandemError) {
-        let edits = records.map { sentEdits.take($0.recordID) }
-        try write { db in
-            for (saved, sentEdit) in zip(records, edits) {
-                guard var row = try Self.row(db, saved.recordID) else { continue }
-                if row.edit == sentEdit {
-                    try Self.put(db, Row(record: saved, changedKeys: nil, parentChanged: false, edit: row.edit))
-                } else {
-                    row.record.recordChangeTag = saved.recordChangeTag
-                    try Self.put(db, row)
-                }
-            }
-        }
-    }
-
-    func forgetSent(_ id: Record.ID) { _ = sentEdits.take(id) }
-
-    /// A save the server refused with `serverRecordChanged`: `merge` decides from the local and
-    /// server records; the result (server change tag) is written and stays dirty. Returns whether
-    /// a save must be queued again.
-    func resolveConflict(server: Record, merge: @Sendable (LocalStore.Conflict) -> Record?) throws(TandemError) -> Bool {
-        _ = sentEdits.take(server.recordID)
-        guard let row = try read({ db in try Self.row(db, server.recordID) }) else { return false }
-        let conflict = LocalStore.Conflict(localRecord: row.record, serverRecord: server, changedKeys: row.changedKeys ?? [])
-        guard var merged = merge(conflict) else {
-            try write { db in try Self.put(db, Row(record: server, changedKeys: nil, parentChanged: false, edit: row.edit + 1)) }
-            return false
-        }
-        merged.recordChangeTag = server.recordChangeTag
-        let keys = Array(Set(row.changedKeys ?? []).union(merged.changed)).sorted()
-        merged.changed = []
-        let result = Row(record: merged, changedKeys: keys, parentChanged: row.parentChanged, edit: row.edit + 1)
-        try write { db in try Self.put(db, result) }
-        return true
-    }
-
-    func removeTombstones(_ ids: [Record.ID]) throws(TandemError) {
-        guard !ids.isEmpty else { return }
-        try write { db in
-            for id in ids { try db.run("DELETE FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?", Self.key(id)) }
-        }
-    }
-
-    // MARK: Fetched changes
-
-    /// One fetched page in one transaction. A row with unsent edits is rebased: the server's
-    /// record with the local keys applied on top (they are sent with the new change tag). A
-    /// deleted row goes even with unsent edits; those rows are returned as they were (K22).
-    @discardableResult
-    func applyFetched(_ records: [Record], deletions: [Record.ID]) throws(TandemError) -> [Record] {
-        try write { db -> [Record] in
-            // Rows with unsent edits are few: read their keys once per page, not a row per record.
-            var dirty = Set<Record.ID>()
-            for scope in Set(records.map { Self.scope(of: $0.recordID) }) {
-                for id in try db.query("SELECT zone_name, owner_name, record_name FROM record WHERE scope = ? AND changed_keys IS NOT NULL",
-                                       [.text(scope.rawValue)], { Record.ID(recordName: $0.text(2), zoneID: RecordZone.ID(zoneName: $0.text(0), ownerName: $0.text(1))) }) {
-                    dirty.insert(id)
-                }
-            }
-            for zoneID in Set(records.map(\.recordID.zoneID)) {
-                try db.run("INSERT OR IGNORE INTO zone (scope, zone_name, owner_name) VALUES (?, ?, ?)", Self.key(zoneID))
-            }
-            for record in records {
-                if dirty.contains(record.recordID), var row = try Self.row(db, record.recordID), let keys = row.changedKeys {
-                    var rebased = record
-                    for key in keys { rebased.fields[key] = row.record.fields[key]; rebased.pendingAssets[key] = row.record.pendingAssets[key] }
-                    if row.parentChanged { rebased.parent = row.record.parent }
-                    row.record = rebased
-                    try Self.put(db, row, addingZone: false)
-                } else {
-                    try Self.put(db, Row(record: record, changedKeys: nil, parentChanged: false, edit: 0), addingZone: false)
-                }
-            }
-            var dropped: [Record] = []
-            for id in deletions {
-                if let row = try Self.row(db, id), row.changedKeys != nil || row.parentChanged { dropped.append(row.record) }
-                try db.run(Self.deleteRow, Self.key(id))
-                try db.run("DELETE FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?", Self.key(id))
-            }
-            return dropped
-        }
     }
 
     func addZones(_ zoneIDs: [RecordZone.ID]) throws(TandemError) {
@@ -310,4 +211,13 @@ final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: @unchec
 
     func set(_ key: Key, _ value: Value) { lock.withLock { values[key] = value } }
     func take(_ key: Key) -> Value? { lock.withLock { values.removeValue(forKey: key) } }
+    func contains(_ key: Key) -> Bool { lock.withLock { values[key] != nil } }
+}
+
+/// The local edit counter (a row's `edit`, each pending key's generation).
+final class Generations: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: Int64
+    init(after last: Int64) { self.last = last }
+    func next() -> Int64 { lock.withLock { last += 1; return last } }
 }

@@ -40,10 +40,18 @@ enum LocalRecordCoding {
         return .init(timestamp: FieldValues.milliseconds(date), userRecordName: user?.recordName ?? "")
     }
 
-    static func keys(_ keys: [String]) -> String { JSONWriter.string(.array(keys.map(JSONValue.string))) }
+    /// Unsent keys with the generation of the edit that last changed each, as a JSON object.
+    static func pendingKeys(_ keys: [String: Int64]) -> String {
+        JSONWriter.string(.object(JSONObject(keys.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int($0.value)) })))
+    }
 
-    static func keys(_ text: String?) -> [String] {
-        guard let text, let json = try? JSONParser.parse(text) else { return [] }
-        return json.arrayValue?.compactMap(\.stringValue) ?? []
+    /// Reads `pendingKeys(_:)`; a JSON array (files written before generations were kept) gives
+    /// every key the row's last edit.
+    static func pendingKeys(_ text: String?, edit: Int64) -> [String: Int64] {
+        guard let text, let json = try? JSONParser.parse(text) else { return [:] }
+        if let array = json.arrayValue { return Dictionary(array.compactMap(\.stringValue).map { ($0, edit) }, uniquingKeysWith: max) }
+        var keys: [String: Int64] = [:]
+        for entry in json.objectValue?.entries ?? [] { keys[entry.key] = entry.value.int64Value ?? edit }
+        return keys
     }
 }

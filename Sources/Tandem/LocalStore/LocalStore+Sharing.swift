@@ -36,11 +36,14 @@ extension LocalStore {
         }
         var moved: [Record] = []
         var originals: [Record] = []
+        var generations: [Record.ID: Int64] = [:]
         for id in records {
             guard LocalMirror.scope(of: id) == .private else {
                 throw TandemError(.invalidArguments, "\(id) is in the shared database: only the owner shares records")
             }
-            guard let original = try mirror.record(for: id) else { throw TandemError(.unknownItem, "the local store has no record \(id)") }
+            guard let row = try mirror.read({ db in try LocalMirror.row(db, id) }) else { throw TandemError(.unknownItem, "the local store has no record \(id)") }
+            let original = row.record
+            generations[id] = row.edit
             originals.append(original)
             var copy = Record(recordType: original.recordType, recordID: Record.ID(recordName: id.recordName, zoneID: zoneID))
             copy.fields = original.fields
@@ -81,8 +84,34 @@ extension LocalStore {
             savedShare = made
         }
         try mirror.applyFetched(saved, deletions: [])
+        // Edits and deletions the app made while the save was in flight follow the records into
+        // the share's zone (K30): keys changed since the copies were made are saved on top of them.
+        var later: [Record] = []
+        var deletedMeanwhile: [Record.ID] = []
+        for original in originals {
+            let movedID = Record.ID(recordName: original.recordID.recordName, zoneID: zoneID)
+            guard let now = try mirror.read({ db in try LocalMirror.row(db, original.recordID) }) else {
+                deletedMeanwhile.append(movedID)
+                continue
+            }
+            let since = generations[original.recordID] ?? 0
+            let keys = (now.pending ?? [:]).filter { $0.value > since }.map(\.key)
+            guard !keys.isEmpty, var edit = try mirror.record(for: movedID) else { continue }
+            for key in keys {
+                edit.fields[key] = now.record.fields[key]
+                edit.pendingAssets[key] = now.record.pendingAssets[key]
+            }
+            edit.changed = Set(keys)
+            later.append(edit)
+        }
+        if !later.isEmpty { try save(later) }
         try delete(originals.map(\.recordID))
-        return (saved.filter { $0.recordType != Share.recordType }, savedShare)
+        if !deletedMeanwhile.isEmpty { try delete(deletedMeanwhile) }
+        var current: [Record] = []
+        for record in saved where record.recordType != Share.recordType {
+            if let now = try mirror.record(for: record.recordID) { current.append(now) }
+        }
+        return (current, savedShare)
     }
 
     /// Accepts invitations and mirrors the shared zones at once
@@ -154,16 +183,30 @@ extension LocalStore {
     }
 
     /// Saves a share changed by the app (participants, permissions, title) to the server and
-    /// the store (`persistUpdatedShare(_:in:)`). Needs the network.
-    /// - Throws: the server's error (`serverRecordChanged` when the share changed meanwhile:
-    ///   fetch it again with `fetchShares` after a `sync()` and reapply).
+    /// the store (`persistUpdatedShare(_:in:)`). Needs the network. When the share changed on the
+    /// server meanwhile (an invitee accepted, so its change tag moved), the app's changes are
+    /// applied again to the server's version and saved once more (K31).
+    /// - Throws: the server's error; `serverRecordChanged` only when the share kept changing
+    ///   under three attempts (fetch it again with `fetchShares` after a `sync()` and reapply).
     @discardableResult
     public func persistUpdatedShare(_ share: Share) async throws(TandemError) -> Share {
         let database = LocalMirror.scope(of: share.recordID) == .private ? container.privateDatabase : container.sharedDatabase
-        let saved = try await database.save(share.record)
-        try mirror.applyFetched([saved], deletions: [])
-        guard let result = Share(saved) else { throw TandemError(.internalError, "the server did not return the share") }
-        return result
+        let base = try mirror.record(for: share.recordID).flatMap(Share.init)
+        var attempt = share
+        var tries = 0
+        while true {
+            do throws(TandemError) {
+                let saved = try await database.save(attempt.record)
+                try mirror.applyFetched([saved], deletions: [])
+                guard let result = Share(saved) else { throw TandemError(.internalError, "the server did not return the share") }
+                return result
+            } catch where error.code == .serverRecordChanged && tries < 2 {
+                guard let serverRecord = error.serverRecord, let server = Share(serverRecord), let base else { throw error }
+                try mirror.applyFetched([serverRecord], deletions: [])
+                attempt = share.rebased(from: base, onto: server)
+                tries += 1
+            }
+        }
     }
 
     /// Deletes a zone and everything in it (`purgeObjectsAndRecordsInZone(with:in:)`): locally

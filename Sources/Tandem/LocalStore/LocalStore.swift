@@ -1,4 +1,5 @@
 public import Foundation
+internal import Synchronization
 internal import TandemCore
 internal import TandemSQLite
 
@@ -48,10 +49,17 @@ public final class LocalStore: Sendable {
         /// NSPersistentCloudKitContainer); `record` is the local version that was dropped: save it
         /// again as a new record to keep it (decision K22).
         case deletedWhileEdited(Record)
-        /// A save the server refused (permission, gone); the row now shows the server's state.
-        case refused(Record.ID, TandemError)
+        /// A change the server refused for good (`permissionFailure`, `unknownItem`, `zoneNotFound`
+        /// after the user lost access, `limitExceeded` for a record over 1 MiB, ...); the row now
+        /// shows the server's state (or nothing). `record` is the local version that was not kept:
+        /// save it again (changed, or as a new record) to keep it (K26).
+        case refused(Record, TandemError)
         /// Zones (and their records) removed: deleted, purged, or access lost.
         case zonesRemoved([RecordZone.ID])
+        /// A zone left the store (deleted, purged, access lost) while it held unsent edits or
+        /// deletions: `records` are the local versions that were not sent, `deletedRecordIDs` the
+        /// deletions (K27). Save the records into a zone the user can write to keep them.
+        case unsentChangesLost(RecordZone.ID, records: [Record], deletedRecordIDs: [Record.ID])
         /// The account changed; that database's data was removed.
         case accountChanged(Database.Scope)
         /// Writing an event into the file failed.
@@ -118,17 +126,54 @@ public final class LocalStore: Sendable {
     /// The engine keeping the shared database (zones shared with the user) in step.
     public let sharedEngine: SyncEngine
     let mirror: LocalMirror
+    private let path: String
+    private let closed = Mutex(false)
 
-    /// Opens (or creates) the file and starts both engines.
-    /// - Throws: `internalError` when the file cannot be opened or has a newer schema.
+    /// Opens (or creates) the file and starts both engines. One store per file in a process
+    /// (so one pair of engines writes it): `close()` the previous one first (K29).
+    /// - Throws: `invalidArguments` when a store of this process has the file open (or is still
+    ///   closing: `await close()` first); `internalError` when the file cannot be opened or has a
+    ///   newer schema.
     public init(container: Container, configuration: Configuration) throws(TandemError) {
         self.container = container
         self.configuration = configuration
-        let mirror = try LocalMirror(path: configuration.fileURL.path)
-        self.mirror = mirror
-        try mirror.createIndexes(configuration.indexes)
-        privateEngine = try Self.engine(container.privateDatabase, mirror: mirror, configuration: configuration)
-        sharedEngine = try Self.engine(container.sharedDatabase, mirror: mirror, configuration: configuration)
+        let path = configuration.fileURL.standardizedFileURL.resolvingSymlinksInPath().path
+        guard OpenStoreFiles.claim(path) else {
+            throw TandemError(.invalidArguments, "the local store \(path) is already open in this process (or still closing): await close() on it first")
+        }
+        self.path = path
+        do {
+            let mirror = try LocalMirror(path: configuration.fileURL.path)
+            self.mirror = mirror
+            try mirror.createIndexes(configuration.indexes)
+            privateEngine = try Self.engine(container.privateDatabase, mirror: mirror, configuration: configuration)
+            sharedEngine = try Self.engine(container.sharedDatabase, mirror: mirror, configuration: configuration)
+        } catch {
+            OpenStoreFiles.release(path)
+            throw error
+        }
+    }
+
+    /// Stops both engines, waits for the fetch or send each is running, and closes the file; the
+    /// file can then be opened again. Idempotent. Reads and writes afterwards throw. A store
+    /// dropped without `close()` does the same in the background, and the file stays claimed
+    /// until that has finished.
+    public func close() async {
+        guard closed.withLock({ let was = $0; $0 = true; return !was }) else { return }
+        await Self.shutDown(privateEngine, sharedEngine, mirror, path)
+    }
+
+    private static func shutDown(_ privateEngine: SyncEngine, _ sharedEngine: SyncEngine, _ mirror: LocalMirror, _ path: String) async {
+        await privateEngine.stop()
+        await sharedEngine.stop()
+        mirror.close()
+        OpenStoreFiles.release(path)
+    }
+
+    deinit {
+        guard closed.withLock({ let was = $0; $0 = true; return !was }) else { return }
+        let (privateEngine, sharedEngine, mirror, path) = (privateEngine, sharedEngine, mirror, path)
+        Task { await Self.shutDown(privateEngine, sharedEngine, mirror, path) }
     }
 
     private static func engine(_ database: Database, mirror: LocalMirror, configuration: Configuration) throws(TandemError) -> SyncEngine {
@@ -140,7 +185,11 @@ public final class LocalStore: Sendable {
                                                      sendDelay: configuration.sendDelay))
         // Edits not on the server yet, whatever the saved state says.
         let unsent = try mirror.unsentChanges(scope: scope)
-        if !unsent.isEmpty { engine.state.add(pendingRecordZoneChanges: unsent) }
+        if !unsent.isEmpty {
+            // Their last send may have been applied without an answer: fetch first (K25).
+            engine.markOutcomeUnknown()
+            engine.state.add(pendingRecordZoneChanges: unsent)
+        }
         return engine
     }
 
@@ -228,9 +277,19 @@ public final class LocalStore: Sendable {
         try await sharedEngine.sendChanges()
     }
 
-    /// Whether local changes are still waiting for the server.
+    /// Whether local changes are still waiting for the server (queued, or in a send whose
+    /// answer has not come).
     public var hasUnsentChanges: Bool {
         !privateEngine.state.pendingRecordZoneChanges.isEmpty || !sharedEngine.state.pendingRecordZoneChanges.isEmpty
             || !privateEngine.state.pendingDatabaseChanges.isEmpty
     }
+}
+
+/// The files `LocalStore`s of this process have open: one store, hence one pair of engines, per
+/// file (K29). Process-wide because two stores of one file are the hazard wherever they were made.
+enum OpenStoreFiles {
+    private static let paths = Mutex<Set<String>>([])
+
+    static func claim(_ path: String) -> Bool { paths.withLock { $0.insert(path).inserted } }
+    static func release(_ path: String) { _ = paths.withLock { $0.remove(path) } }
 }

@@ -41,5 +41,14 @@ enum LocalStoreSchema {
                 state TEXT NOT NULL
             ) WITHOUT ROWID;
             """),
+        // A tombstone keeps the row it removed, so saving the record again changes only the keys
+        // the app changed (K24). changed_keys in both tables is now a JSON object: each unsent key
+        // with the generation of the edit that last changed it (an array still reads, K23);
+        // record.parent_changed holds the parent's generation (0: unchanged).
+        SQLiteMigration(version: 2, sql: """
+            ALTER TABLE tombstone ADD COLUMN body TEXT;
+            ALTER TABLE tombstone ADD COLUMN changed_keys TEXT;
+            ALTER TABLE tombstone ADD COLUMN edit INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 }

@@ -28,9 +28,23 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
                     observer(.accountChanged(scope))
                 }
             case .fetchedDatabaseChanges(let changes):
+                // Removals first: a zone removed and then changed again (access lost, then a new
+                // invitation accepted) is dropped here and fetched again from the start (K28).
+                for deletion in changes.deletions {
+                    let unsent = try mirror.unsent(inZone: deletion.zoneID)
+                    try mirror.removeZone(deletion.zoneID)
+                    if !unsent.records.isEmpty || !unsent.deletions.isEmpty {
+                        observer(.unsentChangesLost(deletion.zoneID, records: unsent.records, deletedRecordIDs: unsent.deletions))
+                    }
+                }
+                if !changes.deletions.isEmpty {
+                    let gone = Set(changes.deletions.map(\.zoneID))
+                    syncEngine.state.remove(pendingRecordZoneChanges: syncEngine.state.pendingRecordZoneChanges.filter {
+                        gone.contains($0.recordID.zoneID) && !changes.modifications.contains($0.recordID.zoneID)
+                    })
+                    observer(.zonesRemoved(changes.deletions.map(\.zoneID)))
+                }
                 try mirror.addZones(changes.modifications)
-                for deletion in changes.deletions { try mirror.removeZone(deletion.zoneID) }
-                if !changes.deletions.isEmpty { observer(.zonesRemoved(changes.deletions.map(\.zoneID))) }
             case .fetchedRecordZoneChanges(let changes):
                 let dropped = try mirror.applyFetched(changes.modifications, deletions: changes.deletions.map(\.recordID))
                 observer(.fetched(saved: changes.modifications.map(\.recordID), deleted: changes.deletions.map(\.recordID)))
@@ -61,30 +75,50 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
                     observer(.conflict(id))
                 } else {
                     mirror.forgetSent(id)
+                    again.append(.saveRecord(id))
                 }
             case .zoneNotFound where scope == .private:
                 // The zone is gone (or never made it): create it and send the record again.
                 mirror.forgetSent(id)
                 syncEngine.state.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: id.zoneID))])
                 again.append(.saveRecord(id))
-            case .permissionFailure, .unknownItem:
-                // Not allowed (a read-only participant) or gone: the server's version wins.
-                mirror.forgetSent(id)
-                if let current = try? await syncEngine.database.record(for: id) {
-                    try mirror.applyFetched([], deletions: [id])
-                    try mirror.applyFetched([current], deletions: [])
-                } else {
-                    try mirror.applyFetched([], deletions: [id])
-                }
-                observer(.refused(id, failure.error))
+            case let code where Self.refusesRecord(code):
+                // Refused for good (permission, gone, no access to the zone, too large): the row shows
+                // the server's version and the app is told, with the local version (K26).
+                let current = code == .zoneNotFound ? nil : try? await syncEngine.database.record(for: id)
+                if let local = try mirror.refuse(id, current: current) { observer(.refused(local, failure.error)) }
             default:
-                // Retryable failures stay queued in the engine; the row stays dirty either way.
+                // Retryable failures stay queued in the engine. Anything else (the request as a whole
+                // failed, e.g. notAuthenticated) is queued again: the row stays unsent, never dropped.
                 mirror.forgetSent(id)
+                if !failure.error.isRetryable && failure.error.code != .batchRequestFailed { again.append(.saveRecord(id)) }
+            }
+        }
+        for (id, error) in sent.failedRecordDeletes where !error.isRetryable && error.code != .batchRequestFailed {
+            if Self.refusesRecord(error.code) && error.code != .zoneNotFound && error.code != .unknownItem {
+                // Not allowed to delete (a read-only participant): the record comes back.
+                let current = try? await syncEngine.database.record(for: id)
+                if let local = try mirror.refuse(id, current: current) { observer(.refused(local, error)) }
+            } else if Self.refusesRecord(error.code) {
+                try mirror.removeTombstones([id])
+            } else {
+                again.append(.deleteRecord(id))
             }
         }
         if !again.isEmpty { syncEngine.state.add(pendingRecordZoneChanges: again) }
         if !sent.savedRecords.isEmpty || !sent.deletedRecordIDs.isEmpty {
             observer(.sent(saved: sent.savedRecords.map(\.recordID), deleted: sent.deletedRecordIDs))
+        }
+    }
+
+    /// Per-record answers that no retry changes.
+    static func refusesRecord(_ code: TandemError.Code) -> Bool {
+        switch code {
+        case .permissionFailure, .unknownItem, .zoneNotFound, .userDeletedZone, .limitExceeded, .invalidArguments,
+             .serverRejectedRequest, .constraintViolation, .referenceViolation, .quotaExceeded, .assetFileNotFound:
+            true
+        default:
+            false
         }
     }
 

@@ -99,6 +99,33 @@ public struct Share: Sendable, Hashable {
         participantsChanged = true
     }
 
+    /// This share's changes relative to `base` (the version they were made on) applied to
+    /// `server` (a newer version, e.g. after invitees accepted): participants added, removed, or
+    /// with a changed permission or role, and the public permission. Used when a save meets
+    /// `serverRecordChanged` (K31).
+    func rebased(from base: Share, onto server: Share) -> Share {
+        var merged = server
+        let baseIDs = Dictionary(base.participants.compactMap { p in p.participantID.map { ($0, p) } }, uniquingKeysWith: { a, _ in a })
+        let mineIDs = Set(participants.compactMap(\.participantID))
+        for (id, _) in baseIDs where !mineIDs.contains(id) { merged.participants.removeAll { $0.participantID == id } }
+        for mine in participants {
+            if let id = mine.participantID, let before = baseIDs[id] {
+                guard mine.permission != before.permission || mine.role != before.role,
+                      let index = merged.participants.firstIndex(where: { $0.participantID == id }) else { continue }
+                merged.participants[index].permission = mine.permission
+                merged.participants[index].role = mine.role
+            } else if mine.participantID == nil {
+                merged.participants.append(mine)
+            }
+        }
+        merged.participantsChanged = participantsChanged
+        if publicPermissionChanged {
+            merged.publicPermission = publicPermission
+            merged.allowsAccessRequests = allowsAccessRequests
+        }
+        return merged
+    }
+
     /// The share as a record to pass to `modifyRecords(saving:...)`, carrying the share keys.
     public var record: Record {
         var record = base

@@ -9,9 +9,19 @@ public struct DatabaseChanges: Sendable {
         public var reason: String
     }
 
+    /// One entry of the feed.
+    public enum ZoneChange: Sendable, Hashable {
+        case modified(RecordZone.ID)
+        case deleted(Deletion)
+    }
+
     /// Zones with changes since the token (fetch them with `recordZoneChanges`).
     public var modifications: [RecordZone.ID]
     public var deletions: [Deletion]
+    /// Every entry in the order the server listed them. Apply them in this order: a zone can be
+    /// listed as deleted and then modified (access lost, then a new invitation accepted), and
+    /// then it exists again (K28).
+    public var changes: [ZoneChange] = []
     /// Pass to the next call.
     public var changeToken: ServerChangeToken
     /// True when more changes wait: call again at once with `changeToken`.
@@ -46,9 +56,12 @@ extension Database {
         for item in try [JSONValue].items(json, "zones", in: "changes/database") {
             let id = try zone(item).zoneID
             if item["deleted"]?.boolValue == true {
-                changes.deletions.append(.init(zoneID: id, reason: item["reason"]?.stringValue ?? "DELETED"))
+                let deletion = DatabaseChanges.Deletion(zoneID: id, reason: item["reason"]?.stringValue ?? "DELETED")
+                changes.deletions.append(deletion)
+                changes.changes.append(.deleted(deletion))
             } else {
                 changes.modifications.append(id)
+                changes.changes.append(.modified(id))
             }
         }
         return changes

@@ -78,6 +78,26 @@ public final class SyncEngine: Sendable {
 
     deinit { background.cancelAll() }
 
+    /// Stops the engine: no automatic fetch or send starts any more, and this returns once the
+    /// fetch or send running now has finished (its events delivered). Idempotent. Afterwards
+    /// `fetchChanges()` and `sendChanges()` throw `operationCancelled`.
+    public func stop() async {
+        background.cancelAll()
+        await gate.acquire()
+        gate.release()
+    }
+
+    /// Whether `stop()` was called.
+    public var isStopped: Bool { background.isCancelled }
+
+    private func checkRunning() throws(TandemError) {
+        if background.isCancelled { throw TandemError(.operationCancelled, "the sync engine was stopped") }
+    }
+
+    /// The outcome of earlier sends is not known (a relaunch with unsent changes): fetch before
+    /// the next send (K25).
+    func markOutcomeUnknown() { state.update { $0.outcomeUnknown = true } }
+
     // MARK: Fetching
 
     /// Fetches what changed on the server since the saved tokens and reports it to the delegate
@@ -86,6 +106,11 @@ public final class SyncEngine: Sendable {
     public func fetchChanges() async throws(TandemError) {
         await gate.acquire()
         defer { gate.release() }
+        try checkRunning()
+        try await fetchHoldingGate()
+    }
+
+    private func fetchHoldingGate() async throws(TandemError) {
         await emit(.willFetchChanges)
         do throws(TandemError) {
             try await checkAccount()
@@ -93,6 +118,7 @@ public final class SyncEngine: Sendable {
             while let zoneID = state.read({ $0.zonesToFetch.first }) {
                 try await fetchZone(zoneID)
             }
+            if state.read({ $0.outcomeUnknown }) { state.update { $0.outcomeUnknown = false } }
             await emitStateUpdateIfNeeded()
             await emit(.didFetchChanges(error: nil))
         } catch {
@@ -118,7 +144,21 @@ public final class SyncEngine: Sendable {
                 continue
             }
             listed.formUnion(changes.modifications)
-            var deletions = changes.deletions.map { FetchedDatabaseChanges.Deletion(zoneID: $0.zoneID, reason: .init(server: $0.reason)) }
+            // In the server's order (K28): a zone deleted and then modified again is reported as
+            // both (the delegate drops it, then it is fetched from the start); one modified and
+            // then deleted only as deleted.
+            var modifications: [RecordZone.ID] = []
+            var deletions: [FetchedDatabaseChanges.Deletion] = []
+            for change in changes.changes {
+                switch change {
+                case .modified(let zoneID):
+                    if !modifications.contains(zoneID) { modifications.append(zoneID) }
+                case .deleted(let deletion):
+                    modifications.removeAll { $0 == deletion.zoneID }
+                    deletions.removeAll { $0.zoneID == deletion.zoneID }
+                    deletions.append(.init(zoneID: deletion.zoneID, reason: .init(server: deletion.reason)))
+                }
+            }
             // A listing from the start has no tombstones: zones known before and not listed are gone (K15).
             if let known = knownBeforeExpiry, !changes.moreComing {
                 let reported = Set(deletions.map(\.zoneID))
@@ -126,15 +166,15 @@ public final class SyncEngine: Sendable {
                     deletions.append(.init(zoneID: zoneID, reason: .deleted))
                 }
             }
-            if !changes.modifications.isEmpty || !deletions.isEmpty {
-                await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(modifications: changes.modifications, deletions: deletions)))
+            if !modifications.isEmpty || !deletions.isEmpty {
+                await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(modifications: modifications, deletions: deletions)))
             }
             state.update { data in
-                for zoneID in changes.modifications where !data.zonesToFetch.contains(zoneID) { data.zonesToFetch.append(zoneID) }
                 for deletion in deletions {
                     data.zoneTokens[deletion.zoneID] = nil
                     data.zonesToFetch.removeAll { $0 == deletion.zoneID }
                 }
+                for zoneID in modifications where !data.zonesToFetch.contains(zoneID) { data.zonesToFetch.append(zoneID) }
                 data.databaseToken = changes.changeToken
             }
             await emitStateUpdateIfNeeded()
@@ -197,15 +237,26 @@ public final class SyncEngine: Sendable {
     private func send(_ context: SendChangesContext) async throws(TandemError) {
         await gate.acquire()
         defer { gate.release() }
+        try checkRunning()
         let hasWork = state.read { !$0.zones.isEmpty || $0.records.contains { context.options.scope.contains($0.change) } }
         guard hasWork else {
             await emitStateUpdateIfNeeded()
             return
         }
+        // A request whose answer never came may have been applied, and other devices may have
+        // acted on it since (deleted the record it created): fetch before sending again, so a
+        // create is not repeated over a deletion (K25).
+        if state.read({ $0.outcomeUnknown }) { try await fetchHoldingGate() }
         await emit(.willSendChanges(context))
         var failure: TandemError?
         do throws(TandemError) {
             try await sendZones()
+            // A zone this engine never fetched is fetched before its first send: with a token, a
+            // create whose answer is lost can later be checked against the feed's deletions (K25).
+            let unfetched = state.read { data in
+                Set(data.records.map(\.change.recordID.zoneID)).filter { data.zoneTokens[$0] == nil }.sorted { $0.description < $1.description }
+            }
+            for zoneID in unfetched { try await fetchZone(zoneID) }
             try await sendRecords(context)
         } catch { failure = error }
         await emitStateUpdateIfNeeded()
@@ -317,7 +368,9 @@ public final class SyncEngine: Sendable {
                         case .failure(let error):
                             sent.failedRecordSaves.append(.init(record: record, error: error))
                             if Self.keep(error) { retained.append(attempt(save: record.recordID)) } else { finished.append(attempt(save: record.recordID)) }
-                        case nil: retained.append(attempt(save: record.recordID))
+                        case nil:
+                            state.update { $0.outcomeUnknown = true }
+                            retained.append(attempt(save: record.recordID))
                         }
                     }
                     for id in zoneDeletes {
@@ -333,6 +386,7 @@ public final class SyncEngine: Sendable {
                     }
                 } catch {
                     let keep = Self.keep(error)
+                    if error.code != .notAuthenticated { state.update { $0.outcomeUnknown = true } }
                     for record in zoneSaves {
                         sent.failedRecordSaves.append(.init(record: record, error: error))
                         (keep ? { retained.append(attempt(save: record.recordID)) } : { finished.append(attempt(save: record.recordID)) })()
@@ -456,6 +510,7 @@ final class Background: @unchecked Sendable {
         for task in all { task.cancel() }
     }
 
+    var isCancelled: Bool { lock.withLock { cancelled } }
     func nextSendGeneration() -> Int { lock.withLock { sendGeneration += 1; return sendGeneration } }
     func isLatestSend(_ generation: Int) -> Bool { lock.withLock { sendGeneration == generation } }
     private var accountChecked = false

@@ -35,6 +35,9 @@ extension SyncEngine {
             var userRecordName: String?
             var nextSequence = 0
             var dirty = false
+            /// A send's answer was lost: fetch before the next send (K25). Not saved: a relaunch
+            /// with pending changes sets it again.
+            var outcomeUnknown = false
 
             /// Appends `changes` to a queue in order, each replacing a pending change of the same target.
             mutating func enqueue<Change: Hashable>(_ changes: [Change], in queue: WritableKeyPath<Data, [Entry<Change>]>,

@@ -56,6 +56,7 @@ struct LocalStoreLifecycleTests {
             try ada.save([note])
             try await ada.sync()
             #expect(try ada.record(for: note.recordID) != nil)
+            await ada.close()
         }
         let changes = ChangeLog()
         let bob = try LocalStore(container: server.bob, configuration: .init(fileURL: url, automaticallySync: false,
@@ -64,6 +65,39 @@ struct LocalStoreLifecycleTests {
         #expect(try bob.record(for: Record.ID(recordName: name)) == nil, "Ada's data is gone from the file")
         #expect(changes.all.contains { if case .accountChanged(.private) = $0 { true } else { false } })
         #expect(try noteTexts(bob, in: [.private])[name] == nil)
+    }
+}
+
+extension LocalStoreLifecycleTests {
+    /// K29: one store per file; `close()` waits for the engines' in-flight work and frees the file.
+    @Test func aSecondOpenOfTheSameFileFailsUntilTheFirstIsClosed() async throws {
+        let server = TestServer.shared
+        let proxy = try FaultProxy(upstreamPort: { server.port })
+        let url = temporaryStoreURL()
+        let first = try LocalStore(container: server.container(token: server.adaToken, proxy: proxy), fileURL: url, automaticallySync: false)
+        #expect(throws: TandemError.self) { try LocalStore(container: server.ada, fileURL: url, automaticallySync: false) }
+
+        var note = Record(recordType: "Note", recordID: Record.ID(recordName: unique("closing")))
+        note["text"] = "sent while closing"
+        try first.save([note])
+        proxy.update { $0.holdPaths = ["records/modify"] }
+        let send = Task { try await first.privateEngine.sendChanges() }
+        try await proxy.waitForHeldAnswer()
+        let closed = Task { await first.close() }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(throws: TandemError.self, "still closing: the send is in flight") {
+            try LocalStore(container: server.ada, fileURL: url, automaticallySync: false)
+        }
+        proxy.releaseHeld()
+        await closed.value
+        _ = try await send.value
+        #expect(first.privateEngine.isStopped)
+        await #expect(throws: TandemError.self) { try await first.privateEngine.fetchChanges() }
+
+        let second = try LocalStore(container: server.ada, fileURL: url, automaticallySync: false)
+        #expect(try second.record(for: note.recordID)?.recordChangeTag != nil, "the answer that came while closing was written")
+        #expect(!second.hasUnsentChanges)
+        await second.close()
     }
 }
 

@@ -58,8 +58,9 @@ final class TestServer: @unchecked Sendable {
 
     var serverURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    func container(token: String, deviceID: String? = nil, notifyOwnChanges: Bool = true) -> Container {
-        Container(identifier: Self.container, environment: .development, serverURL: serverURL, credentials: .userToken(token),
+    /// A container of the user with `token`; through `proxy` when given (its faults apply).
+    func container(token: String, deviceID: String? = nil, notifyOwnChanges: Bool = true, proxy: FaultProxy? = nil) -> Container {
+        Container(identifier: Self.container, environment: .development, serverURL: proxy?.url ?? serverURL, credentials: .userToken(token),
                   configuration: Container.Configuration(deviceID: deviceID, notifyOwnChanges: notifyOwnChanges,
                                                          retryPolicy: RetryPolicy(maximumAttempts: 3, initialDelay: 0.1),
                                                          streamReconnection: RetryPolicy(initialDelay: 0.1, maximumDelay: 1)))
