@@ -48,6 +48,9 @@ public struct ServerConfiguration: Sendable {
     /// Fetch association files from `ORIGIN/DOMAIN/.well-known/…` instead of
     /// `https://DOMAIN/.well-known/…` (tests against a local server, internal mirrors).
     public var linksFetchOrigin: String?
+    /// A cap on the database file in bytes (`--max-database-mib`); past it writes are refused as
+    /// on a full disk (`TRY_AGAIN_LATER` with `retryAfter`) while reads go on. Nil: the disk's size.
+    public var maximumDatabaseBytes: Int?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -84,7 +87,7 @@ public final class TandemServer: Sendable {
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
         store = try SQLiteStore(directory: configuration.dataDirectory, synchronous: configuration.synchronous,
-                                readerCount: configuration.readerCount)
+                                readerCount: configuration.readerCount, maximumDatabaseBytes: configuration.maximumDatabaseBytes)
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
         hub = ChangeHub(store: store, log: log)

@@ -18,6 +18,7 @@ extension CommandLine {
                        [--app-ids TEAMID.bundle.id,...]   (apps that open /share/* links: the server's apple-app-site-association)
                        [--links-ttl 86400]   (seconds a fetched apple-app-site-association file is used)
                        [--links-fetch-origin http://127.0.0.1:8000]   (fetch ORIGIN/DOMAIN/.well-known/... instead of https://DOMAIN/...)
+                       [--max-database-mib N]   (cap tandem.sqlite at N MiB: past it writes are refused as on a full disk, reads go on)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
@@ -104,6 +105,10 @@ extension CommandLine {
                     configuration.linksTTL = n
                 }
                 configuration.linksFetchOrigin = try fetchOrigin(options)
+                if let cap = options.value("max-database-mib") {
+                    guard let n = Int(cap), n >= 1, n <= Int.max >> 20 else { throw UsageError("--max-database-mib must be a positive number of MiB") }
+                    configuration.maximumDatabaseBytes = n << 20
+                }
                 if let url = options.value("public-url") {
                     guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
                     configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
