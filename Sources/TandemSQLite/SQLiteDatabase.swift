@@ -39,6 +39,8 @@ public final class SQLiteDatabase: Sendable {
     ///   - readerCount: read-only connections in the pool, at least 1; also the number of
     ///     reads that run at once.
     ///   - migrations: the whole schema history, versions positive and strictly increasing.
+    ///   - maximumBytes: a cap on the database file (SQLite's `max_page_count` on the writer);
+    ///     a write that would pass it fails with `.full`, as on a full disk. Nil: no cap.
     /// - Throws: ``SQLiteError``: `.cantopen` for a file that cannot be opened, cannot use WAL,
     ///   or is at a schema version newer than the last migration; a failing migration's error
     ///   (that migration rolled back, earlier ones kept).
@@ -46,7 +48,8 @@ public final class SQLiteDatabase: Sendable {
         path: String,
         synchronous: SQLiteSynchronous = .full,
         readerCount: Int = 4,
-        migrations: [SQLiteMigration]
+        migrations: [SQLiteMigration],
+        maximumBytes: Int? = nil
     ) throws(SQLiteError) {
         precondition(readerCount >= 1, "an SQLiteDatabase needs at least one reader connection")
         let writerConnection = try SQLiteConnection(path: path)
@@ -58,6 +61,10 @@ public final class SQLiteDatabase: Sendable {
         }
         try writerConnection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         try writerConnection.migrate(migrations)
+        if let maximumBytes {
+            let pageSize = try writerConnection.firstRow("PRAGMA page_size") { $0.int64(0) } ?? 4096
+            try writerConnection.execute("PRAGMA max_page_count = \(max(1, Int64(maximumBytes) / pageSize))")
+        }
         self.path = path
         self.synchronous = synchronous
         self.readers = try SQLiteReaderPool(path: path, count: readerCount)

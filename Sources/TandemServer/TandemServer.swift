@@ -53,6 +53,9 @@ public struct ServerConfiguration: Sendable {
     /// `http` too (`--webhook-allow CIDR`, repeatable; tests open `127.0.0.0/8`). Empty: only
     /// `https` to public addresses.
     public var webhookAllow: [AddressRange] = []
+    /// A cap on the database file in bytes (`--max-database-mib`); past it writes are refused as
+    /// on a full disk (`TRY_AGAIN_LATER` with `retryAfter`) while reads go on. Nil: the disk's size.
+    public var maximumDatabaseBytes: Int?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -89,7 +92,7 @@ public final class TandemServer: Sendable {
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
         store = try SQLiteStore(directory: configuration.dataDirectory, synchronous: configuration.synchronous,
-                                readerCount: configuration.readerCount)
+                                readerCount: configuration.readerCount, maximumDatabaseBytes: configuration.maximumDatabaseBytes)
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
         hub = ChangeHub(store: store, log: log)

@@ -15,10 +15,15 @@ public final class SQLiteStore: Store {
     /// - Throws: `SQLiteError` when the file cannot be opened or migrated;
     ///   ``DataDirectory/UnsafeError`` for a directory others can write to; `CocoaError` when
     ///   the directory cannot be created.
-    public init(directory: String, synchronous: SQLiteSynchronous = .full, readerCount: Int = 4) throws {
+    ///
+    /// `maximumDatabaseBytes` caps `tandem.sqlite`: past it writes fail with SQLite's `.full`,
+    /// exactly as when the disk is full.
+    public init(directory: String, synchronous: SQLiteSynchronous = .full, readerCount: Int = 4,
+                maximumDatabaseBytes: Int? = nil) throws {
         try DataDirectory.prepare(directory)
         path = directory + "/tandem.sqlite"
-        database = try SQLiteDatabase(path: path, synchronous: synchronous, readerCount: readerCount, migrations: Migrations.all)
+        database = try SQLiteDatabase(path: path, synchronous: synchronous, readerCount: readerCount, migrations: Migrations.all,
+                                      maximumBytes: maximumDatabaseBytes)
         // SQLite makes its -wal and -shm files with the database file's mode from now on.
         DataDirectory.restrict([path, path + "-wal", path + "-shm"])
         assets = try AssetFiles(directory: directory + "/assets")

@@ -61,6 +61,7 @@ enum BenchCommand {
             if let floor = ceilings.helloSerial { FigureRows.queries(query, floor: floor, report: report) }
             memories.append(query.memory)
         }
+        if figures.contains(.paging) { DeepPagingFigure.rows(try DeepPagingFigure.run(options: options, report: report), report: report) }
         if figures.contains(.sync) {
             let sync = try SyncFigure.run(options: options, report: report)
             FigureRows.sync(sync, report: report)

@@ -19,6 +19,7 @@ extension CommandLine {
                        [--links-ttl 86400]   (seconds a fetched apple-app-site-association file is used)
                        [--links-fetch-origin http://127.0.0.1:8000]   (fetch ORIGIN/DOMAIN/.well-known/... instead of https://DOMAIN/...)
                        [--webhook-allow CIDR]...   (let webhooks and association fetches reach this block, over http too; default: https to public addresses only)
+                       [--max-database-mib N]   (cap tandem.sqlite at N MiB: past it writes are refused as on a full disk, reads go on)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
@@ -106,6 +107,10 @@ extension CommandLine {
                 }
                 configuration.linksFetchOrigin = try fetchOrigin(options)
                 configuration.webhookAllow = try webhookAllow(options)
+                if let cap = options.value("max-database-mib") {
+                    guard let n = Int(cap), n >= 1, n <= Int.max >> 20 else { throw UsageError("--max-database-mib must be a positive number of MiB") }
+                    configuration.maximumDatabaseBytes = n << 20
+                }
                 if let url = options.value("public-url") {
                     guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
                     configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())

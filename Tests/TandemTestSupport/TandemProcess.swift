@@ -56,6 +56,23 @@ public enum TandemProcess {
         public let port: Int
         /// The server's standard input: it stops when this closes (when the test process ends).
         public let lifeline: Pipe
+        /// What the server wrote to standard error (the last MiB of it).
+        public let standardError: CapturedOutput
+    }
+
+    /// Standard error of a running server, collected as it is drained.
+    public final class CapturedOutput: @unchecked Sendable {
+        private let lock = NSLock()
+        private var text = ""
+
+        public var value: String { lock.withLock { text } }
+
+        func append(_ data: Data) {
+            lock.withLock {
+                text += String(decoding: data, as: UTF8.self)
+                if text.utf8.count > 1 << 20 { text = String(text.suffix(text.count / 2)) }
+            }
+        }
     }
 
     /// Starts `tandem serve --port PORT --data DIR --stop-on-stdin-eof EXTRA...` and waits (30 s
@@ -85,8 +102,10 @@ public enum TandemProcess {
         }
         guard port > 0 else { throw TandemProcessError("server did not start: \(seen)") }
         // Keep draining stderr so the server never blocks on a full pipe.
-        pipe.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
-        return Server(process: process, port: port, lifeline: lifeline)
+        let captured = CapturedOutput()
+        captured.append(Data(seen.utf8))
+        pipe.fileHandleForReading.readabilityHandler = { handle in captured.append(handle.availableData) }
+        return Server(process: process, port: port, lifeline: lifeline, standardError: captured)
     }
 }
 

@@ -25,6 +25,8 @@ public final class APIRouter: HTTPResponder {
     let connectionCount: @Sendable () -> Int
     /// Reports dropped droppable WebSocket messages for /metrics.
     let droppedMessages: @Sendable () -> Int
+    /// Turns no-space-left failures into a retryable error, logged once a minute.
+    let diskFull: DiskFull
 
     init(services: Services, metrics: Metrics, log: RequestLog, connectionCount: @escaping @Sendable () -> Int,
          droppedMessages: @escaping @Sendable () -> Int = { 0 }) {
@@ -32,6 +34,7 @@ public final class APIRouter: HTTPResponder {
         self.services = services
         self.metrics = metrics
         self.log = log
+        self.diskFull = DiskFull(log: log)
         self.connectionCount = connectionCount
         let table = DatabaseRoutes.all(services)
         let tandemTable = DatabaseRoutes.tandem(services)
@@ -180,6 +183,10 @@ public final class APIRouter: HTTPResponder {
             var busy = CloudKitError(.tryAgainLater, "the database is busy; retry shortly")
             busy.retryAfter = 1
             return (endpoint, Responses.error(busy, uuid: context.uuid))
+        } catch where DiskFull.matches(error) {
+            var response = Responses.error(diskFull.refusal(for: error), uuid: context.uuid)
+            response.headers.append(("retry-after", String(DiskFull.retryAfterSeconds)))
+            return (endpoint, response)
         } catch {
             log.message("request \(context.uuid) failed: \(error)")
             return (endpoint, Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(context.uuid)"),

@@ -42,9 +42,9 @@ enum SchemaAdmission {
 extension SchemaAdmission {
     /// Bounds on what writes may add to a development schema (SC9): a schema grows on the
     /// single write path, so unbounded growth would slow every container.
-    static let recordTypesLimit = 500
-    static let fieldsPerTypeLimit = 250
-    static let fieldsLimit = 5000
+    static let recordTypesLimit = SchemaLimits.recordTypes
+    static let fieldsPerTypeLimit = SchemaLimits.fieldsPerType
+    static let fieldsLimit = SchemaLimits.fields
 
     static func checkGrowth(_ schema: Schema, recordType: String, scope: DatabaseScope) throws {
         guard schema.recordTypes.count <= recordTypesLimit else {

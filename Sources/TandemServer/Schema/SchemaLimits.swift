@@ -8,11 +8,14 @@ public import TandemSchema
 /// `records/modify` checks them, so every type and field a schema defines can be used by a
 /// record. System fields (`___recordID` and the like) are the schema language's own, and a
 /// share's `cloudkit.*` fields are accepted as `records/modify` accepts them. Role names
-/// are at most 255 characters. Counts are Tandem's limits (CloudKit documents none): at most
-/// ``recordTypes`` types, ``fieldsPerType`` fields per type and ``roles`` roles.
+/// are at most 255 characters. Counts are Tandem's limits (CloudKit documents none), the same
+/// as what writes may grow a development schema to (`SchemaAdmission`, SC9), so a development
+/// schema can always be promoted: at most ``recordTypes`` types, ``fieldsPerType`` fields per
+/// type, ``fields`` fields in all and ``roles`` roles.
 public enum SchemaLimits {
-    public static let recordTypes = 200
-    public static let fieldsPerType = 500
+    public static let recordTypes = 500
+    public static let fieldsPerType = 250
+    public static let fields = 5000
     public static let roles = 100
 
     /// - Throws: `BAD_REQUEST` naming the first name or count over a limit.
@@ -22,6 +25,10 @@ public enum SchemaLimits {
         }
         guard schema.roles.count <= roles else {
             throw .badRequest("a schema holds at most \(roles) roles; this one has \(schema.roles.count)")
+        }
+        let total = schema.recordTypes.reduce(0) { $0 + $1.fields.count }
+        guard total <= fields else {
+            throw .badRequest("a schema holds at most \(fields) fields in all; this one has \(total)")
         }
         for role in schema.roles where role.isEmpty || role.utf8.count > Limits.nameLength {
             throw .badRequest("role name '\(role.prefix(40))…' (\(role.utf8.count) characters) is not 1 to \(Limits.nameLength) characters")

@@ -83,6 +83,7 @@ import TandemSQLite
         ("\(SchemaLimits.recordTypes) types", types(SchemaLimits.recordTypes), true),
         ("\(SchemaLimits.recordTypes + 1) types", types(SchemaLimits.recordTypes + 1), false),
         ("1,000 types", types(1000), false),
+        ("\(SchemaLimits.fields + 1) fields in all", types(SchemaLimits.fields / SchemaLimits.fieldsPerType + 1, fields: SchemaLimits.fieldsPerType), false),
         ("\(SchemaLimits.fieldsPerType) fields", types(1, fields: SchemaLimits.fieldsPerType), true),
         ("\(SchemaLimits.fieldsPerType + 1) fields", types(1, fields: SchemaLimits.fieldsPerType + 1), false),
         ("\(SchemaLimits.roles + 1) roles", "DEFINE SCHEMA\n" + (0...SchemaLimits.roles).map { "  CREATE ROLE r\($0);" }.joined(separator: "\n"), false),

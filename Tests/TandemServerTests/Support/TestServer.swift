@@ -16,6 +16,8 @@ final class TestServer: @unchecked Sendable {
     private(set) var token = ""
     private(set) var userRecordName = ""
     private var lifeline: Pipe?
+    /// The running server's standard error so far.
+    private(set) var standardError: TandemProcess.CapturedOutput?
 
     /// The built `tandem` executable (`swift build --build-tests` builds it beside the tests).
     static var binary: String { TandemProcess.binary }
@@ -41,6 +43,7 @@ final class TestServer: @unchecked Sendable {
         let server = try TandemProcess.serve(dataDirectory: dataDirectory, extraArguments: extraArguments)
         process = server.process
         lifeline = server.lifeline
+        standardError = server.standardError
         port = server.port
     }
 
