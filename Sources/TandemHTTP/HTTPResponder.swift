@@ -43,4 +43,23 @@ public protocol HTTPResponder: Sendable {
     /// `Cache:`, `X-Forwarded:`) swallows the next header line, and as the last header leaves
     /// the request unfinished until the idle timeout; no lws option avoids it.
     func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse
+
+    /// Called on the service thread when headers are complete, must not block: how the body is
+    /// received (limit, memory or file, admission first). The default takes
+    /// `bodyLimit(for:)` into memory with no admission.
+    func bodyPolicy(for head: HTTPRequestHead) -> HTTPBodyPolicy
+
+    /// Runs on a worker thread, may block, for a request whose policy says `admitFirst`, before
+    /// any of its body is accepted: `nil` lets the body be read, a response refuses it (401,
+    /// 403, 404, ...) and is sent without reading the body, the connection then closed.
+    /// The default admits everything.
+    func admit(_ head: HTTPRequestHead) -> HTTPResponse?
+}
+
+extension HTTPResponder {
+    public func bodyPolicy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
+        HTTPBodyPolicy(limit: bodyLimit(for: head))
+    }
+
+    public func admit(_ head: HTTPRequestHead) -> HTTPResponse? { nil }
 }

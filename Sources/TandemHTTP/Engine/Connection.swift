@@ -8,6 +8,9 @@ final class Connection {
     enum Phase {
         /// Between requests, or receiving a request head.
         case idle
+        /// The head arrived and waits for `HTTPResponder.admit` on a worker; reading is paused
+        /// (bytes lws had already read are kept in `body`).
+        case admitting
         /// The head arrived; body bytes are being collected.
         case receivingBody
         /// Handed to the responder, waiting for its response.
@@ -33,6 +36,19 @@ final class Connection {
     var head: HTTPRequestHead?
     var body: [UInt8] = []
     var bodyLimit = 0
+    /// The announced body length (`content-length`).
+    var bodyLength = 0
+    /// Body bytes accepted so far (in `body` or given to `spool`).
+    var bodyReceived = 0
+    var bodyPolicy = HTTPBodyPolicy(limit: 0)
+    /// Where a spooled body is being written; handed to the request at dispatch.
+    var spool: BodySpool?
+    /// lws delivered the whole body while the head was being admitted.
+    var bodyCompleteEarly = false
+    /// In-memory body bytes reserved in `ServerCounters` (released when the response is done).
+    var reservedBodyBytes = 0
+    /// Holds one of `maxSpooledBodies` slots (released when the response is done).
+    var holdsSpoolSlot = false
     /// The client asked for (or HTTP/1.1 implies) keep-alive.
     var keepAlive = true
     var isHTTP11 = true
@@ -70,6 +86,11 @@ final class Connection {
         head = nil
         body = []
         bodyLimit = 0
+        bodyLength = 0
+        bodyReceived = 0
+        bodyPolicy = HTTPBodyPolicy(limit: 0)
+        spool = nil
+        bodyCompleteEarly = false
         closeAfterResponse = false
         isHeadRequest = false
         bodyOutstanding = 0

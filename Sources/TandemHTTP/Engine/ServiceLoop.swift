@@ -247,8 +247,9 @@ final class ServiceLoop: @unchecked Sendable {
         lws_set_opaque_user_data(wsi, nil)
         connections[connection.id] = nil
         counters.connectionClosed()
+        releaseBody(connection)
         switch connection.phase {
-        case .idle, .awaitingResponse, .discardingBody, .webSocket:
+        case .idle, .admitting, .awaitingResponse, .discardingBody, .webSocket:
             // An awaited response is uncounted when it comes back and finds no connection.
             break
         case .receivingBody, .responding:
