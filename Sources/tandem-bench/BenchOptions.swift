@@ -2,11 +2,11 @@
 struct BenchOptions {
     /// The figures that can be chosen with `--only`; ceilings they need always run with them.
     enum Figure: String, CaseIterable {
-        case create, lookup, query, sharing, sync, links, websocket, schema, mirror, highlights, sessions
+        case create, lookup, query, sharing, sync, links, websocket, schema, mirror, highlights, sessions, uploads
     }
 
     static let usage = """
-        usage: tandem-bench [--quick] [--only create|lookup|query|sharing|sync|links|websocket|schema|mirror|highlights|sessions|ceilings[,...]]
+        usage: tandem-bench [--quick] [--only create|lookup|query|sharing|sync|links|websocket|schema|mirror|highlights|sessions|uploads|ceilings[,...]]
           --quick   3 s load runs, 2 s SQLite loops and a 100,000-record query zone (a smoke run)
           --only    run only these figures (plus the ceilings they are measured against);
                     `ceilings` runs the ceilings alone
