@@ -36,6 +36,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// Limits and keep-alive of WebSocket connections (used when the server has a
     /// `WebSocketResponder`).
     public var webSocket: WebSocketConfiguration
+    /// Seconds a request head may take to arrive in full, counted from when the server starts
+    /// waiting for it (the connection opened, or the previous response was written). A head
+    /// begun and still incomplete then (a client that stalls, or a header line lws cannot
+    /// end, such as one without a colon) is answered 400 and the connection closed.
+    public var headTimeout = 5
     /// Where spooled bodies (`HTTPBodyPolicy.spooled`) are written; `nil`: `$TMPDIR` or `/tmp`.
     /// Put it on the file system the responder moves them to, so a rename suffices.
     public var spoolDirectory: String?

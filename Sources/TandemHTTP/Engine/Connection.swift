@@ -64,6 +64,11 @@ final class Connection {
     /// How far lws had read the socket when the last transaction on this connection completed
     /// (see `ReadAhead`); kept across requests.
     var readMark = ReadMark.noTransactionYet
+    /// A head is awaited: set when the connection opens and when a transaction completes with
+    /// the connection kept, cleared when a head is delivered (see `headTimerFired`).
+    var headPending = true
+    /// Fell back to a raw socket (lws could not read a request line) and was answered.
+    var rawAnswered = false
     /// Set once the connection is a WebSocket, until its close callback.
     var webSocket: WebSocketMailbox?
 

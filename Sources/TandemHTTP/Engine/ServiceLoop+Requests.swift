@@ -12,6 +12,7 @@ extension ServiceLoop {
     /// request can be accepted at all.
     func requestHeadArrived(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
+        connection.headPending = false
         if case .taken(let mark) = connection.readMark, headReader.lwsWillReadBody(wsi),
            ReadAhead.nothingReadSince(mark, wsi) {
             // A pipelined request with a body, parsed from bytes lws had read ahead: lws 4.1
@@ -35,6 +36,11 @@ extension ServiceLoop {
         }
         let head = facts.head
         connection.head = head
+        guard facts.isSupportedVersion else {
+            connection.isHTTP11 = false
+            reject(connection, status: 505, reason: "Only HTTP/1.1 and HTTP/1.0 are served.")
+            return 0
+        }
         connection.expectsContinue = facts.expectsContinue
         if case .value(let length) = facts.contentLength, facts.transferEncoding == nil {
             connection.bodyOutstanding = length

@@ -126,6 +126,8 @@ extension ServiceLoop {
         guard lws_http_transaction_completed(connection.wsi) == 0 else { return -1 }
         // Whatever lws parses next without reading the socket again comes from its read-ahead.
         connection.readMark = .taken(ReadAhead.mark(connection.wsi))
+        connection.headPending = true
+        armHeadTimer(connection)
         return 0
     }
 
