@@ -11,6 +11,7 @@ import TandemTestSupport
     static let heads: [(label: String, path: String, authorization: String?, status: Int, code: String)] = [
         ("asset upload to an unknown URL", "/upload/1/up_unknown", nil, 404, "NOT_FOUND"),
         ("asset upload over 50 MiB", "/upload/1/up_unknown", nil, 413, "LIMIT_EXCEEDED"),
+        ("a PUT of 50 MiB to an upload URL", "/upload/1/up_unknown", nil, 413, "LIMIT_EXCEEDED"),
         ("journal upload without credentials", "/journal/1/\(TestServer.container)/development/00000000-0000-0000-0000-000000000001?participantID=00000000-0000-0000-0000-000000000002",
          nil, 421, "AUTHENTICATION_REQUIRED"),
         ("journal upload with a forged token", "/journal/1/\(TestServer.container)/development/00000000-0000-0000-0000-000000000001?participantID=00000000-0000-0000-0000-000000000002",
@@ -25,7 +26,8 @@ import TandemTestSupport
         let row = Self.heads.first { $0.label == label }!
         let length = row.status == 413 ? Limits.assetBytes + 1 : (row.path.hasPrefix("/upload") ? Limits.assetBytes : Limits.journalAttachmentBytes)
         let socket = try RawSocket(port: server.port)
-        var head = "POST \(row.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: \(length)\r\n"
+        let method = label.contains("PUT") ? "PUT" : "POST"
+        var head = "\(method) \(row.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: \(length)\r\n"
         if let authorization = row.authorization { head += "Authorization: \(authorization.replacingOccurrences(of: "{token}", with: server.token))\r\n" }
         socket.send(head + "\r\n")
         let reply = socket.readUntilClosed(seconds: 5)

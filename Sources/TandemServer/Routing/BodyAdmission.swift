@@ -6,7 +6,8 @@ import TandemStore
 /// Which request bodies the server takes, and from whom, decided from the head before any
 /// body byte is accepted (DESIGN.md §3; docs/decisions.md E2).
 ///
-/// - JSON bodies: at most 2 MiB, in memory, no admission step (the handler authenticates).
+/// - JSON bodies, and any method but `POST` on the upload paths: at most 2 MiB, in memory, no
+///   admission step (the handler authenticates, or answers 405).
 /// - Asset uploads (`POST /upload/1/{token}`, up to 50 MiB) and journal attachments (up to
 ///   100 MiB): spooled to a file under the data directory, and admitted first: the upload URL
 ///   must name an open upload (else 404), a journal upload needs valid credentials (else 401)
@@ -14,7 +15,7 @@ import TandemStore
 /// - Preview images (1 MiB) are admitted like journal uploads, then read into memory.
 enum BodyAdmission {
     static func policy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
-        if head.path.hasPrefix(AssetRoutes.uploadPrefix) {
+        if head.path.hasPrefix(AssetRoutes.uploadPrefix) && head.method == "POST" {
             return HTTPBodyPolicy(limit: Limits.assetBytes + 1, spooled: true, admitFirst: true)
         }
         if head.path.hasPrefix(JournalRoutes.prefix) && head.method == "POST" {
