@@ -30,16 +30,19 @@ public struct HTTPRequestHead: Sendable {
 
 /// A complete request: its head and its body, as handed to `HTTPResponder.respond(to:)`.
 ///
-/// The body is at most `HTTPResponder.bodyLimit(for:)` bytes; chunked request bodies are
-/// delivered decoded.
+/// The body is at most `HTTPBodyPolicy.limit` bytes; chunked request bodies are not accepted
+/// (411). A spooled body (`HTTPBodyPolicy.spooled`) is in `bodyFile`, and `body` is empty.
 public struct HTTPRequest: Sendable {
     public var head: HTTPRequestHead
-    /// The body bytes, exactly as sent (empty when the request had none).
+    /// The body bytes, exactly as sent (empty when the request had none, or was spooled).
     public var body: [UInt8]
+    /// The body in a temporary file, when the responder asked for it to be spooled.
+    public var bodyFile: HTTPBodyFile?
 
-    public init(head: HTTPRequestHead, body: [UInt8] = []) {
+    public init(head: HTTPRequestHead, body: [UInt8] = [], bodyFile: HTTPBodyFile? = nil) {
         self.head = head
         self.body = body
+        self.bodyFile = bodyFile
     }
 
     public var method: String { head.method }

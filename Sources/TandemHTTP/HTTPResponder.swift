@@ -26,9 +26,12 @@ public protocol HTTPResponder: Sendable {
 
     /// Called on the service thread for failures the HTTP layer detects itself. Must be cheap
     /// and not block. The statuses used:
-    /// - 400: malformed `content-length`, or `content-length` together with `transfer-encoding`.
-    /// - 405: a method lws parsed but the server does not serve (requests lws cannot parse at
-    ///   all, and `CONNECT` or `Upgrade` requests, are dropped by closing the connection).
+    /// - 400: malformed `content-length`, or `content-length` together with `transfer-encoding`;
+    ///   input that is not an HTTP/1 request line (garbage, a TLS ClientHello, the HTTP/2
+    ///   preface); a head not complete within `headTimeout` (e.g. a header line without a colon).
+    /// - 405: a method lws parsed but the server does not serve, and `CONNECT` or `TRACE`.
+    /// - 501: a well-formed request line with a method lws does not know (`PROPFIND`, ...).
+    /// - 505: an HTTP version other than 1.0 and 1.1.
     /// - 411: `POST`/`PUT`/`PATCH` without `content-length`, including chunked bodies:
     ///   libwebsockets 4.1 does not de-chunk request bodies and we parse no HTTP framing.
     /// - 413: body over `bodyLimit(for:)`.
@@ -38,9 +41,31 @@ public protocol HTTPResponder: Sendable {
     ///
     /// Some requests get no answer at all; the connection is closed instead: a pipelined
     /// request with a body that libwebsockets 4.1 cannot take from the bytes it read ahead
-    /// (see `HTTPServer`), and a head lws cannot parse. Known lws 4.1 parser limitation: an
+    /// (see `HTTPServer`), and a head lws' parser fails on (over `maxHeaderBytes`, more fields
+    /// or query arguments than its table holds, `%00` in the path: lws closes from inside its
+    /// parser with no callback first; see `ServiceLoop+ProtocolErrors`). For the others `head`
+    /// is `nil` and the answer is written with `connection: close`. Known lws 4.1 parser limitation: an
     /// unknown header whose name is a strict prefix of one lws knows (`X-Auth:`, `Content:`,
     /// `Cache:`, `X-Forwarded:`) swallows the next header line, and as the last header leaves
     /// the request unfinished until the idle timeout; no lws option avoids it.
     func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse
+
+    /// Called on the service thread when headers are complete, must not block: how the body is
+    /// received (limit, memory or file, admission first). The default takes
+    /// `bodyLimit(for:)` into memory with no admission.
+    func bodyPolicy(for head: HTTPRequestHead) -> HTTPBodyPolicy
+
+    /// Runs on a worker thread, may block, for a request whose policy says `admitFirst`, before
+    /// any of its body is accepted: `nil` lets the body be read, a response refuses it (401,
+    /// 403, 404, ...) and is sent without reading the body, the connection then closed.
+    /// The default admits everything.
+    func admit(_ head: HTTPRequestHead) -> HTTPResponse?
+}
+
+extension HTTPResponder {
+    public func bodyPolicy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
+        HTTPBodyPolicy(limit: bodyLimit(for: head))
+    }
+
+    public func admit(_ head: HTTPRequestHead) -> HTTPResponse? { nil }
 }

@@ -126,6 +126,9 @@ public final class HTTPServer: Sendable {
     /// WebSocket connections closed with `WebSocketClose.slowConsumer`, since `start()`.
     public var slowConsumerCloses: Int { counters.slowConsumerCloses }
 
+    /// Request bodies the server holds now, and the most it has held in memory.
+    public var bodies: HTTPBodyFigures { counters.bodies }
+
     /// Stops the server gracefully and waits until it has stopped.
     ///
     /// WebSockets are closed at once with 1001 (`WebSocketClose.goingAway`), dropping their

@@ -36,6 +36,25 @@ public struct HTTPServerConfiguration: Sendable {
     /// Limits and keep-alive of WebSocket connections (used when the server has a
     /// `WebSocketResponder`).
     public var webSocket: WebSocketConfiguration
+    /// Seconds a request head may take to arrive in full, counted from when the server starts
+    /// waiting for it (the connection opened, or the previous response was written). A head
+    /// begun and still incomplete then (a client that stalls, or a header line lws cannot
+    /// end, such as one without a colon) is answered 400 and the connection closed.
+    public var headTimeout = 5
+    /// Where spooled bodies (`HTTPBodyPolicy.spooled`) are written; `nil`: `$TMPDIR` or `/tmp`.
+    /// Put it on the file system the responder moves them to, so a rename suffices.
+    public var spoolDirectory: String?
+    /// Spooled bodies admitted or being received at once; one more is answered 503.
+    public var maxSpooledBodies = 32
+    /// Bytes of one spooled body allowed in memory on their way to disk before the connection
+    /// stops being read until half of them are written.
+    public var spoolWindow = 1 << 20
+    /// Bytes of in-memory bodies (reserved by `content-length`) the server holds at once; a
+    /// request that would pass it is answered 503 before its body is read. With the spool
+    /// settings this bounds what request bodies can make the server hold:
+    /// `maxBufferedBodyBytes + maxSpooledBodies × (spoolWindow + 64 KiB)`
+    /// (128 MiB + 32 × 1.0625 MiB = 162 MiB by default).
+    public var maxBufferedBodyBytes = 128 << 20
 
     /// The CloudKit Web Services request headers (server-to-server key authentication) plus a
     /// few proxy and CORS headers that libwebsockets does not parse itself.

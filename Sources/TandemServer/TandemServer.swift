@@ -110,10 +110,12 @@ public final class TandemServer: Sendable {
         webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },
-                               droppedMessages: { counter.dropped() })
+                               droppedMessages: { counter.dropped() }, bodies: { counter.bodies() })
         var httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         workerCount: configuration.workerCount)
         httpConfiguration.webSocket.sendQueueMessages = configuration.streamQueueMessages
+        // Spooled uploads land beside the asset files, so storing one is a rename.
+        httpConfiguration.spoolDirectory = store.assets.temporaryDirectory
         http = HTTPServer(configuration: httpConfiguration, responder: router,
                           webSocketResponder: StreamResponder(services: services, registry: services.streams))
         purger = ChangePurger(store: store, retentionSeconds: configuration.changeRetentionSeconds,
@@ -182,4 +184,5 @@ final class ConnectionCounter: Sendable {
 
     func value() -> Int { server.withLock { $0?.openConnections ?? 0 } }
     func dropped() -> Int { server.withLock { $0?.droppedWebSocketMessages ?? 0 } }
+    func bodies() -> HTTPBodyFigures { server.withLock { $0?.bodies ?? HTTPBodyFigures() } }
 }

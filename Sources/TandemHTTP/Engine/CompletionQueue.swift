@@ -14,6 +14,14 @@ final class CompletionQueue: ChannelAttention {
         var connectionID: UInt64
         var requestID: UInt64
         var response: HTTPResponse
+        /// An admission decision (`HTTPResponder.admit`), not a response: `response` is the
+        /// refusal, or `nil` with the body to be read.
+        var admission: Admission? = nil
+    }
+
+    enum Admission: Sendable {
+        case admitted
+        case refused
     }
 
     private struct State: ~Copyable {

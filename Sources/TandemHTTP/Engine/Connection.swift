@@ -8,6 +8,9 @@ final class Connection {
     enum Phase {
         /// Between requests, or receiving a request head.
         case idle
+        /// The head arrived and waits for `HTTPResponder.admit` on a worker; reading is paused
+        /// (bytes lws had already read are kept in `body`).
+        case admitting
         /// The head arrived; body bytes are being collected.
         case receivingBody
         /// Handed to the responder, waiting for its response.
@@ -33,6 +36,19 @@ final class Connection {
     var head: HTTPRequestHead?
     var body: [UInt8] = []
     var bodyLimit = 0
+    /// The announced body length (`content-length`).
+    var bodyLength = 0
+    /// Body bytes accepted so far (in `body` or given to `spool`).
+    var bodyReceived = 0
+    var bodyPolicy = HTTPBodyPolicy(limit: 0)
+    /// Where a spooled body is being written; handed to the request at dispatch.
+    var spool: BodySpool?
+    /// lws delivered the whole body while the head was being admitted.
+    var bodyCompleteEarly = false
+    /// In-memory body bytes reserved in `ServerCounters` (released when the response is done).
+    var reservedBodyBytes = 0
+    /// Holds one of `maxSpooledBodies` slots (released when the response is done).
+    var holdsSpoolSlot = false
     /// The client asked for (or HTTP/1.1 implies) keep-alive.
     var keepAlive = true
     var isHTTP11 = true
@@ -48,6 +64,11 @@ final class Connection {
     /// How far lws had read the socket when the last transaction on this connection completed
     /// (see `ReadAhead`); kept across requests.
     var readMark = ReadMark.noTransactionYet
+    /// A head is awaited: set when the connection opens and when a transaction completes with
+    /// the connection kept, cleared when a head is delivered (see `headTimerFired`).
+    var headPending = true
+    /// Fell back to a raw socket (lws could not read a request line) and was answered.
+    var rawAnswered = false
     /// Set once the connection is a WebSocket, until its close callback.
     var webSocket: WebSocketMailbox?
 
@@ -70,6 +91,11 @@ final class Connection {
         head = nil
         body = []
         bodyLimit = 0
+        bodyLength = 0
+        bodyReceived = 0
+        bodyPolicy = HTTPBodyPolicy(limit: 0)
+        spool = nil
+        bodyCompleteEarly = false
         closeAfterResponse = false
         isHeadRequest = false
         bodyOutstanding = 0

@@ -14,6 +14,8 @@ final class RequestHeadReader {
         var expectsContinue: Bool
         var isHTTP11: Bool
         var keepAlive: Bool
+        /// `HTTP/1.0` or `HTTP/1.1`; `false` for any other version on the request line.
+        var isSupportedVersion: Bool
     }
 
     enum ContentLength: Equatable {
@@ -106,7 +108,8 @@ final class RequestHeadReader {
             }
         }
 
-        let isHTTP11 = httpVersionIs11(wsi)
+        let version = httpVersion(wsi)
+        let isHTTP11 = version == "HTTP/1.1"
         let head = HTTPRequestHead(method: method, path: path, query: readQuery(wsi),
                                    headers: HTTPHeaders(fields: headers), remoteAddress: remoteAddress)
         return Facts(head: head,
@@ -114,7 +117,8 @@ final class RequestHeadReader {
                      transferEncoding: transferEncoding,
                      expectsContinue: isHTTP11 && expectation?.lowercased() == "100-continue",
                      isHTTP11: isHTTP11,
-                     keepAlive: Self.keepAlive(isHTTP11: isHTTP11, connection: connection))
+                     keepAlive: Self.keepAlive(isHTTP11: isHTTP11, connection: connection),
+                     isSupportedVersion: isHTTP11 || version == "HTTP/1.0")
     }
 
     /// Whether lws will read a body for this request after `LWS_CALLBACK_HTTP`, i.e. give it a
@@ -155,11 +159,12 @@ final class RequestHeadReader {
         return PercentEncoding.encodeQuery(arguments)
     }
 
-    /// lws stores the version of the request line under `WSI_TOKEN_HTTP`; mirrors its own test.
-    private func httpVersionIs11(_ wsi: OpaquePointer) -> Bool {
+    /// The version of the request line, which lws stores under `WSI_TOKEN_HTTP` as sent
+    /// (it accepts any text there); `""` when absent.
+    private func httpVersion(_ wsi: OpaquePointer) -> String {
         let length = lws_hdr_copy(wsi, buffer, capacity, WSI_TOKEN_HTTP)
-        guard length > 7 else { return false }
-        return buffer[5] == CChar(UInt8(ascii: "1")) && buffer[7] == CChar(UInt8(ascii: "1"))
+        guard length > 0 else { return "" }
+        return string(length: Int(length))
     }
 
     /// The buffer's first `length` bytes as a string, trailing blanks removed.

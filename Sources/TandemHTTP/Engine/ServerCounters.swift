@@ -8,6 +8,9 @@ final class ServerCounters: Sendable {
     private let webSockets = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
     private let slowConsumers = Atomic<Int>(0)
+    private let buffered = Atomic<Int>(0)
+    private let peakBuffered = Atomic<Int>(0)
+    private let spooled = Atomic<Int>(0)
 
     /// Accepted connections not yet closed.
     var openConnections: Int { connections.load(ordering: .relaxed) }
@@ -25,6 +28,28 @@ final class ServerCounters: Sendable {
     var droppedMessages: Int { dropped.load(ordering: .relaxed) }
     /// WebSocket connections closed because a reliable message did not fit, since start.
     var slowConsumerCloses: Int { slowConsumers.load(ordering: .relaxed) }
+
+    /// Request bodies held now (see `HTTPBodyFigures`).
+    var bodies: HTTPBodyFigures {
+        HTTPBodyFigures(bufferedBytes: buffered.load(ordering: .relaxed), peakBufferedBytes: peakBuffered.load(ordering: .relaxed),
+                        spooledBodies: spooled.load(ordering: .relaxed))
+    }
+
+    func bodyBytesHeld(_ count: Int) {
+        let now = buffered.add(count, ordering: .relaxed).newValue
+        var peak = peakBuffered.load(ordering: .relaxed)
+        while now > peak {
+            let (exchanged, original) = peakBuffered.compareExchange(expected: peak, desired: now, ordering: .relaxed)
+            if exchanged { break }
+            peak = original
+        }
+    }
+
+    func bodyBytesReleased(_ count: Int) { buffered.subtract(count, ordering: .relaxed) }
+    var bufferedBodyBytes: Int { buffered.load(ordering: .relaxed) }
+    func spoolStarted() { spooled.add(1, ordering: .relaxed) }
+    func spoolEnded() { spooled.subtract(1, ordering: .relaxed) }
+    var spooledBodies: Int { spooled.load(ordering: .relaxed) }
 
     func webSocketOpened() { webSockets.add(1, ordering: .relaxed) }
     func webSocketClosed() { webSockets.subtract(1, ordering: .relaxed) }

@@ -40,9 +40,16 @@ func serviceCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ us
     case LWS_CALLBACK_CLOSED:
         loop.webSocketClosed(wsi)
         return 0
-    case LWS_CALLBACK_RAW_ADOPT, LWS_CALLBACK_RAW_RX:
-        // CONNECT (which lws turns into a raw socket) is not served: hang up.
-        return -1
+    case LWS_CALLBACK_RAW_ADOPT:
+        // lws could not read a request line (garbage, TLS, HTTP/2, an unknown method, CONNECT)
+        // and fell back to a raw socket: its bytes follow in RAW_RX, answered there.
+        return 0
+    case LWS_CALLBACK_RAW_RX:
+        return loop.rawReceived(wsi, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+    case LWS_CALLBACK_RAW_WRITEABLE:
+        return loop.rawWriteable(wsi)
+    case LWS_CALLBACK_TIMER:
+        return loop.headTimerFired(wsi)
     default:
         return 0
     }

@@ -8,6 +8,15 @@ extension ServiceLoop {
     func serviceWoken() {
         completions.takeAll(into: &batch, attention: &attention)
         for completion in batch {
+            if let admission = completion.admission {
+                guard let connection = connections[completion.connectionID], connection.requestID == completion.requestID,
+                      connection.phase == .admitting else {
+                    counters.requestEnded()
+                    continue
+                }
+                admissionDecided(connection, refusal: admission == .refused ? completion.response : nil)
+                continue
+            }
             guard let connection = connections[completion.connectionID],
                   connection.requestID == completion.requestID,
                   connection.phase == .awaitingResponse else {
@@ -100,6 +109,7 @@ extension ServiceLoop {
         let close = willClose(connection)
         let outstanding = connection.bodyOutstanding
         let lingers = outstanding > 0 && outstanding <= Self.discardAllowance && !connection.expectsContinue
+        releaseBody(connection)
         connection.resetRequest()
         if draining { checkDrained() }
         if close {
@@ -116,6 +126,8 @@ extension ServiceLoop {
         guard lws_http_transaction_completed(connection.wsi) == 0 else { return -1 }
         // Whatever lws parses next without reading the socket again comes from its read-ahead.
         connection.readMark = .taken(ReadAhead.mark(connection.wsi))
+        connection.headPending = true
+        armHeadTimer(connection)
         return 0
     }
 

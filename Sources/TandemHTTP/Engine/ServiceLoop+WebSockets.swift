@@ -69,7 +69,12 @@ extension ServiceLoop {
 
     /// A WebSocket asked for attention: output queued, a close asked, or its backlog halved.
     func attend(connectionID: UInt64) {
-        guard let connection = connections[connectionID], let mailbox = connection.webSocket else { return }
+        guard let connection = connections[connectionID] else { return }
+        guard let mailbox = connection.webSocket else {
+            // Not a WebSocket: a spooled body that may be read again.
+            spoolDrained(connection)
+            return
+        }
         mailbox.connection.channel.attend()
         if connection.receivePaused && !mailbox.holdsReceive {
             connection.receivePaused = false

@@ -115,6 +115,9 @@ final class ServiceLoop: @unchecked Sendable {
         info.vhost_name = UnsafePointer(vhostName)
         info.protocols = UnsafePointer(protocols)
         info.keepalive_timeout = Int32(configuration.keepAliveTimeout)
+        // A request line lws cannot read becomes a raw socket handed to us (ProtocolErrors),
+        // instead of lws' own bare 403.
+        info.options |= UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
         // Pings and the dead-peer hang-up for WebSockets; HTTP connections have no validity
         // timer in lws 4.1 (the h1 role issues no keep-alive), so they are unaffected.
         info.retry_and_idle_policy = UnsafePointer(idlePolicy)
@@ -238,6 +241,7 @@ final class ServiceLoop: @unchecked Sendable {
         connections[connection.id] = connection
         lws_set_opaque_user_data(wsi, Unmanaged.passUnretained(connection).toOpaque())
         counters.connectionOpened()
+        armHeadTimer(connection)
         return 0
     }
 
@@ -247,8 +251,9 @@ final class ServiceLoop: @unchecked Sendable {
         lws_set_opaque_user_data(wsi, nil)
         connections[connection.id] = nil
         counters.connectionClosed()
+        releaseBody(connection)
         switch connection.phase {
-        case .idle, .awaitingResponse, .discardingBody, .webSocket:
+        case .idle, .admitting, .awaitingResponse, .discardingBody, .webSocket:
             // An awaited response is uncounted when it comes back and finds no connection.
             break
         case .receivingBody, .responding:

@@ -19,6 +19,8 @@ final class WorkerPool: @unchecked Sendable {
         case request(Job)
         /// A WebSocket's events; each connection has at most one of these queued or running.
         case webSocket(WebSocketMailbox)
+        /// A head to admit before its body is read (`HTTPResponder.admit`).
+        case admission(Job)
     }
 
     private let condition = NSCondition()
@@ -55,6 +57,12 @@ final class WorkerPool: @unchecked Sendable {
     /// Queues a job; `false` when the queue is full or the pool is closed.
     func submit(_ job: Job) -> Bool {
         enqueue(.request(job), bounded: true)
+    }
+
+    /// Queues an admission decision for a head (the job's body is empty); `false` when the
+    /// queue is full or the pool is closed.
+    func submitAdmission(_ job: Job) -> Bool {
+        enqueue(.admission(job), bounded: true)
     }
 
     /// Schedules a WebSocket mailbox. Not bounded by the queue capacity: each connection has at
@@ -108,6 +116,11 @@ final class WorkerPool: @unchecked Sendable {
                 returning.add(1, ordering: .relaxed)
                 completions.post(.init(connectionID: request.connectionID, requestID: request.requestID,
                                        response: response))
+            case .admission(let request):
+                let refusal = responder.admit(request.request.head)
+                returning.add(1, ordering: .relaxed)
+                completions.post(.init(connectionID: request.connectionID, requestID: request.requestID,
+                                       response: refusal ?? HTTPResponse(status: 100), admission: refusal == nil ? .admitted : .refused))
             case .webSocket(let mailbox):
                 let (more, resume) = mailbox.run()
                 returning.add(1, ordering: .relaxed)

@@ -74,18 +74,34 @@ struct AssetRoutes: Sendable {
         guard upload.expiresAt > Clock.milliseconds() else {
             throw CloudKitError(.notFound, "this upload URL expired; request a new one with assets/upload")
         }
-        let bytes = context.request.body
-        guard bytes.count <= Limits.assetBytes else {
-            throw CloudKitError(.limitExceeded, "an asset may be at most \(Limits.assetBytes) bytes (50 MiB)")
-        }
-        let checksum = try store.assets.store(bytes)
-        let size = Int64(bytes.count)
+        // The body was spooled to a file (BodyAdmission) and is stored by moving that file.
+        let (checksum, stored) = try Self.storeBody(context.request, in: store.assets, limit: Limits.assetBytes,
+                                                    tooLarge: "an asset may be at most \(Limits.assetBytes) bytes (50 MiB)")
+        let size = Int64(stored)
         // Two uploads racing to one URL: the first to commit wins, the other gets NOT_FOUND.
         guard try store.write({ tx in try tx.completeAssetUpload(token: token, checksum: checksum, size: size) }) else {
             throw CloudKitError(.notFound, "no open upload at this URL (unknown, already used, or expired)")
         }
         let receipt: JSONObject = ["fileChecksum": .string(checksum), "size": .int(size), "receipt": .string(token)]
         return Responses.json(.object(["singleFile": .object(receipt)]))
+    }
+
+    /// Stores a request's body (its spooled file, or its bytes) in `files`, refusing more than
+    /// `limit` bytes with `LIMIT_EXCEEDED`; returns the checksum and size.
+    static func storeBody(_ request: HTTPRequest, in files: AssetFiles, limit: Int, tooLarge: String) throws -> (String, Int) {
+        guard let file = request.bodyFile else {
+            guard request.body.count <= limit else { throw CloudKitError(.limitExceeded, tooLarge) }
+            return (try files.store(request.body), request.body.count)
+        }
+        let spooled: (path: String, size: Int)
+        do { spooled = try file.finish() } catch {
+            var unavailable = CloudKitError(.tryAgainLater, "the upload could not be written: \(error.reason)")
+            unavailable.retryAfter = 30
+            throw unavailable
+        }
+        guard spooled.size <= limit else { throw CloudKitError(.limitExceeded, tooLarge) }
+        let stored = try files.store(movingFileAt: spooled.path)
+        return (stored.checksum, stored.size)
     }
 
     static func downloadURL(base: String, container: String, environment: String, database: String, record: Record,

@@ -1,3 +1,4 @@
+import TandemHTTP
 import Synchronization
 
 /// Request counts and latency histograms per endpoint, in Prometheus text format (`/metrics`).
@@ -29,7 +30,7 @@ public final class Metrics: Sendable {
         }
     }
 
-    func render(openConnections: Int, droppedMessages: Int = 0) -> String {
+    func render(openConnections: Int, droppedMessages: Int = 0, bodies: HTTPBodyFigures = HTTPBodyFigures()) -> String {
         var snapshot: [String: Endpoint] = [:]
         for shard in shards.everyThread {
             for (name, endpoint) in shard.endpoints.withLock({ $0 }) {
@@ -57,6 +58,12 @@ public final class Metrics: Sendable {
         }
         out += "# HELP tandem_http_open_connections Open HTTP connections.\n# TYPE tandem_http_open_connections gauge\n"
         out += "tandem_http_open_connections \(openConnections)\n"
+        out += "# HELP tandem_http_body_bytes_buffered Request body bytes held in memory (in-memory bodies by content-length, spooled bytes not yet on disk).\n# TYPE tandem_http_body_bytes_buffered gauge\n"
+        out += "tandem_http_body_bytes_buffered \(bodies.bufferedBytes)\n"
+        out += "# HELP tandem_http_body_bytes_buffered_peak The most request body bytes held in memory since start.\n# TYPE tandem_http_body_bytes_buffered_peak gauge\n"
+        out += "tandem_http_body_bytes_buffered_peak \(bodies.peakBufferedBytes)\n"
+        out += "# HELP tandem_http_bodies_spooled Large request bodies (uploads) being admitted, written to disk or answered.\n# TYPE tandem_http_bodies_spooled gauge\n"
+        out += "tandem_http_bodies_spooled \(bodies.spooledBodies)\n"
         return out
     }
 }

@@ -27,10 +27,13 @@ public final class APIRouter: HTTPResponder {
     let droppedMessages: @Sendable () -> Int
     /// Turns no-space-left failures into a retryable error, logged once a minute.
     let diskFull: DiskFull
+    /// Reports the request bodies the HTTP layer holds, for /metrics.
+    let bodies: @Sendable () -> HTTPBodyFigures
 
     init(services: Services, metrics: Metrics, log: RequestLog, connectionCount: @escaping @Sendable () -> Int,
-         droppedMessages: @escaping @Sendable () -> Int = { 0 }) {
+         droppedMessages: @escaping @Sendable () -> Int = { 0 }, bodies: @escaping @Sendable () -> HTTPBodyFigures = { HTTPBodyFigures() }) {
         self.droppedMessages = droppedMessages
+        self.bodies = bodies
         self.services = services
         self.metrics = metrics
         self.log = log
@@ -47,16 +50,30 @@ public final class APIRouter: HTTPResponder {
     // MARK: HTTPResponder
 
     public func bodyLimit(for head: HTTPRequestHead) -> Int {
-        if head.path.hasPrefix(JournalRoutes.prefix) {
-            // Decided from the head alone (the service thread does no database work): a request
-            // without credentials, or a preview image, never gets the attachment's 100 MiB read.
-            let query = "&" + head.query
-            let credentials = head.headers["authorization"] != nil || query.contains("&ckWebAuthToken=")
-            guard credentials else { return Limits.jsonBodyBytes }
-            if head.path.hasSuffix("/preview") { return JournalRoutes.previewBytes + 1 }
-            return Limits.journalAttachmentBytes + 1
+        bodyPolicy(for: head).limit
+    }
+
+    public func bodyPolicy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
+        BodyAdmission.policy(for: head)
+    }
+
+    public func admit(_ head: HTTPRequestHead) -> HTTPResponse? {
+        let uuid = UUID().uuidString.lowercased()
+        let error: CloudKitError
+        do {
+            guard let refusal = try BodyAdmission.refusal(for: head, services) else { return nil }
+            error = refusal
+        } catch let refusal as CloudKitError {
+            error = refusal
+        } catch {
+            log.message("request \(uuid) failed before its body was read: \(error)")
+            return Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(uuid)"), uuid: uuid)
         }
-        return head.path.hasPrefix(AssetRoutes.uploadPrefix) ? Limits.assetBytes + 1 : Limits.jsonBodyBytes
+        let response = Responses.error(error, uuid: uuid)
+        log.record(method: head.method, path: head.path, status: response.status, microseconds: 0, bytes: 0, uuid: uuid)
+        metrics.observe(endpoint: head.path.hasPrefix(AssetRoutes.uploadPrefix) ? "assets/upload-bytes" : "journal",
+                        status: response.status, seconds: 0)
+        return response
     }
 
     public func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
@@ -66,7 +83,10 @@ public final class APIRouter: HTTPResponder {
         default: .badRequest
         }
         var error = CloudKitError(code, reason)
-        if status == 413 { error.reason = "request body is larger than the \(Limits.jsonBodyBytes) bytes (2 MiB) allowed: \(reason)" }
+        if status == 413 {
+            let limit = head.map { bodyPolicy(for: $0).limit } ?? Limits.jsonBodyBytes
+            error.reason = "request body is larger than the \(limit) bytes allowed here: \(reason)"
+        }
         if status == 503 { error.retryAfter = 1 }
         let uuid = UUID().uuidString.lowercased()
         log.record(method: head?.method ?? "-", path: head?.path ?? "-", status: status, microseconds: 0, bytes: 0, uuid: uuid)
@@ -95,7 +115,7 @@ public final class APIRouter: HTTPResponder {
             case "/healthz":
                 return ("healthz", Responses.json(["status": "ok"]))
             case "/metrics":
-                let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages())
+                let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages(), bodies: bodies())
                 return ("metrics", HTTPResponse(status: 200, headers: [("content-type", "text/plain; version=0.0.4")], body: Array(text.utf8)))
             case "/openapi.json":
                 return ("openapi", HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: openAPI))

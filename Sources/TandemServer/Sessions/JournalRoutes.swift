@@ -42,7 +42,7 @@ enum JournalRoutes {
         }
         let attachment = try services.sessions.addAttachment(user: user.recordName, container: parts[0], environment: environment,
                                                              sessionID: sessionID, participantID: participant,
-                                                             bytes: context.request.body, metadata: context.parameters["metadata"] ?? "")
+                                                             body: context.request, metadata: context.parameters["metadata"] ?? "")
         return Responses.json(["attachment": attachment])
     }
 

@@ -108,16 +108,15 @@ extension SessionHub {
     /// new list (`journal.attachments`). The caller must be joined as `participantID`.
     /// - Throws: `LIMIT_EXCEEDED` over 100 MiB (D37), `NOT_FOUND` when not joined.
     func addAttachment(user: String, container: String, environment: Environment, sessionID: UUID, participantID: UUID,
-                       bytes: [UInt8], metadata: String) throws -> JSONValue {
-        guard bytes.count <= Limits.journalAttachmentBytes else {
-            throw CloudKitError(.limitExceeded, "a journal attachment has at most \(Limits.journalAttachmentBytes) bytes (100 MiB, D37); got \(bytes.count)")
-        }
+                       body: HTTPRequest, metadata: String) throws -> JSONValue {
         guard let session = registry.withLock({ $0.sessions[sessionID] }), session.container == container, session.environment == environment,
               session.state.withLock({ $0.participants.contains { $0.id == participantID && $0.user == user } }) else {
             throw CloudKitError(.notFound, "you have not joined session '\(sessionID.uuidString)' as that participant")
         }
-        let checksum = try journal.store(bytes)
-        let attachment = JournalAttachment(id: UUID(), checksum: checksum, size: bytes.count, metadata: metadata,
+        let limit = Limits.journalAttachmentBytes
+        let (checksum, size) = try AssetRoutes.storeBody(body, in: journal, limit: limit,
+                                                         tooLarge: "a journal attachment has at most \(limit) bytes (100 MiB, D37)")
+        let attachment = JournalAttachment(id: UUID(), checksum: checksum, size: size, metadata: metadata,
                                            createdAt: Clock.milliseconds())
         try session.state.withLock { state throws in
             guard !state.ended else { throw CloudKitError(.notFound, "the session has ended") }

@@ -1,0 +1,68 @@
+import Foundation
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// Which request bodies the server takes, and from whom, decided from the head before any
+/// body byte is accepted (DESIGN.md §3; docs/decisions.md E2).
+///
+/// - JSON bodies, and any method but `POST` on the upload paths: at most 2 MiB, in memory, no
+///   admission step (the handler authenticates, or answers 405).
+/// - Asset uploads (`POST /upload/1/{token}`, up to 50 MiB) and journal attachments (up to
+///   100 MiB): spooled to a file under the data directory, and admitted first: the upload URL
+///   must name an open upload (else 404), a journal upload needs valid credentials (else 401)
+///   and a joined participant (else 404); an over-long `content-length` is 413.
+/// - Preview images (1 MiB) are admitted like journal uploads, then read into memory.
+enum BodyAdmission {
+    static func policy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
+        if head.path.hasPrefix(AssetRoutes.uploadPrefix) && head.method == "POST" {
+            return HTTPBodyPolicy(limit: Limits.assetBytes + 1, spooled: true, admitFirst: true)
+        }
+        if head.path.hasPrefix(JournalRoutes.prefix) && head.method == "POST" {
+            if head.path.hasSuffix("/preview") { return HTTPBodyPolicy(limit: JournalRoutes.previewBytes + 1, admitFirst: true) }
+            return HTTPBodyPolicy(limit: Limits.journalAttachmentBytes + 1, spooled: true, admitFirst: true)
+        }
+        return HTTPBodyPolicy(limit: Limits.jsonBodyBytes)
+    }
+
+    /// `nil` when the body may be read; otherwise the CloudKit error that refuses it.
+    static func refusal(for head: HTTPRequestHead, _ services: Services) throws -> CloudKitError? {
+        let length = Int(head.headers["content-length"] ?? "") ?? 0
+        if head.path.hasPrefix(AssetRoutes.uploadPrefix) {
+            guard head.method == "POST" else { return nil }
+            if length > Limits.assetBytes {
+                return CloudKitError(.limitExceeded, "an asset may be at most \(Limits.assetBytes) bytes (50 MiB)")
+            }
+            let token = String(head.path.dropFirst(AssetRoutes.uploadPrefix.count))
+            guard let upload = try services.store.read({ try $0.assetUpload(token: token) }), upload.checksum == nil,
+                  upload.expiresAt > Clock.milliseconds() else {
+                return CloudKitError(.notFound, "no open upload at this URL (unknown, already used, or expired)")
+            }
+            return nil
+        }
+        guard head.path.hasPrefix(JournalRoutes.prefix) else { return nil }
+        let context = RequestContext(request: HTTPRequest(head: head))
+        let parts = head.path.dropFirst(JournalRoutes.prefix.count).split(separator: "/").map(String.init)
+        guard parts.count == 3, let environment = Environment(rawValue: parts[1]) else {
+            return CloudKitError(.notFound, "expected /journal/1/{container}/{environment}/{sessionID}")
+        }
+        let user = try services.authenticator.user(headers: head.headers["authorization"], parameters: context.parameters,
+                                                   container: parts[0], signInURL: "")
+        if parts[2] == "preview" {
+            return length > JournalRoutes.previewBytes
+                ? CloudKitError(.limitExceeded, "a preview image has at most \(JournalRoutes.previewBytes) bytes (1 MiB); got \(length)") : nil
+        }
+        if length > Limits.journalAttachmentBytes {
+            return CloudKitError(.limitExceeded, "a journal attachment has at most \(Limits.journalAttachmentBytes) bytes (100 MiB, D37); got \(length)")
+        }
+        guard let text = context.parameters["participantID"], let participant = UUID(uuidString: text) else {
+            return .badRequest("journal uploads need ?participantID= (your participant in the session)")
+        }
+        guard let sessionID = UUID(uuidString: parts[2]),
+              services.sessions.hasParticipant(participant, user: user.recordName, container: parts[0], environment: environment,
+                                               sessionID: sessionID) else {
+            return CloudKitError(.notFound, "you have not joined session '\(parts[2])' as that participant")
+        }
+        return nil
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TandemCore
+import TandemTestSupport
+
+/// Input that is not a request the server serves gets a status and a CloudKit error body, and
+/// the connection is closed (issue 14; TandemHTTP's ServiceLoop+ProtocolErrors).
+@Suite struct ProtocolErrorTests {
+    static let cases: [(label: String, bytes: [UInt8], status: Int)] = [
+        ("unknown method", Array("BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 501),
+        ("WebDAV method", Array("PROPFIND / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 501),
+        ("CONNECT", Array("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n".utf8), 405),
+        ("TRACE", Array("TRACE / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 405),
+        ("garbage", [0x01, 0x02] + Array("hello garbage\r\n\r\n".utf8), 400),
+        ("HTTP/2 preface", Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8), 400),
+        ("TLS ClientHello", [0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03] + [UInt8](repeating: 0, count: 60), 400),
+        ("HTTP/2.0 request line", Array("GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n".utf8), 505),
+        ("HTTP/1.2", Array("GET /healthz HTTP/1.2\r\nHost: x\r\n\r\n".utf8), 505),
+        ("HTTP/3.1", Array("GET /healthz HTTP/3.1\r\nHost: x\r\n\r\n".utf8), 505),
+        ("header line without a colon", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n".utf8), 400),
+    ]
+
+    @Test(arguments: cases.map(\.label))
+    func answeredWithAStatusAndABodyThenClosed(label: String) throws {
+        let server = try Shared.server
+        let row = Self.cases.first { $0.label == label }!
+        let socket = try RawSocket(port: server.port)
+        socket.send(row.bytes)
+        let reply = socket.readUntilClosed(seconds: 10)
+        #expect(reply.status == row.status, "\(label): \(reply.text.prefix(300))")
+        #expect(reply.closed, "\(label): the connection stays open")
+        #expect(reply.header("connection") == "close", "\(label)")
+        let body = (try? JSONParser.parse(Array(reply.body.utf8))) ?? .null
+        #expect(body["serverErrorCode"] == "BAD_REQUEST", "\(label): \(reply.body)")
+        #expect(body["reason"]?.stringValue?.isEmpty == false)
+        if row.status == 405 || row.status == 501 { #expect(reply.header("allow")?.contains("POST") == true) }
+        // The server keeps serving.
+        #expect(try server.request("GET", "\(server.baseURL)/healthz").status == 200)
+    }
+
+    /// lws 4.1's parser fails these inside its read and shuts the socket down with no callback
+    /// in between (see ServiceLoop+ProtocolErrors): no answer is possible, but the connection
+    /// is closed at once and the server goes on.
+    static let closedByTheParser: [(String, [UInt8])] = [
+        ("10,000 header fields", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\n" + (0..<10_000).map { "X-A\($0): b\r\n" }.joined() + "\r\n").utf8)),
+        ("a 64 KiB header", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 65_536) + "\r\n\r\n").utf8)),
+        ("a 100 KiB URL", Array(("GET /" + String(repeating: "a", count: 102_400) + " HTTP/1.1\r\nHost: x\r\n\r\n").utf8)),
+        ("2,000 query parameters", Array(("GET /healthz?" + (0..<2000).map { "p\($0)=1" }.joined(separator: "&") + " HTTP/1.1\r\nHost: x\r\n\r\n").utf8)),
+        ("%00 in the path", Array("GET /a%00b HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
+    ]
+
+    @Test(arguments: closedByTheParser.map(\.0))
+    func refusedByTheParserAndClosedAtOnce(label: String) throws {
+        let server = try Shared.server
+        let socket = try RawSocket(port: server.port)
+        socket.send(Self.closedByTheParser.first { $0.0 == label }!.1)
+        let reply = socket.readUntilClosed(seconds: 5)
+        #expect(reply.closed && reply.seconds < 2, "\(label): \(reply.seconds) s")
+        #expect(reply.status == nil || reply.status! >= 400, "\(label): \(reply.text.prefix(200))")
+        #expect(try server.request("GET", "\(server.baseURL)/healthz").status == 200)
+    }
+}
