@@ -281,12 +281,9 @@ enum ShareRecords {
     /// hear of it as they would of an owner's save.
     static func participantsChanged(_ tx: any StoreWriting, share: StoredShare, by user: String, container: String,
                                     environment: Environment, deviceID: String = "", at now: Int64) throws -> ChangeEvent {
-        let membership = try tx.recordWithMembership(zone: share.zone, name: share.recordName)?.membership
         try touch(tx, share: share, by: user, at: now)
         let lost = try tx.zoneActivity(share.zone, container: container, environment: environment, viewersChanged: true, at: now)
-        return ChangeEvent(container: container, environment: environment, zone: share.zone, deviceID: deviceID,
-                           records: [.init(recordName: share.recordName, recordType: Share.recordType, event: .update,
-                                           memberships: [membership, membership])],
+        return ChangeEvent(logged: tx, zone: share.zone, container: container, environment: environment, deviceID: deviceID,
                            formerViewers: lost)
     }
 }

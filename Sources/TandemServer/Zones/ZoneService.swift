@@ -77,7 +77,7 @@ public struct ZoneService: Sendable {
         let now = Clock.milliseconds()
         let hub = self.hub
         return try store.write({ tx -> ZoneOutcome in
-            var changed: [StoredZone] = []
+            var changed: [(zone: StoredZone, formerViewers: [String])] = []
             let results: [ZoneResult] = try operations.map { operation in
                 switch operation {
                 case .create(let zoneID):
@@ -88,7 +88,7 @@ public struct ZoneService: Sendable {
                     let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
                     if !existed {
                         try tx.zoneActivity(zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: false, at: now)
-                        changed.append(zone)
+                        changed.append((zone, []))
                     }
                     return .zone(zone.zoneID, zone)
                 case .delete(let zoneID):
@@ -99,15 +99,17 @@ public struct ZoneService: Sendable {
                           zoneID.ownerRecordName == nil || zoneID.ownerRecordName == scope.database.owner else {
                         return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
                     }
+                    // Participants lose the zone from their shared database: their database subscriptions hear it.
+                    let viewers = try tx.acceptedParticipants(zone: zone)
                     try tx.zoneDeletedFromFeeds(zone, at: now)
                     try tx.deleteZone(zone)
-                    changed.append(zone)
+                    changed.append((zone, viewers))
                     return .deleted(zone.zoneID)
                 }
             }
             let events = changed.map {
-                ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: $0,
-                            deviceID: scope.deviceID, records: [], zoneChanged: true)
+                ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: $0.zone,
+                            deviceID: scope.deviceID, records: [], zoneChanged: true, formerViewers: $0.formerViewers)
             }
             return ZoneOutcome(results: results, events: events)
         }, afterCommit: { outcome in
