@@ -19,6 +19,15 @@ extension ModifyContext {
         guard let share = try tx.share(zone: zone, recordName: existing.recordName) else {
             throw CloudKitError(.internalError, "share record '\(existing.recordName)' has no share state")
         }
+        if op.kind == .create {
+            // As for any record: creating what exists is EXISTS, with the share as the caller sees it.
+            let what = share.isZoneWide ? "zone '\(zone.zoneID.zoneName)' already has a zone-wide share" : "share '\(share.recordName)' already exists"
+            var error = CloudKitError(.exists, "\(what): '\(share.recordName)'; fetch it and save changes with update and its recordChangeTag")
+            var server = existing
+            server.sharing = try batch.presenter(tx).present(share, viewer: scope.user)
+            error.serverRecord = try readableServerRecord(server)
+            throw error
+        }
         // Permission first (a reader learns nothing from a version answer), then the version:
         // share saves are always version-checked, whatever the operation type.
         try AccessPolicy.decide(access.principal(for: share), op.kind.isDelete ? .deleteShare : .manageParticipants,

@@ -46,12 +46,17 @@ enum ZoneRoutes {
     static func respond(_ results: [ZoneService.ZoneResult], _ context: RequestContext, _ services: Services) -> HTTPResponse {
         let zones: [JSONValue] = results.map { result in
             switch result {
-            case .zone(let zoneID, let stored, let shares):
+            case .zone(let zoneID, let stored, let shares, let isShared):
                 // A participant's token names them and the shares they read the zone through.
                 let viewer = shares == nil ? 0 : FeedTags.viewer(context.user?.recordName ?? "")
                 let token = services.tokens.zoneToken(stored, viewer: viewer, shares: shares ?? 0)
-                return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(token),
-                                "atomic": .bool(!zoneID.isDefaultZone)])
+                var zone: JSONObject = ["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(token),
+                                        "atomic": .bool(!zoneID.isDefaultZone)]
+                // CKRecordZone.share: a reference to the zone-wide share record, as a record's `share`.
+                if isShared {
+                    zone["share"] = ["recordName": .string(Share.zoneWideRecordName), "zoneID": RecordCodec.encodeZoneID(zoneID)]
+                }
+                return .object(zone)
             case .deleted(let zoneID):
                 return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "deleted": .bool(true)])
             case .failed(let error):

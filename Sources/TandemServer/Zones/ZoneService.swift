@@ -12,8 +12,10 @@ public struct ZoneService: Sendable {
 
     public enum ZoneResult: Sendable {
         /// A zone; `stored` is nil for a default zone never written to. `shares` is the FeedTag of
-        /// the shares a participant reads it through (nil in the private database).
-        case zone(ZoneID, StoredZone?, shares: Int64? = nil)
+        /// the shares a participant reads it through (nil in the private database). `isShared`:
+        /// the zone has a zone-wide share (`cloudkit.zoneshare`), which the answer names as the
+        /// zone's `share` (CloudKit's `CKRecordZone.share`).
+        case zone(ZoneID, StoredZone?, shares: Int64? = nil, isShared: Bool = false)
         case deleted(ZoneID)
         case failed(CloudKitError)
     }
@@ -31,16 +33,25 @@ public struct ZoneService: Sendable {
                 if keys[share.zone.key] == nil { order.append(share.zone) }
                 keys[share.zone.key, default: []].append(share.key)
             }
-            return order.map { .zone($0.zoneID, $0, shares: FeedTags.shares(keys[$0.key])) }
+            let zoneWide = Set(accepted.filter { $0.0.isZoneWide }.map { $0.0.zone.key })
+            return order.map { .zone($0.zoneID, $0, shares: FeedTags.shares(keys[$0.key]), isShared: zoneWide.contains($0.key)) }
         }
-        let stored = try store.read { try $0.zones(scope.database) }
-        var results: [ZoneResult] = []
-        let owner = scope.database.owner
-        if !stored.contains(where: { $0.zoneID.isDefaultZone }) {
-            results.append(.zone(ZoneID(zoneName: ZoneID.defaultZoneName, ownerRecordName: owner), nil))
+        return try store.read { reader in
+            let stored = try reader.zones(scope.database)
+            var results: [ZoneResult] = []
+            let owner = scope.database.owner
+            if !stored.contains(where: { $0.zoneID.isDefaultZone }) {
+                results.append(.zone(ZoneID(zoneName: ZoneID.defaultZoneName, ownerRecordName: owner), nil))
+            }
+            results += try stored.map { .zone($0.zoneID, $0, isShared: try Self.hasZoneShare(reader, $0)) }
+            return results
         }
-        results += stored.map { .zone($0.zoneID, $0) }
-        return results
+    }
+
+    /// True when `zone` is shared as a whole (CloudKit: `CKRecordZone.share` is set).
+    static func hasZoneShare(_ reader: any StoreReading, _ zone: StoredZone) throws -> Bool {
+        guard !zone.zoneID.isDefaultZone else { return false }
+        return try reader.share(zone: zone, recordName: Share.zoneWideRecordName) != nil
     }
 
     public func lookup(_ zoneIDs: [ZoneID], scope: RequestScope) throws -> [ZoneResult] {
@@ -51,7 +62,8 @@ public struct ZoneService: Sendable {
                         guard let (access, _) = try RecordService.resolve(reader, scope, zoneID) else {
                             return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
                         }
-                        return .zone(access.zone.zoneID, access.zone, shares: FeedTags.shares(access.acceptedShareKeys))
+                        return .zone(access.zone.zoneID, access.zone, shares: FeedTags.shares(access.acceptedShareKeys),
+                                     isShared: access.zoneShare != nil)
                     } catch let error as CloudKitError {
                         return .failed(error)
                     }
@@ -60,7 +72,9 @@ public struct ZoneService: Sendable {
                 if let owner = zoneID.ownerRecordName, owner != scope.database.owner {
                     return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
                 }
-                if let zone = try reader.zone(scope.database, name: zoneID.zoneName) { return .zone(zone.zoneID, zone) }
+                if let zone = try reader.zone(scope.database, name: zoneID.zoneName) {
+                    return .zone(zone.zoneID, zone, isShared: try Self.hasZoneShare(reader, zone))
+                }
                 if zoneID.isDefaultZone { return .zone(owned, nil) }
                 return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: owned))
             }
