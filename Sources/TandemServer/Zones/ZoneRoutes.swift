@@ -18,7 +18,8 @@ enum ZoneRoutes {
                 for item in items { ids.append(try RecordCodec.decodeZoneID(item["zoneID"] ?? item)) }
                 return respond(try services.zones.lookup(ids, scope: context.scope), context, services)
             },
-            DatabaseRoute(operation: "zones/modify", method: "POST", databases: [.private], summary: "Create or delete custom zones",
+            DatabaseRoute(operation: "zones/modify", method: "POST", databases: [.private, .shared],
+                          summary: "Create or delete custom zones (in the shared database: delete = leave the zone's shares)",
                           requestSchema: "ZonesModifyRequest", responseSchema: "ZonesResponse") { context in
                 let body = try context.jsonBody()
                 let items = try RequestContext.items(body, "operations", limit: Limits.operationsPerRequest,
@@ -37,6 +38,9 @@ enum ZoneRoutes {
                     case "delete": operations.append(.delete(zoneID))
                     default: throw CloudKitError.badRequest("operations[\(index)]: operationType must be create or delete, not '\(type)'")
                     }
+                }
+                if context.database == .shared {
+                    return respond(try services.zones.leave(operations, scope: context.scope), context, services)
                 }
                 return respond(try services.zones.modify(operations, scope: context.scope), context, services)
             },

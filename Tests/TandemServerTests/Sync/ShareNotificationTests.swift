@@ -64,6 +64,22 @@ struct ShareNotificationTests {
         #expect(try scene.fired(for: scene.ann, expecting: 1) == ["db"])
     }
 
+    @Test("a participant deleting the zone from their shared database leaves, and tells the same subscriptions as leaving")
+    func participantDeletesSharedZone() throws {
+        let scene = try Scene()
+        let zones = ["operations": [["operationType": "delete", "zone": ["zoneID": scene.note.sharedZoneID]],
+                                    ["operationType": "create", "zone": ["zoneID": scene.note.sharedZoneID]]]] as JSONValue
+        let response = try scene.server.post("zones/modify", zones, as: scene.ann, database: "shared")
+        let results = response.json["zones"]?.arrayValue ?? []
+        #expect(results.first?["deleted"] == true, "\(response.text)")
+        #expect(results.last?.serverErrorCode == "BAD_REQUEST", "zones cannot be created in the shared database")
+        #expect(try scene.fired(for: scene.owner, expecting: 2) == ["db", "zone"])
+        #expect(try scene.fired(for: scene.bob, expecting: 2) == ["db", "zone"])
+        #expect(try scene.fired(for: scene.ann, expecting: 1) == ["db"])
+        #expect(try !scene.server.sharedZones(as: scene.ann).contains(scene.note.zone))
+        #expect(try scene.server.sharedZones(as: scene.bob).contains(scene.note.zone))
+    }
+
     @Test("the owner deleting a shared zone tells the participants' database subscriptions")
     func ownerDeletesSharedZone() throws {
         let scene = try Scene()
