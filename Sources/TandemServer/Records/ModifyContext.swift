@@ -47,7 +47,7 @@ struct ModifyContext {
         case .delete, .forceDelete:
             guard let existing else { throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist") }
             let isRoot = existing.share.map { access.shares[$0] != nil } ?? false
-            try access.decide(isRoot ? .deleteRoot : .delete, membership: membership).enforce()
+            try access.decide(AccessPolicy.action(for: isRoot ? .root : .record, deleting: true), membership: membership).enforce()
             if isRoot, let name = existing.share, let share = access.shares[name] {
                 // The share goes with its root: participants lose access and the share record is deleted.
                 try stopSharing(share)
@@ -65,7 +65,7 @@ struct ModifyContext {
             }
             return .saved(try save(op, over: nil, membership: nil))
         case .update, .replace, .forceUpdate, .forceReplace:
-            if existing != nil { try access.decide(.write, membership: membership).enforce() }
+            if existing != nil { try access.decide(AccessPolicy.action(for: .record, deleting: false), membership: membership).enforce() }
             return .saved(try save(op, over: existing, membership: membership))
         }
     }

@@ -30,7 +30,7 @@ extension ModifyContext {
         }
         // Permission first (a reader learns nothing from a version answer), then the version:
         // share saves are always version-checked, whatever the operation type.
-        try AccessPolicy.decide(access.principal(for: share), op.kind.isDelete ? .deleteShare : .manageParticipants,
+        try AccessPolicy.decide(access.principal(for: share), AccessPolicy.action(for: .share, deleting: op.kind.isDelete),
                                 share: ZoneAccess.facts(share)).enforce()
         if op.kind != .forceDelete, existing.recordChangeTag != op.recordChangeTag {
             throw try conflict(op, existing)
