@@ -271,9 +271,10 @@ struct ModifyContext {
             throw CloudKitError(.validatingReferenceError, "record '\(record.recordName)' is referenced with VALIDATE by \(by); delete or change that record first")
         }
         for referrer in referrers where referrer.action == .deleteSelf && !deleting.contains(referrer.recordName) {
-            guard let source = try tx.record(zone: zone, name: referrer.recordName) else { continue }
-            if scope.database.database == .public { try UserRecords.refuseCascade(into: source) }
-            try delete(source, deleting: &deleting)
+            guard let source = try tx.recordWithMembership(zone: zone, name: referrer.recordName) else { continue }
+            if scope.database.database == .public { try UserRecords.refuseCascade(into: source.record) }
+            // The same steps as any deletion: what was below it leaves its share.
+            try delete(source.record, membership: source.membership, deleting: &deleting)
         }
         let sequence = try tx.nextChangeSequence(zone)
         try tx.deleteRecord(name: record.recordName, recordType: record.recordType, zone: zone, sequence: sequence)

@@ -56,7 +56,8 @@ import TandemCore
         try server.accept(note, as: ann)
         // `anchor` is outside the share; the shared `child` goes with it (DELETE_SELF).
         let reference: JSONValue = ["recordName": "anchor", "action": "DELETE_SELF"]
-        _ = try server.ownerModify(note, [Body.operation("create", name: "anchor", fields: [:])])
+        _ = try server.ownerModify(note, [Body.operation("create", name: "anchor", fields: [:]),
+                                          Body.operation("create", name: "grandchild", fields: [:], extra: ["parent": ["recordName": "child"]])])
         let linked = try server.ownerModify(note, [Body.operation("forceUpdate", name: "child", recordType: nil,
                                                                   fields: ["owner": Body.field(reference, "REFERENCE")])])
         #expect(linked.json.record(0).serverErrorCode == nil, "\(linked.text)")
@@ -67,5 +68,8 @@ import TandemCore
         let after = try Self.page(server, zoneID: note.sharedZoneID, token: before.token, limit: 200, as: ann, database: "shared")
         #expect(after.deleted.contains("child"), "the participant's feed: \(after)")
         #expect(!after.deleted.contains("anchor"), "a record outside the share is not named to the participant")
+        // As for any deletion (T14): what was below the cascaded record is no longer reachable from the root, so it left the share.
+        #expect(after.deleted.contains("grandchild"), "the participant's feed: \(after)")
+        #expect(try server.sharedLookup(note, ["grandchild"], as: ann).json.record(0).serverErrorCode == "NOT_FOUND")
     }
 }
