@@ -48,6 +48,8 @@ public final class SQLiteStore: Store {
 /// The reading and writing primitives over one SQLite connection.
 struct SQLiteStoreTransaction: StoreWriting {
     let db: SQLiteConnection
+    /// What this transaction logged in the change feeds (`loggedChanges`).
+    let changeLog = TransactionChangeLog()
 
     init(_ connection: SQLiteConnection) { db = connection }
 }
@@ -55,6 +57,7 @@ struct SQLiteStoreTransaction: StoreWriting {
 extension SQLiteStoreTransaction {
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         try db.run("SAVEPOINT item")
+        let logged = changeLog.count
         do {
             let result = try body()
             try db.run("RELEASE item")
@@ -62,7 +65,10 @@ extension SQLiteStoreTransaction {
         } catch {
             try? db.run("ROLLBACK TO item")
             try? db.run("RELEASE item")
+            changeLog.truncate(to: logged)
             throw error
         }
     }
+
+    func loggedChanges() -> [LoggedChange] { changeLog.all }
 }

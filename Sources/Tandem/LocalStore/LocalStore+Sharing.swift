@@ -160,26 +160,47 @@ extension LocalStore {
         return try fetchShares(matching: [recordID])[recordID] != nil
     }
 
-    /// Whether the user may change the record (`canUpdateRecord(forManagedObjectWith:)`): always
-    /// for private records; for shared ones when the user is the share's owner or administrator
-    /// or a participant with `readWrite` permission (the share as last fetched, so it follows
-    /// the owner's changes once they are mirrored). A record the store does not hold: false.
+    /// Whether the user may change the record (`canUpdateRecord(forManagedObjectWith:)`): the
+    /// answer of the access policy the server enforces (TandemCore's `AccessPolicy`, decisions
+    /// K19) for the user's participation in the covering share as last fetched, so it follows
+    /// the owner's changes once they are mirrored. Private records: always. Changing a share
+    /// record means managing its participants (owner, administrators). A record the store does
+    /// not hold, or whose share it does not hold: false.
     public func canUpdateRecord(_ recordID: Record.ID) throws(TandemError) -> Bool {
-        if LocalMirror.scope(of: recordID) == .private { return true }
-        guard try mirror.record(for: recordID) != nil, let share = try fetchShares(matching: [recordID])[recordID],
-              let me = share.currentUserParticipant else { return false }
-        return me.role == .owner || me.role == .administrator || me.permission == .readWrite
+        try isAllowed(recordID, deleting: false)
     }
 
-    /// Whether the user may delete the record (`canDeleteRecord(forManagedObjectWith:)`): as
-    /// `canUpdateRecord`, except that a participant cannot delete the share itself.
+    /// Whether the user may delete the record (`canDeleteRecord(forManagedObjectWith:)`), by the
+    /// same policy: the root of a hierarchical share only by its owner; the share record by the
+    /// owner (stops sharing) or any participant (leaves the share, D5); other records with
+    /// `readWrite` permission.
     public func canDeleteRecord(_ recordID: Record.ID) throws(TandemError) -> Bool {
-        guard try canUpdateRecord(recordID) else { return false }
-        if LocalMirror.scope(of: recordID) == .shared, try mirror.record(for: recordID)?.recordType == Share.recordType {
-            let share = try fetchShares(matching: [recordID])[recordID]
-            return share?.currentUserParticipant?.role == .owner || share?.currentUserParticipant?.role == .administrator
+        try isAllowed(recordID, deleting: true)
+    }
+
+    private func isAllowed(_ recordID: Record.ID, deleting: Bool) throws(TandemError) -> Bool {
+        if LocalMirror.scope(of: recordID) == .private { return true }
+        guard let record = try mirror.record(for: recordID), let share = try fetchShares(matching: [recordID])[recordID] else { return false }
+        let kind: AccessPolicy.RecordKind = record.recordType == Share.recordType ? .share
+            : record.share?.recordID == share.recordID ? .root : .record
+        return Self.decision(share: share, kind: kind, deleting: deleting).isAllowed
+    }
+
+    /// The policy's decision for the current user acting on a record of `kind` covered by `share`.
+    static func decision(share: Share, kind: AccessPolicy.RecordKind, deleting: Bool) -> AccessPolicy.Decision {
+        let publicPermission = TandemCore.Share.Permission(rawValue: share.publicPermission.rawValue) ?? .none
+        let principal: AccessPolicy.Principal
+        if let me = share.currentUserParticipant {
+            let role = TandemCore.Share.Role(rawValue: me.role.rawValue) ?? .unknown
+            principal = role == .owner ? .owner
+                : AccessPolicy.principal(status: TandemCore.Share.AcceptanceStatus(rawValue: me.acceptanceStatus.rawValue) ?? .unknown,
+                                         role: role, permission: TandemCore.Share.Permission(rawValue: me.permission.rawValue) ?? .none,
+                                         publicPermission: publicPermission)
+        } else {
+            principal = .stranger
         }
-        return true
+        return AccessPolicy.decide(principal, AccessPolicy.action(for: kind, deleting: deleting),
+                                   share: AccessPolicy.ShareFacts(publicPermission: publicPermission, allowsAccessRequests: share.allowsAccessRequests))
     }
 
     /// Saves a share changed by the app (participants, permissions, title) to the server and

@@ -47,7 +47,7 @@ struct ModifyContext {
         case .delete, .forceDelete:
             guard let existing else { throw CloudKitError(.notFound, "record '\(op.recordName)' does not exist") }
             let isRoot = existing.share.map { access.shares[$0] != nil } ?? false
-            try access.decide(isRoot ? .deleteRoot : .delete, membership: membership).enforce()
+            try access.decide(AccessPolicy.action(for: isRoot ? .root : .record, deleting: true), membership: membership).enforce()
             if isRoot, let name = existing.share, let share = access.shares[name] {
                 // The share goes with its root: participants lose access and the share record is deleted.
                 try stopSharing(share)
@@ -65,7 +65,7 @@ struct ModifyContext {
             }
             return .saved(try save(op, over: nil, membership: nil))
         case .update, .replace, .forceUpdate, .forceReplace:
-            if existing != nil { try access.decide(.write, membership: membership).enforce() }
+            if existing != nil { try access.decide(AccessPolicy.action(for: .record, deleting: false), membership: membership).enforce() }
             return .saved(try save(op, over: existing, membership: membership))
         }
     }
@@ -271,9 +271,10 @@ struct ModifyContext {
             throw CloudKitError(.validatingReferenceError, "record '\(record.recordName)' is referenced with VALIDATE by \(by); delete or change that record first")
         }
         for referrer in referrers where referrer.action == .deleteSelf && !deleting.contains(referrer.recordName) {
-            guard let source = try tx.record(zone: zone, name: referrer.recordName) else { continue }
-            if scope.database.database == .public { try UserRecords.refuseCascade(into: source) }
-            try delete(source, deleting: &deleting)
+            guard let source = try tx.recordWithMembership(zone: zone, name: referrer.recordName) else { continue }
+            if scope.database.database == .public { try UserRecords.refuseCascade(into: source.record) }
+            // The same steps as any deletion: what was below it leaves its share.
+            try delete(source.record, membership: source.membership, deleting: &deleting)
         }
         let sequence = try tx.nextChangeSequence(zone)
         try tx.deleteRecord(name: record.recordName, recordType: record.recordType, zone: zone, sequence: sequence)

@@ -147,8 +147,8 @@ public struct RecordService: Sendable {
                 if results.contains(where: { if case .failed = $0 { false } else { true } }) {
                     let lost = try tx.zoneActivity(access.zone, container: scope.database.container, environment: scope.database.environment,
                                                    viewersChanged: batch.sharingChanged, at: now)
-                    event = ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: access.zone,
-                                        deviceID: scope.deviceID, records: batch.changes, formerViewers: lost)
+                    event = ChangeEvent(logged: tx, zone: access.zone, container: scope.database.container, environment: scope.database.environment,
+                                        deviceID: scope.deviceID, described: batch.changes, formerViewers: lost)
                 }
                 // A Tandem share sent in conversations tells them who joined or left (issue 8).
                 let notices = batch.participantChanges.isEmpty ? nil

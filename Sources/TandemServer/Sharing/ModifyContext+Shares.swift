@@ -19,9 +19,18 @@ extension ModifyContext {
         guard let share = try tx.share(zone: zone, recordName: existing.recordName) else {
             throw CloudKitError(.internalError, "share record '\(existing.recordName)' has no share state")
         }
+        if op.kind == .create {
+            // As for any record: creating what exists is EXISTS, with the share as the caller sees it.
+            let what = share.isZoneWide ? "zone '\(zone.zoneID.zoneName)' already has a zone-wide share" : "share '\(share.recordName)' already exists"
+            var error = CloudKitError(.exists, "\(what): '\(share.recordName)'; fetch it and save changes with update and its recordChangeTag")
+            var server = existing
+            server.sharing = try batch.presenter(tx).present(share, viewer: scope.user)
+            error.serverRecord = try readableServerRecord(server)
+            throw error
+        }
         // Permission first (a reader learns nothing from a version answer), then the version:
         // share saves are always version-checked, whatever the operation type.
-        try AccessPolicy.decide(access.principal(for: share), op.kind.isDelete ? .deleteShare : .manageParticipants,
+        try AccessPolicy.decide(access.principal(for: share), AccessPolicy.action(for: .share, deleting: op.kind.isDelete),
                                 share: ZoneAccess.facts(share)).enforce()
         if op.kind != .forceDelete, existing.recordChangeTag != op.recordChangeTag {
             throw try conflict(op, existing)
@@ -281,12 +290,9 @@ enum ShareRecords {
     /// hear of it as they would of an owner's save.
     static func participantsChanged(_ tx: any StoreWriting, share: StoredShare, by user: String, container: String,
                                     environment: Environment, deviceID: String = "", at now: Int64) throws -> ChangeEvent {
-        let membership = try tx.recordWithMembership(zone: share.zone, name: share.recordName)?.membership
         try touch(tx, share: share, by: user, at: now)
         let lost = try tx.zoneActivity(share.zone, container: container, environment: environment, viewersChanged: true, at: now)
-        return ChangeEvent(container: container, environment: environment, zone: share.zone, deviceID: deviceID,
-                           records: [.init(recordName: share.recordName, recordType: Share.recordType, event: .update,
-                                           memberships: [membership, membership])],
+        return ChangeEvent(logged: tx, zone: share.zone, container: container, environment: environment, deviceID: deviceID,
                            formerViewers: lost)
     }
 }

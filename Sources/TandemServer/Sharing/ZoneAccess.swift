@@ -40,11 +40,8 @@ struct ZoneAccess {
 
     /// A public user's permission is the share's `publicPermission` at the time of asking.
     static func principal(_ participation: StoredParticipant, share: StoredShare) -> AccessPolicy.Principal {
-        switch participation.status {
-        case .accepted: .participant(participation.role, participation.role == .publicUser ? share.publicPermission : participation.permission)
-        case .pending: .invited
-        case .removed, .unknown: .removed
-        }
+        AccessPolicy.principal(status: participation.status, role: participation.role, permission: participation.permission,
+                               publicPermission: share.publicPermission)
     }
 
     /// Decides `action` on a record with this membership.

@@ -24,3 +24,45 @@ struct ChangeEvent: Sendable {
     /// shared database lost the zone (`ACCESS_LOST`), so their database subscriptions fire.
     var formerViewers: [String] = []
 }
+
+extension ChangeEvent {
+    /// The event for what the transaction `tx` logged in `zone`'s change feed: the `described`
+    /// records (a service's own account of what it saved or deleted, which tells a creation from
+    /// an update and knows the share a record was in before) plus every other change the store
+    /// logged in the zone, as an update or a deletion with the shares it was and is in. So
+    /// whatever the zone feed shows reaches the subscriptions that cover it: a share deleted by
+    /// its owner or left by a participant, a root's `share` link cleared, the records of a
+    /// moved subtree, a `DELETE_SELF` cascade (issue 14).
+    init(logged tx: any StoreWriting, zone: StoredZone, container: String, environment: Environment, deviceID: String,
+         described: [RecordChange] = [], zoneChanged: Bool = false, formerViewers: [String] = []) {
+        var records = described
+        var index: [String: Int] = [:]
+        for (position, change) in described.enumerated() { index[change.recordName] = position }
+        var undescribed = Set<String>()
+        for logged in tx.loggedChanges() where logged.zoneKey == zone.key {
+            let known = index[logged.recordName]
+            if let known, !undescribed.contains(logged.recordName) {
+                // A described record keeps its service's account; a later exit only adds a share it was in.
+                if let previous = logged.previousMembership, !records[known].memberships.contains(previous) {
+                    records[known].memberships.insert(previous, at: 0)
+                }
+                continue
+            }
+            var memberships = known.map { records[$0].memberships } ?? []
+            if let previous = logged.previousMembership, !memberships.contains(previous) { memberships.append(previous) }
+            memberships.removeAll { $0 == logged.membership }
+            memberships.append(logged.membership)
+            let change = RecordChange(recordName: logged.recordName, recordType: logged.recordType,
+                                      event: logged.deleted ? .delete : .update, memberships: memberships)
+            if let known {
+                records[known] = change
+            } else {
+                index[logged.recordName] = records.count
+                undescribed.insert(logged.recordName)
+                records.append(change)
+            }
+        }
+        self.init(container: container, environment: environment, zone: zone, deviceID: deviceID, records: records,
+                  zoneChanged: zoneChanged, formerViewers: formerViewers)
+    }
+}

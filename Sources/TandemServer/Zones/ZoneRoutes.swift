@@ -18,7 +18,8 @@ enum ZoneRoutes {
                 for item in items { ids.append(try RecordCodec.decodeZoneID(item["zoneID"] ?? item)) }
                 return respond(try services.zones.lookup(ids, scope: context.scope), context, services)
             },
-            DatabaseRoute(operation: "zones/modify", method: "POST", databases: [.private], summary: "Create or delete custom zones",
+            DatabaseRoute(operation: "zones/modify", method: "POST", databases: [.private, .shared],
+                          summary: "Create or delete custom zones (in the shared database: delete = leave the zone's shares)",
                           requestSchema: "ZonesModifyRequest", responseSchema: "ZonesResponse") { context in
                 let body = try context.jsonBody()
                 let items = try RequestContext.items(body, "operations", limit: Limits.operationsPerRequest,
@@ -38,6 +39,9 @@ enum ZoneRoutes {
                     default: throw CloudKitError.badRequest("operations[\(index)]: operationType must be create or delete, not '\(type)'")
                     }
                 }
+                if context.database == .shared {
+                    return respond(try services.zones.leave(operations, scope: context.scope), context, services)
+                }
                 return respond(try services.zones.modify(operations, scope: context.scope), context, services)
             },
         ]
@@ -46,12 +50,17 @@ enum ZoneRoutes {
     static func respond(_ results: [ZoneService.ZoneResult], _ context: RequestContext, _ services: Services) -> HTTPResponse {
         let zones: [JSONValue] = results.map { result in
             switch result {
-            case .zone(let zoneID, let stored, let shares):
+            case .zone(let zoneID, let stored, let shares, let isShared):
                 // A participant's token names them and the shares they read the zone through.
                 let viewer = shares == nil ? 0 : FeedTags.viewer(context.user?.recordName ?? "")
                 let token = services.tokens.zoneToken(stored, viewer: viewer, shares: shares ?? 0)
-                return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(token),
-                                "atomic": .bool(!zoneID.isDefaultZone)])
+                var zone: JSONObject = ["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(token),
+                                        "atomic": .bool(!zoneID.isDefaultZone)]
+                // CKRecordZone.share: a reference to the zone-wide share record, as a record's `share`.
+                if isShared {
+                    zone["share"] = ["recordName": .string(Share.zoneWideRecordName), "zoneID": RecordCodec.encodeZoneID(zoneID)]
+                }
+                return .object(zone)
             case .deleted(let zoneID):
                 return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "deleted": .bool(true)])
             case .failed(let error):

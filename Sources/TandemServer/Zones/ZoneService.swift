@@ -12,8 +12,10 @@ public struct ZoneService: Sendable {
 
     public enum ZoneResult: Sendable {
         /// A zone; `stored` is nil for a default zone never written to. `shares` is the FeedTag of
-        /// the shares a participant reads it through (nil in the private database).
-        case zone(ZoneID, StoredZone?, shares: Int64? = nil)
+        /// the shares a participant reads it through (nil in the private database). `isShared`:
+        /// the zone has a zone-wide share (`cloudkit.zoneshare`), which the answer names as the
+        /// zone's `share` (CloudKit's `CKRecordZone.share`).
+        case zone(ZoneID, StoredZone?, shares: Int64? = nil, isShared: Bool = false)
         case deleted(ZoneID)
         case failed(CloudKitError)
     }
@@ -31,16 +33,25 @@ public struct ZoneService: Sendable {
                 if keys[share.zone.key] == nil { order.append(share.zone) }
                 keys[share.zone.key, default: []].append(share.key)
             }
-            return order.map { .zone($0.zoneID, $0, shares: FeedTags.shares(keys[$0.key])) }
+            let zoneWide = Set(accepted.filter { $0.0.isZoneWide }.map { $0.0.zone.key })
+            return order.map { .zone($0.zoneID, $0, shares: FeedTags.shares(keys[$0.key]), isShared: zoneWide.contains($0.key)) }
         }
-        let stored = try store.read { try $0.zones(scope.database) }
-        var results: [ZoneResult] = []
-        let owner = scope.database.owner
-        if !stored.contains(where: { $0.zoneID.isDefaultZone }) {
-            results.append(.zone(ZoneID(zoneName: ZoneID.defaultZoneName, ownerRecordName: owner), nil))
+        return try store.read { reader in
+            let stored = try reader.zones(scope.database)
+            var results: [ZoneResult] = []
+            let owner = scope.database.owner
+            if !stored.contains(where: { $0.zoneID.isDefaultZone }) {
+                results.append(.zone(ZoneID(zoneName: ZoneID.defaultZoneName, ownerRecordName: owner), nil))
+            }
+            results += try stored.map { .zone($0.zoneID, $0, isShared: try Self.hasZoneShare(reader, $0)) }
+            return results
         }
-        results += stored.map { .zone($0.zoneID, $0) }
-        return results
+    }
+
+    /// True when `zone` is shared as a whole (CloudKit: `CKRecordZone.share` is set).
+    static func hasZoneShare(_ reader: any StoreReading, _ zone: StoredZone) throws -> Bool {
+        guard !zone.zoneID.isDefaultZone else { return false }
+        return try reader.share(zone: zone, recordName: Share.zoneWideRecordName) != nil
     }
 
     public func lookup(_ zoneIDs: [ZoneID], scope: RequestScope) throws -> [ZoneResult] {
@@ -51,7 +62,8 @@ public struct ZoneService: Sendable {
                         guard let (access, _) = try RecordService.resolve(reader, scope, zoneID) else {
                             return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
                         }
-                        return .zone(access.zone.zoneID, access.zone, shares: FeedTags.shares(access.acceptedShareKeys))
+                        return .zone(access.zone.zoneID, access.zone, shares: FeedTags.shares(access.acceptedShareKeys),
+                                     isShared: access.zoneShare != nil)
                     } catch let error as CloudKitError {
                         return .failed(error)
                     }
@@ -60,7 +72,9 @@ public struct ZoneService: Sendable {
                 if let owner = zoneID.ownerRecordName, owner != scope.database.owner {
                     return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
                 }
-                if let zone = try reader.zone(scope.database, name: zoneID.zoneName) { return .zone(zone.zoneID, zone) }
+                if let zone = try reader.zone(scope.database, name: zoneID.zoneName) {
+                    return .zone(zone.zoneID, zone, isShared: try Self.hasZoneShare(reader, zone))
+                }
                 if zoneID.isDefaultZone { return .zone(owned, nil) }
                 return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: owned))
             }
@@ -77,7 +91,7 @@ public struct ZoneService: Sendable {
         let now = Clock.milliseconds()
         let hub = self.hub
         return try store.write({ tx -> ZoneOutcome in
-            var changed: [StoredZone] = []
+            var changed: [(zone: StoredZone, formerViewers: [String])] = []
             let results: [ZoneResult] = try operations.map { operation in
                 switch operation {
                 case .create(let zoneID):
@@ -88,7 +102,7 @@ public struct ZoneService: Sendable {
                     let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
                     if !existed {
                         try tx.zoneActivity(zone, container: scope.database.container, environment: scope.database.environment, viewersChanged: false, at: now)
-                        changed.append(zone)
+                        changed.append((zone, []))
                     }
                     return .zone(zone.zoneID, zone)
                 case .delete(let zoneID):
@@ -99,15 +113,17 @@ public struct ZoneService: Sendable {
                           zoneID.ownerRecordName == nil || zoneID.ownerRecordName == scope.database.owner else {
                         return .failed(CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID))
                     }
+                    // Participants lose the zone from their shared database: their database subscriptions hear it.
+                    let viewers = try tx.acceptedParticipants(zone: zone)
                     try tx.zoneDeletedFromFeeds(zone, at: now)
                     try tx.deleteZone(zone)
-                    changed.append(zone)
+                    changed.append((zone, viewers))
                     return .deleted(zone.zoneID)
                 }
             }
             let events = changed.map {
-                ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: $0,
-                            deviceID: scope.deviceID, records: [], zoneChanged: true)
+                ChangeEvent(container: scope.database.container, environment: scope.database.environment, zone: $0.zone,
+                            deviceID: scope.deviceID, records: [], zoneChanged: true, formerViewers: $0.formerViewers)
             }
             return ZoneOutcome(results: results, events: events)
         }, afterCommit: { outcome in

@@ -72,6 +72,9 @@ public protocol FeedReading {
 
 /// Writes of the change feeds.
 public protocol FeedWriting: FeedReading {
+    /// Every change this transaction logged in any zone's feed so far, in order (a rolled-back
+    /// savepoint's are gone): what its after-commit notification must cover.
+    func loggedChanges() -> [LoggedChange]
     /// Ticks the feed clock for one write transaction that changed `zone`, which puts the zone
     /// in the database feed of its owner and of everyone who accepted a share there (one update,
     /// read per viewer at fetch time). With `viewersChanged` (the zone's shares or their

@@ -53,6 +53,8 @@ extension SQLiteStoreTransaction {
                 deleted = excluded.deleted, membership = excluded.membership, changed_at = excluded.changed_at
             """, [.integer(zone.key), .text(name), .integer(sequence), .text(type), .integer(deleted ? 1 : 0),
                   membership.map(SQLiteValue.text) ?? .null, .integer(time)])
+        changeLog.append(LoggedChange(zoneKey: zone.key, recordName: name, recordType: type, deleted: deleted, membership: membership,
+                                      previousMembership: previousMembership == membership ? nil : previousMembership))
         if let previousMembership, previousMembership != membership {
             try db.run("""
                 INSERT OR REPLACE INTO share_exits (zone_id, share, record_name, record_type, seq, changed_at) VALUES (?, ?, ?, ?, ?, ?)

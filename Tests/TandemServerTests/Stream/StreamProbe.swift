@@ -9,6 +9,8 @@ final class StreamProbe: Sendable {
     let client: WebSocketClient
     let envelopes = Mutex<[JSONValue]>([])
     let closed = Mutex<WebSocketClose?>(nil)
+    /// Binary messages (session frames) received so far.
+    let frames = Mutex<[[UInt8]]>([])
 
     static func connect(_ server: TestServer, as person: Person?, query: String = "") async throws -> StreamProbe {
         var headers: [(String, String)] = []
@@ -24,8 +26,8 @@ final class StreamProbe: Sendable {
                 switch event {
                 case .message(.text(let text)):
                     if let value = try? JSONParser.parse(Array(text.utf8)) { envelopes.withLock { $0.append(value) } }
-                case .message:
-                    break
+                case .message(.binary(let bytes)):
+                    frames.withLock { $0.append(bytes) }
                 case .closed(let close):
                     closed.withLock { $0 = close }
                 }

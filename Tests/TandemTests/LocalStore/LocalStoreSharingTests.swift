@@ -42,7 +42,8 @@ struct LocalStoreSharingTests {
         #expect(try bob.isShared(bobNoteID))
         #expect(try bob.canUpdateRecord(bobNoteID))
         #expect(try bob.canDeleteRecord(bobNoteID))
-        #expect(try !bob.canDeleteRecord(saved.recordID.shared(owner: server.adaRecordName)), "a participant cannot delete the share")
+        #expect(try !bob.canUpdateRecord(saved.recordID.shared(owner: server.adaRecordName)), "a participant cannot manage the share")
+        #expect(try bob.canDeleteRecord(saved.recordID.shared(owner: server.adaRecordName)), "deleting the share leaves it (D5)")
 
         // Bob edits; Ada sees it (push → fetch), then Ada edits and Bob sees that.
         bobNote["text"] = "Buy oat milk"
