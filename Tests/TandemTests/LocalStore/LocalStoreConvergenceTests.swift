@@ -20,11 +20,13 @@ struct LocalStoreConvergenceTests {
 
     @Test(arguments: seeds)
     func devicesConvergeWithoutLosingAcknowledgedData(seed: UInt64) async throws {
+        let run = try Run(seed: seed, steps: Self.steps)
         do {
-            try await Run(seed: seed, steps: Self.steps).run()
+            try await run.run()
         } catch {
             Issue.record("seed \(seed) failed (rerun: TANDEM_SEEDS=1 TANDEM_SEED_BASE=\(seed)): \(error)")
         }
+        await run.cleanUp()
     }
 }
 
@@ -115,7 +117,16 @@ private final class Run: @unchecked Sendable {
         try await quiesce()
         print("convergence seed \(seed): quiesced in \(Int(Date().timeIntervalSince(ran) * 1000)) ms")
         try await check()
-        for device in devices { await device.store.close() }
+    }
+
+    /// Closes the stores, stops the proxies and SIGKILLs the server, so nothing of this run
+    /// outlives it (a server asked to stop with connections still open waits for them).
+    func cleanUp() async {
+        for device in devices { device.proxy.update { $0 = FaultProxy.Faults() } }
+        let stores = devices.map(\.store)
+        _ = try? await withTimeout(30) { for store in stores { await store.close() }; return true }
+        for device in devices { device.proxy.stop() }
+        server.kill()
     }
 
     func act(step: Int, device d: Int, roll: Int, bobRemoved: inout Bool) async throws {

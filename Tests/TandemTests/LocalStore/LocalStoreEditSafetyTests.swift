@@ -184,6 +184,7 @@ struct LocalStoreEditSafetyTests {
         try await bob.sync()
 
         try await edit(bob, bobNoteID, sync: false) { $0["text"] = "Bob's unsent edit" }
+        try await ada.sync()   // the share as it is after Bob's accept (K31 is its own test)
         var removed = try #require(try ada.fetchShares(in: .private).first { $0.recordID == share.recordID })
         let participant = try #require(removed.participants.first { $0.userIdentity.userRecordID?.recordName == server.bobRecordName })
         removed.removeParticipant(participant)
@@ -209,6 +210,7 @@ struct LocalStoreEditSafetyTests {
         let (noteID, share) = try await shareNotebook(ada: ada, bob: bob)
         let bobNoteID = noteID.shared(owner: server.adaRecordName)
         #expect(try bob.record(for: bobNoteID) != nil)
+        try await ada.sync()   // the share as it is after Bob's accept (K31 is its own test)
 
         var current = try #require(try ada.fetchShares(in: .private).first { $0.recordID == share.recordID })
         let participant = try #require(current.participants.first { $0.userIdentity.userRecordID?.recordName == server.bobRecordName })
@@ -221,6 +223,23 @@ struct LocalStoreEditSafetyTests {
         try await bob.sync()
         #expect(try bob.zones(in: .shared).contains(bobNoteID.zoneID), "the feed's order is kept: removed, then modified")
         #expect(try bob.record(for: bobNoteID)?["text"] as? String == "first note")
+    }
+
+    /// Also in issue 15: every accept changes the share's change tag, so the owner's next change
+    /// to a share it had not fetched again failed with `serverRecordChanged` (K31).
+    @Test func theOwnersShareChangeIsAppliedToAShareThatMovedUnderIt() async throws {
+        let server = TestServer.shared
+        let (ada, _) = try device(server.ada)
+        let (bob, _) = try device(server.bob)
+        let (_, share) = try await shareNotebook(ada: ada, bob: bob)   // Bob's accept moved the share
+        let carol = "\(unique("carol"))@example.com"
+        _ = try server.addUser(email: carol, name: "Carol")
+        var stale = try #require(try ada.fetchShares(in: .private).first { $0.recordID == share.recordID })
+        stale.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: carol), permission: .readOnly))
+        let saved = try await ada.persistUpdatedShare(stale)
+        #expect(saved.participants.contains { $0.userIdentity.lookupInfo?.emailAddress == carol && $0.permission == .readOnly })
+        #expect(saved.participants.contains { $0.userIdentity.userRecordID?.recordName == server.bobRecordName && $0.acceptanceStatus == .accepted },
+                "Bob's acceptance is kept")
     }
 
     @Test func anEditSavedWhileShareIsInFlightFollowsTheRecordIntoTheShare() async throws {

@@ -108,6 +108,7 @@ final class FaultProxy: @unchecked Sendable {
             let client = accept(listener, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
+                close(listener)
                 return
             }
             if lock.withLock({ stopped || faults.offline || faults.refuseRequests }) { close(client); continue }
