@@ -52,6 +52,8 @@ private final class Run: @unchecked Sendable {
     var names: [String] = []
     var counter = 0
     var log: [String] = []
+    /// Every value written during the run, by record name and key.
+    var written: [String: [String: Set<String>]] = [:]
 
     init(seed: UInt64, steps: Int) throws {
         self.seed = seed
@@ -139,6 +141,7 @@ private final class Run: @unchecked Sendable {
             let key = ["title", "body", "color"][Int.random(in: 0..<3, using: &random)]
             guard var record = try store.record(for: id(name, for: device)) else { return }
             record[key] = "\(device.name)-\(step)"
+            written[name, default: [:]][key, default: []].insert("\(device.name)-\(step)")
             log.append("\(step): \(device.name) edits \(name).\(key)")
             try store.save([record])
         case 35..<55:
@@ -146,6 +149,7 @@ private final class Run: @unchecked Sendable {
             let name = "n\(seed)-\(counter)"
             var record = Record(recordType: "Note", recordID: id(name, for: device))
             record["title"] = "\(device.name)-\(step)"
+            written[name, default: [:]]["title", default: []].insert("\(device.name)-\(step)")
             names.append(name)
             log.append("\(step): \(device.name) creates \(name)")
             try store.save([record])
@@ -229,6 +233,26 @@ private final class Run: @unchecked Sendable {
             // (d) a deletion the server acknowledged is never undone (record names are not reused).
             for case .sent(saved: _, deleted: let deleted) in device.changes.all {
                 for id in deleted where id.zoneID.zoneName == zoneID.zoneName && serverState[id.recordName] != nil { problems.append("\(id.recordName) deleted by \(device.name) came back (d)") }
+            }
+        }
+        // (a), (b): a key written during the run ends with one of the values written (an older
+        // value coming back is a revert), unless an event named the record as not kept.
+        var reported = Set<String>()
+        for device in devices {
+            for change in device.changes.all {
+                switch change {
+                case .refused(let record, _), .deletedWhileEdited(let record): reported.insert(record.recordID.recordName)
+                case .unsentChangesLost(_, let records, let deletions):
+                    reported.formUnion(records.map(\.recordID.recordName))
+                    reported.formUnion(deletions.map(\.recordName))
+                default: break
+                }
+            }
+        }
+        for (name, keys) in written where !reported.contains(name) {
+            guard let fields = serverState[name] else { continue }
+            for (key, values) in keys where !values.contains(fields[key] ?? "") {
+                problems.append("\(name).\(key) is \(fields[key] ?? "nil"), none of the values written \(values.sorted()) (a)")
             }
         }
         if !problems.isEmpty {
