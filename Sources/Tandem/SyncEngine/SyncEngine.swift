@@ -94,6 +94,9 @@ public final class SyncEngine: Sendable {
         if background.isCancelled { throw TandemError(.operationCancelled, "the sync engine was stopped") }
     }
 
+    /// Whether the engine holds a change token for the zone (it has fetched it from the server).
+    func hasFetched(_ zoneID: RecordZone.ID) -> Bool { state.read { $0.zoneTokens[zoneID] != nil } }
+
     /// The outcome of earlier sends is not known (a relaunch with unsent changes): fetch before
     /// the next send (K25).
     func markOutcomeUnknown() { state.update { $0.outcomeUnknown = true } }

@@ -265,6 +265,31 @@ struct LocalStoreEditSafetyTests {
         #expect(try ada.record(for: id) == nil)
     }
 
+    /// Deletion wins on the zone path too (K22): an edit sent into a zone another device deleted
+    /// does not create the zone again.
+    @Test func anEditSentIntoAZoneDeletedElsewhereDoesNotBringTheZoneBack() async throws {
+        let server = TestServer.shared
+        let (one, changes) = try device(server.ada)
+        let (two, _) = try device(server.ada)
+        let id = try await sharedRecord(on: one, and: two)
+        try await one.sync()   // one holds the zone's token
+
+        try await two.purgeZone(id.zoneID)
+        try await edit(one, id, sync: false) { $0["title"] = "edited in a deleted zone" }
+        try? await one.privateEngine.sendChanges()   // before any fetch
+        try await one.sync()
+        await #expect(throws: TandemError.self, "the zone stays deleted") { try await server.ada.privateDatabase.recordZone(for: id.zoneID) }
+        #expect(try one.record(for: id) == nil)
+        #expect(!one.hasUnsentChanges)
+        #expect(changes.all.contains { change in
+            switch change {
+            case .refused(let record, _): record.recordID == id && record["title"] as? String == "edited in a deleted zone"
+            case .unsentChangesLost(_, let records, _): records.contains { $0.recordID == id }
+            default: false
+            }
+        }, "the unsent edit is reported with the record")
+    }
+
     @Test func aRecordDeletedHereStaysDeletedWhenAnotherDevicesEditIsFetched() async throws {
         let server = TestServer.shared
         let (one, _) = try device(server.ada)
