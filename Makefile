@@ -5,7 +5,11 @@ DATA ?= ./tandem-data
 PORT ?= 8080
 ASYNC_SERVER_SUITES = '^TandemServerTests\.(CollaborationScenarioTests|ConversationTests|HighlightScenarioTests|JournalRestartTests|SessionProtocolTests|StreamTests)/'
 
-.PHONY: bootstrap test-bootstrap build run test bench clean
+SEEDS ?= 200
+SEED_BASE ?= 1
+STEPS ?= 40
+
+.PHONY: bootstrap test-bootstrap build run test soak bench clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -38,6 +42,13 @@ test: test-bootstrap
 	SWIFT=$(SWIFT) scripts/test-process --skip-build --disable-xctest --skip TandemHTTPTests --skip '^TandemTests\.' --skip $(ASYNC_SERVER_SUITES)
 	@# Every benchmark figure at tiny sizes, so a figure that no longer runs fails CI (its numbers mean nothing).
 	.build/debug/tandem-bench --smoke
+
+# The LocalStore convergence test (issue 15) for many seeds: SEEDS=N from SEED_BASE, STEPS
+# random operations each (make test runs three seeds). A failure prints its seed and the run's log.
+soak: test-bootstrap
+	$(SWIFT) build --build-tests
+	TANDEM_SEEDS=$(SEEDS) TANDEM_SEED_BASE=$(SEED_BASE) TANDEM_STEPS=$(STEPS) \
+		$(SWIFT) test --skip-build --disable-xctest --filter LocalStoreConvergenceTests
 
 bench: bootstrap
 	$(SWIFT) build -c release

@@ -23,7 +23,11 @@ internal import TandemSQLite
 ///   undo fetched changes). Unsent edits survive relaunches (dirty rows and tombstones).
 /// - Conflicts (`serverRecordChanged`) go to `Configuration.merge` with the local and server
 ///   records; its result is sent again (default: the server's record with the locally changed
-///   keys on top, decision K16). A save the server refuses for permission is undone locally.
+///   keys on top, decision K16). Each unsent key remembers the edit that changed it, so an answer
+///   or a merge clears only what was sent and an edit made meanwhile is kept (K23).
+/// - Nothing is dropped silently (K32): a change refused for good, a deleted record's unsent edit
+///   and a lost zone's unsent changes each come as a `Change` carrying the record.
+/// - One store per file in a process; `close()` waits for the engines before the file closes (K29).
 /// - Record IDs say the database: zones owned by `__defaultOwner__` are private, others shared.
 public final class LocalStore: Sendable {
     /// A save the server refused because its record changed there (`serverRecordChanged`).

@@ -77,8 +77,9 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
                     mirror.forgetSent(id)
                     again.append(.saveRecord(id))
                 }
-            case .zoneNotFound where scope == .private:
-                // The zone is gone (or never made it): create it and send the record again.
+            case .zoneNotFound where scope == .private && !syncEngine.hasFetched(id.zoneID):
+                // The zone never made it to the server: create it and send the record again. A zone
+                // this engine has fetched was deleted elsewhere: the deletion wins (K22), below.
                 mirror.forgetSent(id)
                 syncEngine.state.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: id.zoneID))])
                 again.append(.saveRecord(id))

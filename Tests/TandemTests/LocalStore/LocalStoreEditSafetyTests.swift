@@ -184,6 +184,7 @@ struct LocalStoreEditSafetyTests {
         try await bob.sync()
 
         try await edit(bob, bobNoteID, sync: false) { $0["text"] = "Bob's unsent edit" }
+        try await ada.sync()   // the share as it is after Bob's accept (K31 is its own test)
         var removed = try #require(try ada.fetchShares(in: .private).first { $0.recordID == share.recordID })
         let participant = try #require(removed.participants.first { $0.userIdentity.userRecordID?.recordName == server.bobRecordName })
         removed.removeParticipant(participant)
@@ -209,6 +210,7 @@ struct LocalStoreEditSafetyTests {
         let (noteID, share) = try await shareNotebook(ada: ada, bob: bob)
         let bobNoteID = noteID.shared(owner: server.adaRecordName)
         #expect(try bob.record(for: bobNoteID) != nil)
+        try await ada.sync()   // the share as it is after Bob's accept (K31 is its own test)
 
         var current = try #require(try ada.fetchShares(in: .private).first { $0.recordID == share.recordID })
         let participant = try #require(current.participants.first { $0.userIdentity.userRecordID?.recordName == server.bobRecordName })
@@ -221,6 +223,23 @@ struct LocalStoreEditSafetyTests {
         try await bob.sync()
         #expect(try bob.zones(in: .shared).contains(bobNoteID.zoneID), "the feed's order is kept: removed, then modified")
         #expect(try bob.record(for: bobNoteID)?["text"] as? String == "first note")
+    }
+
+    /// Also in issue 15: every accept changes the share's change tag, so the owner's next change
+    /// to a share it had not fetched again failed with `serverRecordChanged` (K31).
+    @Test func theOwnersShareChangeIsAppliedToAShareThatMovedUnderIt() async throws {
+        let server = TestServer.shared
+        let (ada, _) = try device(server.ada)
+        let (bob, _) = try device(server.bob)
+        let (_, share) = try await shareNotebook(ada: ada, bob: bob)   // Bob's accept moved the share
+        let carol = "\(unique("carol"))@example.com"
+        _ = try server.addUser(email: carol, name: "Carol")
+        var stale = try #require(try ada.fetchShares(in: .private).first { $0.recordID == share.recordID })
+        stale.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: carol), permission: .readOnly))
+        let saved = try await ada.persistUpdatedShare(stale)
+        #expect(saved.participants.contains { $0.userIdentity.lookupInfo?.emailAddress == carol && $0.permission == .readOnly })
+        #expect(saved.participants.contains { $0.userIdentity.userRecordID?.recordName == server.bobRecordName && $0.acceptanceStatus == .accepted },
+                "Bob's acceptance is kept")
     }
 
     @Test func anEditSavedWhileShareIsInFlightFollowsTheRecordIntoTheShare() async throws {
@@ -244,6 +263,31 @@ struct LocalStoreEditSafetyTests {
         #expect(try ada.record(for: movedID)?["color"] as? String == "blue")
         #expect(try await server.ada.privateDatabase.record(for: movedID)["color"] as? String == "blue")
         #expect(try ada.record(for: id) == nil)
+    }
+
+    /// Deletion wins on the zone path too (K22): an edit sent into a zone another device deleted
+    /// does not create the zone again.
+    @Test func anEditSentIntoAZoneDeletedElsewhereDoesNotBringTheZoneBack() async throws {
+        let server = TestServer.shared
+        let (one, changes) = try device(server.ada)
+        let (two, _) = try device(server.ada)
+        let id = try await sharedRecord(on: one, and: two)
+        try await one.sync()   // one holds the zone's token
+
+        try await two.purgeZone(id.zoneID)
+        try await edit(one, id, sync: false) { $0["title"] = "edited in a deleted zone" }
+        try? await one.privateEngine.sendChanges()   // before any fetch
+        try await one.sync()
+        await #expect(throws: TandemError.self, "the zone stays deleted") { try await server.ada.privateDatabase.recordZone(for: id.zoneID) }
+        #expect(try one.record(for: id) == nil)
+        #expect(!one.hasUnsentChanges)
+        #expect(changes.all.contains { change in
+            switch change {
+            case .refused(let record, _): record.recordID == id && record["title"] as? String == "edited in a deleted zone"
+            case .unsentChangesLost(_, let records, _): records.contains { $0.recordID == id }
+            default: false
+            }
+        }, "the unsent edit is reported with the record")
     }
 
     @Test func aRecordDeletedHereStaysDeletedWhenAnotherDevicesEditIsFetched() async throws {

@@ -108,6 +108,7 @@ final class FaultProxy: @unchecked Sendable {
             let client = accept(listener, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
+                close(listener)
                 return
             }
             if lock.withLock({ stopped || faults.offline || faults.refuseRequests }) { close(client); continue }
@@ -131,6 +132,7 @@ final class FaultProxy: @unchecked Sendable {
         var requestBytes: [UInt8] = []
         var answerStarted = false
         var isStream = false
+        var sentAt = Date()
     }
 
     private func track(_ fds: [Int32]) -> Bool {
@@ -154,6 +156,13 @@ final class FaultProxy: @unchecked Sendable {
             done.signal()
         }
         pumpAnswers(from: upstream, to: client, exchange)
+        if ProcessInfo.processInfo.environment["TANDEM_PROXY_DEBUG"] != nil {
+            exchange.lock.withLock {
+                if !exchange.isStream, !exchange.answerStarted, !exchange.requestLine.isEmpty {
+                    print("proxy \(port): \(exchange.requestLine) closed unanswered after \(Date().timeIntervalSince(exchange.sentAt)) s; sent \(exchange.requestBytes.count) bytes: \(String(decoding: exchange.requestBytes, as: UTF8.self))")
+                }
+            }
+        }
         shutdown(upstream, Int32(SHUT_RDWR)); shutdown(client, Int32(SHUT_RDWR))
         done.wait()
         untrack([client, upstream])
@@ -170,13 +179,44 @@ final class FaultProxy: @unchecked Sendable {
             exchange.lock.withLock {
                 if let line = Self.requestLine(chunk) {
                     exchange.requestLine = line
+                    exchange.sentAt = Date()
                     exchange.requestBytes = []
                     exchange.answerStarted = false
                     if line.hasPrefix("GET /stream/") { exchange.isStream = true }
                 }
                 if !exchange.isStream { exchange.requestBytes += chunk }
             }
+            if let line = Self.requestLine(chunk), let expected = Self.expectedLength(chunk) {
+                watchBody(line: line, expected: expected, exchange, client: client, upstream: upstream)
+            }
             if !writeAll(upstream, chunk) { return }
+        }
+    }
+
+    /// Header bytes plus Content-Length, when the chunk holds the whole head.
+    private static func expectedLength(_ chunk: [UInt8]) -> Int? {
+        let text = String(decoding: chunk, as: UTF8.self)
+        guard let end = text.range(of: "\r\n\r\n") else { return nil }
+        let head = text[..<end.upperBound]
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        return head.utf8.count + length
+    }
+
+    /// swift-corelibs-foundation (curl) sometimes sends a request's head but never its body when
+    /// it resends on a fresh connection after a pooled one died (here: one the proxy closed);
+    /// the server then waits 30 s. A real network would reset such a connection sooner: so does
+    /// the proxy, after 2 s, and the transport retries.
+    private func watchBody(line: String, expected: Int, _ exchange: Exchange, client: Int32, upstream: Int32) {
+        let sentAt = exchange.lock.withLock { exchange.sentAt }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+            let stuck = exchange.lock.withLock {
+                exchange.sentAt == sentAt && !exchange.answerStarted && exchange.requestBytes.count < expected
+            }
+            if stuck {
+                shutdown(client, Int32(SHUT_RDWR))
+                shutdown(upstream, Int32(SHUT_RDWR))
+            }
         }
     }
 
@@ -184,7 +224,9 @@ final class FaultProxy: @unchecked Sendable {
         let methods = ["GET ", "POST ", "PUT ", "DELETE ", "PATCH ", "HEAD "]
         let head = String(decoding: chunk.prefix(256), as: UTF8.self)
         guard methods.contains(where: { head.hasPrefix($0) }) else { return nil }
-        return String(head.prefix { $0 != "\r" && $0 != "\n" })
+        // "\r\n" is one Character in Swift: cut at the first scalar of either.
+        let scalars = head.unicodeScalars.prefix { $0 != "\r" && $0 != "\n" }
+        return String(String.UnicodeScalarView(scalars))
     }
 
     private enum Decision { case pass, drop, hold }
@@ -194,9 +236,15 @@ final class FaultProxy: @unchecked Sendable {
         while true {
             let count = read(upstream, &buffer, buffer.count)
             if count <= 0 { return }
+            // "100 Continue" (curl's Expect for larger bodies) is not the answer: the body follows.
+            let interim = String(decoding: buffer[0..<min(count, 12)], as: UTF8.self).hasPrefix("HTTP/1.1 100")
             let (line, first, isStream, request) = exchange.lock.withLock { () -> (String, Bool, Bool, [UInt8]) in
-                defer { exchange.answerStarted = true }
-                return (exchange.requestLine, !exchange.answerStarted, exchange.isStream, exchange.requestBytes)
+                defer { if !interim { exchange.answerStarted = true } }
+                if ProcessInfo.processInfo.environment["TANDEM_PROXY_DEBUG"] != nil, !exchange.isStream, !exchange.answerStarted,
+                   Date().timeIntervalSince(exchange.sentAt) > 2 {
+                    print("proxy \(port): \(exchange.requestLine) answered after \(Date().timeIntervalSince(exchange.sentAt)) s")
+                }
+                return (exchange.requestLine, !exchange.answerStarted && !interim, exchange.isStream, exchange.requestBytes)
             }
             if !isStream && first {
                 var duplicate = false
