@@ -48,6 +48,8 @@ public struct ServerConfiguration: Sendable {
     /// Fetch association files from `ORIGIN/DOMAIN/.well-known/…` instead of
     /// `https://DOMAIN/.well-known/…` (tests against a local server, internal mirrors).
     public var linksFetchOrigin: String?
+    /// Sign-in: password hashing, session limits, rate limits (issue 16).
+    public var accounts = AccountSettings()
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -96,7 +98,8 @@ public final class TandemServer: Sendable {
                                 journal: journal,
                                 sessionSettings: SessionHub.Settings(participantLimit: configuration.sessionParticipantLimit,
                                                                      messageRate: configuration.sessionMessageRate,
-                                                                     messageBurst: configuration.sessionMessageBurst))
+                                                                     messageBurst: configuration.sessionMessageBurst),
+                                accountSettings: configuration.accounts)
         webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },
