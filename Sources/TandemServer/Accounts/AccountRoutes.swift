@@ -24,6 +24,10 @@ enum AccountRoutes {
     /// operation for metrics.
     static func respond(_ context: RequestContext, _ services: Services, endpoint: inout String) throws -> HTTPResponse? {
         let path = context.request.head.path
+        if path == "/signin" || path.hasPrefix("/signin/") {
+            endpoint = "signin"
+            return try SignInPage(services: services).respond(context)
+        }
         guard path.hasPrefix(prefix) else { return nil }
         let segments = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard segments.count >= 2 else { throw CloudKitError(.notFound, "expected /auth/1/{container}/{operation}") }
