@@ -17,6 +17,8 @@ enum AccountCommand {
                        [--password-hash m=19456,t=2,p=1]   (Argon2id cost: KiB, passes, lanes; older hashes upgrade at sign-in)
                        [--session-idle SECONDS] [--session-lifetime SECONDS]   (web auth tokens; default 14 and 90 days)
                        [--sign-in-attempts 5,50,900]   (failed sign-ins per account, per address, in SECONDS; sign-ups per address: 20)
+                       [--smtp-url smtp://host:587|smtps://host:465] [--smtp-from noreply@example.com] [--smtp-user U --smtp-password P]
+                                  (sign-up and password-reset emails; without --smtp-url nothing is sent)
         """
 
     /// Applies the sign-in flags of `tandem serve`.
@@ -34,6 +36,18 @@ enum AccountCommand {
         }
         if let n = try seconds("session-idle") { settings.sessionIdleSeconds = n }
         if let n = try seconds("session-lifetime") { settings.sessionLifetimeSeconds = n }
+        if let url = options.value("smtp-url") {
+            guard url.hasPrefix("smtp://") || url.hasPrefix("smtps://") else { throw UsageError("--smtp-url must start with smtp:// or smtps://") }
+            settings.smtpURL = url
+        }
+        if let from = options.value("smtp-from") {
+            guard from.contains("@"), from.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+                throw UsageError("--smtp-from must be an email address")
+            }
+            settings.smtpFrom = from
+        }
+        settings.smtpUsername = options.value("smtp-user")
+        settings.smtpPassword = options.value("smtp-password")
         if let attempts = options.value("sign-in-attempts") {
             let numbers = attempts.split(separator: ",").compactMap { Int($0) }
             guard numbers.count == 3, numbers.allSatisfy({ $0 > 0 }) else {

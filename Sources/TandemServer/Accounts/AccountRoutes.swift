@@ -9,6 +9,8 @@ import TandemStore
 /// |---|---|---|---|
 /// | `signup` | POST | `ckAPIToken` | `{email, password, name?}` → `{status: "CHECK_EMAIL"}`, the same for a known email |
 /// | `verify` | POST | `ckAPIToken` | `{token}` (from the emailed link) → the account |
+/// | `password/reset` | POST | `ckAPIToken` | `{email}` → `{status: "CHECK_EMAIL"}`, the same for an unknown email |
+/// | `password/set` | POST | `ckAPIToken` | `{token, password}` (from the emailed link) → the account; every session is revoked |
 /// | `signin` | POST | `ckAPIToken` | `{email, password, consent?, device?}` → `{ckWebAuthToken, userRecordName, sessionID, expiresAt}` |
 /// | `signout` | POST | user token | → `{revoked: 1}`: the presented token stops working |
 /// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName}` |
@@ -43,11 +45,26 @@ enum AccountRoutes {
         case "signup":
             try require("POST")
             let body = try context.jsonBody()
+            let apiToken = context.parameters["ckAPIToken"] ?? ""
             _ = try app(context, services, container: container)
             try accounts.signUp(email: try string(body, "email", required: true) ?? "", password: try string(body, "password", required: true),
                                 displayName: try string(body, "name"), address: context.request.head.remoteAddress,
-                                linkBase: context.baseURL + "/signin/verify")
+                                linkBase: context.baseURL + "/signin/verify?ckAPIToken=" + SignInHTML.percent(apiToken))
             return Responses.json(["status": "CHECK_EMAIL"])
+        case "password/reset":
+            try require("POST")
+            let body = try context.jsonBody()
+            let apiToken = context.parameters["ckAPIToken"] ?? ""
+            _ = try app(context, services, container: container)
+            try accounts.requestReset(email: try string(body, "email", required: true) ?? "", address: context.request.head.remoteAddress,
+                                      linkBase: context.baseURL + "/signin/password?ckAPIToken=" + SignInHTML.percent(apiToken))
+            return Responses.json(["status": "CHECK_EMAIL"])
+        case "password/set":
+            try require("POST")
+            let body = try context.jsonBody()
+            _ = try app(context, services, container: container)
+            let profile = try accounts.followResetLink(try string(body, "token", required: true) ?? "", password: try string(body, "password", required: true))
+            return Responses.json(json(profile))
         case "verify":
             try require("POST")
             let body = try context.jsonBody()

@@ -57,17 +57,68 @@ final class AccountService: Sendable {
                                    createdAt: now, expiresAt: now + settings.linkLifetimeSeconds * 1000)
             try store.write { try $0.addAccountLink(link) }
         }
+        if existing == nil {
+            send(AccountMail.signUp(to: email, link: Self.link(linkBase, secret)))
+        } else {
+            send(AccountMail.alreadyRegistered(to: email))
+        }
+    }
+
+    /// Hands `mail` to the mailer; without one, says once that nothing is sent.
+    private func send(_ mail: AccountMail) {
         guard let mailer else {
             if !warnedNoMail.exchange(true, ordering: .relaxed) {
-                log.message("accounts: no SMTP server configured, so no sign-up or reset email is sent (an operator can run: tandem user verify EMAIL)")
+                log.message("accounts: no SMTP server configured (tandem serve --smtp-url), so no sign-up or reset email is sent; an operator can run: tandem user verify EMAIL")
             }
             return
         }
-        if existing == nil {
-            mailer.send(AccountMail.signUp(to: email, link: linkBase + "?token=" + secret))
-        } else {
-            mailer.send(AccountMail.alreadyRegistered(to: email))
+        mailer.send(mail)
+    }
+
+    static func link(_ base: String, _ secret: String) -> String {
+        base + (base.contains("?") ? "&" : "?") + "token=" + secret
+    }
+
+    // MARK: Password reset
+
+    /// Starts a password reset: the same answer for every email (K4). For an account, a reset
+    /// link is stored and mailed.
+    /// - Throws: `BAD_REQUEST` for a malformed email, `THROTTLED` after too many requests from `address`.
+    func requestReset(email rawEmail: String, address: String, linkBase: String) throws {
+        let email = try EmailAddress.normalize(rawEmail)
+        let now = Clock.milliseconds()
+        try limiter.signUp(address: address, at: now)
+        guard let user = try store.read({ try $0.user(recordNameOrEmail: email) }), user.email?.lowercased() == email else { return }
+        let secret = Tokens.random(prefix: "")
+        let link = AccountLink(hash: Tokens.hash(secret), purpose: .reset, email: email, userRecordName: user.recordName,
+                               createdAt: now, expiresAt: now + settings.linkLifetimeSeconds * 1000)
+        try store.write { try $0.addAccountLink(link) }
+        send(AccountMail.reset(to: email, link: Self.link(linkBase, secret)))
+    }
+
+    /// Follows a reset link: sets the new password, marks the email verified (the link proves it)
+    /// and revokes every session of the account (whoever knew the old password is signed out).
+    /// - Throws: `BAD_REQUEST` for an unacceptable password (the link stays usable),
+    ///   `AUTHENTICATION_FAILED` when the link is unknown, used or expired.
+    func followResetLink(_ secret: String, password newPassword: String?) throws -> AccountProfile {
+        let password = try PasswordSignIn.password(newPassword, forNewAccount: true)
+        let hash = Tokens.hash(secret)
+        let encoded = try hasher.hash(password)
+        let now = Clock.milliseconds()
+        let profile = try store.write { tx in
+            guard let link = try tx.accountLink(hash: hash), link.purpose == .reset, let user = link.userRecordName,
+                  try tx.useAccountLink(hash: hash, at: now), let profile = try tx.profile(user: user) else {
+                throw CloudKitError(.authenticationFailed, "this link is unknown, was used already or expired; ask for a new one")
+            }
+            try tx.putSignInMethod(user: user, StoredSignInMethod(kind: PasswordSignIn.kind, subject: "", secret: encoded, createdAt: now))
+            try tx.setEmailVerified(user: user, true)
+            _ = try tx.revokeSessions(user: user, id: nil, at: now)
+            var verified = profile
+            verified.emailVerified = true
+            return verified
         }
+        authenticator.revoked()
+        return profile
     }
 
     /// Follows a sign-up or reset link's secret. Sign-up: creates the account (or, for one an

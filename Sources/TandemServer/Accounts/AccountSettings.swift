@@ -15,6 +15,14 @@ public struct AccountSettings: Sendable {
     /// How long an emailed sign-up or reset link works (default 24 hours).
     public var linkLifetimeSeconds: Int64 = 86_400
 
+    /// The SMTP server for sign-up and reset emails (`smtp://host:587`, `smtps://host:465`); nil
+    /// sends nothing (the server says so once).
+    public var smtpURL: String?
+    /// The sender address of account emails.
+    public var smtpFrom = "noreply@localhost"
+    public var smtpUsername: String?
+    public var smtpPassword: String?
+
     public init() {}
 
     /// Whether `text` is valid for `passwordHash`.

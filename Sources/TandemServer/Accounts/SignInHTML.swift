@@ -44,7 +44,8 @@ enum SignInHTML {
             <label>Password <input type="password" name="password" id="password" autocomplete="current-password" required></label>
             <button type="submit" id="submit">Sign in</button>
             </form>
-            <p><a id="signup-link" href="/signin/signup?ckAPIToken=\(escape(percent(apiToken)))">Create an account</a></p>
+            <p><a id="signup-link" href="/signin/signup?ckAPIToken=\(escape(percent(apiToken)))">Create an account</a>
+            · <a id="reset-link" href="/signin/reset?ckAPIToken=\(escape(percent(apiToken)))">Forgot your password?</a></p>
             <p><button type="button" id="cancel" data-origins="\(escape(origins.joined(separator: " ")))">Cancel</button></p>
             """)
     }
@@ -92,6 +93,43 @@ enum SignInHTML {
         let text = session != nil ? "You are signed in. You can close this window." : (errorMessage ?? "")
         return page(title: session != nil ? "Signed in" : "Not signed in", body: """
             <p id="tandem-result" \(data)>\(escape(text))</p>
+            """)
+    }
+
+    /// The forms behind emailed links (`verify`, `password`) and the reset request (`reset`).
+    static func linkForm(step: String, csrf: String, apiToken: String, linkToken: String, error: String? = nil) -> String {
+        let fields: String
+        let title: String
+        switch step {
+        case "verify":
+            title = "Confirm your email"
+            fields = "<button type=\"submit\" id=\"submit\">Confirm and create my account</button>"
+        case "password":
+            title = "Choose a new password"
+            fields = """
+                <label>New password <input type="password" name="password" id="password" autocomplete="new-password" minlength="8" required></label>
+                <button type="submit" id="submit">Set password</button>
+                """
+        default:
+            title = "Reset your password"
+            fields = """
+                <label>Email <input type="email" name="email" id="email" autocomplete="username" required></label>
+                <button type="submit" id="submit">Send me a link</button>
+                """
+        }
+        return page(title: title, body: """
+            \(Self.error(error))
+            <form method="post" action="/signin/\(escape(step))" id="link-form">
+            \(hidden("csrf", csrf))\(hidden("ckAPIToken", apiToken))\(hidden("token", linkToken))
+            \(fields)
+            </form>
+            """)
+    }
+
+    static func done(_ message: String, apiToken: String) -> String {
+        page(title: "Done", body: """
+            <p id="status">\(escape(message))</p>
+            <p><a href="/signin?ckAPIToken=\(escape(percent(apiToken)))">Sign in</a></p>
             """)
     }
 

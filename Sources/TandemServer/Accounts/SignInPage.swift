@@ -40,7 +40,11 @@ struct SignInPage {
             return try submitSignUp(context)
         case ("POST", "/signin/consent"):
             return try submitConsent(context)
-        case (_, "/signin"), (_, "/signin/signup"), (_, "/signin/consent"):
+        case ("GET", "/signin/verify"), ("GET", "/signin/password"), ("GET", "/signin/reset"):
+            return try showLinkForm(context)
+        case ("POST", "/signin/verify"), ("POST", "/signin/password"), ("POST", "/signin/reset"):
+            return try submitLinkForm(context)
+        case (_, "/signin"), (_, "/signin/signup"), (_, "/signin/consent"), (_, "/signin/verify"), (_, "/signin/password"), (_, "/signin/reset"):
             throw MethodNotAllowed(allowed: head.path == "/signin/consent" ? "POST" : "GET, POST")
         default:
             throw CloudKitError(.notFound, "no page at \(head.path)")
@@ -112,7 +116,8 @@ struct SignInPage {
         guard let (app, csrf) = try checkForm(context, fields) else { return forbidden() }
         do {
             try services.accounts.signUp(email: fields["email"] ?? "", password: fields["password"], displayName: fields["name"],
-                                         address: context.request.head.remoteAddress, linkBase: context.baseURL + "/signin/verify")
+                                         address: context.request.head.remoteAddress,
+                                         linkBase: context.baseURL + "/signin/verify?ckAPIToken=" + SignInHTML.percent(app.token))
             return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
         } catch let error as CloudKitError where error.code == .badRequest || error.code == .throttled {
             let message = error.code == .throttled ? "Too many sign-ups from here. Try again later." : error.reason
@@ -136,6 +141,50 @@ struct SignInPage {
         try services.store.write { try $0.addConsent(user: user, container: container, at: now) }
         let session = try services.accounts.issueSession(user: account, container: container, device: context.request.head.headers["user-agent"], at: now)
         return complete(session.token, app.grant)
+    }
+
+    // MARK: Emailed links
+
+    /// The page an emailed link opens (`verify`: confirm; `password`: choose a new password) or the
+    /// reset request form (`reset`). A GET changes nothing (mail scanners open links); the form's
+    /// POST does.
+    private func showLinkForm(_ context: RequestContext) throws -> HTTPResponse {
+        let app: (token: String, grant: TokenGrant)
+        switch try self.app(context.parameters["ckAPIToken"]) {
+        case .failure(let problem): return page(SignInHTML.problem(problem.message), status: problem.status, origins: [])
+        case .success(let found): app = found
+        }
+        let (cookie, setCookie) = csrfCookie(context)
+        let step = String(context.request.head.path.dropFirst("/signin/".count))
+        let html = SignInHTML.linkForm(step: step, csrf: csrfToken(cookie), apiToken: app.token, linkToken: context.parameters["token"] ?? "")
+        var response = page(html, status: 200, origins: app.grant.origins)
+        if let setCookie { response.headers.append(("set-cookie", setCookie)) }
+        return response
+    }
+
+    private func submitLinkForm(_ context: RequestContext) throws -> HTTPResponse {
+        let fields = FormBody.parse(context.request.body)
+        guard let (app, csrf) = try checkForm(context, fields) else { return forbidden() }
+        let step = String(context.request.head.path.dropFirst("/signin/".count))
+        do {
+            switch step {
+            case "verify":
+                _ = try services.accounts.followSignUpLink(fields["token"] ?? "")
+                return page(SignInHTML.done("Your email is confirmed and your account is ready.", apiToken: app.token), status: 200, origins: app.grant.origins)
+            case "password":
+                _ = try services.accounts.followResetLink(fields["token"] ?? "", password: fields["password"])
+                return page(SignInHTML.done("Your new password is set. Every other session was signed out.", apiToken: app.token),
+                            status: 200, origins: app.grant.origins)
+            default:
+                try services.accounts.requestReset(email: fields["email"] ?? "", address: context.request.head.remoteAddress,
+                                                   linkBase: context.baseURL + "/signin/password?ckAPIToken=" + SignInHTML.percent(app.token))
+                return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
+            }
+        } catch let error as CloudKitError where [.badRequest, .authenticationFailed, .throttled].contains(error.code) {
+            let status = error.code == .badRequest ? 400 : error.code == .throttled ? 429 : 403
+            return page(SignInHTML.linkForm(step: step, csrf: csrf, apiToken: app.token, linkToken: fields["token"] ?? "", error: error.reason),
+                        status: status, origins: app.grant.origins)
+        }
     }
 
     // MARK: Completion

@@ -75,6 +75,10 @@ struct Services: Sendable {
         identity = IdentityService(store: store)
         sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings)
         self.secret = secret
-        accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer)
+        let smtp = accountSettings.smtpURL.map { url in
+            SMTPMailer(client: SMTPClient(url: url, from: accountSettings.smtpFrom, username: accountSettings.smtpUsername,
+                                          password: accountSettings.smtpPassword), log: log)
+        }
+        accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
     }
 }
