@@ -24,6 +24,10 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // JSON parsing: Jansson keeps Int64 exact and reports line and column of malformed input.
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        // Argon2id password hashing (the reference implementation), for the server only.
+        .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+        // SMTP (with TLS) for account emails, for the server only.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         .target(name: "TandemCore", dependencies: ["CJansson"], swiftSettings: upcoming),
         .target(name: "TandemLinks", dependencies: ["TandemCore"], swiftSettings: upcoming),
@@ -37,7 +41,7 @@ let package = Package(
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
         .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
-        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "TandemCrypto"], swiftSettings: upcoming),
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl"], swiftSettings: upcoming),
         .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto"],
                           swiftSettings: upcoming),
         .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite"],

@@ -56,6 +56,8 @@ public struct ServerConfiguration: Sendable {
     /// A cap on the database file in bytes (`--max-database-mib`); past it writes are refused as
     /// on a full disk (`TRY_AGAIN_LATER` with `retryAfter`) while reads go on. Nil: the disk's size.
     public var maximumDatabaseBytes: Int?
+    /// Sign-in: password hashing, session limits, rate limits (issue 16).
+    public var accounts = AccountSettings()
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
@@ -106,7 +108,8 @@ public final class TandemServer: Sendable {
                                 sessionSettings: SessionHub.Settings(participantLimit: configuration.sessionParticipantLimit,
                                                                      messageRate: configuration.sessionMessageRate,
                                                                      messageBurst: configuration.sessionMessageBurst),
-                                outbound: OutboundRule(allowed: configuration.webhookAllow))
+                                outbound: OutboundRule(allowed: configuration.webhookAllow),
+                                accountSettings: configuration.accounts)
         webhooks = services.webhooks
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },

@@ -483,5 +483,51 @@ enum Migrations {
         DROP INDEX shared_links_by_host;
         CREATE INDEX shared_links_by_host ON shared_links(viewer, container_id, environment, host, sender, event_id, sent_at, title);
         """),
+        // Accounts and sign-in (issue 16): verified emails and display names, sign-in methods,
+        // per-container consent, emailed links, and sessions (web auth tokens that expire, are
+        // listed and revoked), plus API tokens' allowed origins and sign-in callback.
+        SQLiteMigration(version: 9, sql: """
+        ALTER TABLE users ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE users ADD COLUMN display_name TEXT;
+        -- kind: 'password' (secret: the Argon2id encoded hash, subject ''); later passkeys, OIDC.
+        CREATE TABLE sign_in_methods (
+            user_record_name TEXT NOT NULL REFERENCES users(record_name),
+            kind TEXT NOT NULL,
+            subject TEXT NOT NULL DEFAULT '',
+            secret TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            PRIMARY KEY (user_record_name, kind, subject)
+        ) WITHOUT ROWID;
+        CREATE TABLE container_consents (
+            user_record_name TEXT NOT NULL REFERENCES users(record_name),
+            container_id TEXT NOT NULL REFERENCES containers(id),
+            granted_at INTEGER NOT NULL,
+            PRIMARY KEY (user_record_name, container_id)
+        ) WITHOUT ROWID;
+        -- Single-use emailed links, by SHA-256 of their secret. A sign-up link carries the account
+        -- to create (email, name, password hash): nothing exists before the address is proven.
+        CREATE TABLE account_links (
+            hash BLOB PRIMARY KEY,
+            purpose TEXT NOT NULL CHECK (purpose IN ('signup', 'reset')),
+            email TEXT NOT NULL COLLATE NOCASE,
+            user_record_name TEXT REFERENCES users(record_name),
+            display_name TEXT,
+            pending_secret TEXT,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            used_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX account_links_by_email ON account_links(email, purpose, created_at);
+        ALTER TABLE tokens ADD COLUMN device TEXT;
+        ALTER TABLE tokens ADD COLUMN last_used_at INTEGER;
+        ALTER TABLE tokens ADD COLUMN expires_at INTEGER;
+        ALTER TABLE tokens ADD COLUMN idle_ms INTEGER;
+        ALTER TABLE tokens ADD COLUMN revoked_at INTEGER;
+        -- API tokens: allowed origins (newline-separated) and the sign-in callback ('message' or a URL).
+        ALTER TABLE tokens ADD COLUMN origins TEXT;
+        ALTER TABLE tokens ADD COLUMN callback TEXT;
+        CREATE INDEX tokens_by_user ON tokens(user_record_name) WHERE user_record_name IS NOT NULL;
+        """),
     ]
 }

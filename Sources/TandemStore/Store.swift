@@ -111,12 +111,56 @@ public struct TokenGrant: Sendable, Hashable {
     }
     public var kind: Kind
     public var user: UserAccount?
+    /// For a user token: the only container it works in (web auth tokens from sign-in); nil for
+    /// CLI-made tokens, which work in every container. For an API token: its container.
     public var container: String?
+    /// Session facts of a user token (all nil for CLI-made tokens that never expire).
+    public var session = TokenSession()
+    /// API tokens: origins the sign-in page may hand a web auth token to (`https://app.example`).
+    public var origins: [String] = []
+    /// API tokens: how the sign-in page returns the token: nil or `message` (postMessage to the
+    /// opener), otherwise a URL to redirect to with `ckWebAuthToken=` appended.
+    public var callback: String?
 
-    public init(kind: Kind, user: UserAccount?, container: String?) {
+    public init(kind: Kind, user: UserAccount?, container: String?, session: TokenSession = TokenSession(),
+                origins: [String] = [], callback: String? = nil) {
         self.kind = kind
         self.user = user
         self.container = container
+        self.session = session
+        self.origins = origins
+        self.callback = callback
+    }
+}
+
+/// When a user token stops working, and what it was last used for. Milliseconds since 1970.
+public struct TokenSession: Sendable, Hashable {
+    /// The device the token was issued to, as the client named it.
+    public var device: String?
+    public var lastUsedAt: Int64?
+    /// The absolute limit.
+    public var expiresAt: Int64?
+    /// The idle limit: the token expires this long after its last use.
+    public var idleMilliseconds: Int64?
+    public var revokedAt: Int64?
+
+    public init(device: String? = nil, lastUsedAt: Int64? = nil, expiresAt: Int64? = nil, idleMilliseconds: Int64? = nil,
+                revokedAt: Int64? = nil) {
+        self.device = device
+        self.lastUsedAt = lastUsedAt
+        self.expiresAt = expiresAt
+        self.idleMilliseconds = idleMilliseconds
+        self.revokedAt = revokedAt
+    }
+
+    /// Why the token no longer works at `now`, or nil while it does.
+    public func refusal(at now: Int64, createdAt: Int64? = nil) -> String? {
+        if revokedAt != nil { return "the session was revoked (signed out); sign in again" }
+        if let expiresAt, now >= expiresAt { return "the session expired; sign in again" }
+        if let idleMilliseconds, let last = lastUsedAt ?? createdAt, now >= last + idleMilliseconds {
+            return "the session expired after being idle; sign in again"
+        }
+        return nil
     }
 }
 
@@ -150,7 +194,7 @@ public struct AssetUpload: Sendable, Hashable {
 
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
 public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, SchemaReading, LinkReading, IdentityReading,
-    ConversationReading, HighlightReading, CollaborationReading {
+    ConversationReading, HighlightReading, CollaborationReading, AccountReading {
     func containerExists(_ id: String) throws -> Bool
     func user(recordNameOrEmail: String) throws -> UserAccount?
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant?
@@ -173,7 +217,7 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
 
 /// Writes, inside one transaction.
 public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, SubscriptionWriting, SchemaWriting, LinkWriting, IdentityWriting,
-    ConversationWriting, HighlightWriting, CollaborationWriting {
+    ConversationWriting, HighlightWriting, CollaborationWriting, AccountWriting {
     func createContainer(_ id: String, at time: Int64) throws -> Bool
     /// Adds an account and links share invitations addressed to its email or phone.
     func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount

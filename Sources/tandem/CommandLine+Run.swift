@@ -20,10 +20,12 @@ extension CommandLine {
                        [--links-fetch-origin http://127.0.0.1:8000]   (fetch ORIGIN/DOMAIN/.well-known/... instead of https://DOMAIN/...)
                        [--webhook-allow CIDR]...   (let webhooks and association fetches reach this block, over http too; default: https to public addresses only)
                        [--max-database-mib N]   (cap tandem.sqlite at N MiB: past it writes are refused as on a full disk, reads go on)
+        \(AccountCommand.serveUsage)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
-          tandem token create --api --container ID [--data DIR]
+          tandem token create --api --container ID [--origin https://app.example,...] [--sign-in-callback message|URL] [--data DIR]
+        \(AccountCommand.usage)
           tandem token create --admin [--data DIR]   (for the schema endpoint /tandem/1/{container}/{environment}/schema/*)
           tandem user roles --email EMAIL --container ID --environment development|production [ROLE... | --clear] [--replace] [--data DIR]   (no ROLE: show them)
           tandem schema validate FILE.ckdb
@@ -55,6 +57,7 @@ extension CommandLine {
         }
         let data = options.value("data") ?? "./tandem-data"
         do {
+            if let status = try AccountCommand.run(options, data: data) { return status }
             switch (options.words.first, options.words.dropFirst().first, options.words.count) {
             case ("serve", nil, 1):
                 var configuration = ServerConfiguration(dataDirectory: data)
@@ -115,6 +118,7 @@ extension CommandLine {
                     guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
                     configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
                 }
+                try AccountCommand.configure(&configuration.accounts, options)
                 let server = try TandemServer(configuration: configuration)
                 if options.flag("stop-on-stdin-eof") { StdinWatch.stopWhenStandardInputCloses(server) }
                 try server.runUntilSignalled()
@@ -152,7 +156,10 @@ extension CommandLine {
                 if options.flag("api") {
                     guard let container = options.value("container") else { throw UsageError("token create --api needs --container ID") }
                     guard options.value("user") == nil else { throw UsageError("an API token belongs to a container, not a user: drop --user") }
-                    print(try withStore(data) { try Admin.createAPIToken(container: container, store: $0) })
+                    let origins = options.value("origin").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+                    print(try withStore(data) {
+                        try AccountAdmin.createAPIToken(container: container, origins: origins, callback: options.value("sign-in-callback"), store: $0)
+                    })
                 } else {
                     guard let user = options.value("user") else { throw UsageError("token create needs --user EMAIL_OR_USER_RECORD_NAME") }
                     print(try withStore(data) { try Admin.createUserToken(for: user, store: $0) })
@@ -240,7 +247,7 @@ struct UsageError: Error, CustomStringConvertible {
 
 /// Words and `--name value` / `--flag` options.
 struct Options {
-    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force", "replace"]
+    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force", "replace", "all"]
     var words: [String] = []
     var values: [String: String] = [:]
     /// Every value given for each option, in order (`value(_:)` is the last one).

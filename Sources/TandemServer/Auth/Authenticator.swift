@@ -14,6 +14,8 @@ public import TandemStore
 public final class Authenticator: Sendable {
     private let store: any Store
     private let caches = PerThread { GrantCache() }
+    /// Bumped by each revocation: cached grants from an older epoch are read again.
+    private let epoch = Atomic<Int>(0)
     static let cacheMilliseconds: Int64 = 30_000
 
     public init(store: any Store) { self.store = store }
@@ -32,31 +34,87 @@ public final class Authenticator: Sendable {
             userToken = String(parts[1].withoutSurroundingSpaces)
         }
         if let apiToken = parameters["ckAPIToken"] {
-            guard let grant = try grant(for: apiToken), grant.kind == .api, grant.container == container else {
+            guard try apiGrant(apiToken, container: container) != nil else {
                 throw CloudKitError(.authenticationFailed, "ckAPIToken is not an API token of container '\(container)'")
             }
             if userToken == nil { userToken = parameters["ckWebAuthToken"] }
         }
         guard let userToken, !userToken.isEmpty else {
             var error = CloudKitError(.authenticationRequired, "this request needs a signed-in user: send 'Authorization: Bearer <token>' or ckAPIToken with ckWebAuthToken")
-            error.redirectURL = signInURL
+            // The sign-in page needs the app's API token to know where to hand the session back.
+            let apiToken = parameters["ckAPIToken"].flatMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) }
+            error.redirectURL = signInURL.isEmpty ? signInURL : signInURL + (apiToken.map { "?ckAPIToken=" + $0 } ?? "")
             throw error
         }
-        guard let grant = try grant(for: userToken), grant.kind == .user, let user = grant.user else {
+        return try user(token: userToken, container: container)
+    }
+
+    /// The user a user token (Bearer or `ckWebAuthToken`) stands for in `container`.
+    /// - Throws: `AUTHENTICATION_FAILED` when the token is unknown, an API token, issued for
+    ///   another container, revoked, or expired (idle or absolute limit).
+    public func user(token: String, container: String) throws -> UserAccount {
+        guard let (found, cached) = try grant(for: token), found.kind == .user, let user = found.user else {
             throw CloudKitError(.authenticationFailed, "the user token is not valid")
+        }
+        var grant = found
+        if let bound = grant.container, bound != container {
+            throw CloudKitError(.authenticationFailed, "this web auth token was issued for another container")
+        }
+        let now = Clock.milliseconds()
+        if grant.session.refusal(at: now) != nil && cached {
+            // Another thread may have recorded a later use: decide on the stored row.
+            guard let fresh = try self.grant(for: token, bypassingCache: true) else {
+                throw CloudKitError(.authenticationFailed, "the user token is not valid")
+            }
+            grant = fresh.grant
+        }
+        if let refusal = grant.session.refusal(at: now) { throw CloudKitError(.authenticationFailed, refusal) }
+        if let idle = grant.session.idleMilliseconds, let last = grant.session.lastUsedAt, now - last > min(60_000, idle / 4) {
+            try touch(token, at: now)
         }
         return user
     }
 
-    private func grant(for token: String) throws -> TokenGrant? {
+    /// The grant of a container's API token (`ckAPIToken`), or nil when `token` is not one.
+    public func apiGrant(_ token: String, container: String) throws -> TokenGrant? {
+        guard let (grant, _) = try grant(for: token), grant.kind == .api, grant.container == container else { return nil }
+        return grant
+    }
+
+    /// The user token a request presents (Bearer, else `ckWebAuthToken`), unchecked.
+    public static func presentedUserToken(authorization: String?, parameters: [String: String]) -> String? {
+        if let authorization {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1].withoutSurroundingSpaces) }
+        }
+        return parameters["ckWebAuthToken"]
+    }
+
+    /// Forgets every cached grant (on every thread): called after a revocation through this
+    /// server, so it applies to the next request. (A `tandem token revoke` from another process
+    /// applies within the 30-second cache.)
+    public func revoked() {
+        epoch.add(1, ordering: .relaxed)
+    }
+
+    private func touch(_ token: String, at now: Int64) throws {
+        let hash = Tokens.hash(token)
+        try store.write { try $0.touchToken(hash: hash, at: now) }
+        let cache = caches.current
+        cache.entries[hash]?.grant.session.lastUsedAt = now
+    }
+
+    /// The token's grant and whether it came from this thread's cache.
+    private func grant(for token: String, bypassingCache: Bool = false) throws -> (grant: TokenGrant, cached: Bool)? {
         let hash = Digest.sha256(Array(token.utf8))
         let now = Clock.milliseconds()
         let cache = caches.current
-        if let cached = cache.entries[hash], cached.expires > now { return cached.grant }
+        let generation = epoch.load(ordering: .relaxed)
+        if !bypassingCache, let cached = cache.entries[hash], cached.expires > now, cached.epoch == generation { return (cached.grant, true) }
         guard let grant = try store.read({ try $0.grant(forTokenHash: hash) }) else { return nil }
         if cache.entries.count > 10_000 { cache.entries.removeAll() }
-        cache.entries[hash] = (grant, now + Self.cacheMilliseconds)
-        return grant
+        cache.entries[hash] = (grant, now + Self.cacheMilliseconds, generation)
+        return (grant, false)
     }
 }
 
@@ -78,5 +136,5 @@ public enum Tokens {
 
 /// One thread's cached grants; only its own thread touches it.
 final class GrantCache: @unchecked Sendable {
-    var entries: [[UInt8]: (grant: TokenGrant, expires: Int64)] = [:]
+    var entries: [[UInt8]: (grant: TokenGrant, expires: Int64, epoch: Int)] = [:]
 }

@@ -141,6 +141,9 @@ public final class APIRouter: HTTPResponder {
                 guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
                 return (endpoint, try services.assetRoutes.download(&context, authenticator: services.authenticator))
             }
+            if let response = try AccountRoutes.respond(context, services, endpoint: &endpoint) {
+                return (endpoint, response)
+            }
             if let page = try web.respond(&context) {
                 endpoint = "web"
                 return (endpoint, page)

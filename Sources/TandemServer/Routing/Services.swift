@@ -34,10 +34,14 @@ struct Services: Sendable {
     let identity: IdentityService
     /// Group sessions (issue 9).
     let sessions: SessionHub
+    /// Accounts, sign-in and web auth tokens (issue 16).
+    let accounts: AccountService
+    let secret: [UInt8]
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
          hub: ChangeHub, log: RequestLog, links: LinkService? = nil, journal: AssetFiles,
-         sessionSettings: SessionHub.Settings = SessionHub.Settings(), outbound: OutboundRule = OutboundRule()) {
+         sessionSettings: SessionHub.Settings = SessionHub.Settings(), outbound: OutboundRule = OutboundRule(),
+         accountSettings: AccountSettings = AccountSettings(), mailer: (any AccountMailer)? = nil) {
         self.appIDs = appIDs
         self.links = links ?? LinkService(store: store)
         self.store = store
@@ -70,5 +74,11 @@ struct Services: Sendable {
         prompts = MembershipPromptService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
         sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings)
+        self.secret = secret
+        let smtp = accountSettings.smtpURL.map { url in
+            SMTPMailer(client: SMTPClient(url: url, from: accountSettings.smtpFrom, username: accountSettings.smtpUsername,
+                                          password: accountSettings.smtpPassword), log: log)
+        }
+        accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
     }
 }

@@ -31,20 +31,33 @@ extension SQLiteStoreTransaction {
     }
 
     func addToken(hash: [UInt8], grant: TokenGrant, at time: Int64) throws {
-        try db.run("INSERT INTO tokens (hash, kind, user_record_name, container_id, created_at) VALUES (?, ?, ?, ?, ?)",
+        let session = grant.session
+        try db.run("""
+            INSERT INTO tokens (hash, kind, user_record_name, container_id, created_at, device, expires_at, idle_ms, origins, callback)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
                    [.blob(hash), .text(grant.kind.rawValue), grant.user.map { .text($0.recordName) } ?? .null,
-                    grant.container.map(SQLiteValue.text) ?? .null, .integer(time)])
+                    grant.container.map(SQLiteValue.text) ?? .null, .integer(time), session.device.map(SQLiteValue.text) ?? .null,
+                    session.expiresAt.map(SQLiteValue.integer) ?? .null, session.idleMilliseconds.map(SQLiteValue.integer) ?? .null,
+                    grant.origins.isEmpty ? .null : .text(grant.origins.joined(separator: "\n")),
+                    grant.callback.map(SQLiteValue.text) ?? .null])
     }
 
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant? {
         try db.queryOne("""
-            SELECT t.kind, t.container_id, u.record_name, u.email, u.given_name, u.family_name, u.phone, u.discoverable
+            SELECT t.kind, t.container_id, u.record_name, u.email, u.given_name, u.family_name, u.phone, u.discoverable,
+                   t.device, t.last_used_at, t.expires_at, t.idle_ms, t.revoked_at, t.origins, t.callback, t.created_at
             FROM tokens t LEFT JOIN users u ON u.record_name = t.user_record_name WHERE t.hash = ?
             """, [.blob(hash)]) { row in
             let kind = TokenGrant.Kind(rawValue: row.text(0)) ?? .user
             let container = row.isNull(1) ? nil : row.text(1)
             let user = row.isNull(2) ? nil : Self.userAccount(row, from: 2)
-            return TokenGrant(kind: kind, user: user, container: container)
+            let session = TokenSession(device: Self.optionalText(row, 8), lastUsedAt: row.isNull(9) ? row.int64(15) : row.int64(9),
+                                       expiresAt: row.isNull(10) ? nil : row.int64(10), idleMilliseconds: row.isNull(11) ? nil : row.int64(11),
+                                       revokedAt: row.isNull(12) ? nil : row.int64(12))
+            let origins = Self.optionalText(row, 13).map { $0.split(separator: "\n").map(String.init) } ?? []
+            return TokenGrant(kind: kind, user: user, container: container, session: session, origins: origins,
+                              callback: Self.optionalText(row, 14))
         }
     }
 

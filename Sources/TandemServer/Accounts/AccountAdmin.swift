@@ -1,0 +1,87 @@
+import Foundation
+import TandemCore
+public import TandemStore
+
+/// Account administration used by the `tandem` CLI (`tandem user list|show|verify`,
+/// `tandem token list|revoke`, API tokens with origins); safe while a server runs on the same
+/// data directory. A revocation applies in a running server within its 30-second token cache.
+public enum AccountAdmin {
+    /// Creates an API token (`ckAPIToken`) for a container, with the origins its sign-in page may
+    /// hand web auth tokens to and how (`callback`: nil or `message` to post to the opener, or a
+    /// URL on one of those origins to redirect to with `ckWebAuthToken=` appended).
+    /// - Throws: `NOT_FOUND` for an unknown container, `BAD_REQUEST` for an origin that is not
+    ///   `scheme://host[:port]` or a callback URL outside the origins.
+    public static func createAPIToken(container: String, origins: [String], callback: String?, store: any Store) throws -> String {
+        guard try store.read({ try $0.containerExists(container) }) else {
+            throw CloudKitError(.notFound, "no container '\(container)'")
+        }
+        let normalized = try origins.map { origin in
+            guard let value = Origins.normalize(origin) else {
+                throw CloudKitError.badRequest("'\(origin)' is not an origin: give scheme://host[:port], e.g. https://app.example")
+            }
+            return value
+        }
+        var mode: String?
+        if let callback, callback != "message" {
+            guard let origin = Origins.origin(ofURL: callback), normalized.contains(origin) else {
+                throw CloudKitError.badRequest("the sign-in callback '\(callback)' must be 'message' or a URL on one of the --origin values")
+            }
+            mode = callback
+        }
+        let token = Tokens.make(kind: .api)
+        let now = Clock.milliseconds()
+        let grant = TokenGrant(kind: .api, user: nil, container: container, origins: normalized, callback: mode)
+        try store.write { try $0.addToken(hash: Tokens.hash(token), grant: grant, at: now) }
+        return token
+    }
+
+    /// Accounts, oldest first: one line each (record name, email, verified, name).
+    public static func list(store: any Store, limit: Int = 10_000) throws -> [AccountProfile] {
+        try store.read { try $0.profiles(limit: limit) }
+    }
+
+    /// One account with its sign-in methods (kinds) and sessions.
+    public static func show(_ key: String, store: any Store) throws -> (profile: AccountProfile, methods: [String], sessions: [StoredSession]) {
+        try store.read { reader in
+            guard let user = try reader.user(recordNameOrEmail: key), let profile = try reader.profile(user: user.recordName) else {
+                throw CloudKitError(.notFound, "no user '\(key)'")
+            }
+            return (profile, try reader.signInMethods(user: user.recordName).map(\.kind), try reader.sessions(user: user.recordName))
+        }
+    }
+
+    /// Marks an email verified. When someone signed up with it and has not followed the link,
+    /// completes that sign-up (the account is created with its password): the operator vouches
+    /// for the address, which is how accounts are made on a server without SMTP.
+    /// - Throws: `NOT_FOUND` when there is neither an account nor a pending sign-up for `email`.
+    public static func verify(_ email: String, store: any Store) throws -> AccountProfile {
+        let now = Clock.milliseconds()
+        let key = email.trimmingCharacters(in: .whitespaces).lowercased()
+        return try store.write { tx in
+            if let link = try tx.newestAccountLink(email: key, purpose: .signup, at: now), try tx.useAccountLink(hash: link.hash, at: now) {
+                return try AccountService.completeSignUp(link, tx, at: now)
+            }
+            guard let user = try tx.user(recordNameOrEmail: key), let profile = try tx.profile(user: user.recordName) else {
+                throw CloudKitError(.notFound, "no user or pending sign-up for '\(email)'")
+            }
+            try tx.setEmailVerified(user: user.recordName, true)
+            var verified = profile
+            verified.emailVerified = true
+            return verified
+        }
+    }
+
+    /// The user's sessions (user tokens not revoked), newest first.
+    public static func sessions(of key: String, store: any Store) throws -> [StoredSession] {
+        try show(key, store: store).sessions
+    }
+
+    /// Revokes one session of the user (`id` from `sessions`), or all when `id` is nil; returns how many.
+    public static func revoke(_ key: String, session id: String?, store: any Store) throws -> Int {
+        let now = Clock.milliseconds()
+        guard let user = try store.read({ try $0.user(recordNameOrEmail: key) }) else { throw CloudKitError(.notFound, "no user '\(key)'") }
+        let count = try store.write { try $0.revokeSessions(user: user.recordName, id: id, at: now) }
+        if let id, count == 0 { throw CloudKitError(.notFound, "no session '\(id)' of '\(key)'") }
+        return count
+    }
+}

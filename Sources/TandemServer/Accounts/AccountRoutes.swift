@@ -1,0 +1,174 @@
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// The accounts JSON API under `/auth/1/{container}/` (Tandem's own; CloudKit Web Services has
+/// none): for command-line and server apps, and the scripts a web page runs.
+///
+/// | Operation | Method | Credentials | Body → answer |
+/// |---|---|---|---|
+/// | `signup` | POST | `ckAPIToken` | `{email, password, name?}` → `{status: "CHECK_EMAIL"}`, the same for a known email |
+/// | `verify` | POST | `ckAPIToken` | `{token}` (from the emailed link) → the account |
+/// | `password/reset` | POST | `ckAPIToken` | `{email}` → `{status: "CHECK_EMAIL"}`, the same for an unknown email |
+/// | `password/set` | POST | `ckAPIToken` | `{token, password}` (from the emailed link) → the account; every session is revoked |
+/// | `signin` | POST | `ckAPIToken` | `{email, password, consent?, device?}` → `{ckWebAuthToken, userRecordName, sessionID, expiresAt}` |
+/// | `signout` | POST | user token | → `{revoked: 1}`: the presented token stops working |
+/// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName}` |
+/// | `sessions` | GET | user token | → `{sessions: [{sessionID, device, createdAt, lastUsedAt, expiresAt, current}]}` |
+/// | `sessions/revoke` | POST | user token | `{sessionID}` or `{all: true}` → `{revoked: N}` |
+///
+/// A first sign-in to a container without `consent: true` is `ACCESS_DENIED` (nothing issued);
+/// rate limits answer `THROTTLED` with `retryAfter` (decisions K2, K5).
+enum AccountRoutes {
+    static let prefix = "/auth/1/"
+
+    /// The response for an accounts path, or nil when the path is not one. `endpoint` names the
+    /// operation for metrics.
+    static func respond(_ context: RequestContext, _ services: Services, endpoint: inout String) throws -> HTTPResponse? {
+        let path = context.request.head.path
+        if path == "/signin" || path.hasPrefix("/signin/") {
+            endpoint = "signin"
+            return try SignInPage(services: services).respond(context)
+        }
+        guard path.hasPrefix(prefix) else { return nil }
+        let segments = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard segments.count >= 2 else { throw CloudKitError(.notFound, "expected /auth/1/{container}/{operation}") }
+        let container = segments[0]
+        let operation = segments[1...].joined(separator: "/")
+        endpoint = "auth/" + operation
+        let method = context.request.head.method
+        let accounts = services.accounts
+        func require(_ allowed: String) throws {
+            guard method == allowed else { throw MethodNotAllowed(allowed: allowed) }
+        }
+        switch operation {
+        case "signup":
+            try require("POST")
+            let body = try context.jsonBody()
+            let apiToken = context.parameters["ckAPIToken"] ?? ""
+            _ = try app(context, services, container: container)
+            try accounts.signUp(email: try string(body, "email", required: true) ?? "", password: try string(body, "password", required: true),
+                                displayName: try string(body, "name"), address: context.request.head.remoteAddress,
+                                linkBase: context.baseURL + "/signin/verify?ckAPIToken=" + SignInHTML.percent(apiToken))
+            return Responses.json(["status": "CHECK_EMAIL"])
+        case "password/reset":
+            try require("POST")
+            let body = try context.jsonBody()
+            let apiToken = context.parameters["ckAPIToken"] ?? ""
+            _ = try app(context, services, container: container)
+            try accounts.requestReset(email: try string(body, "email", required: true) ?? "", address: context.request.head.remoteAddress,
+                                      linkBase: context.baseURL + "/signin/password?ckAPIToken=" + SignInHTML.percent(apiToken))
+            return Responses.json(["status": "CHECK_EMAIL"])
+        case "password/set":
+            try require("POST")
+            let body = try context.jsonBody()
+            _ = try app(context, services, container: container)
+            let profile = try accounts.followResetLink(try string(body, "token", required: true) ?? "", password: try string(body, "password", required: true))
+            return Responses.json(json(profile))
+        case "verify":
+            try require("POST")
+            let body = try context.jsonBody()
+            _ = try app(context, services, container: container)
+            let profile = try accounts.followSignUpLink(try string(body, "token", required: true) ?? "")
+            return Responses.json(json(profile))
+        case "signin":
+            try require("POST")
+            let body = try context.jsonBody()
+            _ = try app(context, services, container: container)
+            var credential: [String: String] = [:]
+            for key in ["email", "password"] { credential[key] = try string(body, key, required: true) }
+            let consent: Bool
+            switch body["consent"] {
+            case nil: consent = false
+            case .bool(let value)?: consent = value
+            default: throw CloudKitError.badRequest("'consent' must be true or false")
+            }
+            do {
+                let session = try accounts.signIn(with: accounts.password, credential: credential, container: container, consent: consent,
+                                                  device: try string(body, "device"), address: context.request.head.remoteAddress)
+                return Responses.json(["ckWebAuthToken": .string(session.token), "userRecordName": .string(session.user.recordName),
+                                       "sessionID": .string(session.id), "expiresAt": .int(session.expiresAt)])
+            } catch is AccountService.ConsentRequired {
+                throw CloudKitError(.accessDenied, "first sign-in to '\(container)': ask the person, then send \"consent\": true to let this app use their account")
+            }
+        case "signout":
+            try require("POST")
+            let (token, _) = try signedIn(context, services, container: container)
+            try accounts.signOut(token: token)
+            return Responses.json(["revoked": 1])
+        case "account":
+            try require("GET")
+            let (_, user) = try signedIn(context, services, container: container)
+            guard let profile = try services.store.read({ try $0.profile(user: user.recordName) }) else {
+                throw CloudKitError(.authenticationFailed, "the account no longer exists")
+            }
+            return Responses.json(json(profile))
+        case "sessions":
+            try require("GET")
+            let (token, user) = try signedIn(context, services, container: container)
+            let current = Sessions.id(Tokens.hash(token))
+            let sessions = try services.store.read { try $0.sessions(user: user.recordName) }
+            return Responses.json(["sessions": .array(sessions.map { json($0, current: current) })])
+        case "sessions/revoke":
+            try require("POST")
+            let body = try context.jsonBody()
+            let (_, user) = try signedIn(context, services, container: container)
+            let id = try string(body, "sessionID")
+            let all = body["all"] == .bool(true)
+            guard (id == nil) == all else { throw CloudKitError.badRequest("send either 'sessionID' or \"all\": true") }
+            if let id, id.count != 16 || !id.allSatisfy(\.isHexDigit) {
+                throw CloudKitError.badRequest("'sessionID' is 16 hex digits (from the sessions list)")
+            }
+            let count = try accounts.revoke(user: user.recordName, session: id)
+            if id != nil && count == 0 { throw CloudKitError(.notFound, "no session '\(id!)' of yours") }
+            return Responses.json(["revoked": .int(Int64(count))])
+        default:
+            throw CloudKitError(.notFound, "unknown operation '\(operation)'")
+        }
+    }
+
+    /// The container's API token from `ckAPIToken`, checked (the container must exist).
+    /// - Throws: `AUTHENTICATION_FAILED` when missing or not an API token of `container`.
+    static func app(_ context: RequestContext, _ services: Services, container: String) throws -> TokenGrant {
+        guard let token = context.parameters["ckAPIToken"], let grant = try services.authenticator.apiGrant(token, container: container) else {
+            throw CloudKitError(.authenticationFailed, "send the app's API token of container '\(container)' as ckAPIToken")
+        }
+        return grant
+    }
+
+    /// The presented user token and its user in `container`.
+    static func signedIn(_ context: RequestContext, _ services: Services, container: String) throws -> (String, UserAccount) {
+        let headers = context.request.head.headers["authorization"]
+        guard let token = Authenticator.presentedUserToken(authorization: headers, parameters: context.parameters), !token.isEmpty else {
+            throw CloudKitError(.authenticationRequired, "sign in first: send 'Authorization: Bearer <token>' or ckWebAuthToken")
+        }
+        return (token, try services.authenticator.user(token: token, container: container))
+    }
+
+    static func string(_ body: JSONObject, _ key: String, required: Bool = false) throws -> String? {
+        switch body[key] {
+        case .string(let value)?: return value
+        case nil, .null?:
+            if required { throw CloudKitError.badRequest("'\(key)' is required") }
+            return nil
+        default: throw CloudKitError.badRequest("'\(key)' must be a string")
+        }
+    }
+
+    static func json(_ profile: AccountProfile) -> JSONValue {
+        var o: JSONObject = ["userRecordName": .string(profile.recordName), "emailVerified": .bool(profile.emailVerified),
+                             "createdAt": .int(profile.createdAt)]
+        if let email = profile.email { o["email"] = .string(email) }
+        if let name = profile.displayName { o["displayName"] = .string(name) }
+        return .object(o)
+    }
+
+    static func json(_ session: StoredSession, current: String) -> JSONValue {
+        var o: JSONObject = ["sessionID": .string(session.id), "createdAt": .int(session.createdAt), "current": .bool(session.id == current)]
+        if let container = session.container { o["container"] = .string(container) }
+        if let device = session.session.device { o["device"] = .string(device) }
+        o["lastUsedAt"] = .int(session.session.lastUsedAt ?? session.createdAt)
+        if let expires = session.session.expiresAt { o["expiresAt"] = .int(expires) }
+        return .object(o)
+    }
+}

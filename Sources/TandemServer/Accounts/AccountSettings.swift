@@ -1,0 +1,30 @@
+/// Sign-in settings of `tandem serve` (decisions K3–K6).
+public struct AccountSettings: Sendable {
+    /// Argon2id cost, `m=KiB,t=passes,p=lanes` (default `m=19456,t=2,p=1`). Hashes made with other
+    /// parameters are replaced at their next successful sign-in.
+    public var passwordHash = "m=19456,t=2,p=1"
+    /// A web auth token stops working this long after its last use (default 14 days).
+    public var sessionIdleSeconds: Int64 = 14 * 86_400
+    /// ... and this long after it was issued, used or not (default 90 days).
+    public var sessionLifetimeSeconds: Int64 = 90 * 86_400
+    /// Failed sign-ins per account, per client address, and sign-ups per address, in `attemptWindowSeconds`.
+    public var attemptsPerAccount = 5
+    public var attemptsPerAddress = 50
+    public var signUpsPerAddress = 20
+    public var attemptWindowSeconds: Int64 = 900
+    /// How long an emailed sign-up or reset link works (default 24 hours).
+    public var linkLifetimeSeconds: Int64 = 86_400
+
+    /// The SMTP server for sign-up and reset emails (`smtp://host:587`, `smtps://host:465`); nil
+    /// sends nothing (the server says so once).
+    public var smtpURL: String?
+    /// The sender address of account emails.
+    public var smtpFrom = "noreply@localhost"
+    public var smtpUsername: String?
+    public var smtpPassword: String?
+
+    public init() {}
+
+    /// Whether `text` is valid for `passwordHash`.
+    public static func isValidPasswordHash(_ text: String) -> Bool { Argon2id.Parameters(text) != nil }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import TandemCore
+import TandemCrypto
+import TandemHTTP
+import TandemStore
+
+/// The web sign-in page at the `redirectURL` of `AUTHENTICATION_REQUIRED` answers (`/signin`,
+/// with the app's `ckAPIToken`), completing CloudKit JS's flow (issue 16; decisions K8–K10):
+///
+/// - `GET /signin` — email and password form; `GET /signin/signup` — the sign-up form.
+/// - `POST /signin`, `POST /signin/signup`, `POST /signin/consent` — the forms' targets.
+/// - `GET /signin/signin.js`, `GET /signin/signin.css` — the only script and stylesheet.
+///
+/// Every form carries a CSRF token: the HMAC of a random cookie (`tandem_csrf`, `SameSite=Strict`,
+/// `HttpOnly`), checked in constant time. The finished sign-in hands the web auth token back as
+/// the API token says: posted to `window.opener` at each of the token's allowed origins (never
+/// `*`: a window of another origin receives nothing), or a redirect to its callback URL with
+/// `ckWebAuthToken=` appended. An API token with no allowed origin cannot complete a popup sign-in.
+struct SignInPage {
+    let services: Services
+
+    static let csrfCookie = "tandem_csrf"
+    /// How long the consent step may wait after the password was checked.
+    static let ticketMilliseconds: Int64 = 10 * 60 * 1000
+
+    func respond(_ context: RequestContext) throws -> HTTPResponse {
+        let head = context.request.head
+        switch (head.method, head.path) {
+        case ("GET", "/signin/signin.js"), ("HEAD", "/signin/signin.js"):
+            return HTTPResponse(status: 200, headers: [("content-type", "text/javascript; charset=utf-8"), ("cache-control", "public, max-age=300"),
+                                                       ("x-content-type-options", "nosniff")], body: Array(SignInHTML.script.utf8))
+        case ("GET", "/signin/signin.css"), ("HEAD", "/signin/signin.css"):
+            return HTTPResponse(status: 200, headers: [("content-type", "text/css; charset=utf-8"), ("cache-control", "public, max-age=300"),
+                                                       ("x-content-type-options", "nosniff")], body: Array(SignInHTML.stylesheet.utf8))
+        case ("GET", "/signin"), ("GET", "/signin/signup"):
+            return try showForm(context, signUp: head.path == "/signin/signup", fields: context.parameters)
+        case ("POST", "/signin"):
+            return try submitSignIn(context)
+        case ("POST", "/signin/signup"):
+            return try submitSignUp(context)
+        case ("POST", "/signin/consent"):
+            return try submitConsent(context)
+        case ("GET", "/signin/verify"), ("GET", "/signin/password"), ("GET", "/signin/reset"):
+            return try showLinkForm(context)
+        case ("POST", "/signin/verify"), ("POST", "/signin/password"), ("POST", "/signin/reset"):
+            return try submitLinkForm(context)
+        case (_, "/signin"), (_, "/signin/signup"), (_, "/signin/consent"), (_, "/signin/verify"), (_, "/signin/password"), (_, "/signin/reset"):
+            throw MethodNotAllowed(allowed: head.path == "/signin/consent" ? "POST" : "GET, POST")
+        default:
+            throw CloudKitError(.notFound, "no page at \(head.path)")
+        }
+    }
+
+    // MARK: Steps
+
+    /// The app an API token stands for, or a problem page's message.
+    private func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
+        guard let apiToken, !apiToken.isEmpty, let grant = try services.store.read({ try $0.grant(forTokenHash: Tokens.hash(apiToken)) }),
+              grant.kind == .api, let container = grant.container else {
+            return .failure(PageProblem(status: 400, message: "Open this page from the app you want to sign in to (it needs the app's ckAPIToken)."))
+        }
+        if grant.callback == nil && grant.origins.isEmpty {
+            return .failure(PageProblem(status: 400, message: "This app has no allowed origin, so it cannot receive a sign-in. Its operator adds one with: tandem token create --api --container \(container) --origin https://app.example"))
+        }
+        return .success((apiToken, grant))
+    }
+
+    private func showForm(_ context: RequestContext, signUp: Bool, fields: [String: String]) throws -> HTTPResponse {
+        let app: (token: String, grant: TokenGrant)
+        switch try self.app(fields["ckAPIToken"]) {
+        case .failure(let problem): return page(SignInHTML.problem(problem.message), status: problem.status, origins: [])
+        case .success(let found): app = found
+        }
+        let (cookie, setCookie) = csrfCookie(context)
+        let csrf = csrfToken(cookie)
+        let name = app.grant.container ?? ""
+        let html = signUp ? SignInHTML.signUpForm(app: name, csrf: csrf, apiToken: app.token)
+            : SignInHTML.signInForm(app: name, csrf: csrf, apiToken: app.token, origins: app.grant.origins)
+        var response = page(html, status: 200, origins: app.grant.origins)
+        if let setCookie { response.headers.append(("set-cookie", setCookie)) }
+        return response
+    }
+
+    private func submitSignIn(_ context: RequestContext) throws -> HTTPResponse {
+        let fields = FormBody.parse(context.request.body)
+        guard let (app, csrf) = try checkForm(context, fields) else { return forbidden() }
+        let container = app.grant.container ?? ""
+        let accounts = services.accounts
+        func again(_ message: String, status: Int) -> HTTPResponse {
+            page(SignInHTML.signInForm(app: container, csrf: csrf, apiToken: app.token, email: fields["email"] ?? "", error: message,
+                                       origins: app.grant.origins), status: status, origins: app.grant.origins)
+        }
+        do {
+            let session = try accounts.signIn(with: accounts.password, credential: fields, container: container, consent: false,
+                                              device: context.request.head.headers["user-agent"], address: context.request.head.remoteAddress)
+            return complete(session.token, app.grant)
+        } catch let consent as AccountService.ConsentRequired {
+            let ticket = Ticket.make(user: consent.user.recordName, container: container, secret: services.secret,
+                                     expiresAt: Clock.milliseconds() + Self.ticketMilliseconds)
+            return page(SignInHTML.consent(app: container, email: consent.user.email ?? "", csrf: csrf, apiToken: app.token, ticket: ticket),
+                        status: 200, origins: app.grant.origins)
+        } catch let error as CloudKitError {
+            switch error.code {
+            case .throttled:
+                var response = again("Too many attempts. Try again in \(error.retryAfter ?? 60) seconds.", status: 429)
+                response.headers.append(("retry-after", String(error.retryAfter ?? 60)))
+                return response
+            case .badRequest: return again("Enter your email address and password.", status: 400)
+            default: return again("The email or password is wrong.", status: 401)
+            }
+        }
+    }
+
+    private func submitSignUp(_ context: RequestContext) throws -> HTTPResponse {
+        let fields = FormBody.parse(context.request.body)
+        guard let (app, csrf) = try checkForm(context, fields) else { return forbidden() }
+        do {
+            try services.accounts.signUp(email: fields["email"] ?? "", password: fields["password"], displayName: fields["name"],
+                                         address: context.request.head.remoteAddress,
+                                         linkBase: context.baseURL + "/signin/verify?ckAPIToken=" + SignInHTML.percent(app.token))
+            return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
+        } catch let error as CloudKitError where error.code == .badRequest || error.code == .throttled {
+            let message = error.code == .throttled ? "Too many sign-ups from here. Try again later." : error.reason
+            return page(SignInHTML.signUpForm(app: app.grant.container ?? "", csrf: csrf, apiToken: app.token, error: message),
+                        status: error.code == .throttled ? 429 : 400, origins: app.grant.origins)
+        }
+    }
+
+    private func submitConsent(_ context: RequestContext) throws -> HTTPResponse {
+        let fields = FormBody.parse(context.request.body)
+        guard let (app, _) = try checkForm(context, fields) else { return forbidden() }
+        let container = app.grant.container ?? ""
+        guard let user = Ticket.check(fields["ticket"] ?? "", container: container, secret: services.secret, now: Clock.milliseconds()),
+              let account = try services.store.read({ try $0.user(recordNameOrEmail: user) }) else {
+            return page(SignInHTML.problem("This step expired. Sign in again."), status: 403, origins: app.grant.origins)
+        }
+        guard fields["decision"] == "allow" else {
+            return completion(nil, errorMessage: "The user did not allow this app to use their account.", app.grant)
+        }
+        let now = Clock.milliseconds()
+        try services.store.write { try $0.addConsent(user: user, container: container, at: now) }
+        let session = try services.accounts.issueSession(user: account, container: container, device: context.request.head.headers["user-agent"], at: now)
+        return complete(session.token, app.grant)
+    }
+
+    // MARK: Emailed links
+
+    /// The page an emailed link opens (`verify`: confirm; `password`: choose a new password) or the
+    /// reset request form (`reset`). A GET changes nothing (mail scanners open links); the form's
+    /// POST does.
+    private func showLinkForm(_ context: RequestContext) throws -> HTTPResponse {
+        let app: (token: String, grant: TokenGrant)
+        switch try self.app(context.parameters["ckAPIToken"]) {
+        case .failure(let problem): return page(SignInHTML.problem(problem.message), status: problem.status, origins: [])
+        case .success(let found): app = found
+        }
+        let (cookie, setCookie) = csrfCookie(context)
+        let step = String(context.request.head.path.dropFirst("/signin/".count))
+        let html = SignInHTML.linkForm(step: step, csrf: csrfToken(cookie), apiToken: app.token, linkToken: context.parameters["token"] ?? "")
+        var response = page(html, status: 200, origins: app.grant.origins)
+        if let setCookie { response.headers.append(("set-cookie", setCookie)) }
+        return response
+    }
+
+    private func submitLinkForm(_ context: RequestContext) throws -> HTTPResponse {
+        let fields = FormBody.parse(context.request.body)
+        guard let (app, csrf) = try checkForm(context, fields) else { return forbidden() }
+        let step = String(context.request.head.path.dropFirst("/signin/".count))
+        do {
+            switch step {
+            case "verify":
+                _ = try services.accounts.followSignUpLink(fields["token"] ?? "")
+                return page(SignInHTML.done("Your email is confirmed and your account is ready.", apiToken: app.token), status: 200, origins: app.grant.origins)
+            case "password":
+                _ = try services.accounts.followResetLink(fields["token"] ?? "", password: fields["password"])
+                return page(SignInHTML.done("Your new password is set. Every other session was signed out.", apiToken: app.token),
+                            status: 200, origins: app.grant.origins)
+            default:
+                try services.accounts.requestReset(email: fields["email"] ?? "", address: context.request.head.remoteAddress,
+                                                   linkBase: context.baseURL + "/signin/password?ckAPIToken=" + SignInHTML.percent(app.token))
+                return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
+            }
+        } catch let error as CloudKitError where [.badRequest, .authenticationFailed, .throttled].contains(error.code) {
+            let status = error.code == .badRequest ? 400 : error.code == .throttled ? 429 : 403
+            return page(SignInHTML.linkForm(step: step, csrf: csrf, apiToken: app.token, linkToken: fields["token"] ?? "", error: error.reason),
+                        status: status, origins: app.grant.origins)
+        }
+    }
+
+    // MARK: Completion
+
+    private func complete(_ token: String, _ grant: TokenGrant) -> HTTPResponse {
+        completion(token, errorMessage: nil, grant)
+    }
+
+    /// Hands the outcome back: a redirect to the callback URL, or the page that posts to the opener.
+    private func completion(_ token: String?, errorMessage: String?, _ grant: TokenGrant) -> HTTPResponse {
+        if let callback = grant.callback, let origin = Origins.origin(ofURL: callback), grant.origins.contains(origin) {
+            let separator = callback.contains("?") ? "&" : "?"
+            let parameter = token.map { "ckWebAuthToken=" + SignInHTML.percent($0) }
+                ?? "errorMessage=" + SignInHTML.percent(errorMessage ?? "Sign-in failed.")
+            var response = HTTPResponse(status: 303, headers: [("location", callback + separator + parameter)], body: [])
+            response.headers += Self.securityHeaders(origins: grant.origins)
+            return response
+        }
+        return page(SignInHTML.complete(session: token, errorMessage: errorMessage, origins: grant.origins), status: 200, origins: grant.origins)
+    }
+
+    // MARK: CSRF
+
+    /// The form's API token grant and a fresh CSRF field, or nil when the CSRF check fails.
+    private func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> ((token: String, grant: TokenGrant), String)? {
+        guard let cookie = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], let sent = fields["csrf"],
+              Digest.equal(Array(sent.utf8), Array(csrfToken(cookie).utf8)) else { return nil }
+        guard case .success(let app) = try self.app(fields["ckAPIToken"]) else { return nil }
+        return (app, csrfToken(cookie))
+    }
+
+    private func forbidden() -> HTTPResponse {
+        page(SignInHTML.problem("This form expired or did not come from this site. Go back, reload the page and try again."), status: 403, origins: [])
+    }
+
+    /// The request's CSRF cookie, or a new one with its Set-Cookie header.
+    private func csrfCookie(_ context: RequestContext) -> (String, String?) {
+        if let value = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], value.count == 43 { return (value, nil) }
+        let value = Tokens.random(prefix: "")
+        let secure = context.baseURL.hasPrefix("https://") ? "; Secure" : ""
+        return (value, "\(Self.csrfCookie)=\(value); Path=/signin; HttpOnly; SameSite=Strict\(secure)")
+    }
+
+    private func csrfToken(_ cookie: String) -> String {
+        Digest.hex(Digest.hmacSHA256(key: services.secret, message: Array(("csrf|" + cookie).utf8)))
+    }
+
+    static func cookies(_ header: String?) -> [String: String] {
+        var result: [String: String] = [:]
+        for part in (header ?? "").split(separator: ";") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            result[String(pair[0].trimmingCharacters(in: .whitespaces))] = String(pair[1].trimmingCharacters(in: .whitespaces))
+        }
+        return result
+    }
+
+    // MARK: Responses
+
+    private func page(_ html: String, status: Int, origins: [String]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("content-type", "text/html; charset=utf-8")] + Self.securityHeaders(origins: origins),
+                     body: Array(html.utf8))
+    }
+
+    /// No inline script or style, no framing, no referrer (URLs may carry tokens), no caching;
+    /// forms post to this server, or redirect to the app's own origins.
+    static func securityHeaders(origins: [String]) -> [(String, String)] {
+        let formAction = (["'self'"] + origins).joined(separator: " ")
+        return [("content-security-policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"),
+                ("x-frame-options", "DENY"), ("referrer-policy", "no-referrer"), ("cache-control", "no-store"), ("x-content-type-options", "nosniff")]
+    }
+}
+
+/// Why a sign-in page cannot be shown.
+struct PageProblem: Error {
+    var status: Int
+    var message: String
+}
+
+/// `application/x-www-form-urlencoded` bodies (WHATWG URL: `+` is a space, then percent-decoding).
+enum FormBody {
+    static func parse(_ body: [UInt8]) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            result[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return result
+    }
+}
+
+/// The consent step's proof that the password was checked: `user.container.expiry.mac`, where
+/// the MAC is HMAC-SHA256 under the server secret.
+enum Ticket {
+    static func make(user: String, container: String, secret: [UInt8], expiresAt: Int64) -> String {
+        let payload = "\(user)|\(container)|\(expiresAt)"
+        return payload + "|" + Digest.hex(Digest.hmacSHA256(key: secret, message: Array(("consent|" + payload).utf8)))
+    }
+
+    /// The user the ticket was made for, when it is genuine, for `container` and not expired.
+    static func check(_ ticket: String, container: String, secret: [UInt8], now: Int64) -> String? {
+        let parts = ticket.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 4, parts[1] == container, let expiry = Int64(parts[2]), expiry > now else { return nil }
+        let payload = parts[0...2].joined(separator: "|")
+        let mac = Digest.hex(Digest.hmacSHA256(key: secret, message: Array(("consent|" + payload).utf8)))
+        return Digest.equal(Array(mac.utf8), Array(parts[3].utf8)) ? parts[0] : nil
+    }
+}

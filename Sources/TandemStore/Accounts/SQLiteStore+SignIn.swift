@@ -1,0 +1,148 @@
+import TandemCore
+import TandemSQLite
+
+extension SQLiteStoreTransaction {
+    static let profileColumns = "record_name, email, email_verified, display_name, created_at"
+
+    static func profile(_ row: SQLiteStatement) -> AccountProfile {
+        AccountProfile(recordName: row.text(0), email: optionalText(row, 1), emailVerified: row.int64(2) != 0,
+                       displayName: optionalText(row, 3), createdAt: row.int64(4))
+    }
+
+    func profile(user: String) throws -> AccountProfile? {
+        try db.queryOne("SELECT \(Self.profileColumns) FROM users WHERE record_name = ?", [.text(user)], Self.profile)
+    }
+
+    func profiles(limit: Int) throws -> [AccountProfile] {
+        try db.query("SELECT \(Self.profileColumns) FROM users ORDER BY id LIMIT ?", [.integer(Int64(limit))], Self.profile)
+    }
+
+    func signInMethods(user: String) throws -> [StoredSignInMethod] {
+        try db.query("""
+            SELECT kind, subject, secret, created_at, last_used_at FROM sign_in_methods WHERE user_record_name = ? ORDER BY created_at
+            """, [.text(user)]) { row in
+            StoredSignInMethod(kind: row.text(0), subject: row.text(1), secret: row.text(2), createdAt: row.int64(3),
+                               lastUsedAt: row.isNull(4) ? nil : row.int64(4))
+        }
+    }
+
+    func hasConsent(user: String, container: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM container_consents WHERE user_record_name = ? AND container_id = ?",
+                        [.text(user), .text(container)]) { _ in true } ?? false
+    }
+
+    static let accountLinkColumns = "hash, purpose, email, user_record_name, display_name, pending_secret, created_at, expires_at, used_at"
+
+    static func accountLink(_ row: SQLiteStatement) -> AccountLink {
+        AccountLink(hash: row.blob(0), purpose: AccountLink.Purpose(rawValue: row.text(1)) ?? .reset, email: row.text(2),
+                    userRecordName: optionalText(row, 3), displayName: optionalText(row, 4), pendingSecret: optionalText(row, 5),
+                    createdAt: row.int64(6), expiresAt: row.int64(7), usedAt: row.isNull(8) ? nil : row.int64(8))
+    }
+
+    func accountLink(hash: [UInt8]) throws -> AccountLink? {
+        try db.queryOne("SELECT \(Self.accountLinkColumns) FROM account_links WHERE hash = ?", [.blob(hash)], Self.accountLink)
+    }
+
+    func newestAccountLink(email: String, purpose: AccountLink.Purpose, at time: Int64) throws -> AccountLink? {
+        try db.queryOne("""
+            SELECT \(Self.accountLinkColumns) FROM account_links
+            WHERE email = ? AND purpose = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1
+            """, [.text(email), .text(purpose.rawValue), .integer(time)], Self.accountLink)
+    }
+
+    func sessions(user: String) throws -> [StoredSession] {
+        try db.query("""
+            SELECT hash, container_id, created_at, device, last_used_at, expires_at, idle_ms FROM tokens
+            WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL ORDER BY created_at DESC
+            """, [.text(user)]) { row in
+            let session = TokenSession(device: Self.optionalText(row, 3), lastUsedAt: row.isNull(4) ? nil : row.int64(4),
+                                       expiresAt: row.isNull(5) ? nil : row.int64(5), idleMilliseconds: row.isNull(6) ? nil : row.int64(6))
+            return StoredSession(id: Self.sessionID(row.blob(0)), container: Self.optionalText(row, 1), createdAt: row.int64(2),
+                                 session: session)
+        }
+    }
+
+    /// A session's public name: the first 8 bytes of its token's SHA-256, in hex.
+    static func sessionID(_ hash: [UInt8]) -> String {
+        hash.prefix(8).map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+        }.joined()
+    }
+
+    func addVerifiedUser(email: String, displayName: String?, at time: Int64) throws -> UserAccount {
+        let user = try addUser(email: email, givenName: displayName, familyName: nil, phoneNumber: nil, at: time)
+        try db.run("UPDATE users SET email_verified = 1, display_name = ? WHERE record_name = ?",
+                   [displayName.map(SQLiteValue.text) ?? .null, .text(user.recordName)])
+        return user
+    }
+
+    func setEmailVerified(user: String, _ verified: Bool) throws {
+        try db.run("UPDATE users SET email_verified = ? WHERE record_name = ?", [.integer(verified ? 1 : 0), .text(user)])
+    }
+
+    func putSignInMethod(user: String, _ method: StoredSignInMethod) throws {
+        try db.run("""
+            INSERT INTO sign_in_methods (user_record_name, kind, subject, secret, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_record_name, kind, subject) DO UPDATE SET secret = excluded.secret
+            """, [.text(user), .text(method.kind), .text(method.subject), .text(method.secret), .integer(method.createdAt),
+                  method.lastUsedAt.map(SQLiteValue.integer) ?? .null])
+    }
+
+    func touchSignInMethod(user: String, kind: String, subject: String, at time: Int64) throws {
+        try db.run("UPDATE sign_in_methods SET last_used_at = ? WHERE user_record_name = ? AND kind = ? AND subject = ?",
+                   [.integer(time), .text(user), .text(kind), .text(subject)])
+    }
+
+    func addConsent(user: String, container: String, at time: Int64) throws {
+        try db.run("INSERT OR IGNORE INTO container_consents (user_record_name, container_id, granted_at) VALUES (?, ?, ?)",
+                   [.text(user), .text(container), .integer(time)])
+    }
+
+    func addAccountLink(_ link: AccountLink) throws {
+        // Expired links are forgotten as new ones are made.
+        try db.run("DELETE FROM account_links WHERE expires_at < ?", [.integer(link.createdAt)])
+        try db.run("""
+            INSERT INTO account_links (hash, purpose, email, user_record_name, display_name, pending_secret, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.blob(link.hash), .text(link.purpose.rawValue), .text(link.email), link.userRecordName.map(SQLiteValue.text) ?? .null,
+                  link.displayName.map(SQLiteValue.text) ?? .null, link.pendingSecret.map(SQLiteValue.text) ?? .null,
+                  .integer(link.createdAt), .integer(link.expiresAt)])
+    }
+
+    func useAccountLink(hash: [UInt8], at time: Int64) throws -> Bool {
+        try db.run("UPDATE account_links SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?",
+                   [.integer(time), .blob(hash), .integer(time)])
+        return db.changes > 0
+    }
+
+    func touchToken(hash: [UInt8], at time: Int64) throws {
+        try db.run("UPDATE tokens SET last_used_at = ? WHERE hash = ?", [.integer(time), .blob(hash)])
+    }
+
+    func revokeToken(hash: [UInt8], at time: Int64) throws -> Bool {
+        try db.run("UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL", [.integer(time), .blob(hash)])
+        return db.changes > 0
+    }
+
+    func revokeSessions(user: String, id: String?, at time: Int64) throws -> Int {
+        if let id {
+            try db.run("""
+                UPDATE tokens SET revoked_at = ? WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL
+                AND lower(hex(substr(hash, 1, 8))) = ?
+                """, [.integer(time), .text(user), .text(id.lowercased())])
+        } else {
+            try db.run("UPDATE tokens SET revoked_at = ? WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL",
+                       [.integer(time), .text(user)])
+        }
+        return db.changes
+    }
+
+    func removeUser(_ recordName: String) throws -> Bool {
+        for table in ["sign_in_methods", "container_consents", "account_links", "tokens", "device_keys"] {
+            try db.run("DELETE FROM \(table) WHERE user_record_name = ?", [.text(recordName)])
+        }
+        try db.run("DELETE FROM users WHERE record_name = ?", [.text(recordName)])
+        return db.changes > 0
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import TandemCore
+import TandemServer
+import TandemStore
+
+/// `tandem user list|show|verify`, `tandem token list|revoke`, and the sign-in flags of `tandem serve`.
+enum AccountCommand {
+    static let usage = """
+          tandem user list [--data DIR]
+          tandem user show EMAIL_OR_USER_RECORD_NAME [--data DIR]
+          tandem user verify EMAIL [--data DIR]   (marks the email verified; completes a pending sign-up)
+          tandem token list --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
+          tandem token revoke --user EMAIL_OR_USER_RECORD_NAME (--session ID | --all) [--data DIR]
+        """
+
+    static let serveUsage = """
+                       [--password-hash m=19456,t=2,p=1]   (Argon2id cost: KiB, passes, lanes; older hashes upgrade at sign-in)
+                       [--session-idle SECONDS] [--session-lifetime SECONDS]   (web auth tokens; default 14 and 90 days)
+                       [--sign-in-attempts 5,50,900]   (failed sign-ins per account, per address, in SECONDS; sign-ups per address: 20)
+                       [--smtp-url smtp://host:587|smtps://host:465] [--smtp-from noreply@example.com] [--smtp-user U --smtp-password P]
+                                  (sign-up and password-reset emails; without --smtp-url nothing is sent)
+        """
+
+    /// Applies the sign-in flags of `tandem serve`.
+    static func configure(_ settings: inout AccountSettings, _ options: Options) throws {
+        if let hash = options.value("password-hash") {
+            guard AccountSettings.isValidPasswordHash(hash) else {
+                throw UsageError("--password-hash must be m=KIB,t=PASSES,p=LANES (m at least 8 per lane)")
+            }
+            settings.passwordHash = hash
+        }
+        func seconds(_ flag: String) throws -> Int64? {
+            guard let value = options.value(flag) else { return nil }
+            guard let n = Int64(value), n > 0 else { throw UsageError("--\(flag) must be a positive number of seconds") }
+            return n
+        }
+        if let n = try seconds("session-idle") { settings.sessionIdleSeconds = n }
+        if let n = try seconds("session-lifetime") { settings.sessionLifetimeSeconds = n }
+        if let url = options.value("smtp-url") {
+            guard url.hasPrefix("smtp://") || url.hasPrefix("smtps://") else { throw UsageError("--smtp-url must start with smtp:// or smtps://") }
+            settings.smtpURL = url
+        }
+        if let from = options.value("smtp-from") {
+            guard from.contains("@"), from.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+                throw UsageError("--smtp-from must be an email address")
+            }
+            settings.smtpFrom = from
+        }
+        settings.smtpUsername = options.value("smtp-user")
+        settings.smtpPassword = options.value("smtp-password")
+        if let attempts = options.value("sign-in-attempts") {
+            let numbers = attempts.split(separator: ",").compactMap { Int($0) }
+            guard numbers.count == 3, numbers.allSatisfy({ $0 > 0 }) else {
+                throw UsageError("--sign-in-attempts must be PER_ACCOUNT,PER_ADDRESS,WINDOW_SECONDS, e.g. 5,50,900")
+            }
+            settings.attemptsPerAccount = numbers[0]
+            settings.attemptsPerAddress = numbers[1]
+            settings.signUpsPerAddress = max(numbers[1] / 2, 1)
+            settings.attemptWindowSeconds = Int64(numbers[2])
+        }
+    }
+
+    /// Runs `user list|show|verify` and `token list|revoke`; nil when the words are not one of them.
+    static func run(_ options: Options, data: String) throws -> Int32? {
+        let words = options.words
+        switch (words.first, words.dropFirst().first, words.count) {
+        case ("user", "list", 2):
+            for profile in try CommandLine.withStore(data, { try AccountAdmin.list(store: $0) }) { print(line(profile)) }
+        case ("user", "show", 3):
+            let (profile, methods, sessions) = try CommandLine.withStore(data) { try AccountAdmin.show(words[2], store: $0) }
+            print(line(profile))
+            print("sign-in methods: \(methods.isEmpty ? "none" : methods.joined(separator: ", "))")
+            print("sessions: \(sessions.count)")
+        case ("user", "verify", 3):
+            let profile = try CommandLine.withStore(data) { try AccountAdmin.verify(words[2], store: $0) }
+            print(line(profile))
+        case ("token", "list", 2):
+            guard let user = options.value("user") else { throw UsageError("token list needs --user EMAIL_OR_USER_RECORD_NAME") }
+            for session in try CommandLine.withStore(data, { try AccountAdmin.sessions(of: user, store: $0) }) {
+                let fields = [session.id, session.container ?? "all-containers", "created=\(stamp(session.createdAt))",
+                              "last-used=\(stamp(session.session.lastUsedAt ?? session.createdAt))",
+                              "expires=\(session.session.expiresAt.map(stamp) ?? "never")", "device=\(session.session.device ?? "-")"]
+                print(fields.joined(separator: "\t"))
+            }
+        case ("token", "revoke", 2):
+            guard let user = options.value("user") else { throw UsageError("token revoke needs --user EMAIL_OR_USER_RECORD_NAME") }
+            let id = options.value("session")
+            guard (id == nil) == options.flag("all") else { throw UsageError("token revoke needs either --session ID or --all") }
+            let count = try CommandLine.withStore(data) { try AccountAdmin.revoke(user, session: id, store: $0) }
+            print("revoked \(count) session\(count == 1 ? "" : "s") (a running server stops accepting them within 30 seconds)")
+        default:
+            return nil
+        }
+        return 0
+    }
+
+    static func line(_ profile: AccountProfile) -> String {
+        [profile.recordName, profile.email ?? "-", profile.emailVerified ? "verified" : "unverified", profile.displayName ?? "-"]
+            .joined(separator: "\t")
+    }
+
+    static func stamp(_ milliseconds: Int64) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+}

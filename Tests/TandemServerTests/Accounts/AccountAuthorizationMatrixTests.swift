@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import TandemCore
+
+/// Every accounts endpoint × every kind of caller, against the real server (DESIGN.md §6; the
+/// sharing endpoints' matrix is AuthorizationMatrixTests). Each case gets fresh tokens, so a case
+/// that signs out or revokes cannot disturb another. "ok" means HTTP 200; otherwise the expected
+/// `serverErrorCode`.
+@Suite("Accounts authorization matrix")
+struct AccountAuthorizationMatrixTests {
+    enum Caller: String, CaseIterable, CustomStringConvertible {
+        /// A web auth token from sign-in to this container, with the container's API token.
+        case webToken
+        /// A CLI-made user token (every container), with the API token.
+        case cliToken
+        /// A web auth token issued for another container, with this container's API token.
+        case otherContainerToken
+        /// A web auth token that was signed out, with the API token.
+        case revokedToken
+        /// The container's API token and no user.
+        case apiTokenOnly
+        /// Another container's API token and no user.
+        case otherAPIToken
+        case anonymous
+        var description: String { rawValue }
+    }
+
+    enum Endpoint: String, CaseIterable, CustomStringConvertible {
+        case signup, verify, signin, passwordReset, passwordSet, signout, account, sessions, sessionsRevoke, signinPage
+        var description: String { rawValue }
+    }
+
+    static let required = "AUTHENTICATION_REQUIRED"
+    static let failed = "AUTHENTICATION_FAILED"
+
+    /// In `Caller.allCases` order: webToken, cliToken, otherContainerToken, revokedToken, apiTokenOnly, otherAPIToken, anonymous.
+    static let expected: [Endpoint: [String]] = [
+        .signup:         ["ok", "ok", "ok", "ok", "ok", failed, failed],
+        .verify:         [failed, failed, failed, failed, failed, failed, failed],   // an unknown link, or no API token
+        .signin:         ["ok", "ok", "ok", "ok", "ok", failed, failed],
+        .passwordReset:  ["ok", "ok", "ok", "ok", "ok", failed, failed],
+        .passwordSet:    [failed, failed, failed, failed, failed, failed, failed],   // an unknown link, or no API token
+        .signout:        ["ok", "ok", failed, failed, required, required, required],
+        .account:        ["ok", "ok", failed, failed, required, required, required],
+        .sessions:       ["ok", "ok", failed, failed, required, required, required],
+        .sessionsRevoke: ["NOT_FOUND", "NOT_FOUND", failed, failed, required, required, required],
+        .signinPage:     ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
+    ]
+
+    struct World {
+        var server: TestServer
+        var app: String
+        var otherApp: String
+        var email: String
+    }
+
+    static let lock = NSLock()
+    nonisolated(unsafe) static var shared: World?
+
+    static func world() throws -> World {
+        lock.lock()
+        defer { lock.unlock() }
+        if let shared { return shared }
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60"])
+        _ = try TestServer.admin(["container", "create", "iCloud.com.example.matrix", "--data", server.dataDirectory])
+        let app = try server.apiToken(origins: ["https://app.example"])
+        let otherApp = try server.apiToken(container: "iCloud.com.example.matrix")
+        let email = "matrix@example.com"
+        try server.signUpVerified(email, password: "matrix password", apiToken: app)
+        let made = World(server: server, app: app, otherApp: otherApp, email: email)
+        shared = made
+        return made
+    }
+
+    /// The caller's API token and user token, made fresh.
+    static func credentials(_ world: World, _ caller: Caller) throws -> (api: String?, user: String?) {
+        let server = world.server
+        func web(_ app: String, _ container: String) throws -> String {
+            let response = try server.auth("signin", ["email": .string(world.email), "password": "matrix password", "consent": true],
+                                           apiToken: app, container: container)
+            guard let token = response.json["ckWebAuthToken"]?.stringValue else { throw TestFailure("signin: \(response.text)") }
+            return token
+        }
+        switch caller {
+        case .webToken: return (world.app, try web(world.app, TestServer.container))
+        case .cliToken: return (world.app, try TestServer.admin(["token", "create", "--user", world.email, "--data", server.dataDirectory]))
+        case .otherContainerToken: return (world.app, try web(world.otherApp, "iCloud.com.example.matrix"))
+        case .revokedToken:
+            let token = try web(world.app, TestServer.container)
+            _ = try server.auth("signout", [:], bearer: token)
+            return (world.app, token)
+        case .apiTokenOnly: return (world.app, nil)
+        case .otherAPIToken: return (world.otherApp, nil)
+        case .anonymous: return (nil, nil)
+        }
+    }
+
+    @Test("endpoint × caller", arguments: Endpoint.allCases, Caller.allCases)
+    func matrix(endpoint: Endpoint, caller: Caller) throws {
+        let world = try Self.world()
+        let server = world.server
+        let (api, user) = try Self.credentials(world, caller)
+        let response: TestServer.Response
+        switch endpoint {
+        case .signup:
+            response = try server.auth("signup", ["email": .string("\(unique("m"))@example.com"), "password": "long enough"], apiToken: api, bearer: user)
+        case .verify:
+            response = try server.auth("verify", ["token": "not-a-link"], apiToken: api, bearer: user)
+        case .signin:
+            response = try server.auth("signin", ["email": .string(world.email), "password": "matrix password", "consent": true], apiToken: api, bearer: user)
+        case .passwordReset:
+            response = try server.auth("password/reset", ["email": .string(world.email)], apiToken: api, bearer: user)
+        case .passwordSet:
+            response = try server.auth("password/set", ["token": "not-a-link", "password": "long enough"], apiToken: api, bearer: user)
+        case .signout:
+            response = try server.auth("signout", [:], apiToken: api, bearer: user)
+        case .account:
+            response = try server.auth("account", apiToken: api, bearer: user)
+        case .sessions:
+            response = try server.auth("sessions", apiToken: api, bearer: user)
+        case .sessionsRevoke:
+            response = try server.auth("sessions/revoke", ["sessionID": "0123456789abcdef"], apiToken: api, bearer: user)
+        case .signinPage:
+            var url = server.baseURL + "/signin"
+            if let api, api == world.app { url += "?ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+            response = try server.request("GET", url, token: .some(user))
+        }
+        let outcome = response.json.serverErrorCode ?? (response.status == 200 ? "ok" : "HTTP \(response.status)")
+        let want = Self.expected[endpoint]![Caller.allCases.firstIndex(of: caller)!]
+        #expect(outcome == want, "\(endpoint) as \(caller): \(response.status) \(response.text.prefix(300))")
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import TandemServer
+import TandemCore
+
+/// The pieces of sign-in on their own: Argon2id over libargon2, origin rules, form bodies, the
+/// consent ticket and the rate limiter (decisions K3, K5, K8, K10).
+@Suite struct SignInPartsTests {
+    @Test func argon2idHashesVerifyAndNameTheirParameters() throws {
+        let hasher = Argon2id(parameters: try #require(Argon2id.Parameters("m=64,t=1,p=1")))
+        let hash = try hasher.hash("pässword 🔑")
+        #expect(hash.hasPrefix("$argon2id$v=19$m=64,t=1,p=1$"))
+        #expect(hasher.verify("pässword 🔑", against: hash))
+        #expect(!hasher.verify("password", against: hash))
+        #expect(!hasher.verify("pässword 🔑", against: "$argon2id$v=19$m=64,t=1,p=1$garbage"))
+        #expect(try hasher.hash("same") != hasher.hash("same"), "salted")
+        #expect(!hasher.needsRehash(hash))
+        let stronger = Argon2id(parameters: try #require(Argon2id.Parameters("m=128,t=2,p=1")))
+        #expect(stronger.needsRehash(hash) && stronger.verify("pässword 🔑", against: hash))
+        #expect(hasher.needsRehash("$argon2i$v=19$m=64,t=1,p=1$c2FsdA$aGFzaA"), "another variant is upgraded too")
+    }
+
+    @Test(arguments: [("m=19456,t=2,p=1", true), ("t=1,p=1,m=64", true), ("m=7,t=1,p=1", false), ("m=64,t=0,p=1", false),
+                      ("m=64,t=1", false), ("m=64,t=1,p=1,x=2", false), ("m=lots,t=1,p=1", false), ("", false), ("m=16,t=1,p=4", false)])
+    func argon2ParametersParse(text: String, valid: Bool) {
+        #expect((Argon2id.Parameters(text) != nil) == valid, "\(text)")
+    }
+
+    @Test(arguments: [
+        ("https://App.Example", "https://app.example"), ("https://app.example:443", "https://app.example"),
+        ("http://127.0.0.1:3000", "http://127.0.0.1:3000"), ("https://app.example/", "https://app.example"),
+        ("https://app.example/path", nil), ("https://app.example?x=1", nil), ("https://user@app.example", nil),
+        ("ftp://app.example", nil), ("app.example", nil), ("*", nil), ("null", nil), ("javascript:alert(1)", nil),
+    ] as [(String, String?)])
+    func originsAreCanonicalOrRefused(text: String, origin: String?) {
+        #expect(Origins.normalize(text) == origin, "\(text)")
+    }
+
+    @Test func formBodiesDecodePlusAsSpaceAndPercentEscapes() {
+        let fields = FormBody.parse(Array("email=a%40example.com&password=two+words%2B&empty=&flag".utf8))
+        #expect(fields == ["email": "a@example.com", "password": "two words+", "empty": "", "flag": ""])
+    }
+
+    @Test func consentTicketsAreBoundToUserContainerAndTime() {
+        let secret = Array(repeating: UInt8(7), count: 32)
+        let ticket = Ticket.make(user: "_u", container: "iCloud.a", secret: secret, expiresAt: 2_000)
+        #expect(Ticket.check(ticket, container: "iCloud.a", secret: secret, now: 1_000) == "_u")
+        #expect(Ticket.check(ticket, container: "iCloud.b", secret: secret, now: 1_000) == nil)
+        #expect(Ticket.check(ticket, container: "iCloud.a", secret: secret, now: 2_000) == nil)
+        #expect(Ticket.check(ticket, container: "iCloud.a", secret: Array(repeating: 8, count: 32), now: 1_000) == nil)
+        #expect(Ticket.check(ticket.replacingOccurrences(of: "_u|", with: "_v|"), container: "iCloud.a", secret: secret, now: 1_000) == nil)
+    }
+
+    @Test func limiterCountsFailuresInASlidingWindowAndSaysWhenToRetry() throws {
+        let limiter = SignInLimiter(limits: SignInLimiter.Limits(perAccount: 2, perAddress: 3, signUpsPerAddress: 1, windowMilliseconds: 10_000))
+        try limiter.checkSignIn(account: "a", address: "1", at: 0)
+        limiter.recordFailure(account: "a", address: "1", at: 0)
+        limiter.recordFailure(account: "a", address: "1", at: 4_000)
+        #expect(throws: CloudKitError.self) { try limiter.checkSignIn(account: "a", address: "2", at: 5_000) }
+        do {
+            try limiter.checkSignIn(account: "a", address: "2", at: 5_000)
+        } catch let error as CloudKitError {
+            #expect(error.code == .throttled && error.retryAfter == 5)   // the failure at 0 leaves at 10 s
+        }
+        try limiter.checkSignIn(account: "a", address: "2", at: 10_001)   // it left the window
+        try limiter.checkSignIn(account: "b", address: "1", at: 5_000)
+        limiter.recordFailure(account: "b", address: "1", at: 5_000)
+        #expect(throws: CloudKitError.self) { try limiter.checkSignIn(account: "c", address: "1", at: 6_000) }   // 3 from address 1
+        limiter.recordSuccess(account: "a")
+        try limiter.checkSignIn(account: "a", address: "3", at: 6_000)
+        try limiter.signUp(address: "9", at: 0)
+        #expect(throws: CloudKitError.self) { try limiter.signUp(address: "9", at: 1) }
+    }
+}
