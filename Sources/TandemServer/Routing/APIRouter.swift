@@ -77,6 +77,7 @@ public final class APIRouter: HTTPResponder {
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
         var context = RequestContext(request: request, publicURL: services.publicURL)
+        context.assetSigner = services.assetRoutes.signer
         let (endpoint, response) = route(&context)
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         metrics.observe(endpoint: endpoint, status: response.status, seconds: Double(elapsed) / 1e9)
