@@ -16,10 +16,14 @@ final class WebCourier: NotificationSink, Sendable {
 
     private struct Mailbox {
         var user: String
-        var container: String
-        var environment: String
+        /// The container environments registered for this token (`container` + "\n" + `environment`):
+        /// CloudKit JS keeps one token per APNs environment and registers it for each container it
+        /// configures.
+        var scopes: Set<String>
         var notifications: [PushNotification] = []
     }
+
+    private static func scope(_ container: String, _ environment: String) -> String { container + "\n" + environment }
 
     private let mailboxes = Mutex<[String: Mailbox]>([:])
     /// Tokens kept at most, per user and in all (the oldest of a user's go first).
@@ -30,12 +34,17 @@ final class WebCourier: NotificationSink, Sendable {
     private let waiters = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
 
-    /// Registers `token` for `user`; returns false when another user already holds it.
+    /// Registers `token` for `user` in a container environment (adding it to those the token
+    /// already has); returns false when another user already holds it.
     func register(token: String, user: String, container: String, environment: String) -> Bool {
         mailboxes.withLock { boxes in
-            if let existing = boxes[token] { return existing.user == user }
+            if let existing = boxes[token] {
+                guard existing.user == user else { return false }
+                boxes[token]!.scopes.insert(Self.scope(container, environment))
+                return true
+            }
             guard boxes.count < Self.maximumTokens else { return false }
-            boxes[token] = Mailbox(user: user, container: container, environment: environment)
+            boxes[token] = Mailbox(user: user, scopes: [Self.scope(container, environment)])
             order.withLock { order in
                 order[user, default: []].append(token)
                 while order[user]!.count > Self.tokensPerUser { boxes[order[user]!.removeFirst()] = nil }
@@ -47,8 +56,8 @@ final class WebCourier: NotificationSink, Sendable {
     func deliver(_ notification: PushNotification) {
         let tokens = mailboxes.withLock { boxes -> [String] in
             var hit: [String] = []
-            for (token, box) in boxes where box.user == notification.recipient && box.container == notification.container
-                && box.environment == notification.environment {
+            let scope = Self.scope(notification.container, notification.environment)
+            for (token, box) in boxes where box.user == notification.recipient && box.scopes.contains(scope) {
                 boxes[token]!.notifications.append(notification)
                 if boxes[token]!.notifications.count > Self.mailboxLimit { boxes[token]!.notifications.removeFirst() }
                 hit.append(token)

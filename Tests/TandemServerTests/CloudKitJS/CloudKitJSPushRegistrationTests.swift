@@ -63,3 +63,38 @@ struct CloudKitJSPushRegistrationTests {
         #expect(taken.json.serverErrorCode == "ACCESS_DENIED")
     }
 }
+
+/// CloudKit JS keeps one push token per APNs environment and registers it with tokens/register
+/// for every further container it is configured with; that container's notifications must reach
+/// the same long poll.
+@Suite("CloudKit JS: one push token, several containers")
+struct CloudKitJSSharedTokenTests {
+    @Test("a token created in one container and registered in another long-polls the second container's notifications")
+    func tokenRegisteredForSecondContainer() throws {
+        let server = try Shared.server
+        let person = try server.person("ckjs-two-containers")
+        let other = "iCloud.com.example.second-\(UUID().uuidString.prefix(8).lowercased())"
+        try TestServer.admin(["container", "create", other, "--data", server.dataDirectory])
+        let created = try server.request("POST", "\(server.baseURL)/device/1/\(TestServer.container)/development/tokens/create",
+                                         body: Data(#"{"apnsEnvironment":"development"}"#.utf8), token: .some(person.token))
+        let token = try #require(created.json["apnsToken"]?.stringValue, "\(created.text)")
+        let courier = try #require(created.json["webcourierURL"]?.stringValue)
+        let registered = try server.request("POST", "\(server.baseURL)/device/1/\(other)/development/tokens/register",
+                                            body: Data(#"{"apnsEnvironment":"development","apnsToken":"\#(token)"}"#.utf8), token: .some(person.token))
+        #expect(registered.status == 200, "\(registered.text)")
+        let subscribe: JSONValue = ["operations": [["operationType": "create", "subscription": ["subscriptionID": "all", "subscriptionType": "database"]]]]
+        let subscribed = try server.request("POST", server.databaseURL("subscriptions/modify", container: other),
+                                            body: Data(JSONWriter.bytes(subscribe)), token: .some(person.token))
+        #expect(subscribed.status == 200, "\(subscribed.text)")
+        let write = try server.request("POST", server.databaseURL("records/modify", container: other),
+                                       body: Data(JSONWriter.bytes(Body.modify([Body.operation("create", name: "x", recordType: "Item", fields: [:])]))),
+                                       token: .some(person.token))
+        #expect(write.status == 200, "\(write.text)")
+        var response = try server.request("GET", courier + "?timeout=5", token: .some(nil))
+        let deadline = Date().addingTimeInterval(5)
+        while response.status == 204 && Date() < deadline { response = try server.request("GET", courier + "?timeout=1", token: .some(nil)) }
+        #expect(response.status == 200)
+        #expect(response.json["ck"]?["cid"]?.stringValue == other, "\(response.text)")
+        #expect(response.json["ck"]?["fet"]?["sid"] == "all")
+    }
+}
