@@ -6,8 +6,9 @@ import TandemCore
 /// - `ck.nid` notification ID, `ck.cid` container identifier.
 /// - Zone and database subscriptions: `ck.fet` = `{zid, zoid, sid, dbs}` (zone name, zone owner's
 ///   record name, subscription ID, database scope); CloudKit JS makes a `RecordZoneNotification`.
-/// - Query subscriptions: `ck.qry` = `{zid, zoid, sid, dbs, rid, fo}` plus `af` when the
-///   notification carries fields; CloudKit JS makes a `QueryNotification`.
+/// - Query subscriptions: `ck.qry` = `{zid, zoid, sid, dbs, rid, fo}` plus `af`, the record's
+///   values of the fields named in `notificationInfo.additionalFields` (CloudKit JS's
+///   `recordFields`); CloudKit JS makes a `QueryNotification`.
 /// - `dbs`: 0 public, 1 private, 2 shared. `fo`: 1 created, 2 updated, 3 deleted.
 /// - `aps` from the subscription's `notificationInfo`: `alert.body`, `alert.loc-key`,
 ///   `alert.loc-args`, `alert.action-loc-key`, `alert.launch-image`, `sound`, `badge` (1 when
@@ -23,6 +24,7 @@ extension PushNotification {
         if kind == "query" {
             if let recordName { part["rid"] = .string(recordName) }
             if let reason = queryReason.flatMap(Self.reasonNumber) { part["fo"] = .int(reason) }
+            if let fields { part["af"] = .object(fields) }
             ck["qry"] = .object(part)
         } else {
             ck["fet"] = .object(part)
@@ -64,5 +66,29 @@ extension PushNotification {
         if info["shouldSendContentAvailable"] == true { aps["content-available"] = .int(1) }
         if let category = info["category"], !category.isNull { aps["category"] = category }
         return aps
+    }
+
+    /// The most JSON `af` may hold: an APNs payload is at most 4 KiB, and the alert and IDs
+    /// need room. Fields that would pass it are left out (in the order they were named).
+    static let fieldBytes = 2048
+
+    /// `notificationInfo.additionalFields`: the field names a query notification carries.
+    static func additionalFields(_ info: JSONObject?) -> [String] {
+        info?["additionalFields"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    /// The values of `names` in `record` (those it has), within `fieldBytes`.
+    static func fieldValues(_ record: Record, _ names: [String]) -> JSONObject? {
+        var values = JSONObject()
+        var bytes = 2
+        for name in names.uniqued() {
+            guard let field = record.fields[name] else { continue }
+            let value = FieldCodec.encodeValue(field)
+            let size = JSONWriter.bytes(value).count + name.utf8.count + 4
+            guard bytes + size <= fieldBytes else { continue }
+            bytes += size
+            values[name] = value
+        }
+        return values.isEmpty ? nil : values
     }
 }

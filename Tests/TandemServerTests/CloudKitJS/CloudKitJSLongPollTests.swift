@@ -117,6 +117,25 @@ struct CloudKitJSLongPollTests {
         #expect(reasons == [1, 2, 3])
     }
 
+    @Test("ck.qry.af holds the record's values of the fields notificationInfo.additionalFields names, and no others")
+    func queryNotificationAdditionalFields() throws {
+        let server = try Shared.server
+        let person = try server.person("ckjs-af")
+        let zone = try zone(server, person)
+        let courier = try server.webcourier(as: person)
+        _ = try server.subscribe(["subscriptionID": "with-fields", "subscriptionType": "query", "zoneID": ["zoneName": .string(zone)],
+                                  "query": ["recordType": "Item"], "firesOn": ["create"],
+                                  "notificationInfo": ["additionalFields": ["title", "n", "missing"]]], as: person)
+        _ = try server.post("records/modify", Body.modify([Body.operation("create", name: "f1", recordType: "Item",
+                                                                          fields: ["title": Body.field("Hello"), "n": Body.field(5),
+                                                                                   "secret": Body.field("s3cret")])], zone: zone),
+                            as: person, database: "private")
+        let response = try poll(server, courier)
+        #expect(response.status == 200, "\(response.text)")
+        #expect(response.json["ck"]?["qry"]?["af"] == ["title": "Hello", "n": 5], "\(response.text)")
+        #expect(!response.text.contains("s3cret"))
+    }
+
     @Test("queued notifications drain one per response, oldest first; then an idle poll answers 204 with no body")
     func queuedDrainOnePerResponse() throws {
         let server = try Shared.server
