@@ -83,6 +83,7 @@ public final class TandemServer: Sendable {
     let purger: ChangePurger
     let hub: ChangeHub
     let webhooks: WebhookSender
+    let webCourier: WebCourier
     /// Group session journal files: no session survives a restart (decisions G2), so files left
     /// by sessions that were live when the last process stopped are deleted at start (D37).
     let journal: AssetFiles
@@ -111,6 +112,7 @@ public final class TandemServer: Sendable {
                                 outbound: OutboundRule(allowed: configuration.webhookAllow),
                                 accountSettings: configuration.accounts)
         webhooks = services.webhooks
+        webCourier = services.webCourier
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },
                                droppedMessages: { counter.dropped() }, bodies: { counter.bodies() })
@@ -153,6 +155,8 @@ public final class TandemServer: Sendable {
             finished.signal()
             return
         }
+        // Parked long polls end first: http.shutdown() waits for in-flight requests.
+        webCourier.close()
         http.shutdown()
         purger.stop()
         hub.stop()

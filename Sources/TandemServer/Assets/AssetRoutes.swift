@@ -12,6 +12,8 @@ struct AssetRoutes: Sendable {
     static let uploadPrefix = "/upload/1/"
     static let downloadPrefix = "/assets/1/"
     let store: any Store
+    /// Signs `downloadURL`s so they work without credentials; nil: URLs need credentials.
+    var signer: AssetURLSigner?
 
     static func uploadRoute(_ services: Services) -> DatabaseRoute {
         DatabaseRoute(operation: "assets/upload", method: "POST", databases: [.private, .shared],
@@ -104,12 +106,19 @@ struct AssetRoutes: Sendable {
         return (stored.checksum, stored.size)
     }
 
+    /// A record's asset field's `downloadURL`: signed for `reader` when a signer is given (see
+    /// `AssetURLSigner`), otherwise one that needs the caller's credentials.
     static func downloadURL(base: String, container: String, environment: String, database: String, record: Record,
-                            field: String, checksum: String) -> String {
+                            field: String, checksum: String, reader: String? = nil, signer: AssetURLSigner? = nil,
+                            now: Int64 = Clock.milliseconds() / 1000) -> String {
         // In the shared database the zone is named with its owner.
         let zone = database == DatabaseType.shared.rawValue ? [record.zoneID.ownerRecordName ?? "", record.zoneID.zoneName] : [record.zoneID.zoneName]
         let parts = [container, environment, database] + zone + [record.recordName, field, checksum]
-        return base + downloadPrefix + parts.map(Self.escape).joined(separator: "/")
+        let url = base + downloadPrefix + parts.map(Self.escape).joined(separator: "/")
+        guard let signer, let reader, !reader.isEmpty else { return url }
+        let expires = AssetURLSigner.expiry(now: now)
+        let signature = signer.signature(path: downloadPrefix + parts.joined(separator: "/"), reader: reader, expires: expires)
+        return url + "?e=\(expires)&r=\(escape(reader))&s=\(signature)"
     }
 
     static func escape(_ segment: String) -> String {
@@ -117,8 +126,15 @@ struct AssetRoutes: Sendable {
     }
 
     /// GET /assets/1/{container}/{environment}/private/{zone}/{record}/{field}/{checksum}, or
-    /// .../shared/{ownerRecordName}/{zone}/... for a participant: the bytes, when the caller may
-    /// read the record and the field still holds that asset.
+    /// .../shared/{ownerRecordName}/{zone}/... for a participant: the bytes, when the reader may
+    /// read the record and the field still holds that asset. The reader is the one a signed URL
+    /// names (`e`, `r`, `s`; no credentials needed), or else the authenticated caller.
+    ///
+    /// Answers carry `accept-ranges: bytes`, an `etag` (the checksum) and `cache-control`
+    /// (`private, max-age` up to the signed URL's expiry; `private, no-cache` otherwise). A single
+    /// `range: bytes=...` gets 206 with `content-range`; an unsatisfiable one 416; several ranges
+    /// get the whole asset. A forged signature is `NOT_FOUND`, like an asset the reader cannot
+    /// see; an expired one is `ACCESS_DENIED` (fetch the record again for a fresh URL).
     func download(_ context: inout RequestContext, authenticator: Authenticator) throws -> HTTPResponse {
         var parts = context.request.head.path.dropFirst(Self.downloadPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
             .map { String($0).removingPercentEncoding ?? String($0) }
@@ -131,9 +147,27 @@ struct AssetRoutes: Sendable {
         context.container = parts[0]
         context.environment = environment
         context.database = database
-        context.user = try authenticator.user(headers: context.request.head.headers["authorization"], parameters: context.parameters,
-                                              container: parts[0], signInURL: context.baseURL + "/signin")
-        let scope = context.scope
+        let now = Clock.milliseconds() / 1000
+        let reader: String
+        var maxAge: Int64?
+        if let signature = context.parameters["s"] {
+            guard let signer, let expiresText = context.parameters["e"], let expires = Int64(expiresText),
+                  let signed = context.parameters["r"], !signed.isEmpty,
+                  signer.isValid(signature: signature, path: context.request.head.path, reader: signed, expires: expires) else {
+                throw CloudKitError(.notFound, "asset not found")
+            }
+            guard expires > now else {
+                throw CloudKitError(.accessDenied, "this download URL expired; fetch the record again for a fresh downloadURL")
+            }
+            reader = signed
+            maxAge = expires - now
+        } else {
+            context.user = try authenticator.user(headers: context.request.head.headers["authorization"], parameters: context.parameters,
+                                                  container: parts[0], signInURL: context.baseURL + "/signin")
+            reader = context.user!.recordName
+        }
+        let scope = RequestScope(database: DatabaseScope(container: parts[0], environment: environment, database: database, owner: reader),
+                                 user: reader, deviceID: "", baseURL: context.baseURL)
         let (zoneName, recordName, field, checksum) = (parts[3], parts[4], parts[5], parts[6])
         let holds = try store.read { reader -> Bool in
             guard let (access, _) = try? RecordService.resolve(reader, scope, ZoneID(zoneName: zoneName, ownerRecordName: owner)),
@@ -145,6 +179,21 @@ struct AssetRoutes: Sendable {
         guard holds, let bytes = store.assets.read(checksum: checksum) else {
             throw CloudKitError(.notFound, "asset not found")
         }
-        return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")], body: bytes)
+        let cache = maxAge.map { "private, max-age=\($0), immutable" } ?? "private, no-cache"
+        var headers: [(String, String)] = [("content-type", "application/octet-stream"), ("accept-ranges", "bytes"),
+                                           ("etag", "\"\(checksum)\""), ("cache-control", cache)]
+        switch ByteRange.parse(context.request.head.headers["range"], size: bytes.count) {
+        case .whole:
+            return HTTPResponse(status: 200, headers: headers, body: bytes)
+        case .part(let range):
+            headers.append(("content-range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(bytes.count)"))
+            return HTTPResponse(status: 206, headers: headers, body: Array(bytes[range]))
+        case .unsatisfiable:
+            headers.append(("content-range", "bytes */\(bytes.count)"))
+            var response = Responses.error(CloudKitError.badRequest("the requested range is outside the asset's \(bytes.count) bytes"),
+                                           uuid: context.uuid, status: 416)
+            response.headers += headers.filter { $0.0 != "content-type" }
+            return response
+        }
     }
 }

@@ -35,9 +35,11 @@ enum RecordRoutes {
         let container = context.container
         let environment = context.environment.rawValue
         let database = context.database.rawValue
+        let reader = context.user?.recordName
+        let signer = context.assetSigner
         return RecordCodec.EncodingOptions(desiredKeys: desiredKeys, numbersAsStrings: numbersAsStrings) { record, field, asset in
             AssetRoutes.downloadURL(base: base, container: container, environment: environment, database: database,
-                                    record: record, field: field, checksum: asset.fileChecksum)
+                                    record: record, field: field, checksum: asset.fileChecksum, reader: reader, signer: signer)
         }
     }
 

@@ -49,6 +49,9 @@ public final class APIRouter: HTTPResponder {
 
     // MARK: HTTPResponder
 
+    /// CloudKit JS's prefix for push-token registration (its `device` API module).
+    static let devicePrefix = "/device/1/"
+
     public func bodyLimit(for head: HTTPRequestHead) -> Int {
         bodyPolicy(for: head).limit
     }
@@ -97,6 +100,7 @@ public final class APIRouter: HTTPResponder {
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
         var context = RequestContext(request: request, publicURL: services.publicURL)
+        context.assetSigner = services.assetRoutes.signer
         let (endpoint, response) = route(&context)
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         metrics.observe(endpoint: endpoint, status: response.status, seconds: Double(elapsed) / 1e9)
@@ -168,12 +172,19 @@ public final class APIRouter: HTTPResponder {
                 try prepare(&context, container: segments[0], environment: segments[1], database: .private, method: method)
                 return (endpoint, try route.handler(context))
             }
-            guard path.hasPrefix("/database/1/") else {
+            let isDevice = path.hasPrefix(Self.devicePrefix)
+            guard path.hasPrefix("/database/1/") || isDevice else {
                 throw CloudKitError(.notFound, "no endpoint at \(path)")
             }
             var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
-            // tokens/create and tokens/register have no database segment (CloudKit Web Services).
-            if segments.count == 4 && segments[2] == "tokens" { segments.insert(DatabaseType.private.rawValue, at: 2) }
+            // tokens/create and tokens/register have no database segment: CloudKit JS sends them as
+            // /device/1/{container}/{environment}/tokens/..., CloudKit Web Services documents them
+            // under /database/1/; both are served the same way.
+            if segments.count == 4 && segments[2] == "tokens" {
+                segments.insert(DatabaseType.private.rawValue, at: 2)
+            } else if isDevice {
+                throw CloudKitError(.notFound, "expected /device/1/{container}/{environment}/tokens/{create|register}")
+            }
             guard segments.count >= 4 else {
                 throw CloudKitError(.notFound, "expected /database/1/{container}/{environment}/{database}/{operation}")
             }

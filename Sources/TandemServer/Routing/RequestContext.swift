@@ -13,6 +13,8 @@ public struct RequestContext: Sendable {
     public var database: DatabaseType = .private
     /// The authenticated user, when the route needs one.
     public var user: UserAccount?
+    /// Signs the `downloadURL`s of asset fields in this request's answers (set by the router).
+    var assetSigner: AssetURLSigner?
     /// Query parameters, percent-decoded.
     public var parameters: [String: String]
     /// The configured external base URL, if any (`--public-url`).

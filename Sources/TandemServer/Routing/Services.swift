@@ -66,7 +66,7 @@ struct Services: Sendable {
         var zones = ZoneService(store: store)
         zones.hub = hub
         self.zones = zones
-        assetRoutes = AssetRoutes(store: store)
+        assetRoutes = AssetRoutes(store: store, signer: AssetURLSigner(secret: secret))
         conversations = ConversationService(store: store, hub: conversationHub)
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)

@@ -164,19 +164,26 @@ final class ChangeHub: Sendable {
                 guard !candidates.isEmpty else { continue }
                 // Created and updated records must match the filters now; deleted ones matched by type.
                 var matching = Set<String>()
+                var fields: [String: JSONObject] = [:]
                 let live = candidates.filter { $0.event != .delete }.map(\.recordName)
                 if !live.isEmpty {
                     var restricted = query
                     restricted.sorts = []
                     restricted.filters.append(Filter(comparator: .in, field: .system(.recordName), value: .list(live.map { .string($0) }, of: .string)))
-                    matching = Set(try reader.query(restricted, zones: [event.zone], limit: live.count, after: nil, memberships: memberships)
-                        .map(\.record.recordName))
+                    let found = try reader.query(restricted, zones: [event.zone], limit: live.count, after: nil, memberships: memberships)
+                        .map(\.record)
+                    matching = Set(found.map(\.recordName))
+                    let wanted = PushNotification.additionalFields(subscription.notificationInfo)
+                    if !wanted.isEmpty {
+                        for record in found { fields[record.recordName] = PushNotification.fieldValues(record, wanted) }
+                    }
                 }
                 for change in candidates where change.event == .delete || matching.contains(change.recordName) {
                     var notification = base
                     notification.kind = "query"
                     notification.recordName = change.recordName
                     notification.recordType = change.recordType
+                    notification.fields = fields[change.recordName]
                     notification.queryReason = switch change.event {
                     case .create: "recordCreated"
                     case .update: "recordUpdated"

@@ -44,15 +44,18 @@ enum ChangeRoutes {
                         resultsLimit: try limit(entry["resultsLimit"] == nil ? body : entry, maximum: Limits.changesPerResponse),
                         desiredKeys: try RecordOperation.desiredKeys(entry["desiredKeys"] ?? body["desiredKeys"]),
                         desiredRecordTypes: try recordTypes(entry["desiredRecordTypes"] ?? body["desiredRecordTypes"]),
-                        numbersAsStrings: try RecordRoutes.bool(body, "numbersAsStrings", default: false)))
+                        // CloudKit JS sends numbersAsStrings inside each zone entry, with desiredKeys.
+                        numbersAsStrings: try RecordRoutes.bool(entry["numbersAsStrings"] == nil ? body : entry, "numbersAsStrings",
+                                                                default: false)))
                 }
                 let results = try services.changes.zoneChanges(requests, scope: context.scope)
                 let options = try RecordRoutes.options(context, body, desiredKeys: nil)
-                let zones: [JSONValue] = results.map { result in
+                let zones: [JSONValue] = zip(requests, results).map { request, result in
                     switch result {
                     case .changes(let zoneID, let syncToken, let records, let moreComing, let desiredKeys):
                         var recordOptions = options
                         recordOptions.desiredKeys = desiredKeys
+                        recordOptions.numbersAsStrings = request.numbersAsStrings
                         return .object(["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(syncToken),
                                         "moreComing": .bool(moreComing),
                                         "records": .array(records.map { RecordCodec.encodeForResponse($0, options: recordOptions) })])

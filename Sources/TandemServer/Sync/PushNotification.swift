@@ -3,7 +3,7 @@ import TandemCore
 
 /// A notification as CloudKit's `CKNotification` carries it: which subscription fired, the kind
 /// (query, recordZone, database), the query reason, and record and zone IDs — never a record's
-/// contents.
+/// contents beyond the fields a query subscription names in `notificationInfo.additionalFields`.
 struct PushNotification: Sendable {
     var notificationID = UUID().uuidString.lowercased()
     /// The user it is for.
@@ -21,6 +21,10 @@ struct PushNotification: Sendable {
     /// `recordCreated`, `recordUpdated`, `recordDeleted` (query notifications).
     var queryReason: String?
     var notificationInfo: JSONObject?
+    /// A query notification's record fields named by the subscription's
+    /// `notificationInfo.additionalFields` (values as CloudKit Web Services encodes them), for
+    /// created and updated records; nil otherwise.
+    var fields: JSONObject?
     /// The device whose write caused it.
     var originDeviceID: String
     var webhookURL: String?
@@ -39,6 +43,7 @@ struct PushNotification: Sendable {
         if let recordType { o["recordType"] = .string(recordType) }
         if let queryReason { o["queryNotificationReason"] = .string(queryReason) }
         if let notificationInfo { o["notificationInfo"] = .object(notificationInfo) }
+        if let fields { o["recordFields"] = .object(fields) }
         return .object(o)
     }
 }

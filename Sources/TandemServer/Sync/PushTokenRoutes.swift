@@ -4,7 +4,8 @@ import TandemHTTP
 import TandemStore
 
 /// tokens/create and tokens/register (CloudKit Web Services; path without a database segment:
-/// `/database/1/{container}/{environment}/tokens/...`), and the long-poll `webcourierURL`.
+/// `/database/1/{container}/{environment}/tokens/...`, and `/device/1/...` as CloudKit JS sends
+/// it), and the long-poll `webcourierURL`.
 enum PushTokenRoutes {
     static func routes(_ services: Services) -> [DatabaseRoute] {
         [
@@ -44,8 +45,15 @@ enum PushTokenRoutes {
         return value
     }
 
-    /// GET /webcourier/1/{token}[?timeout=SECONDS]: `{"notifications": [...]}`, waiting up to
-    /// `timeout` (default 25, at most 60) seconds when none is waiting. The token is the credential.
+    /// GET /webcourier/1/{token}[?timeout=SECONDS][&format=tandem], waiting up to `timeout`
+    /// (default 25, at most 60) seconds when no notification is waiting. The token is the credential.
+    ///
+    /// By default the answer is what CloudKit JS's long poll reads: one notification per response,
+    /// as its APNs-style payload (`{"ck":{...},"aps":{...}}`, see `PushNotification.apnsPayload`),
+    /// oldest first, the rest staying queued for the next polls; a poll that ends with none
+    /// answers 204 No Content, which CloudKit JS never hands to its listeners (its JSON read of
+    /// the empty body fails and it polls again). `format=tandem` answers Tandem's own batch
+    /// instead, `{"notifications": [...]}` with every waiting notification, 200 even when empty.
     static func poll(_ context: RequestContext, _ services: Services) throws -> HTTPResponse {
         let token = String(context.request.head.path.dropFirst(WebCourier.prefix.count))
         var timeout = 25.0
@@ -53,9 +61,17 @@ enum PushTokenRoutes {
             guard let seconds = Double(text), seconds >= 0 else { throw CloudKitError.badRequest("timeout must be a number of seconds") }
             timeout = min(seconds, 60)
         }
-        guard let notifications = services.webCourier.poll(token: token, timeout: timeout) else {
+        let batch: Bool
+        switch context.parameters["format"] {
+        case nil, "cloudkitjs": batch = false
+        case "tandem": batch = true
+        case let other?: throw CloudKitError.badRequest("format must be 'tandem' or 'cloudkitjs', not '\(other)'")
+        }
+        guard let notifications = services.webCourier.poll(token: token, timeout: timeout, limit: batch ? .max : 1) else {
             throw CloudKitError(.notFound, "unknown push token; create one with tokens/create")
         }
-        return Responses.json(.object(["notifications": .array(notifications.map(\.json))]))
+        if batch { return Responses.json(.object(["notifications": .array(notifications.map(\.json))])) }
+        guard let first = notifications.first else { return HTTPResponse(status: 204, headers: [], body: []) }
+        return Responses.json(first.apnsPayload)
     }
 }

@@ -7,6 +7,7 @@ import TandemCore
 /// environment and keeps up to `mailboxLimit` undelivered notifications in memory (oldest
 /// dropped first); `GET /webcourier/1/{token}` answers at once when some are waiting, or waits
 /// up to `timeout` seconds for one. Tokens live in memory: after a restart clients register again.
+/// `close()` (at shutdown) ends every parked poll at once and stops new ones from waiting.
 final class WebCourier: NotificationSink, Sendable {
     static let prefix = "/webcourier/1/"
     static let mailboxLimit = 100
@@ -15,10 +16,14 @@ final class WebCourier: NotificationSink, Sendable {
 
     private struct Mailbox {
         var user: String
-        var container: String
-        var environment: String
+        /// The container environments registered for this token (`container` + "\n" + `environment`):
+        /// CloudKit JS keeps one token per APNs environment and registers it for each container it
+        /// configures.
+        var scopes: Set<String>
         var notifications: [PushNotification] = []
     }
+
+    private static func scope(_ container: String, _ environment: String) -> String { container + "\n" + environment }
 
     private let mailboxes = Mutex<[String: Mailbox]>([:])
     /// Tokens kept at most, per user and in all (the oldest of a user's go first).
@@ -27,13 +32,19 @@ final class WebCourier: NotificationSink, Sendable {
     private let arrived = Mutex<[String: [DispatchSemaphore]]>([:])
     private let order = Mutex<[String: [String]]>([:])
     private let waiters = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
 
-    /// Registers `token` for `user`; returns false when another user already holds it.
+    /// Registers `token` for `user` in a container environment (adding it to those the token
+    /// already has); returns false when another user already holds it.
     func register(token: String, user: String, container: String, environment: String) -> Bool {
         mailboxes.withLock { boxes in
-            if let existing = boxes[token] { return existing.user == user }
+            if let existing = boxes[token] {
+                guard existing.user == user else { return false }
+                boxes[token]!.scopes.insert(Self.scope(container, environment))
+                return true
+            }
             guard boxes.count < Self.maximumTokens else { return false }
-            boxes[token] = Mailbox(user: user, container: container, environment: environment)
+            boxes[token] = Mailbox(user: user, scopes: [Self.scope(container, environment)])
             order.withLock { order in
                 order[user, default: []].append(token)
                 while order[user]!.count > Self.tokensPerUser { boxes[order[user]!.removeFirst()] = nil }
@@ -45,8 +56,8 @@ final class WebCourier: NotificationSink, Sendable {
     func deliver(_ notification: PushNotification) {
         let tokens = mailboxes.withLock { boxes -> [String] in
             var hit: [String] = []
-            for (token, box) in boxes where box.user == notification.recipient && box.container == notification.container
-                && box.environment == notification.environment {
+            let scope = Self.scope(notification.container, notification.environment)
+            for (token, box) in boxes where box.user == notification.recipient && box.scopes.contains(scope) {
                 boxes[token]!.notifications.append(notification)
                 if boxes[token]!.notifications.count > Self.mailboxLimit { boxes[token]!.notifications.removeFirst() }
                 hit.append(token)
@@ -57,27 +68,38 @@ final class WebCourier: NotificationSink, Sendable {
         semaphores.forEach { $0.signal() }
     }
 
-    /// Takes the waiting notifications of `token`, waiting up to `timeout` seconds for one.
-    /// Nil when the token is unknown.
-    func poll(token: String, timeout: Double) -> [PushNotification]? {
+    /// Takes up to `limit` of the waiting notifications of `token` (oldest first; the rest stay
+    /// queued for the next poll), waiting up to `timeout` seconds for one. Nil when the token is
+    /// unknown. Answers at once, possibly empty, once the courier is closed.
+    func poll(token: String, timeout: Double, limit: Int = .max) -> [PushNotification]? {
         func take() -> [PushNotification]? {
             mailboxes.withLock { boxes in
                 guard let box = boxes[token] else { return nil }
-                boxes[token]!.notifications.removeAll()
-                return box.notifications
+                let taken = Array(box.notifications.prefix(limit))
+                boxes[token]!.notifications.removeFirst(taken.count)
+                return taken
             }
         }
         guard let first = take() else { return nil }
-        guard first.isEmpty, timeout > 0, waiters.add(1, ordering: .relaxed).newValue <= Self.maximumWaiters else {
-            if first.isEmpty && timeout > 0 { waiters.subtract(1, ordering: .relaxed) }
-            return first
-        }
+        guard first.isEmpty, timeout > 0, !closed.load(ordering: .acquiring) else { return first }
         defer { waiters.subtract(1, ordering: .relaxed) }
+        guard waiters.add(1, ordering: .relaxed).newValue <= Self.maximumWaiters else { return first }
         let semaphore = DispatchSemaphore(value: 0)
         arrived.withLock { $0[token, default: []].append(semaphore) }
         defer { arrived.withLock { $0[token]?.removeAll { $0 === semaphore } } }
+        // Checked after registering, so a close() racing with this poll cannot be missed.
+        if closed.load(ordering: .acquiring) { return take() ?? [] }
         if let ready = take(), !ready.isEmpty { return ready }
         _ = semaphore.wait(timeout: .now() + timeout)
         return take() ?? []
+    }
+
+    /// Ends every parked poll now (each answers what it holds, usually nothing) and makes later
+    /// polls answer without waiting: at shutdown the HTTP server waits for in-flight requests,
+    /// and a parked poll would otherwise hold it for up to its whole timeout.
+    func close() {
+        closed.store(true, ordering: .releasing)
+        let semaphores = arrived.withLock { $0.values.flatMap { $0 } }
+        semaphores.forEach { $0.signal() }
     }
 }

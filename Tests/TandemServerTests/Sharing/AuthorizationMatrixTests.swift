@@ -17,6 +17,8 @@ struct AuthorizationMatrixTests {
     enum Endpoint: String, CaseIterable, CustomStringConvertible {
         case resolve, accept, sharedZones, lookup, query, update, create, delete, deleteRoot
         case addParticipant, changePublicPermission, leaveShare, requestAccess, approveRequesters
+        /// POST /device/1/{container}/{environment}/tokens/create, as CloudKit JS registers for pushes.
+        case pushToken
         var description: String { rawValue }
     }
 
@@ -43,6 +45,7 @@ struct AuthorizationMatrixTests {
         .leaveShare:             ["ok", "ok", "ok", "ok", "ok", zone, zone, zone, auth],
         .requestAccess:          ["BAD_REQUEST", invited, invited, invited, invited, invited, "ok", "ok", auth],
         .approveRequesters:      ["ok", "ok", denied, denied, denied, hidden, hidden, hidden, auth],
+        .pushToken:              ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", auth],
     ]
 
     /// The people, made once: the same accounts take each role in every fresh world.
@@ -196,6 +199,11 @@ struct AuthorizationMatrixTests {
         case .approveRequesters:
             result = Self.outcome(try server.tandem("shares/approveRequesters", ["shortGUID": .string(note.guid),
                                                                                  "userRecordNames": [.string(cast.requester.recordName)]], as: caller))
+        case .pushToken:
+            let url = "\(server.baseURL)/device/1/\(TestServer.container)/development/tokens/create"
+            let response = try server.request("POST", url, body: Data(#"{"apnsEnvironment":"development"}"#.utf8), token: .some(caller?.token))
+            let outcome = Self.outcome(response)
+            result = outcome == "ok" && response.json["webcourierURL"] == nil ? "no webcourierURL" : outcome
         }
         let want = Self.expected[endpoint]![Role.allCases.firstIndex(of: role)!]
         #expect(result == want, "\(endpoint) as \(role)")

@@ -36,7 +36,10 @@ struct SharedAssetTests {
         let seen = try server.sharedLookup(note, ["photo"], as: reader).json.record(0)
         let url = try #require(seen["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue)
         #expect(try server.request("GET", url, token: .some(reader.token)).body == bytes)
-        #expect(try server.request("GET", url, token: .some(stranger.token)).status == 404)
+        // A stranger gets no URL of their own, and their credentials do not open the unsigned one
+        // (the signed URL is a capability issued to the reader: whoever holds it may read).
+        #expect(try server.sharedLookup(note, ["photo"], as: stranger).json.record(0)["fields"] == nil)
+        #expect(try server.request("GET", String(url.prefix { $0 != "?" }), token: .some(stranger.token)).status == 404)
         // The owner reaches the same bytes through the private database.
         let mine = try server.post("records/lookup", Body.lookup(["photo"], zone: note.zone), as: owner, database: "private").json.record(0)
         let ownURL = try #require(mine["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue)

@@ -12,13 +12,13 @@ extension TestServer {
         return url
     }
 
-    /// Long-polls until `count` notifications arrived or `seconds` passed.
+    /// Long-polls (Tandem's batch format) until `count` notifications arrived or `seconds` passed.
     func notifications(at url: String, count: Int, seconds: Double = 5) throws -> [JSONValue] {
         var all: [JSONValue] = []
         let deadline = Date().addingTimeInterval(seconds)
         while all.count < count && Date() < deadline {
             let wait = max(0.05, min(1, deadline.timeIntervalSinceNow))
-            let response = try request("GET", url + "?timeout=\(wait)", token: .some(nil))
+            let response = try request("GET", url + "?format=tandem&timeout=\(wait)", token: .some(nil))
             all += response.json["notifications"]?.arrayValue ?? []
         }
         return all

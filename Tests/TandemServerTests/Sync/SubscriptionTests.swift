@@ -193,7 +193,7 @@ struct SubscriptionTests {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
-                if let response = try? server.request("GET", courier + "?timeout=10", token: .some(nil)),
+                if let response = try? server.request("GET", courier + "?format=tandem&timeout=10", token: .some(nil)),
                    response.json["notifications"]?.arrayValue?.isEmpty == false {
                     woke.withLock { $0 += 1 }
                 }
