@@ -89,6 +89,17 @@ import TandemCore
         #expect(error.description == "line \(c.line), column \(c.column): \(c.message)")
     }
 
+    @Test func aRawNulByteIsRefusedWhereverItStands() {
+        let trailing = parseFailure(Array(#"{"a":1}"#.utf8) + [0] + Array("garbage".utf8))
+        #expect(trailing?.message == "NUL byte in JSON text")
+        #expect(trailing?.position == 7)
+        let leading = parseFailure([0] + Array("{}".utf8))
+        #expect(leading?.position == 0)
+        let inString = parseFailure(Array("[\n\"a".utf8) + [0] + Array("b\"]".utf8))
+        #expect(inString?.line == 2)
+        #expect(inString?.column == 3)
+    }
+
     @Test func errorPositionIsTheByteOffset() {
         let error = parseFailure("[1,\n2,]")
         #expect(error?.line == 2)

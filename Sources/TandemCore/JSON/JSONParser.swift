@@ -15,10 +15,18 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 /// UTF-8 validated, exact 64-bit integers, precise error positions).
 ///
 /// - Rejects: trailing commas, comments, NaN/Infinity literals, duplicate keys, integers outside
-///   Int64, invalid UTF-8, and anything after the top-level value.
+///   Int64, invalid UTF-8, a raw NUL byte anywhere, and anything after the top-level value.
 /// - Accepts `\u0000` inside strings.
 public enum JSONParser {
     public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        // Jansson's lexer reads a raw NUL as the end of the text, so `{"a":1}\0garbage` parsed
+        // and the rest was silently dropped. RFC 8259 allows no raw NUL, not even inside strings.
+        if let nul = bytes.firstIndex(of: 0) {
+            let before = bytes[..<nul]
+            let line = before.reduce(1) { $1 == 10 ? $0 + 1 : $0 }
+            let column = nul - (before.lastIndex(of: 10).map { $0 + 1 } ?? 0) + 1
+            throw JSONParseError(message: "NUL byte in JSON text", line: line, column: column, position: nul)
+        }
         var error = json_error_t()
         let flags = size_t(JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
         let root: UnsafeMutablePointer<json_t>? = bytes.withUnsafeBufferPointer { buffer in

@@ -39,7 +39,9 @@ struct OutboundClient: Sendable {
         // Every address passed; the first is the one connected to.
         let address = target.addresses[0]
         let marker = "tandem-fetch:"
-        var arguments = ["curl", "-q", "--silent", "--show-error", "--max-time", String(timeout), "--noproxy", "*",
+        // --globoff: curl would otherwise expand `[1-5]` and `{a,b}` in the URL into several
+        // requests, so one notification could become many.
+        var arguments = ["curl", "-q", "--globoff", "--silent", "--show-error", "--max-time", String(timeout), "--noproxy", "*",
                          "--proto", target.scheme == "https" ? "=https" : "=http,https",
                          "--connect-to", "::\(address.hostForm):\(target.port)",
                          "--request", request.method, "--user-agent", "tandem"]

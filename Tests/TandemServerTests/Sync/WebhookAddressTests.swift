@@ -42,6 +42,20 @@ import TandemHTTP
         #expect(receiver.waitFor(2, seconds: 2).count == 1, "checked again at delivery: refused without --webhook-allow")
     }
 
+    @Test func aWebhookURLWithGlobCharactersIsOneRequestPerNotification() throws {
+        let server = try Self.loopbackOpened.server
+        let owner = try server.person("globber")
+        let receiver = try WebhookReceiver()
+        let url = "http://127.0.0.1:\(receiver.server.port)/hook[1-5]{a,b}"
+        let created = try server.subscribe(["subscriptionID": "glob", "subscriptionType": "database", "webhookURL": .string(url)], as: owner)
+        #expect(created["webhookSecret"]?.stringValue != nil, "\(created)")
+        _ = try server.post("records/modify", Body.modify([Body.operation("create", name: "once", recordType: "Item", fields: [:])]),
+                            as: owner, database: "private")
+        #expect(receiver.waitFor(1).count == 1)
+        // curl's URL globbing would have made 10 requests of this one notification.
+        #expect(receiver.waitFor(2, seconds: 2).count == 1)
+    }
+
     @Test func anInvalidAllowBlockStopsTheServerFromStarting() throws {
         let result = try runTandem(["serve", "--port", "0", "--webhook-allow", "127.0.0.1/8", "--data", NSTemporaryDirectory() + "tandem-" + UUID().uuidString])
         #expect(result.status == 64)
