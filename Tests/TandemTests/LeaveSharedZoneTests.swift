@@ -48,6 +48,16 @@ struct LeaveSharedZoneTests {
         }
     }
 
+    @Test func aZoneSharedAsAWholeNamesItsShare() async throws {
+        let zone = try await server.ada.privateDatabase.save(RecordZone(zoneName: unique("whole")))
+        #expect(zone.share == nil)
+        let share = Share(recordZoneID: zone.zoneID)
+        _ = try await server.ada.privateDatabase.save(share.record)
+        let fetched = try await server.ada.privateDatabase.recordZone(for: zone.zoneID)
+        #expect(fetched.share?.recordID == share.recordID)
+        #expect(try await server.ada.privateDatabase.allRecordZones().first { $0.zoneID == zone.zoneID }?.share?.recordID == share.recordID)
+    }
+
     @Test func purgeZoneOfASharedZoneLeavesItOnTheServer() async throws {
         let (invitee, _, zoneID, _, rootID) = try await sharedTrip()
         let store = try makeStore(invitee, automaticallySync: false)

@@ -67,6 +67,10 @@ extension Database {
         guard let json = item["zoneID"], let wire = try? RecordCodec.decodeZoneID(json) else {
             throw TandemError(.internalError, "a zone answer without a zoneID")
         }
-        return RecordZone(zoneID: RecordZone.ID(wire: wire, scope: databaseScope))
+        var zone = RecordZone(zoneID: RecordZone.ID(wire: wire, scope: databaseScope))
+        if let name = item["share"]?["recordName"]?.stringValue {
+            zone.share = Reference(recordID: Record.ID(recordName: name, zoneID: zone.zoneID))
+        }
+        return zone
     }
 }

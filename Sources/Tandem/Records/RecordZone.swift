@@ -33,6 +33,9 @@ public struct RecordZone: Sendable, Hashable {
     }
 
     public var zoneID: ID
+    /// The zone-wide share (`cloudkit.zoneshare`) when the zone is shared as a whole, as the
+    /// server last said (CloudKit: `CKRecordZone.share`); nil otherwise and for zones made here.
+    public internal(set) var share: Reference?
 
     public init(zoneName: String) { zoneID = ID(zoneName: zoneName) }
     public init(zoneID: ID) { self.zoneID = zoneID }

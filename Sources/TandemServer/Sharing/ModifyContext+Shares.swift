@@ -290,9 +290,11 @@ enum ShareRecords {
     /// hear of it as they would of an owner's save.
     static func participantsChanged(_ tx: any StoreWriting, share: StoredShare, by user: String, container: String,
                                     environment: Environment, deviceID: String = "", at now: Int64) throws -> ChangeEvent {
+        // Only this call's changes: a prompt answered for several shares publishes one event each.
+        let mark = tx.loggedChanges().count
         try touch(tx, share: share, by: user, at: now)
         let lost = try tx.zoneActivity(share.zone, container: container, environment: environment, viewersChanged: true, at: now)
         return ChangeEvent(logged: tx, zone: share.zone, container: container, environment: environment, deviceID: deviceID,
-                           formerViewers: lost)
+                           formerViewers: lost, since: mark)
     }
 }

@@ -32,14 +32,15 @@ extension ChangeEvent {
     /// logged in the zone, as an update or a deletion with the shares it was and is in. So
     /// whatever the zone feed shows reaches the subscriptions that cover it: a share deleted by
     /// its owner or left by a participant, a root's `share` link cleared, the records of a
-    /// moved subtree, a `DELETE_SELF` cascade (issue 14).
+    /// moved subtree, a `DELETE_SELF` cascade (issue 14). `mark`: only changes logged after the
+    /// first `mark` count (a write that publishes several events, one per part of its work).
     init(logged tx: any StoreWriting, zone: StoredZone, container: String, environment: Environment, deviceID: String,
-         described: [RecordChange] = [], zoneChanged: Bool = false, formerViewers: [String] = []) {
+         described: [RecordChange] = [], zoneChanged: Bool = false, formerViewers: [String] = [], since mark: Int = 0) {
         var records = described
         var index: [String: Int] = [:]
         for (position, change) in described.enumerated() { index[change.recordName] = position }
         var undescribed = Set<String>()
-        for logged in tx.loggedChanges() where logged.zoneKey == zone.key {
+        for logged in tx.loggedChanges().dropFirst(mark) where logged.zoneKey == zone.key {
             let known = index[logged.recordName]
             if let known, !undescribed.contains(logged.recordName) {
                 // A described record keeps its service's account; a later exit only adds a share it was in.
