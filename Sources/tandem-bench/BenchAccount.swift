@@ -12,6 +12,9 @@ struct BenchAccount {
 
     var userRecordName: String
     var token: String
+    /// A web auth token of the bench container, shaped as a sign-in issues it (bound to the
+    /// container, idle and absolute limits), so lookups can be measured with it too.
+    var webToken: String = ""
 
     /// Creates the container and user when missing, and a fresh token.
     static func prepare(in directory: String) throws -> BenchAccount {
@@ -25,7 +28,11 @@ struct BenchAccount {
         let user = try store.read { try $0.user(recordNameOrEmail: email) }
             ?? Admin.addUser(email: email, name: "Bench Mark", store: store)
         let token = try Admin.createUserToken(for: user.recordName, store: store)
-        return BenchAccount(userRecordName: user.recordName, token: token)
+        let web = Tokens.make(kind: .user)
+        let now = Clock.milliseconds()
+        let session = TokenSession(device: "tandem-bench", expiresAt: now + 86_400_000, idleMilliseconds: 14 * 86_400_000)
+        try store.write { try $0.addToken(hash: Tokens.hash(web), grant: TokenGrant(kind: .user, user: user, container: container, session: session), at: now) }
+        return BenchAccount(userRecordName: user.recordName, token: token, webToken: web)
     }
 
     /// The private database of the bench user, for building request paths.
@@ -33,5 +40,9 @@ struct BenchAccount {
 
     var headers: [(String, String)] {
         [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")]
+    }
+
+    var webTokenHeaders: [(String, String)] {
+        [("Authorization", "Bearer \(webToken)"), ("Content-Type", "application/json")]
     }
 }

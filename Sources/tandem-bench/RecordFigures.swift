@@ -44,6 +44,15 @@ enum RecordFigures {
                                   serverCPU: server.cpuSeconds)
             report.wrkLine("records/lookup 1 record, -t2 -c32", run)
             result.lookups = run
+            // The same with a web auth token from sign-in (issue 16: within 5% of the CLI token).
+            try HTTPProbe.post(server.url + BenchAccount.databasePath + "/records/lookup", headers: account.webTokenHeaders,
+                               body: BenchScripts.lookupBody(recordName: "lookup-0"), expect: "recordChangeTag")
+            let webScript = BenchScripts.lookup(headers: account.webTokenHeaders)
+            _ = try Wrk.run(url: server.url, script: webScript, threads: 2, connections: 32, seconds: options.warmupSeconds)
+            let web = try Wrk.run(url: server.url, script: webScript, threads: 2, connections: 32, seconds: options.loadSeconds,
+                                  serverCPU: server.cpuSeconds)
+            report.wrkLine("lookup, web auth token, -t2 -c32", web)
+            report.say("  web auth token / bearer token lookups: \(Format.percent(web.requestsPerSecond / max(run.requestsPerSecond, 1)))")
         }
         let memory = server.memory()
         result.memory = ServerMemory(label: "record server (\(level))", idle: idle, peak: memory.peak)

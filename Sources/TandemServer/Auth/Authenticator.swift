@@ -10,7 +10,12 @@ public import TandemStore
 ///
 /// Tokens are looked up by SHA-256; a found grant is cached for 30 seconds, per thread, so the
 /// hot path touches neither the database nor a shared lock. A token unknown to the cache is always looked up, so one created by
-/// `tandem token create` while the server runs works at once.
+/// `tandem token create` while the server runs works at once. A revocation made through this
+/// server empties every thread's cache (an atomic epoch, read once per lookup); one made by
+/// another process applies within the 30 seconds.
+///
+/// Web auth tokens from sign-in (decisions K6) work only in their container and stop at their
+/// idle or absolute limit; their last use is written at most once a minute per thread.
 public final class Authenticator: Sendable {
     private let store: any Store
     private let caches = PerThread { GrantCache() }

@@ -121,7 +121,4 @@ public protocol AccountWriting: AccountReading {
     func revokeToken(hash: [UInt8], at time: Int64) throws -> Bool
     /// Revokes the user's session `id`, or all of them when `id` is nil; returns how many.
     func revokeSessions(user: String, id: String?, at time: Int64) throws -> Int
-    /// Forgets the user's account: sign-in methods, consents, links and tokens go, then the user row.
-    /// Returns false when there was no such user. Records and shares are the caller's concern.
-    func removeUser(_ recordName: String) throws -> Bool
 }

@@ -137,12 +137,4 @@ extension SQLiteStoreTransaction {
         }
         return db.changes
     }
-
-    func removeUser(_ recordName: String) throws -> Bool {
-        for table in ["sign_in_methods", "container_consents", "account_links", "tokens", "device_keys"] {
-            try db.run("DELETE FROM \(table) WHERE user_record_name = ?", [.text(recordName)])
-        }
-        try db.run("DELETE FROM users WHERE record_name = ?", [.text(recordName)])
-        return db.changes > 0
-    }
 }

@@ -75,4 +75,32 @@ import TandemCore
         #expect(throws: (any Error).self) { try server.apiToken(origins: ["https://app.example/path"]) }
         #expect(throws: (any Error).self) { try server.apiToken(origins: ["https://app.example"], callback: "https://evil.example/cb") }
     }
+
+    @Test func thePageReportsWrongPasswordsThrottlingAndADeclinedConsent() throws {
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "2,10,60"])
+        let app = try server.apiToken(origins: ["https://app.example"])
+        let email = "\(unique("page"))@example.com".lowercased()
+        try server.signUpVerified(email, password: "page password", apiToken: app)
+        let page = try server.request("GET", server.baseURL + "/signin?ckAPIToken=" + app.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
+                                      token: .some(nil))
+        let form = try FormPage(page)
+        // Declining consent completes the flow with {errorMessage}, and issues nothing.
+        let asked = try form.post(server, "/signin", ["email": email, "password": "page password"])
+        let ticket = try #require(asked.text.range(of: #"name="ticket" value=""#).map { String(asked.text[$0.upperBound...].prefix { $0 != "\"" }) })
+        let declined = try form.post(server, "/signin/consent", ["ticket": ticket.replacingOccurrences(of: "&#39;", with: "'"), "decision": "deny"])
+        #expect(declined.status == 200 && declined.text.contains("data-error=\"The user did not allow") && !declined.text.contains("data-session"),
+                "\(declined.text)")
+        #expect(try server.sqlite("SELECT count(*) FROM tokens WHERE container_id = '\(TestServer.container)' AND kind = 'user'") == "0")
+        // A forged ticket is refused.
+        let forged = try form.post(server, "/signin/consent", ["ticket": "_someone|\(TestServer.container)|99999999999999|00", "decision": "allow"])
+        #expect(forged.status == 403)
+        // Wrong passwords are shown on the form; past the limit the page says when to retry.
+        for _ in 0..<2 {
+            let wrong = try form.post(server, "/signin", ["email": email, "password": "not it"])
+            #expect(wrong.status == 401 && wrong.text.contains("The email or password is wrong."), "\(wrong.status)")
+        }
+        let throttled = try form.post(server, "/signin", ["email": email, "password": "page password"])
+        #expect(throttled.status == 429 && throttled.text.contains("Too many attempts") && throttled.headers["retry-after"] != nil,
+                "\(throttled.status) \(throttled.headers)")
+    }
 }
