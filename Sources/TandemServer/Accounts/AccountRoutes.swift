@@ -18,7 +18,7 @@ import TandemStore
 /// | `sessions/revoke` | POST | user token | `{sessionID}` or `{all: true}` → `{revoked: N}` |
 ///
 /// A first sign-in to a container without `consent: true` is `ACCESS_DENIED` (nothing issued);
-/// rate limits answer `THROTTLED` with `retryAfter` (decisions K2, K5).
+/// rate limits answer `THROTTLED` with `retryAfter` (decisions A2, A5).
 enum AccountRoutes {
     static let prefix = "/auth/1/"
 

@@ -6,7 +6,7 @@ import TandemStore
 
 /// Accounts: sign-up (an emailed link creates the account), sign-in through a `SignInMethod`
 /// with rate limits and per-container consent, and sessions (web auth tokens) that expire and
-/// are listed and revoked (issue 16; decisions K1–K7).
+/// are listed and revoked (issue 16; decisions A1–A7).
 final class AccountService: Sendable {
     let store: any Store
     let authenticator: Authenticator
@@ -36,7 +36,7 @@ final class AccountService: Sendable {
     // MARK: Sign-up
 
     /// Starts a sign-up: the answer is the same whether or not the email has an account (no
-    /// enumeration, K4). For a new email a sign-up link holding the account to create (name and
+    /// enumeration, A4). For a new email a sign-up link holding the account to create (name and
     /// password hash) is stored and mailed; nothing else exists until the link is followed.
     /// - Throws: `BAD_REQUEST` for a malformed email, a password outside 8–1024, a name over 200
     ///   characters; `THROTTLED` after too many sign-ups from `address`.
@@ -81,7 +81,7 @@ final class AccountService: Sendable {
 
     // MARK: Password reset
 
-    /// Starts a password reset: the same answer for every email (K4). For an account, a reset
+    /// Starts a password reset: the same answer for every email (A4). For an account, a reset
     /// link is stored and mailed.
     /// - Throws: `BAD_REQUEST` for a malformed email, `THROTTLED` after too many requests from `address`.
     func requestReset(email rawEmail: String, address: String, linkBase: String) throws {
@@ -162,7 +162,7 @@ final class AccountService: Sendable {
         var expiresAt: Int64
     }
 
-    /// The first sign-in to a container needs the person's consent (K2).
+    /// The first sign-in to a container needs the person's consent (A2).
     struct ConsentRequired: Error {
         var user: UserAccount
     }

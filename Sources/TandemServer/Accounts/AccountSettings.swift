@@ -1,4 +1,4 @@
-/// Sign-in settings of `tandem serve` (decisions K3–K6).
+/// Sign-in settings of `tandem serve` (decisions A3–A6).
 public struct AccountSettings: Sendable {
     /// Argon2id cost, `m=KiB,t=passes,p=lanes` (default `m=19456,t=2,p=1`). Hashes made with other
     /// parameters are replaced at their next successful sign-in.

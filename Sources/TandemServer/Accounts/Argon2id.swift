@@ -4,7 +4,7 @@ import TandemCrypto
 
 /// Argon2id password hashes over libargon2 (the reference implementation, RFC 9106), in the PHC
 /// string format `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`, so each stored hash names the
-/// parameters it was made with and can be upgraded when they change (decisions K3).
+/// parameters it was made with and can be upgraded when they change (decisions A3).
 ///
 /// Hashing is memory-hard by design: at most `concurrentHashes` run at once, so a burst of
 /// sign-ins queues instead of allocating `memory × workers`.

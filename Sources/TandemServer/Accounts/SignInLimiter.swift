@@ -1,7 +1,7 @@
 import Synchronization
 import TandemCore
 
-/// Brute-force limits on sign-in and sign-up (decisions K5): failed sign-ins per account and per
+/// Brute-force limits on sign-in and sign-up (decisions A5): failed sign-ins per account and per
 /// client address, and sign-ups per address, each in a sliding window. An exhausted limit is
 /// `THROTTLED` (HTTP 429) with `retryAfter`: the seconds until the oldest counted attempt leaves
 /// the window. Limits are checked before a credential is, so a locked account does not tell a

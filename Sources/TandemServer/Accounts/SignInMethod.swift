@@ -18,7 +18,7 @@ protocol SignInMethod: Sendable {
     func authenticate(_ credential: [String: String]) throws -> UserAccount?
 }
 
-/// Email and password, hashed with Argon2id (decisions K3).
+/// Email and password, hashed with Argon2id (decisions A3).
 struct PasswordSignIn: SignInMethod {
     static let kind = "password"
     let store: any Store
@@ -50,7 +50,7 @@ struct PasswordSignIn: SignInMethod {
         }
         guard hasher.verify(password, against: method.secret) else { return nil }
         let now = Clock.milliseconds()
-        // A hash made with other parameters is replaced now that the password is known (K3).
+        // A hash made with other parameters is replaced now that the password is known (A3).
         let upgraded = hasher.needsRehash(method.secret) ? try hasher.hash(password) : nil
         try store.write { tx in
             if let upgraded {

@@ -5,7 +5,7 @@ import TandemHTTP
 import TandemStore
 
 /// The web sign-in page at the `redirectURL` of `AUTHENTICATION_REQUIRED` answers (`/signin`,
-/// with the app's `ckAPIToken`), completing CloudKit JS's flow (issue 16; decisions K8–K10):
+/// with the app's `ckAPIToken`), completing CloudKit JS's flow (issue 16; decisions A8–A10):
 ///
 /// - `GET /signin` — email and password form; `GET /signin/signup` — the sign-up form.
 /// - `POST /signin`, `POST /signin/signup`, `POST /signin/consent` — the forms' targets.

@@ -14,7 +14,7 @@ public import TandemStore
 /// server empties every thread's cache (an atomic epoch, read once per lookup); one made by
 /// another process applies within the 30 seconds.
 ///
-/// Web auth tokens from sign-in (decisions K6) work only in their container and stop at their
+/// Web auth tokens from sign-in (decisions A6) work only in their container and stop at their
 /// idle or absolute limit; their last use is written at most once a minute per thread.
 public final class Authenticator: Sendable {
     private let store: any Store

@@ -3,7 +3,7 @@ import Testing
 import TandemCore
 
 /// Sign-up and password-reset emails over SMTP (libcurl) to a real SMTP server on loopback
-/// (aiosmtpd, Tests/Mail/smtp_sink.py), read back and followed (issue 16, K4, K11).
+/// (aiosmtpd, Tests/Mail/smtp_sink.py), read back and followed (issue 16, A4, A11).
 @Suite("Account email")
 struct EmailTests {
     /// One sink and one server sending to it, for the suite.

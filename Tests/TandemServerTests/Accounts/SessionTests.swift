@@ -3,7 +3,7 @@ import Testing
 import TandemCore
 
 /// Sessions (web auth tokens): listed per user with device and times, revoked one by one or all
-/// at once, signing out revokes, and idle and absolute limits expire them (issue 16, K6); the
+/// at once, signing out revokes, and idle and absolute limits expire them (issue 16, A6); the
 /// same through `tandem token list|revoke` and `tandem user list|show`.
 @Suite("Sessions")
 struct SessionTests {
@@ -97,7 +97,7 @@ struct SessionTests {
         #expect(shown.output.contains("sign-in methods: password") && shown.output.contains("sessions: 1"), "\(shown.output)")
         let revoke = try runTandem(["token", "revoke", "--user", email, "--all", "--data", server.dataDirectory])
         #expect(revoke.status == 0 && revoke.output.contains("revoked 1 session"), "\(revoke.output)")
-        // Another process revoked it: the server's cache may keep it for up to 30 s (K6), then it is refused.
+        // Another process revoked it: the server's cache may keep it for up to 30 s (A6), then it is refused.
         let deadline = Date().addingTimeInterval(40)
         while try server.currentUser(token) != "AUTHENTICATION_FAILED" && Date() < deadline { Thread.sleep(forTimeInterval: 1) }
         #expect(try server.currentUser(token) == "AUTHENTICATION_FAILED")

@@ -4,7 +4,7 @@ import Testing
 import TandemCore
 
 /// The pieces of sign-in on their own: Argon2id over libargon2, origin rules, form bodies, the
-/// consent ticket and the rate limiter (decisions K3, K5, K8, K10).
+/// consent ticket and the rate limiter (decisions A3, A5, A8, A10).
 @Suite struct SignInPartsTests {
     @Test func argon2idHashesVerifyAndNameTheirParameters() throws {
         let hasher = Argon2id(parameters: try #require(Argon2id.Parameters("m=64,t=1,p=1")))
