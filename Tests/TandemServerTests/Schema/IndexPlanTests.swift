@@ -58,6 +58,26 @@ import TandemServer
         #expect(result.names == ["n0", "n5", "n10", "n15", "n20"])
     }
 
+    /// Issue 14 item 6: the page after a marker starts with an index range at the cursor, not by
+    /// walking the index (or an OFFSET) up to it, so a deep page costs what the first does.
+    @Test(arguments: [("record order", [Sort]()), ("sortable field", [Sort(field: .user("stars"))])])
+    func aPageAfterACursorSeeksItsIndex(label: String, sorts: [Sort]) throws {
+        let query = Query(recordType: "Note", sorts: sorts)
+        let zone = self.zone
+        let first = try store.read { try $0.query(query, zones: [zone], limit: 5, after: nil, memberships: nil) }
+        let cursor = try #require(first.last?.cursor)
+        let (plan, next) = try store.database.read { connection in
+            let ordered = try SQLiteStoreTransaction(connection).orderedFields(zoneKey: zone.key, recordType: query.recordType)
+            let planner = try QueryPlanner(query: query, zoneKeys: [zone.key], limit: 5, after: cursor, orderedFields: ordered)
+            return (try connection.query("EXPLAIN QUERY PLAN " + planner.sql, planner.arguments) { $0.text(3) },
+                    try connection.query(planner.sql, planner.arguments) { $0.text(0) })
+        }
+        let seek = sorts.isEmpty ? "AND id>?)" : ">?)"
+        #expect(plan.contains { $0.hasPrefix("SEARCH r USING") && $0.contains(seek) }, "\(label): \(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(label): \(plan)")
+        #expect(next == (sorts.isEmpty ? ["n5", "n6", "n7", "n8", "n9"] : ["n25", "n30", "n35", "n40", "n45"]))
+    }
+
     @Test func equalityOnAQueryableFieldUsesTheFieldIndex() throws {
         let result = try run(Query(recordType: "Note", filters: [Filter(comparator: .equals, field: .user("stars"), value: .int64(3))]))
         #expect(result.plan.contains { $0.contains("field_index_lookup") }, "\(result.plan)")
