@@ -163,6 +163,22 @@ import TandemCore
         #expect(forged.status == 400)
     }
 
+    @Test func aMarkerFitsTheSameQueryHoweverItIsSpelled() throws {
+        let server = try Shared.server
+        _ = try server.post("records/modify", Body.modify((1...3).map { i in
+            Body.operation("create", name: "spelled-\(i)", recordType: "Spelled", fields: ["i": Body.field(.int(Int64(i)))]) }))
+        let page = try server.post("records/query", ["resultsLimit": 1, "query": [
+            "recordType": "Spelled", "sortBy": [["fieldName": "i"]], "filterBy": [
+                ["fieldName": "i", "comparator": "GREATER_THAN", "fieldValue": ["value": 0, "type": "INT64"]]]]])
+        let marker = try #require(page.json["continuationMarker"])
+        // Keys in another order, the default sort direction written out, the default zone named.
+        let respelled = try server.post("records/query", ["continuationMarker": marker, "zoneID": ["zoneName": "_defaultZone"], "query": [
+            "filterBy": [["fieldValue": ["type": "INT64", "value": 0], "comparator": "GREATER_THAN", "fieldName": "i"]],
+            "sortBy": [["ascending": true, "fieldName": "i"]], "recordType": "Spelled"], "resultsLimit": 1])
+        #expect(respelled.status == 200, "\(respelled.text)")
+        #expect(respelled.json.records.first?["recordName"]?.stringValue == "spelled-2")
+    }
+
     /// Pages of `size` through Page records (field `i`), sorted by `sorts`; `between` runs after the first page.
     func pageThrough(_ server: TestServer, zone: String, size: Int, sorts: [JSONValue], between: ([Int64]) throws -> Void = { _ in }) throws -> [Int64] {
         var seen: [Int64] = []
@@ -268,6 +284,20 @@ import TandemCore
                     #expect(response.json.serverErrorCode == "BAD_REQUEST")
                     #expect(response.json["reason"]?.stringValue?.contains("at most \(Limits.valuesPerFilter) values") == true)
                 }
+            }
+        }
+    }
+
+    @Test func valueListsPastTheQuerysTotalAreBadRequests() throws {
+        let server = try Shared.server
+        let zone = try Self.seed(server)
+        let values: JSONValue = .array((0..<Limits.valuesPerFilter).map { JSONValue.int(Int64($0)) })
+        for (filters, status) in [(Limits.valuesPerQuery / Limits.valuesPerFilter, 200), (Limits.valuesPerQuery / Limits.valuesPerFilter + 1, 400)] {
+            let filterBy: JSONValue = .array(Array(repeating: Self.filter("NOT_IN", "n", values, type: "INT64_LIST"), count: filters))
+            let response = try server.post("records/query", ["zoneID": ["zoneName": .string(zone)], "query": ["recordType": "Item", "filterBy": filterBy]])
+            #expect(response.status == status, "\(filters) lists: \(response.text.prefix(200))")
+            if status == 400 {
+                #expect(response.json["reason"]?.stringValue?.contains("at most \(Limits.valuesPerQuery) list values in all") == true)
             }
         }
     }

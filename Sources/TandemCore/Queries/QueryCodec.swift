@@ -9,6 +9,10 @@ public enum QueryCodec {
         if let filterJSON = o["filterBy"], !filterJSON.isNull {
             guard case .array(let items) = filterJSON else { throw .badRequest("query 'filterBy' must be an array") }
             for item in items { filters.append(try decodeFilter(item)) }
+            let values = filters.reduce(0) { $0 + $1.value.elements.count }
+            guard values <= Limits.valuesPerQuery else {
+                throw .badRequest("a query's filters take at most \(Limits.valuesPerQuery) list values in all; got \(values)")
+            }
         }
         var sorts: [Sort] = []
         if let sortJSON = o["sortBy"], !sortJSON.isNull {

@@ -103,7 +103,7 @@ enum RecordRoutes {
         }
         let zoneWide = try bool(body, "zoneWide", default: false)
         let zone: ZoneID? = body["zoneID"].flatMap { $0.isNull ? nil : $0 } == nil ? nil : try zoneID(body)
-        let fingerprint = ContinuationMarker.fingerprint(query: queryJSON, zone: zone, zoneWide: zoneWide)
+        let fingerprint = ContinuationMarker.fingerprint(query: query, zone: zone, zoneWide: zoneWide)
         var after: QueryCursor?
         if let marker = body["continuationMarker"], !marker.isNull {
             guard let text = marker.stringValue else { throw CloudKitError.badRequest("continuationMarker must be a string") }

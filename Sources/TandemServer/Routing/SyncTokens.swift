@@ -147,9 +147,15 @@ enum FeedTags {
 
 enum ContinuationMarker {
     /// A 64-bit digest of what a query asks, so a marker is only accepted with the same query.
-    static func fingerprint(query: JSONValue, zone: ZoneID?, zoneWide: Bool) -> Int64 {
-        var bytes = JSONWriter.bytes(query)
-        bytes.append(contentsOf: Array("\(zone?.zoneName ?? "")|\(zoneWide)".utf8))
+    ///
+    /// It digests the decoded query, not the request's JSON: the same query with its keys in
+    /// another order, a default written out (`"ascending": true`) or the default zone named
+    /// (`_defaultZone`) is the same query. The decoded value's reflection is deterministic for a
+    /// build (plain structs and enums, no dictionaries), so markers survive restarts; a server
+    /// upgrade that changes the query types makes older markers "a different query".
+    static func fingerprint(query: Query, zone: ZoneID?, zoneWide: Bool) -> Int64 {
+        let zoneName = zone?.zoneName ?? (zoneWide ? "" : ZoneID.defaultZoneName)
+        let bytes = Array("\(String(reflecting: query))|\(zoneName)|\(zoneWide)".utf8)
         return Digest.sha256(bytes).prefix(8).reduce(0) { $0 << 8 | Int64($1) }
     }
 }
