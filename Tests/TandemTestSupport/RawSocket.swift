@@ -48,10 +48,8 @@ public final class RawSocket {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else {
-            Glibc.close(fd)
-            throw Failure(description: "connect: errno \(errno)")
-        }
+        // deinit runs even when this init throws (the object is complete): it closes `fd`, once.
+        guard result == 0 else { throw Failure(description: "connect: errno \(errno)") }
     }
 
     deinit { Glibc.close(fd) }

@@ -85,7 +85,7 @@ final class BodySpool: @unchecked Sendable {
                 state.failure = "cannot create a file for the request body in \(directory): \(String(cString: strerror(errno)))"
             } else {
                 state.fd = fd
-                state.path = String(cString: template)
+                state.path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             }
         }
         return fd

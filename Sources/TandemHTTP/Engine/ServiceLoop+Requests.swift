@@ -1,5 +1,4 @@
 import CWebSockets
-import Foundation
 
 /// Receiving requests: head, body framing, hand-off to the responder (service thread).
 extension ServiceLoop {
@@ -112,168 +111,7 @@ extension ServiceLoop {
         return 0
     }
 
-    /// Takes a spool slot or reserves `length` bytes of the in-memory budget; answers 503 and
-    /// returns `false` when none is left.
-    private func reserveBody(_ connection: Connection, length: Int, policy: HTTPBodyPolicy) -> Bool {
-        if policy.spooled {
-            guard counters.spooledBodies < configuration.maxSpooledBodies else {
-                reject(connection, status: 503, reason: "Too many large request bodies are being received; retry shortly.")
-                return false
-            }
-            connection.holdsSpoolSlot = true
-            counters.spoolStarted()
-        } else {
-            guard counters.bufferedBodyBytes + length <= configuration.maxBufferedBodyBytes else {
-                reject(connection, status: 503, reason: "Too many request bodies are being received; retry shortly.")
-                return false
-            }
-            connection.reservedBodyBytes = length
-            counters.bodyBytesHeld(length)
-        }
-        return true
-    }
-
-    /// Gives back what `reserveBody` took, and drops a spool no request received.
-    func releaseBody(_ connection: Connection) {
-        if connection.reservedBodyBytes > 0 {
-            counters.bodyBytesReleased(connection.reservedBodyBytes)
-            connection.reservedBodyBytes = 0
-        }
-        if connection.holdsSpoolSlot {
-            counters.spoolEnded()
-            connection.holdsSpoolSlot = false
-        }
-        connection.spool?.discard()
-        connection.spool = nil
-    }
-
-    /// Pauses reading and asks a worker whether the body is wanted (`HTTPResponder.admit`).
-    private func admit(_ connection: Connection) -> Int32 {
-        guard let head = connection.head else { return -1 }
-        guard let workers else {
-            // Benchmark mode: decide right here.
-            if let refusal = responder.admit(head) {
-                connection.closeAfterResponse = true
-                startResponse(connection, refusal)
-            } else {
-                beginBody(connection)
-            }
-            return 0
-        }
-        connection.phase = .admitting
-        lws_set_timeout(connection.wsi, NO_PENDING_TIMEOUT, 0)
-        lws_rx_flow_control(connection.wsi, 0)
-        connection.receivePaused = true
-        let job = WorkerPool.Job(connectionID: connection.id, requestID: connection.requestID, request: HTTPRequest(head: head))
-        if !workers.submitAdmission(job) {
-            reject(connection, status: 503, reason: "Too many requests are queued.")
-        }
-        return 0
-    }
-
-    /// A worker's admission decision for `connection`, now `.admitting` (service thread).
-    func admissionDecided(_ connection: Connection, refusal: HTTPResponse?) {
-        if let refusal {
-            connection.closeAfterResponse = true
-            startResponse(connection, refusal)
-            return
-        }
-        if connection.receivePaused {
-            connection.receivePaused = false
-            lws_rx_flow_control(connection.wsi, 1)
-        }
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(configuration.idleTimeout))
-        let early = connection.body
-        connection.body = []
-        beginBody(connection)
-        if !early.isEmpty {
-            early.withUnsafeBytes { receive(connection, $0) }
-        }
-        if connection.bodyCompleteEarly && connection.phase == .receivingBody {
-            _ = dispatchIfAccepting(connection)
-        }
-    }
-
-    /// Starts collecting the body: a spool file or memory, and `100 Continue` if asked for.
-    private func beginBody(_ connection: Connection) {
-        connection.phase = .receivingBody
-        if connection.bodyPolicy.spooled {
-            let id = connection.id
-            let completions = completions
-            let counters = counters
-            connection.spool = BodySpool(directory: configuration.spoolDirectory ?? Self.temporaryDirectory,
-                                         window: configuration.spoolWindow,
-                                         onDrained: { completions.attention(id) },
-                                         released: { counters.bodyBytesReleased($0) })
-        } else {
-            connection.body.reserveCapacity(connection.bodyLength)
-        }
-        if connection.expectsContinue && connection.bodyLength > 0 {
-            writeContinue(connection.wsi)
-        }
-    }
-
-    static var temporaryDirectory: String {
-        let value = ProcessInfo.processInfo.environment["TMPDIR"] ?? ""
-        return value.isEmpty ? "/tmp" : value
-    }
-
-    /// `LWS_CALLBACK_HTTP_BODY`: a piece of body.
-    func bodyArrived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
-        guard let connection = connection(for: wsi) else { return -1 }
-        connection.bodyOutstanding -= bytes.count
-        switch connection.phase {
-        case .admitting:
-            // What lws had read with the head (one read at most: reading is paused).
-            connection.body.append(contentsOf: bytes)
-        case .receivingBody:
-            receive(connection, bytes)
-        default:
-            break
-        }
-        return 0
-    }
-
-    private func receive(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
-        if connection.bodyReceived + bytes.count > connection.bodyLimit {
-            reject(connection, status: 413, reason: "The body is larger than \(connection.bodyLimit) bytes.")
-            return
-        }
-        connection.bodyReceived += bytes.count
-        guard let spool = connection.spool else {
-            connection.body.append(contentsOf: bytes)
-            return
-        }
-        counters.bodyBytesHeld(bytes.count)
-        if spool.append(bytes) && !connection.receivePaused {
-            // The disk is behind: stop reading until the spool has written half its window.
-            connection.receivePaused = true
-            lws_rx_flow_control(connection.wsi, 0)
-        }
-    }
-
-    /// The spool of `connection` has drained below half its window: read again.
-    func spoolDrained(_ connection: Connection) {
-        guard connection.phase == .receivingBody, connection.receivePaused else { return }
-        connection.receivePaused = false
-        lws_rx_flow_control(connection.wsi, 1)
-    }
-
-    /// `LWS_CALLBACK_HTTP_BODY_COMPLETION`: lws has delivered all the body it expected.
-    func bodyCompleted(_ wsi: OpaquePointer) -> Int32 {
-        guard let connection = connection(for: wsi) else { return -1 }
-        if connection.phase == .discardingBody {
-            return -1
-        }
-        if connection.phase == .admitting {
-            connection.bodyCompleteEarly = true
-            return 0
-        }
-        guard connection.phase == .receivingBody else { return 0 }
-        return dispatchIfAccepting(connection)
-    }
-
-    private func dispatchIfAccepting(_ connection: Connection) -> Int32 {
+    func dispatchIfAccepting(_ connection: Connection) -> Int32 {
         if draining {
             reject(connection, status: 503, reason: "The server is shutting down.")
             return 0
@@ -320,7 +158,7 @@ extension ServiceLoop {
 
     /// `HTTP/1.1 100 Continue`, so clients waiting on `expect: 100-continue` (curl, hence
     /// URLSession on Linux) send the body without their one-second pause.
-    private func writeContinue(_ wsi: OpaquePointer) {
+    func writeContinue(_ wsi: OpaquePointer) {
         let line = "HTTP/1.1 100 Continue\r\n\r\n"
         let start = scratch + preamble
         let count = line.utf8.count
