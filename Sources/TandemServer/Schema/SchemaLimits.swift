@@ -11,12 +11,15 @@ public import TandemSchema
 /// are at most 255 characters. Counts are Tandem's limits (CloudKit documents none), the same
 /// as what writes may grow a development schema to (`SchemaAdmission`, SC9), so a development
 /// schema can always be promoted: at most ``recordTypes`` types, ``fieldsPerType`` fields per
-/// type, ``fields`` fields in all and ``roles`` roles.
+/// type, ``fields`` fields in all and ``roles`` roles; and ``grantsPerType`` grants per type
+/// (every right for every role and the three system roles: 40,000 repeated grants made every
+/// public query of the container 15 times slower).
 public enum SchemaLimits {
     public static let recordTypes = 500
     public static let fieldsPerType = 250
     public static let fields = 5000
     public static let roles = 100
+    public static let grantsPerType = 3 * (roles + 3)
 
     /// - Throws: `BAD_REQUEST` naming the first name or count over a limit.
     public static func check(_ schema: Schema) throws(CloudKitError) {
@@ -37,6 +40,9 @@ public enum SchemaLimits {
             guard Names.isValidRecordType(type.name) else {
                 throw .badRequest("record type name '\(type.name.prefix(40))' (\(type.name.utf8.count) characters) is not a valid type name: "
                                   + "a letter, then letters, digits or _, at most \(Limits.nameLength) characters")
+            }
+            guard type.grants.count <= grantsPerType else {
+                throw .badRequest("record type \(type.name) has \(type.grants.count) grants; a type holds at most \(grantsPerType)")
             }
             guard type.fields.count <= fieldsPerType else {
                 throw .badRequest("record type \(type.name) has \(type.fields.count) fields; a type holds at most \(fieldsPerType)")

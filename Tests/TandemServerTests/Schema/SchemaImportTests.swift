@@ -86,6 +86,8 @@ import TandemSQLite
         ("\(SchemaLimits.fields + 1) fields in all", types(SchemaLimits.fields / SchemaLimits.fieldsPerType + 1, fields: SchemaLimits.fieldsPerType), false),
         ("\(SchemaLimits.fieldsPerType) fields", types(1, fields: SchemaLimits.fieldsPerType), true),
         ("\(SchemaLimits.fieldsPerType + 1) fields", types(1, fields: SchemaLimits.fieldsPerType + 1), false),
+        ("\(SchemaLimits.grantsPerType) grants", "DEFINE SCHEMA\n  RECORD TYPE D (x STRING" + String(repeating: ", GRANT READ TO \"_world\"", count: SchemaLimits.grantsPerType) + ");", true),
+        ("\(SchemaLimits.grantsPerType + 1) grants", "DEFINE SCHEMA\n  RECORD TYPE D (x STRING" + String(repeating: ", GRANT READ TO \"_world\"", count: SchemaLimits.grantsPerType + 1) + ");", false),
         ("\(SchemaLimits.roles + 1) roles", "DEFINE SCHEMA\n" + (0...SchemaLimits.roles).map { "  CREATE ROLE r\($0);" }.joined(separator: "\n"), false),
     ]
 
