@@ -140,6 +140,11 @@ final class AccountService: Sendable {
     static func completeSignUp(_ link: AccountLink, _ tx: any StoreWriting, at now: Int64) throws -> AccountProfile {
         let user: UserAccount
         if let existing = try tx.user(recordNameOrEmail: link.email), existing.email?.lowercased() == link.email.lowercased() {
+            // A sign-up link never replaces a password: an account that has one is changed
+            // only by its owner's sign-in or a reset link (QA: a rival sign-up's link took it over).
+            if link.pendingSecret != nil, try tx.signInMethods(user: existing.recordName).contains(where: { $0.kind == PasswordSignIn.kind }) {
+                throw CloudKitError(.authenticationFailed, "this email already has an account with a password; sign in, or reset the password")
+            }
             user = existing
             try tx.setEmailVerified(user: user.recordName, true)
         } else {

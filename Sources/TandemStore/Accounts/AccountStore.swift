@@ -114,6 +114,9 @@ public protocol AccountWriting: AccountReading {
     func addConsent(user: String, container: String, at time: Int64) throws
     func addAccountLink(_ link: AccountLink) throws
     /// Marks a link used; false when it is unknown, used or expired at `time` (so it works once).
+    /// Every other unused link of the same purpose for the same email is voided with it: once a
+    /// sign-up created the account or a reset set the password, an older or rival link (another
+    /// sign-up someone started with that address) must not act on the account.
     func useAccountLink(hash: [UInt8], at time: Int64) throws -> Bool
     /// Records a use of a user token (at most a few times a minute per token).
     func touchToken(hash: [UInt8], at time: Int64) throws

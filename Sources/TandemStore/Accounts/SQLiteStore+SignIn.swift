@@ -113,7 +113,12 @@ extension SQLiteStoreTransaction {
     func useAccountLink(hash: [UInt8], at time: Int64) throws -> Bool {
         try db.run("UPDATE account_links SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?",
                    [.integer(time), .blob(hash), .integer(time)])
-        return db.changes > 0
+        guard db.changes > 0 else { return false }
+        try db.run("""
+            UPDATE account_links SET used_at = ? WHERE used_at IS NULL
+            AND (email, purpose) = (SELECT email, purpose FROM account_links WHERE hash = ?)
+            """, [.integer(time), .blob(hash)])
+        return true
     }
 
     func touchToken(hash: [UInt8], at time: Int64) throws {

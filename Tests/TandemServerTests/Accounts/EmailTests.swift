@@ -61,6 +61,26 @@ struct EmailTests {
         #expect(notice.contains("Subject: You already have an account") && SMTPSink.link(in: notice) == nil, "\(notice)")
     }
 
+    @Test func aRivalSignUpLinkForTheSameEmailIsVoidOnceTheAccountExists() throws {
+        let world = try Self.world()
+        let server = world.server
+        let email = "\(unique("rival"))@example.com".lowercased()
+        _ = try server.auth("signup", ["email": .string(email), "password": "owner password"], apiToken: world.app)
+        let ownerMail = try world.sink.message(to: email)
+        _ = try server.auth("signup", ["email": .string(email), "password": "attacker password"], apiToken: world.app)
+        let rivalMail = try world.sink.message(to: email, after: ownerMail)
+        func secret(_ mail: String) throws -> String {
+            let link = try #require(SMTPSink.link(in: mail), "\(mail)")
+            return try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "token" }?.value)
+        }
+        let owner = try server.auth("verify", ["token": .string(try secret(ownerMail))], apiToken: world.app)
+        #expect(owner.status == 200, "\(owner.text)")
+        let rival = try server.auth("verify", ["token": .string(try secret(rivalMail))], apiToken: world.app)
+        #expect(rival.json.serverErrorCode == "AUTHENTICATION_FAILED", "\(rival.status) \(rival.text)")
+        _ = try server.signIn(email, password: "owner password", apiToken: world.app)
+        #expect(throws: (any Error).self) { try server.signIn(email, password: "attacker password", apiToken: world.app) }
+    }
+
     @Test func passwordResetLinkSetsANewPasswordAndSignsEverySessionOut() throws {
         let world = try Self.world()
         let server = world.server
