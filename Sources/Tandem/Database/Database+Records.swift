@@ -86,6 +86,16 @@ extension Database {
     public func modifyRecords(saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID],
                               savePolicy: SavePolicy = .ifServerRecordUnchanged, atomically: Bool = true)
         async throws(TandemError) -> ModifyRecordsResult {
+        try await modifyRecords(saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically,
+                                retryingLostAnswers: true)
+    }
+
+    /// `retryingLostAnswers: false` (the sync engine) does not repeat a request whose answer was
+    /// lost: it may have been applied, and repeating a create after another device deleted the
+    /// record would bring it back (K25). The engine fetches before it sends again.
+    func modifyRecords(saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID],
+                       savePolicy: SavePolicy, atomically: Bool, retryingLostAnswers: Bool)
+        async throws(TandemError) -> ModifyRecordsResult {
         var result = ModifyRecordsResult(saveResults: [:], deleteResults: [:])
         var zones: [RecordZone.ID] = []
         for id in recordsToSave.map(\.recordID) + recordIDsToDelete where !zones.contains(id.zoneID) { zones.append(id.zoneID) }
@@ -97,7 +107,7 @@ extension Database {
                 + deletes.map { JSONValue.object(["operationType": "forceDelete", "record": .object(["recordName": .string($0.recordName)])]) }
             let body: JSONObject = ["zoneID": RecordCodec.encodeZoneID(zoneID.wire), "atomic": .bool(atomically),
                                     "operations": .array(operations)]
-            let items = try [JSONValue].items(try await post("records/modify", body), "records", in: "records/modify")
+            let items = try [JSONValue].items(try await post("records/modify", body, retryingLostAnswers: retryingLostAnswers), "records", in: "records/modify")
             for (index, item) in items.enumerated() {
                 let error = itemError(item)
                 if index < saves.count {

@@ -26,8 +26,8 @@ public struct Database: Sendable {
         self.transport = transport
     }
 
-    func post(_ operation: String, _ body: JSONObject) async throws(TandemError) -> JSONValue {
-        try await transport.json(transport.databaseURL(databaseScope, operation), body: .object(body))
+    func post(_ operation: String, _ body: JSONObject, retryingLostAnswers: Bool = true) async throws(TandemError) -> JSONValue {
+        try await transport.json(transport.databaseURL(databaseScope, operation), body: .object(body), retryingLostAnswers: retryingLostAnswers)
     }
 
     func get(_ operation: String) async throws(TandemError) -> JSONValue {

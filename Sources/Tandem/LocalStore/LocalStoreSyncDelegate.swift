@@ -100,6 +100,9 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
                 // Not allowed to delete (a read-only participant): the record comes back.
                 let current = try? await syncEngine.database.record(for: id)
                 if let local = try mirror.refuse(id, current: current) { observer(.refused(local, error)) }
+            } else if error.code == .zoneNotFound && scope == .shared {
+                // Access to the zone was lost with the deletion unsent: say so, with the record (K27).
+                if let local = try mirror.refuse(id, current: nil) { observer(.refused(local, error)) }
             } else if Self.refusesRecord(error.code) {
                 try mirror.removeTombstones([id])
             } else {

@@ -364,7 +364,8 @@ public final class SyncEngine: Sendable {
                 }
                 do throws(TandemError) {
                     let result = try await database.modifyRecords(saving: zoneSaves, deleting: zoneDeletes,
-                                                                  savePolicy: .ifServerRecordUnchanged, atomically: batch.atomicByZone)
+                                                                  savePolicy: .ifServerRecordUnchanged, atomically: batch.atomicByZone,
+                                                                  retryingLostAnswers: false)
                     for record in zoneSaves {
                         switch result.saveResults[record.recordID] {
                         case .success(let saved): sent.savedRecords.append(saved); finished.append(attempt(save: record.recordID))

@@ -69,16 +69,18 @@ final class Transport: Sendable {
     }
 
     /// POSTs a JSON body (GET when nil) and returns the JSON answer; retries retryable failures.
-    func json(_ url: URL, body: JSONValue?) async throws(TandemError) -> JSONValue {
+    /// With `retryingLostAnswers: false`, a failure after the request may have reached the server
+    /// (`networkFailure`, `serverResponseLost`) is thrown instead of retried.
+    func json(_ url: URL, body: JSONValue?, retryingLostAnswers: Bool = true) async throws(TandemError) -> JSONValue {
         let data = try await send(url, method: body == nil ? "GET" : "POST", body: body.map { Data(JSONWriter.bytes($0)) },
-                                  contentType: "application/json")
+                                  contentType: "application/json", retryingLostAnswers: retryingLostAnswers)
         do { return try JSONParser.parse([UInt8](data)) } catch {
             throw TandemError(.serverResponseLost, "the server's answer is not JSON: \(error)")
         }
     }
 
     /// Sends raw bytes or fetches them, with retries.
-    func send(_ url: URL, method: String, body: Data?, contentType: String) async throws(TandemError) -> Data {
+    func send(_ url: URL, method: String, body: Data?, contentType: String, retryingLostAnswers: Bool = true) async throws(TandemError) -> Data {
         var attempt = 0
         while true {
             do {
@@ -86,6 +88,7 @@ final class Transport: Sendable {
             } catch {
                 attempt += 1
                 guard error.isRetryable, attempt < configuration.retryPolicy.maximumAttempts else { throw error }
+                if !retryingLostAnswers && (error.code == .networkFailure || error.code == .serverResponseLost) { throw error }
                 let delay = configuration.retryPolicy.delay(beforeRetry: attempt - 1, after: error)
                 do { try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) } catch {
                     throw TandemError(.operationCancelled, "cancelled while waiting to retry")

@@ -142,7 +142,7 @@ private final class Run: @unchecked Sendable {
             guard var record = try store.record(for: id(name, for: device)) else { return }
             record[key] = "\(device.name)-\(step)"
             written[name, default: [:]][key, default: []].insert("\(device.name)-\(step)")
-            log.append("\(step): \(device.name) edits \(name).\(key)")
+            log.append("\(step) \(Date()): \(device.name) edits \(name).\(key)")
             try store.save([record])
         case 35..<55:
             counter += 1
@@ -151,11 +151,11 @@ private final class Run: @unchecked Sendable {
             record["title"] = "\(device.name)-\(step)"
             written[name, default: [:]]["title", default: []].insert("\(device.name)-\(step)")
             names.append(name)
-            log.append("\(step): \(device.name) creates \(name)")
+            log.append("\(step) \(Date()): \(device.name) creates \(name)")
             try store.save([record])
         case 55..<63 where !visible.isEmpty:
             let name = visible[Int.random(in: 0..<visible.count, using: &random)]
-            log.append("\(step): \(device.name) deletes \(name)")
+            log.append("\(step) \(Date()): \(device.name) deletes \(name)")
             try store.delete([id(name, for: device)])
         case 63..<75:
             log.append("\(step): \(device.name) syncs")
@@ -211,10 +211,14 @@ private final class Run: @unchecked Sendable {
 
     func check() async throws {
         var serverState: [String: [String: String]] = [:]
+        var serverRecords: [String: Record] = [:]
         var token: ServerChangeToken?
         repeat {
             let page = try await server.ada.privateDatabase.recordZoneChanges(inZoneWith: zoneID, since: token)
-            for record in page.modifications where record.recordType == "Note" { serverState[record.recordID.recordName] = Self.fields(record) }
+            for record in page.modifications where record.recordType == "Note" {
+                serverState[record.recordID.recordName] = Self.fields(record)
+                serverRecords[record.recordID.recordName] = record
+            }
             token = page.changeToken
             if !page.moreComing { break }
         } while true
@@ -232,7 +236,10 @@ private final class Run: @unchecked Sendable {
             }
             // (d) a deletion the server acknowledged is never undone (record names are not reused).
             for case .sent(saved: _, deleted: let deleted) in device.changes.all {
-                for id in deleted where id.zoneID.zoneName == zoneID.zoneName && serverState[id.recordName] != nil { problems.append("\(id.recordName) deleted by \(device.name) came back (d)") }
+                for id in deleted where id.zoneID.zoneName == zoneID.zoneName && serverState[id.recordName] != nil {
+                    let record = serverRecords[id.recordName]
+                    problems.append("\(id.recordName) deleted by \(device.name) came back (d): created \(record?.creationDate.map(String.init(describing:)) ?? "?") by \(record?.creatorUserRecordID?.recordName ?? "?"), modified \(record?.modificationDate.map(String.init(describing:)) ?? "?") by \(record?.lastModifiedUserRecordID?.recordName ?? "?"), fields \(serverState[id.recordName] ?? [:]); Ada is \(server.adaRecordName), Bob \(server.bobRecordName)")
+                }
             }
         }
         // (a), (b): a key written during the run ends with one of the values written (an older

@@ -147,6 +147,35 @@ struct LocalStoreEditSafetyTests {
         #expect(changes.all.contains { if case .deletedWhileEdited(let r) = $0 { r.recordID == id } else { false } })
     }
 
+    /// The same hazard one level down: the transport repeating a create whose answer was lost,
+    /// after another device deleted the record (found by the random run, seeds 119 and 193).
+    @Test func aCreateWhoseAnswerWasLostIsNotRetriedByTheTransportOverADeletion() async throws {
+        let server = TestServer.shared
+        let proxy = try FaultProxy(upstreamPort: { server.port })
+        let (one, _) = try device(server.container(token: server.adaToken, proxy: proxy))
+        let (two, _) = try device(server.ada)
+        let zone = try await sharedRecord(on: one, and: two).zoneID
+        try await one.sync()
+
+        let id = Record.ID(recordName: unique("retried"), zoneID: zone)
+        var note = Record(recordType: "Note", recordID: id)
+        note["title"] = "created once"
+        try one.save([note])
+        // The create is applied and its answer lost; a repeat of it would wait at the proxy.
+        proxy.update { $0.dropNextAnswerPaths = ["records/modify"]; $0.holdRequestsAfterDrop = true }
+        let send = Task { try await one.privateEngine.sendChanges() }
+        try await eventually("the answer was dropped") { proxy.droppedAnswers == 1 }
+        try await two.sync()
+        try two.delete([id])
+        try await two.sync()                                       // acknowledged deletion
+        proxy.update { $0.holdRequestPaths = []; $0.holdRequestsAfterDrop = false }
+        _ = await send.result
+        try await one.sync()
+        try await two.sync()
+        await #expect(throws: TandemError.self, "deletion wins (K22)") { try await server.ada.privateDatabase.record(for: id) }
+        #expect(try one.record(for: id) == nil)
+    }
+
     @Test func aRecordOverTheSizeLimitIsRefusedWithAnEventAndNotSentLater() async throws {
         let server = TestServer.shared
         let url = temporaryStoreURL()

@@ -22,6 +22,10 @@ final class FaultProxy: @unchecked Sendable {
         var dropNextAnswerPaths: [String] = []
         /// Go offline when a `dropNextAnswerPaths` answer is dropped (the retries fail too).
         var offlineAfterDrop = false
+        /// Requests to these paths wait at the proxy (not forwarded) until removed from the list.
+        var holdRequestPaths: [String] = []
+        /// When a `dropNextAnswerPaths` answer is dropped, hold later requests to that path.
+        var holdRequestsAfterDrop = false
         /// Seconds added before each answer.
         var latency: Double = 0
         /// Chance (0...1) that an answer to a `records/` or `changes/` request is dropped.
@@ -176,6 +180,11 @@ final class FaultProxy: @unchecked Sendable {
             if count <= 0 { return }
             let chunk = Array(buffer[0..<count])
             if Self.requestLine(chunk) != nil, lock.withLock({ faults.offline || faults.refuseRequests }) { return }
+            if let line = Self.requestLine(chunk) {
+                while lock.withLock({ faults.holdRequestPaths.contains { line.contains($0) } && !faults.offline && !stopped }) {
+                    Thread.sleep(forTimeInterval: 0.02)
+                }
+            }
             exchange.lock.withLock {
                 if let line = Self.requestLine(chunk) {
                     exchange.requestLine = line
@@ -253,6 +262,9 @@ final class FaultProxy: @unchecked Sendable {
                     if let index = faults.dropNextAnswerPaths.firstIndex(where: { line.contains($0) }) {
                         faults.dropNextAnswerPaths.remove(at: index)
                         if faults.offlineAfterDrop { faults.offline = true }
+                        if faults.holdRequestsAfterDrop, let path = ["records/modify", "changes/zone", "changes/database"].first(where: { line.contains($0) }) {
+                            faults.holdRequestPaths.append(path)
+                        }
                         droppedAnswers += 1
                         return (.drop, 0)
                     }
