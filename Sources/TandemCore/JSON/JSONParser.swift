@@ -19,14 +19,6 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 /// - Accepts `\u0000` inside strings.
 public enum JSONParser {
     public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        // Jansson's lexer reads a raw NUL as the end of the text, so `{"a":1}\0garbage` parsed
-        // and the rest was silently dropped. RFC 8259 allows no raw NUL, not even inside strings.
-        if let nul = bytes.firstIndex(of: 0) {
-            let before = bytes[..<nul]
-            let line = before.reduce(1) { $1 == 10 ? $0 + 1 : $0 }
-            let column = nul - (before.lastIndex(of: 10).map { $0 + 1 } ?? 0) + 1
-            throw JSONParseError(message: "NUL byte in JSON text", line: line, column: column, position: nul)
-        }
         var error = json_error_t()
         let flags = size_t(JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
         let root: UnsafeMutablePointer<json_t>? = bytes.withUnsafeBufferPointer { buffer in
@@ -34,14 +26,27 @@ public enum JSONParser {
                 json_loadb(chars.baseAddress, chars.count, flags, &error)
             }
         }
+        // Jansson's lexer reads a raw NUL as the end of the text, so `{"a":1}\0garbage` parsed
+        // and the rest was silently dropped. RFC 8259 allows no raw NUL, not even inside a
+        // string: one is refused, unless Jansson found another error before it.
+        let nul = bytes.firstIndex(of: 0)
         guard let root else {
+            if let nul, nul <= Int(error.position) { throw Self.nulError(bytes, at: nul) }
             let text = withUnsafeBytes(of: error.text) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
             throw JSONParseError(message: text, line: Int(error.line), column: Int(error.column), position: Int(error.position))
         }
         defer { tandem_json_decref(root) }
+        if let nul { throw Self.nulError(bytes, at: nul) }
         return convert(root)
+    }
+
+    private static func nulError(_ bytes: [UInt8], at nul: Int) -> JSONParseError {
+        let before = bytes[..<nul]
+        let line = before.reduce(1) { $1 == 10 ? $0 + 1 : $0 }
+        let column = nul - (before.lastIndex(of: 10).map { $0 + 1 } ?? 0) + 1
+        return JSONParseError(message: "NUL byte in JSON text", line: line, column: column, position: nul)
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
