@@ -40,6 +40,39 @@ struct LocalStoreFetchedConflictTests {
         #expect(!one.hasUnsentChanges)
     }
 
+    /// F2 as QA2 ran it: Bob (READ_WRITE participant) loses the answer to his save in Ada's
+    /// shared zone; Ada edits the same note (acknowledged); Bob's next sync meets her edit in
+    /// its fetch and goes through the merge (here: keep the server's) with an event.
+    @Test func aParticipantsLostAnswerEditIsNotResentOverTheOwnersLaterEdit() async throws {
+        let server = TestServer.shared
+        let proxy = try FaultProxy(upstreamPort: { server.port })
+        let conflicts = ConflictLog()
+        let (ada, _) = try device(server.ada)
+        let (bob, changes) = try device(server.container(token: server.bobToken, proxy: proxy), merge: { conflict in
+            conflicts.add(conflict)
+            return conflict.serverRecord
+        })
+        let (noteID, _) = try await shareNotebook(ada: ada, bob: bob)
+        try await bob.sync()
+        let bobsNote = noteID.shared(owner: server.adaRecordName)
+
+        try await edit(bob, bobsNote, sync: false) { $0["text"] = "BOB-lost-answer" }
+        proxy.update { $0.dropNextAnswerPaths = ["records/modify"]; $0.offlineAfterDrop = true }
+        await #expect(throws: TandemError.self) { try await bob.sharedEngine.sendChanges() }   // applied, answer lost
+        try await ada.sync()
+        #expect(try ada.record(for: noteID)?["text"] as? String == "BOB-lost-answer", "Bob's save was applied")
+        try await edit(ada, noteID) { $0["text"] = "ADA-after-bob" }       // acknowledged
+        proxy.update { $0.offline = false; $0.offlineAfterDrop = false }
+        try await bob.sync()
+        try await ada.sync()
+
+        #expect(try await server.ada.privateDatabase.record(for: noteID)["text"] as? String == "ADA-after-bob")
+        #expect(try ada.record(for: noteID)?["text"] as? String == "ADA-after-bob")
+        #expect(try bob.record(for: bobsNote)?["text"] as? String == "ADA-after-bob")
+        #expect(conflicts.all.contains { $0.serverRecord["text"] as? String == "ADA-after-bob" })
+        #expect(changes.all.contains { if case .conflict(let r) = $0 { r == bobsNote } else { false } })
+    }
+
     /// F4: both devices edit the same key offline; two syncs first (acknowledged). One's sync
     /// fetches two's version before sending: that is a conflict, reported and merged, not a
     /// silent rebase (the default merge keeps one's key, K16, and the app is told).
