@@ -199,13 +199,21 @@ extension LocalMirror {
 
     // MARK: Fetched changes
 
-    /// One fetched page in one transaction. A row with unsent edits is rebased: the server's
-    /// record with the local keys applied on top (they are sent with the new change tag). A record
-    /// deleted here and not yet sent stays deleted. A deleted row goes even with unsent edits;
-    /// those rows are returned as they were (K22).
+    /// One fetched page in one transaction. On a row with unsent edits, keys the fetched record
+    /// already holds with the local value are acknowledged (no longer unsent: a save whose answer
+    /// was lost). When the record changed on the server since the row's version (another change
+    /// tag) and unsent keys remain, that is a conflict as a send's `serverRecordChanged` is
+    /// (K33): with `detectingConflicts` the row is left as it is and the server's record returned
+    /// in `conflicts`, for `resolveConflict` (the merge closure) outside the transaction;
+    /// otherwise (and for a row whose send is in flight) it is rebased: the server's record with
+    /// the local keys on top. A record deleted here and not yet sent stays deleted. A deleted row
+    /// goes even with unsent edits; those rows are returned in `dropped` as they were (K22).
     @discardableResult
-    func applyFetched(_ records: [Record], deletions: [Record.ID]) throws(TandemError) -> [Record] {
-        try write { db -> [Record] in
+    func applyFetched(_ records: [Record], deletions: [Record.ID], detectingConflicts: Bool = false)
+        throws(TandemError) -> (dropped: [Record], conflicts: [Record]) {
+        let inFlight = Set(records.map(\.recordID).filter(isInFlight))
+        return try write { db -> (dropped: [Record], conflicts: [Record]) in
+            var conflicts: [Record] = []
             // Rows with unsent edits and tombstones are few: read them once per page, not per record.
             var dirty = Set<Record.ID>()
             var buried = Set<Record.ID>()
@@ -220,8 +228,17 @@ extension LocalMirror {
                 try db.run("INSERT OR IGNORE INTO zone (scope, zone_name, owner_name) VALUES (?, ?, ?)", Self.key(zoneID))
             }
             for record in records where !buried.contains(record.recordID) {
-                if dirty.contains(record.recordID), let row = try Self.row(db, record.recordID), row.isDirty {
-                    try Self.put(db, Self.rebase(row, onto: record, clearing: nil), addingZone: false)
+                if dirty.contains(record.recordID), var row = try Self.row(db, record.recordID), row.isDirty {
+                    if !inFlight.contains(record.recordID) { row = Self.acknowledging(row, by: record) }
+                    if !row.isDirty {
+                        try Self.put(db, .clean(record, edit: row.edit), addingZone: false)
+                    } else if detectingConflicts && !inFlight.contains(record.recordID)
+                                && record.recordChangeTag != row.record.recordChangeTag {
+                        try Self.put(db, row, addingZone: false)
+                        conflicts.append(record)
+                    } else {
+                        try Self.put(db, Self.rebase(row, onto: record, clearing: nil), addingZone: false)
+                    }
                 } else {
                     try Self.put(db, .clean(record), addingZone: false)
                 }
@@ -232,7 +249,22 @@ extension LocalMirror {
                 try db.run(Self.deleteRow, Self.key(id))
                 try db.run(Self.deleteTombstone, Self.key(id))
             }
-            return dropped
+            return (dropped, conflicts)
         }
+    }
+
+    /// The row without the unsent keys (and parent) that `server` already holds with the local
+    /// value: the server has them, whoever sent them.
+    static func acknowledging(_ row: Row, by server: Record) -> Row {
+        var row = row
+        if var pending = row.pending {
+            for key in pending.keys where row.record.pendingAssets[key] == nil && row.record.fields[key] == server.fields[key] {
+                pending.removeValue(forKey: key)
+            }
+            row.pending = pending.isEmpty ? nil : pending
+        }
+        if row.parentEdit != nil && row.record.parent == server.parent { row.parentEdit = nil }
+        if row.pending?.isEmpty == true && row.parentEdit == nil { row.pending = nil }
+        return row
     }
 }

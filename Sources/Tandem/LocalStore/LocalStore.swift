@@ -21,8 +21,8 @@ internal import TandemSQLite
 ///   engines send shortly after, and after every (re)connection of the push stream. A record the
 ///   store holds is saved by its changed keys on top of the newest row (a stale copy does not
 ///   undo fetched changes). Unsent edits survive relaunches (dirty rows and tombstones).
-/// - Conflicts (`serverRecordChanged`) go to `Configuration.merge` with the local and server
-///   records; its result is sent again (default: the server's record with the locally changed
+/// - Conflicts (`serverRecordChanged`, or a fetched newer record meeting unsent keys, K33) go
+///   to `Configuration.merge` with the local and server records; its result is sent again (default: the server's record with the locally changed
 ///   keys on top, decision K16). Each unsent key remembers the edit that changed it, so an answer
 ///   or a merge clears only what was sent and an edit made meanwhile is kept (K23).
 /// - Nothing is dropped silently (K32): a change refused for good, a deleted record's unsent edit
@@ -30,7 +30,9 @@ internal import TandemSQLite
 /// - One store per file in a process; `close()` waits for the engines before the file closes (K29).
 /// - Record IDs say the database: zones owned by `__defaultOwner__` are private, others shared.
 public final class LocalStore: Sendable {
-    /// A save the server refused because its record changed there (`serverRecordChanged`).
+    /// The record changed on the server while this device had unsent edits of it: a save the
+    /// server refused (`serverRecordChanged`), or a fetched newer version meeting unsent keys
+    /// it does not already hold (K33).
     public struct Conflict: Sendable {
         /// The record as this device has it (local edits applied, old change tag).
         public var localRecord: Record
@@ -46,7 +48,8 @@ public final class LocalStore: Sendable {
         case fetched(saved: [Record.ID], deleted: [Record.ID])
         /// Local changes the server accepted.
         case sent(saved: [Record.ID], deleted: [Record.ID])
-        /// A save met a newer server record and was merged.
+        /// A save, or a fetch, met a newer server record while the record had unsent edits here;
+        /// `Configuration.merge` decided and its result is sent (K33).
         case conflict(Record.ID)
         /// A record with unsent local edits was deleted on the server. The deletion wins (as in
         /// CloudKit, where saving a deleted record fails with `unknownItem`, and in

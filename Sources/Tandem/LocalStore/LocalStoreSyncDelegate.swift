@@ -46,9 +46,18 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
                 }
                 try mirror.addZones(changes.modifications)
             case .fetchedRecordZoneChanges(let changes):
-                let dropped = try mirror.applyFetched(changes.modifications, deletions: changes.deletions.map(\.recordID))
+                let (dropped, conflicts) = try mirror.applyFetched(changes.modifications, deletions: changes.deletions.map(\.recordID),
+                                                                   detectingConflicts: true)
                 observer(.fetched(saved: changes.modifications.map(\.recordID), deleted: changes.deletions.map(\.recordID)))
                 for record in dropped { observer(.deletedWhileEdited(record)) }
+                // A fetched change to a record with unsent keys is a conflict, as a send's
+                // serverRecordChanged is: merged, reported, and the result queued (K33).
+                var again: [SyncEngine.PendingRecordZoneChange] = []
+                for server in conflicts {
+                    if try mirror.resolveConflict(server: server, merge: merge) { again.append(.saveRecord(server.recordID)) }
+                    observer(.conflict(server.recordID))
+                }
+                if !again.isEmpty { syncEngine.state.add(pendingRecordZoneChanges: again) }
             case .recordZoneChangesRestarted(let zoneID):
                 try mirror.restartZone(zoneID)
             case .sentRecordZoneChanges(let sent):
