@@ -36,9 +36,16 @@ public final class Container: Sendable {
         /// Stream reconnection: waits grow from `initialDelay` by `multiplier` up to `maximumDelay`;
         /// `maximumAttempts` is ignored (the stream reconnects until the sequence is dropped).
         public var streamReconnection: RetryPolicy
+        /// Called with the new credentials when the container adopted a rotated web auth token
+        /// from a response's `X-Apple-CloudKit-Web-Auth-Token` header (decisions A13), on the
+        /// thread that read the response. Save them where the app keeps its session (the old
+        /// token stops working a minute after the rotation).
+        public var credentialsChanged: (@Sendable (Credentials) -> Void)?
 
         public init(deviceID: String? = nil, notifyOwnChanges: Bool = true, retryPolicy: RetryPolicy = RetryPolicy(),
-                    requestTimeout: Double = 60, streamReconnection: RetryPolicy = RetryPolicy(initialDelay: 0.25, maximumDelay: 30)) {
+                    requestTimeout: Double = 60, streamReconnection: RetryPolicy = RetryPolicy(initialDelay: 0.25, maximumDelay: 30),
+                    credentialsChanged: (@Sendable (Credentials) -> Void)? = nil) {
+            self.credentialsChanged = credentialsChanged
             self.deviceID = deviceID
             self.notifyOwnChanges = notifyOwnChanges
             self.retryPolicy = retryPolicy
@@ -69,6 +76,18 @@ public final class Container: Sendable {
         transport = Transport(serverURL: serverURL, containerIdentifier: identifier, environment: environment,
                               credentials: credentials, configuration: configuration)
         groupActivitiesClient = GroupActivities(transport: transport)
+    }
+
+    /// Who requests are signed in as now. Starts as the `credentials` given to `init`; a
+    /// response carrying `X-Apple-CloudKit-Web-Auth-Token` (the server rotated the web auth
+    /// token, decisions A13) replaces the token in it, as CloudKit JS replaces its session, and
+    /// calls `Configuration.credentialsChanged`.
+    public var credentials: Credentials { transport.credentials }
+
+    /// Signs every later request (and stream connection) with `credentials`, e.g. after the
+    /// person signed in again following `sessionExpired`. Requests already sent keep theirs.
+    public func replaceCredentials(_ credentials: Credentials) {
+        transport.replaceCredentials(credentials)
     }
 
     /// The signed-in user's own records (`CKContainer.privateCloudDatabase`).

@@ -529,5 +529,16 @@ enum Migrations {
         ALTER TABLE tokens ADD COLUMN callback TEXT;
         CREATE INDEX tokens_by_user ON tokens(user_record_name) WHERE user_record_name IS NOT NULL;
         """),
+        // Accounts, part 2 (issue 16): rotated web auth tokens (A13), admin tokens that expire and
+        // are revoked (A14), and deleted accounts (A15: the row stays, without email or names, so
+        // the record name is never reused and the email can sign up again).
+        SQLiteMigration(version: 10, sql: """
+        ALTER TABLE tokens ADD COLUMN rotated_at INTEGER;
+        ALTER TABLE tokens ADD COLUMN successor BLOB;
+        CREATE INDEX tokens_by_successor ON tokens(successor) WHERE successor IS NOT NULL;
+        ALTER TABLE admin_tokens ADD COLUMN expires_at INTEGER;
+        ALTER TABLE admin_tokens ADD COLUMN revoked_at INTEGER;
+        ALTER TABLE users ADD COLUMN deleted_at INTEGER;
+        """),
     ]
 }

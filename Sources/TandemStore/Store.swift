@@ -143,24 +143,46 @@ public struct TokenSession: Sendable, Hashable {
     /// The idle limit: the token expires this long after its last use.
     public var idleMilliseconds: Int64?
     public var revokedAt: Int64?
+    /// When the token was issued (nil when not read from the store).
+    public var createdAt: Int64?
+    /// When a newer token replaced this one (rotation, decisions A13): it keeps working for
+    /// `rotationGraceMilliseconds` after that.
+    public var rotatedAt: Int64?
+
+    /// How long a rotated token keeps working, so requests already on their way with it do not
+    /// fail (decisions A13).
+    public static let rotationGraceMilliseconds: Int64 = 60_000
 
     public init(device: String? = nil, lastUsedAt: Int64? = nil, expiresAt: Int64? = nil, idleMilliseconds: Int64? = nil,
-                revokedAt: Int64? = nil) {
+                revokedAt: Int64? = nil, createdAt: Int64? = nil, rotatedAt: Int64? = nil) {
         self.device = device
         self.lastUsedAt = lastUsedAt
         self.expiresAt = expiresAt
         self.idleMilliseconds = idleMilliseconds
         self.revokedAt = revokedAt
+        self.createdAt = createdAt
+        self.rotatedAt = rotatedAt
     }
 
     /// Why the token no longer works at `now`, or nil while it does.
-    public func refusal(at now: Int64, createdAt: Int64? = nil) -> String? {
-        if revokedAt != nil { return "the session was revoked (signed out); sign in again" }
-        if let expiresAt, now >= expiresAt { return "the session expired; sign in again" }
-        if let idleMilliseconds, let last = lastUsedAt ?? createdAt, now >= last + idleMilliseconds {
-            return "the session expired after being idle; sign in again"
+    public func refusal(at now: Int64, createdAt: Int64? = nil) -> SessionRefusal? {
+        if revokedAt != nil { return SessionRefusal(.revoked, "the session was revoked (signed out); sign in again") }
+        if let expiresAt, now >= expiresAt { return SessionRefusal(.expired, "the session expired; sign in again") }
+        if let idleMilliseconds, let last = lastUsedAt ?? createdAt ?? self.createdAt, now >= last + idleMilliseconds {
+            return SessionRefusal(.expired, "the session expired after being idle; sign in again")
+        }
+        if let rotatedAt, now >= rotatedAt + Self.rotationGraceMilliseconds {
+            return SessionRefusal(.expired, "this token was replaced by the one sent in X-Apple-CloudKit-Web-Auth-Token; use that one, or sign in again")
         }
         return nil
+    }
+
+    /// Whether a request at `now` should replace this token with a new one (decisions A13): it has
+    /// an idle limit (a web auth token from sign-in), was not replaced yet, and half of its idle
+    /// limit has passed since it was issued, and it still works.
+    public func wantsRotation(at now: Int64) -> Bool {
+        guard let idleMilliseconds, let createdAt, rotatedAt == nil, refusal(at: now) == nil else { return false }
+        return now - createdAt >= idleMilliseconds / 2
     }
 }
 

@@ -11,6 +11,9 @@ enum AccountCommand {
           tandem user verify EMAIL [--data DIR]   (marks the email verified; completes a pending sign-up)
           tandem token list --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token revoke --user EMAIL_OR_USER_RECORD_NAME (--session ID | --all) [--data DIR]
+          tandem token create --admin [--expires DURATION] [--data DIR]   (schema and links administration; DURATION: 3600, 90m, 12h, 30d)
+          tandem token list --admin [--data DIR]
+          tandem token revoke --admin ID [--data DIR]   (ID from token list --admin; applies at once)
         """
 
     static let serveUsage = """
@@ -64,6 +67,21 @@ enum AccountCommand {
     static func run(_ options: Options, data: String) throws -> Int32? {
         let words = options.words
         switch (words.first, words.dropFirst().first, words.count) {
+        case ("token", "create", 2) where options.flag("admin"):
+            let seconds = try options.value("expires").map(duration)
+            print(try CommandLine.withStore(data) { try Admin.createAdminToken(expiresAfterSeconds: seconds, store: $0) })
+        case ("token", "list", 2) where options.flag("admin"):
+            let now = Clock.milliseconds()
+            for token in try CommandLine.withStore(data, { try AccountAdmin.adminTokens(store: $0) }) {
+                let state = token.refusal(at: now).map { $0.kind == .revoked ? "revoked" : "expired" } ?? "active"
+                print([token.id, state, "created=\(stamp(token.createdAt))", "expires=\(token.expiresAt.map(stamp) ?? "never")"]
+                    .joined(separator: "\t"))
+            }
+        case ("token", "revoke", 3) where options.flag("admin"):
+            try CommandLine.withStore(data) { try AccountAdmin.revokeAdminToken(words[2], store: $0) }
+            print("revoked admin token \(words[2])")
+        case ("token", _, _) where options.flag("admin"):
+            throw UsageError("admin tokens: token create --admin [--expires DURATION] | token list --admin | token revoke --admin ID")
         case ("user", "list", 2):
             for profile in try CommandLine.withStore(data, { try AccountAdmin.list(store: $0) }) { print(line(profile)) }
         case ("user", "show", 3):
@@ -92,6 +110,17 @@ enum AccountCommand {
             return nil
         }
         return 0
+    }
+
+    /// Seconds in `3600`, `90s`, `90m`, `12h` or `30d`.
+    static func duration(_ text: String) throws -> Int64 {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        let unit = text.last.flatMap { units[$0] }
+        let digits = unit == nil ? Substring(text) : text.dropLast()
+        guard let n = Int64(digits), n > 0, n <= Int64.max / 86_400_000 else {
+            throw UsageError("--expires must be a positive duration: 3600, 90s, 90m, 12h or 30d")
+        }
+        return n * (unit ?? 1)
     }
 
     static func line(_ profile: AccountProfile) -> String {

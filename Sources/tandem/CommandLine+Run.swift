@@ -26,7 +26,6 @@ extension CommandLine {
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--origin https://app.example,...] [--sign-in-callback message|URL] [--data DIR]
         \(AccountCommand.usage)
-          tandem token create --admin [--data DIR]   (for the schema endpoint /tandem/1/{container}/{environment}/schema/*)
           tandem user roles --email EMAIL --container ID --environment development|production [ROLE... | --clear] [--replace] [--data DIR]   (no ROLE: show them)
           tandem schema validate FILE.ckdb
           tandem schema diff OLD.ckdb NEW.ckdb
@@ -150,8 +149,6 @@ extension CommandLine {
                     }
                 }
                 print("roles of \(email) in \(container) \(environment.rawValue): \(roles.isEmpty ? "none" : roles.joined(separator: ", "))")
-            case ("token", "create", 2) where options.flag("admin"):
-                print(try withStore(data) { try Admin.createAdminToken(store: $0) })
             case ("token", "create", 2):
                 if options.flag("api") {
                     guard let container = options.value("container") else { throw UsageError("token create --api needs --container ID") }

@@ -26,7 +26,17 @@ public struct TandemError: Error, Sendable, CustomStringConvertible {
         /// Too many requests (`THROTTLED`); retry after `retryAfterSeconds`.
         case requestRateLimited
         case missingEntitlement
+        /// No valid user: no credentials, or a token the server does not know. Check
+        /// `needsSignIn` to include `sessionExpired` and `sessionRevoked`.
         case notAuthenticated
+        /// The web auth token's session expired (idle or absolute limit, or it was replaced by a
+        /// rotated token over a minute ago): sign in again. The server's `AUTHENTICATION_FAILED`
+        /// with `tandemReason` `SESSION_EXPIRED` (decisions A12). Tandem addition.
+        case sessionExpired
+        /// The session was ended on purpose: signed out, revoked from another device or by the
+        /// operator, a password reset, or the account was deleted. `AUTHENTICATION_FAILED` with
+        /// `tandemReason` `SESSION_REVOKED` (decisions A12). Tandem addition.
+        case sessionRevoked
         case permissionFailure
         case unknownItem
         case invalidArguments
@@ -104,6 +114,12 @@ public struct TandemError: Error, Sendable, CustomStringConvertible {
         return text
     }
 
+    /// True when the person must sign in again: `notAuthenticated`, `sessionExpired` or
+    /// `sessionRevoked` (all three are CloudKit's `notAuthenticated`).
+    public var needsSignIn: Bool {
+        code == .notAuthenticated || code == .sessionExpired || code == .sessionRevoked
+    }
+
     /// True for the codes worth retrying unchanged after a pause: `serviceUnavailable`,
     /// `requestRateLimited`, `zoneBusy`, `networkFailure`, `networkUnavailable`, `serverResponseLost`.
     public var isRetryable: Bool {
@@ -122,6 +138,7 @@ extension TandemError.Code {
     /// | `ACCESS_DENIED` | `permissionFailure` |
     /// | `ATOMIC_ERROR` | `batchRequestFailed` |
     /// | `AUTHENTICATION_FAILED`, `AUTHENTICATION_REQUIRED` | `notAuthenticated` |
+    /// | `AUTHENTICATION_FAILED` with `tandemReason` `SESSION_EXPIRED` / `SESSION_REVOKED` | `sessionExpired` / `sessionRevoked` (`init(serverErrorCode:tandemReason:)`) |
     /// | `BAD_REQUEST` | `invalidArguments` |
     /// | `CONFLICT`, `EXISTS` | `serverRecordChanged` |
     /// | `INTERNAL_ERROR` | `internalError` |
@@ -159,6 +176,17 @@ extension TandemError.Code {
         case "LIMIT_EXCEEDED": .limitExceeded
         case "MESSAGE_TOO_LARGE": .messageTooLarge
         default: .serverRejectedRequest
+        }
+    }
+
+    /// As `init(serverErrorCode:)`, refined by the error body's `tandemReason` (decisions A12):
+    /// `AUTHENTICATION_FAILED` with `SESSION_EXPIRED` is `sessionExpired`, with `SESSION_REVOKED`
+    /// `sessionRevoked`; any other combination is the plain mapping.
+    public init(serverErrorCode: String, tandemReason: String?) {
+        switch (serverErrorCode, tandemReason) {
+        case ("AUTHENTICATION_FAILED", "SESSION_EXPIRED"?): self = .sessionExpired
+        case ("AUTHENTICATION_FAILED", "SESSION_REVOKED"?): self = .sessionRevoked
+        default: self.init(serverErrorCode: serverErrorCode)
         }
     }
 }

@@ -18,7 +18,7 @@ extension SyncEngine {
             current = name
         } catch {
             background.resetAccountCheck()
-            if error.code == .notAuthenticated, let previous {
+            if error.needsSignIn, let previous {
                 reset(user: nil)
                 await emitStateUpdateIfNeeded()
                 await emit(.accountChange(.signOut(previousUser: Record.ID(recordName: previous))))

@@ -390,7 +390,7 @@ public final class SyncEngine: Sendable {
                     }
                 } catch {
                     let keep = Self.keep(error)
-                    if error.code != .notAuthenticated { state.update { $0.outcomeUnknown = true } }
+                    if !error.needsSignIn { state.update { $0.outcomeUnknown = true } }
                     for record in zoneSaves {
                         sent.failedRecordSaves.append(.init(record: record, error: error))
                         (keep ? { retained.append(attempt(save: record.recordID)) } : { finished.append(attempt(save: record.recordID)) })()

@@ -1,4 +1,5 @@
 import Foundation
+internal import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -10,8 +11,8 @@ final class Transport: Sendable {
     let serverURL: URL
     let containerIdentifier: String
     let environment: Container.Environment
-    let credentials: Credentials
     let configuration: Container.Configuration
+    private let currentCredentials: Mutex<Credentials>
     fileprivate let session: URLSession
 
     init(serverURL: URL, containerIdentifier: String, environment: Container.Environment, credentials: Credentials,
@@ -19,11 +20,41 @@ final class Transport: Sendable {
         self.serverURL = serverURL
         self.containerIdentifier = containerIdentifier
         self.environment = environment
-        self.credentials = credentials
+        currentCredentials = Mutex(credentials)
         self.configuration = configuration
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
         session = URLSession(configuration: sessionConfiguration)
+    }
+
+    /// The credentials requests are signed with now (replaced by sign-in and by token rotation).
+    var credentials: Credentials { currentCredentials.withLock { $0 } }
+
+    /// Signs later requests with `credentials` (requests already sent keep theirs).
+    func replaceCredentials(_ credentials: Credentials) {
+        currentCredentials.withLock { $0 = credentials }
+    }
+
+    /// The rotated web auth token of a response (`X-Apple-CloudKit-Web-Auth-Token`, decisions
+    /// A13) replaces the token `presented` in the current credentials; a token replaced meanwhile
+    /// (by another response or the app) is left alone. Tells `Configuration.credentialsChanged`.
+    func adoptRotatedToken(_ rotated: String, presented: String) {
+        let adopted: Credentials? = currentCredentials.withLock { current in
+            switch current {
+            case .userToken(let token) where token == presented: current = .userToken(rotated)
+            case .apiToken(let api, let web?) where web == presented: current = .apiToken(api, webAuthToken: rotated)
+            default: return nil
+            }
+            return current
+        }
+        if let adopted { configuration.credentialsChanged?(adopted) }
+    }
+
+    /// The user token a request presents: its Bearer header, else its `ckWebAuthToken`.
+    private static func presentedToken(_ request: URLRequest) -> String? {
+        if let header = request.value(forHTTPHeaderField: "Authorization"), header.hasPrefix("Bearer ") { return String(header.dropFirst(7)) }
+        guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        return components.queryItems?.first { $0.name == "ckWebAuthToken" }?.value
     }
 
     /// `/database/1/{container}/{environment}/{database}/{operation}`.
@@ -118,6 +149,10 @@ final class Transport: Sendable {
             throw TandemError(.networkFailure, "\(method) \(url.path): \(error)")
         }
         guard let http = response as? HTTPURLResponse else { throw TandemError(.serverResponseLost, "no HTTP response") }
+        if let rotated = http.value(forHTTPHeaderField: "X-Apple-CloudKit-Web-Auth-Token"), !rotated.isEmpty,
+           let presented = Self.presentedToken(request) {
+            adoptRotatedToken(rotated, presented: presented)
+        }
         guard http.statusCode >= 400 else { return data }
         var error = ServerErrors.decode((try? JSONParser.parse([UInt8](data))) ?? .null, scope: .private, httpStatus: http.statusCode)
             ?? TandemError(http.statusCode >= 500 ? .serviceUnavailable : .serverRejectedRequest,
@@ -180,12 +215,14 @@ private final class DataTaskHandle: @unchecked Sendable {
     }
 }
 
-/// CloudKit error dictionaries (`serverErrorCode`, `reason`, `retryAfter`, `serverRecord`).
+/// CloudKit error dictionaries (`serverErrorCode`, `reason`, `retryAfter`, `serverRecord`, and
+/// Tandem's `tandemReason`).
 enum ServerErrors {
     /// The error in a dictionary, or nil when it has no `serverErrorCode`.
     static func decode(_ json: JSONValue, scope: Database.Scope, httpStatus: Int? = nil) -> TandemError? {
         guard let serverCode = json["serverErrorCode"]?.stringValue else { return nil }
-        var error = TandemError(TandemError.Code(serverErrorCode: serverCode), json["reason"]?.stringValue ?? serverCode,
+        let code = TandemError.Code(serverErrorCode: serverCode, tandemReason: json["tandemReason"]?.stringValue)
+        var error = TandemError(code, json["reason"]?.stringValue ?? serverCode,
                                 serverErrorCode: serverCode, httpStatus: httpStatus)
         if let retry = json["retryAfter"]?.doubleValue { error.retryAfterSeconds = retry }
         if let server = json["serverRecord"] { error.serverRecord = try? Record(json: server, scope: scope) }

@@ -84,4 +84,23 @@ public enum AccountAdmin {
         if let id, count == 0 { throw CloudKitError(.notFound, "no session '\(id)' of '\(key)'") }
         return count
     }
+
+    /// Every admin token, oldest first, revoked and expired ones included (decisions A14).
+    public static func adminTokens(store: any Store) throws -> [StoredAdminToken] {
+        try store.read { try $0.adminTokens() }
+    }
+
+    /// Revokes admin token `id` (16 hex digits from `adminTokens`); a running server refuses it
+    /// at its next request (admin tokens are not cached).
+    /// - Throws: `BAD_REQUEST` for an ID that is not 16 hex digits, `NOT_FOUND` for an unknown
+    ///   or already revoked one.
+    public static func revokeAdminToken(_ id: String, store: any Store) throws {
+        guard id.count == 16, id.allSatisfy(\.isHexDigit) else {
+            throw CloudKitError.badRequest("an admin token ID is 16 hex digits (tandem token list --admin)")
+        }
+        let now = Clock.milliseconds()
+        guard try store.write({ try $0.revokeAdminToken(id: id, at: now) }) else {
+            throw CloudKitError(.notFound, "no admin token '\(id)' that is not revoked already")
+        }
+    }
 }

@@ -15,7 +15,10 @@ public import TandemStore
 /// another process applies within the 30 seconds.
 ///
 /// Web auth tokens from sign-in (decisions A6) work only in their container and stop at their
-/// idle or absolute limit; their last use is written at most once a minute per thread.
+/// idle or absolute limit; their last use is written at most once a minute per thread. A refused
+/// session says why in a stable way: `tandemReason` `SESSION_EXPIRED` or `SESSION_REVOKED` beside
+/// CloudKit's `AUTHENTICATION_FAILED` (A12). Past half its idle limit, a web auth token is
+/// replaced by a new one that the response carries in `X-Apple-CloudKit-Web-Auth-Token` (A13).
 public final class Authenticator: Sendable {
     private let store: any Store
     private let caches = PerThread { GrantCache() }
@@ -30,6 +33,16 @@ public final class Authenticator: Sendable {
     ///   `AUTHENTICATION_FAILED` (401) when a credential is unknown or belongs to another container.
     public func user(headers authorization: String?, parameters: [String: String], container: String,
                      signInURL: String) throws -> UserAccount {
+        try signedIn(headers: authorization, parameters: parameters, container: container, signInURL: signInURL, rotating: false).user
+    }
+
+    /// The user a request acts as, in `container`, and with `rotating`, the token that replaces the
+    /// presented one when it is due for rotation (decisions A13): the caller sends it back in
+    /// `X-Apple-CloudKit-Web-Auth-Token`. The presented token keeps working for
+    /// `TokenSession.rotationGraceMilliseconds`.
+    /// - Throws: as `user(headers:parameters:container:signInURL:)`.
+    public func signedIn(headers authorization: String?, parameters: [String: String], container: String,
+                         signInURL: String, rotating: Bool) throws -> (user: UserAccount, rotatedToken: String?) {
         var userToken: String?
         if let authorization {
             let parts = authorization.split(separator: " ", maxSplits: 1)
@@ -51,13 +64,20 @@ public final class Authenticator: Sendable {
             error.redirectURL = signInURL.isEmpty ? signInURL : signInURL + (apiToken.map { "?ckAPIToken=" + $0 } ?? "")
             throw error
         }
-        return try user(token: userToken, container: container)
+        return try signedIn(token: userToken, container: container, rotating: rotating)
     }
 
     /// The user a user token (Bearer or `ckWebAuthToken`) stands for in `container`.
     /// - Throws: `AUTHENTICATION_FAILED` when the token is unknown, an API token, issued for
     ///   another container, revoked, or expired (idle or absolute limit).
     public func user(token: String, container: String) throws -> UserAccount {
+        try signedIn(token: token, container: container, rotating: false).user
+    }
+
+    /// The user a user token stands for in `container`, and with `rotating`, its replacement
+    /// when one was issued now (decisions A13).
+    /// - Throws: as `user(token:container:)`.
+    public func signedIn(token: String, container: String, rotating: Bool) throws -> (user: UserAccount, rotatedToken: String?) {
         guard let (found, cached) = try grant(for: token), found.kind == .user, let user = found.user else {
             throw CloudKitError(.authenticationFailed, "the user token is not valid")
         }
@@ -73,11 +93,34 @@ public final class Authenticator: Sendable {
             }
             grant = fresh.grant
         }
-        if let refusal = grant.session.refusal(at: now) { throw CloudKitError(.authenticationFailed, refusal) }
+        if let refusal = grant.session.refusal(at: now) {
+            var error = CloudKitError(.authenticationFailed, refusal.reason)
+            error.tandemReason = refusal.kind.rawValue
+            throw error
+        }
+        if rotating && grant.session.wantsRotation(at: now), let successor = try rotate(token, grant: grant, at: now) {
+            return (user, successor)
+        }
         if let idle = grant.session.idleMilliseconds, let last = grant.session.lastUsedAt, now - last > min(60_000, idle / 4) {
             try touch(token, at: now)
         }
-        return user
+        return (user, nil)
+    }
+
+    /// Issues the token that replaces `token` (same user, container, device and absolute limit)
+    /// and marks `token` rotated; nil when another request rotated it first (only one successor
+    /// is ever issued). Every thread's cache is emptied, so the grace period ends on time.
+    private func rotate(_ token: String, grant: TokenGrant, at now: Int64) throws -> String? {
+        let successor = Tokens.make(kind: .user)
+        var session = grant.session
+        session.lastUsedAt = nil
+        session.createdAt = nil
+        session.rotatedAt = nil
+        let replaced = TokenGrant(kind: .user, user: grant.user, container: grant.container, session: session)
+        let rotated = try store.write { try $0.rotateToken(hash: Tokens.hash(token), to: Tokens.hash(successor), grant: replaced, at: now) }
+        guard rotated else { return nil }
+        revoked()
+        return successor
     }
 
     /// The grant of a container's API token (`ckAPIToken`), or nil when `token` is not one.

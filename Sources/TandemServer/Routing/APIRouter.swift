@@ -49,6 +49,10 @@ public final class APIRouter: HTTPResponder {
 
     // MARK: HTTPResponder
 
+    /// The response header carrying a rotated web auth token; CloudKit JS replaces its session
+    /// from it (decisions A13).
+    static let webAuthTokenHeader = "X-Apple-CloudKit-Web-Auth-Token"
+
     /// CloudKit JS's prefix for push-token registration (its `device` API module).
     static let devicePrefix = "/device/1/"
 
@@ -101,7 +105,8 @@ public final class APIRouter: HTTPResponder {
         let start = DispatchTime.now().uptimeNanoseconds
         var context = RequestContext(request: request, publicURL: services.publicURL)
         context.assetSigner = services.assetRoutes.signer
-        let (endpoint, response) = route(&context)
+        var (endpoint, response) = route(&context)
+        if let rotated = context.rotatedWebAuthToken { response.headers.append((Self.webAuthTokenHeader, rotated)) }
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         metrics.observe(endpoint: endpoint, status: response.status, seconds: Double(elapsed) / 1e9)
         log.record(method: request.head.method, path: request.head.path, status: response.status,
@@ -248,9 +253,11 @@ public final class APIRouter: HTTPResponder {
         context.environment = environment
         context.database = database
         do {
-            context.user = try services.authenticator.user(
+            let signedIn = try services.authenticator.signedIn(
                 headers: context.request.head.headers["authorization"], parameters: context.parameters,
-                container: context.container, signInURL: context.baseURL + "/signin")
+                container: context.container, signInURL: context.baseURL + "/signin", rotating: true)
+            context.user = signedIn.user
+            context.rotatedWebAuthToken = signedIn.rotatedToken
         } catch let error as CloudKitError where anonymous && error.code == .authenticationRequired {
             context.user = nil
         }

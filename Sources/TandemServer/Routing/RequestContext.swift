@@ -19,6 +19,9 @@ public struct RequestContext: Sendable {
     public var parameters: [String: String]
     /// The configured external base URL, if any (`--public-url`).
     var publicURL: String?
+    /// The web auth token that replaces the presented one, sent back in
+    /// `X-Apple-CloudKit-Web-Auth-Token` on this request's response, error or not (decisions A13).
+    var rotatedWebAuthToken: String?
 
     init(request: HTTPRequest, publicURL: String? = nil) {
         self.request = request

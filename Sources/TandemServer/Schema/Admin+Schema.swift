@@ -5,11 +5,13 @@ public import TandemStore
 extension Admin {
     /// Creates an admin token, for the schema endpoint (`SchemaRoutes`); returns the token,
     /// which is shown once (only its SHA-256 is stored). An admin token manages every container
-    /// of the data directory and acts as no user (decision SC3).
-    public static func createAdminToken(store: any Store) throws -> String {
+    /// of the data directory and acts as no user (decision SC3). With `expiresAfterSeconds`, it
+    /// stops working that long after now (A14); `tandem token revoke --admin ID` ends it sooner.
+    public static func createAdminToken(expiresAfterSeconds: Int64? = nil, store: any Store) throws -> String {
         let token = Tokens.random(prefix: "tda_")
         let now = Clock.milliseconds()
-        try store.write { try $0.addAdminToken(hash: Tokens.hash(token), at: now) }
+        let expiresAt = expiresAfterSeconds.map { now + $0 * 1000 }
+        try store.write { try $0.addAdminToken(hash: Tokens.hash(token), expiresAt: expiresAt, at: now) }
         return token
     }
 

@@ -51,15 +51,22 @@ enum SchemaRoutes {
     }
 
     /// - Throws: `AUTHENTICATION_REQUIRED` without a Bearer token, `AUTHENTICATION_FAILED`
-    ///   for one that is not an admin token.
+    ///   for one that is not an admin token, or one revoked or expired (then with `tandemReason`
+    ///   `SESSION_REVOKED` or `SESSION_EXPIRED`, decisions A14). Read from the store on every
+    ///   request, so a revocation by the CLI applies at once.
     static func authenticateAdmin(_ context: RequestContext, _ store: any Store) throws {
         guard let header = context.request.head.headers["authorization"] else {
             throw CloudKitError(.authenticationRequired, "schema administration needs 'Authorization: Bearer <admin token>' (tandem token create --admin)")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer",
-              try store.read({ try $0.isAdminToken(hash: Tokens.hash(String(parts[1].withoutSurroundingSpaces))) }) else {
+              let token = try store.read({ try $0.adminToken(hash: Tokens.hash(String(parts[1].withoutSurroundingSpaces))) }) else {
             throw CloudKitError(.authenticationFailed, "not an admin token (tandem token create --admin)")
+        }
+        if let refusal = token.refusal(at: Clock.milliseconds()) {
+            var error = CloudKitError(.authenticationFailed, refusal.reason)
+            error.tandemReason = refusal.kind.rawValue
+            throw error
         }
     }
 }

@@ -120,8 +120,12 @@ public protocol AccountWriting: AccountReading {
     func useAccountLink(hash: [UInt8], at time: Int64) throws -> Bool
     /// Records a use of a user token (at most a few times a minute per token).
     func touchToken(hash: [UInt8], at time: Int64) throws
-    /// Revokes one token; false when it was unknown or already revoked.
+    /// Revokes one token (and the tokens that replaced it); false when it was unknown or already revoked.
     func revokeToken(hash: [UInt8], at time: Int64) throws -> Bool
-    /// Revokes the user's session `id`, or all of them when `id` is nil; returns how many.
+    /// Revokes the user's session `id` (and any earlier token it replaced that is still in its
+    /// grace period), or all of them when `id` is nil; returns how many sessions.
     func revokeSessions(user: String, id: String?, at time: Int64) throws -> Int
+    /// Marks the token `hash` replaced at `time` and adds `successor` with `grant` (decisions
+    /// A13); false, adding nothing, when the token was already replaced or revoked.
+    func rotateToken(hash: [UInt8], to successor: [UInt8], grant: TokenGrant, at time: Int64) throws -> Bool
 }

@@ -46,7 +46,7 @@ extension SQLiteStoreTransaction {
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant? {
         try db.queryOne("""
             SELECT t.kind, t.container_id, u.record_name, u.email, u.given_name, u.family_name, u.phone, u.discoverable,
-                   t.device, t.last_used_at, t.expires_at, t.idle_ms, t.revoked_at, t.origins, t.callback, t.created_at
+                   t.device, t.last_used_at, t.expires_at, t.idle_ms, t.revoked_at, t.origins, t.callback, t.created_at, t.rotated_at
             FROM tokens t LEFT JOIN users u ON u.record_name = t.user_record_name WHERE t.hash = ?
             """, [.blob(hash)]) { row in
             let kind = TokenGrant.Kind(rawValue: row.text(0)) ?? .user
@@ -54,7 +54,8 @@ extension SQLiteStoreTransaction {
             let user = row.isNull(2) ? nil : Self.userAccount(row, from: 2)
             let session = TokenSession(device: Self.optionalText(row, 8), lastUsedAt: row.isNull(9) ? row.int64(15) : row.int64(9),
                                        expiresAt: row.isNull(10) ? nil : row.int64(10), idleMilliseconds: row.isNull(11) ? nil : row.int64(11),
-                                       revokedAt: row.isNull(12) ? nil : row.int64(12))
+                                       revokedAt: row.isNull(12) ? nil : row.int64(12), createdAt: row.int64(15),
+                                       rotatedAt: row.isNull(16) ? nil : row.int64(16))
             let origins = Self.optionalText(row, 13).map { $0.split(separator: "\n").map(String.init) } ?? []
             return TokenGrant(kind: kind, user: user, container: container, session: session, origins: origins,
                               callback: Self.optionalText(row, 14))

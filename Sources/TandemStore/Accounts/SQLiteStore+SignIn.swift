@@ -53,7 +53,7 @@ extension SQLiteStoreTransaction {
     func sessions(user: String) throws -> [StoredSession] {
         try db.query("""
             SELECT hash, container_id, created_at, device, last_used_at, expires_at, idle_ms FROM tokens
-            WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL ORDER BY created_at DESC
+            WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL AND rotated_at IS NULL ORDER BY created_at DESC
             """, [.text(user)]) { row in
             let session = TokenSession(device: Self.optionalText(row, 3), lastUsedAt: row.isNull(4) ? nil : row.int64(4),
                                        expiresAt: row.isNull(5) ? nil : row.int64(5), idleMilliseconds: row.isNull(6) ? nil : row.int64(6))
@@ -127,19 +127,49 @@ extension SQLiteStoreTransaction {
 
     func revokeToken(hash: [UInt8], at time: Int64) throws -> Bool {
         try db.run("UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL", [.integer(time), .blob(hash)])
-        return db.changes > 0
+        let revoked = db.changes > 0
+        // The token that replaced it (a sign-out with a token in its grace period ends the session).
+        try db.run("""
+            WITH RECURSIVE chain(h) AS (SELECT successor FROM tokens WHERE hash = ? AND successor IS NOT NULL
+                UNION SELECT t.successor FROM tokens t JOIN chain c ON t.hash = c.h WHERE t.successor IS NOT NULL)
+            UPDATE tokens SET revoked_at = ? WHERE hash IN chain AND revoked_at IS NULL
+            """, [.blob(hash), .integer(time)])
+        try revokePredecessors(of: hash, at: time)
+        return revoked
+    }
+
+    /// Revokes the tokens `hash` replaced (rotation, A13) that are still in their grace period.
+    private func revokePredecessors(of hash: [UInt8], at time: Int64) throws {
+        try db.run("""
+            WITH RECURSIVE chain(h) AS (SELECT hash FROM tokens WHERE successor = ?
+                UNION SELECT t.hash FROM tokens t JOIN chain c ON t.successor = c.h)
+            UPDATE tokens SET revoked_at = ? WHERE hash IN chain AND revoked_at IS NULL
+            """, [.blob(hash), .integer(time)])
     }
 
     func revokeSessions(user: String, id: String?, at time: Int64) throws -> Int {
         if let id {
-            try db.run("""
-                UPDATE tokens SET revoked_at = ? WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL
+            guard let hash = try db.queryOne("""
+                SELECT hash FROM tokens WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL AND rotated_at IS NULL
                 AND lower(hex(substr(hash, 1, 8))) = ?
-                """, [.integer(time), .text(user), .text(id.lowercased())])
-        } else {
-            try db.run("UPDATE tokens SET revoked_at = ? WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL",
-                       [.integer(time), .text(user)])
+                """, [.text(user), .text(id.lowercased())], { $0.blob(0) }) else { return 0 }
+            try db.run("UPDATE tokens SET revoked_at = ? WHERE hash = ?", [.integer(time), .blob(hash)])
+            try revokePredecessors(of: hash, at: time)
+            return 1
         }
-        return db.changes
+        let count = try db.queryOne("""
+            SELECT count(*) FROM tokens WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL AND rotated_at IS NULL
+            """, [.text(user)]) { $0.int64(0) } ?? 0
+        try db.run("UPDATE tokens SET revoked_at = ? WHERE user_record_name = ? AND kind = 'user' AND revoked_at IS NULL",
+                   [.integer(time), .text(user)])
+        return Int(count)
+    }
+
+    func rotateToken(hash: [UInt8], to successor: [UInt8], grant: TokenGrant, at time: Int64) throws -> Bool {
+        try db.run("UPDATE tokens SET rotated_at = ?, successor = ? WHERE hash = ? AND rotated_at IS NULL AND revoked_at IS NULL",
+                   [.integer(time), .blob(successor), .blob(hash)])
+        guard db.changes > 0 else { return false }
+        try addToken(hash: successor, grant: grant, at: time)
+        return true
     }
 }

@@ -14,12 +14,28 @@ extension SQLiteStoreTransaction {
                         [.text(container), .text(environment.rawValue)]) { $0.text(0) }
     }
 
-    func isAdminToken(hash: [UInt8]) throws -> Bool {
-        try db.queryOne("SELECT 1 FROM admin_tokens WHERE hash = ?", [.blob(hash)]) { _ in true } ?? false
+    static func adminToken(_ row: SQLiteStatement) -> StoredAdminToken {
+        StoredAdminToken(id: sessionID(row.blob(0)), createdAt: row.int64(1), expiresAt: row.isNull(2) ? nil : row.int64(2),
+                         revokedAt: row.isNull(3) ? nil : row.int64(3))
     }
 
-    func addAdminToken(hash: [UInt8], at time: Int64) throws {
-        try db.run("INSERT INTO admin_tokens (hash, created_at) VALUES (?, ?)", [.blob(hash), .integer(time)])
+    func adminToken(hash: [UInt8]) throws -> StoredAdminToken? {
+        try db.queryOne("SELECT hash, created_at, expires_at, revoked_at FROM admin_tokens WHERE hash = ?", [.blob(hash)], Self.adminToken)
+    }
+
+    func adminTokens() throws -> [StoredAdminToken] {
+        try db.query("SELECT hash, created_at, expires_at, revoked_at FROM admin_tokens ORDER BY created_at, hash", [], Self.adminToken)
+    }
+
+    func addAdminToken(hash: [UInt8], expiresAt: Int64?, at time: Int64) throws {
+        try db.run("INSERT INTO admin_tokens (hash, created_at, expires_at) VALUES (?, ?, ?)",
+                   [.blob(hash), .integer(time), expiresAt.map(SQLiteValue.integer) ?? .null])
+    }
+
+    func revokeAdminToken(id: String, at time: Int64) throws -> Bool {
+        try db.run("UPDATE admin_tokens SET revoked_at = ? WHERE revoked_at IS NULL AND lower(hex(substr(hash, 1, 8))) = ?",
+                   [.integer(time), .text(id.lowercased())])
+        return db.changes > 0
     }
 
     func putSchema(_ text: String, etag: String, fields: [IndexedField], container: String, environment: Environment,

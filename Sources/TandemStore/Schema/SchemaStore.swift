@@ -47,7 +47,10 @@ public protocol SchemaReading {
     func schema(container: String, environment: Environment) throws -> StoredSchema?
     /// The etag alone: a cheap check that a cached parse is current.
     func schemaETag(container: String, environment: Environment) throws -> String?
-    func isAdminToken(hash: [UInt8]) throws -> Bool
+    /// The admin token with this SHA-256, revoked or expired ones included; nil when unknown.
+    func adminToken(hash: [UInt8]) throws -> StoredAdminToken?
+    /// Every admin token, oldest first.
+    func adminTokens() throws -> [StoredAdminToken]
 }
 
 /// Writes of schemas and admin tokens, inside a transaction.
@@ -63,5 +66,8 @@ public protocol SchemaWriting: SchemaReading {
     /// `after`, in key order; returns the last key done and how many records, nil when none were left.
     func rebuildIndexes(container: String, environment: Environment, recordType: String, after: Int64,
                         limit: Int) throws -> (last: Int64, count: Int)?
-    func addAdminToken(hash: [UInt8], at time: Int64) throws
+    /// Adds an admin token that stops working at `expiresAt` (nil: never).
+    func addAdminToken(hash: [UInt8], expiresAt: Int64?, at time: Int64) throws
+    /// Revokes the admin token `id` (16 hex digits); false when unknown or already revoked.
+    func revokeAdminToken(id: String, at time: Int64) throws -> Bool
 }
