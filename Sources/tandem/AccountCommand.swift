@@ -9,6 +9,7 @@ enum AccountCommand {
           tandem user list [--data DIR]
           tandem user show EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem user verify EMAIL [--data DIR]   (marks the email verified; completes a pending sign-up)
+          tandem user remove EMAIL_OR_USER_RECORD_NAME --yes [--data DIR]   (deletes the account, its private data and sessions; ends its shares)
           tandem token list --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token revoke --user EMAIL_OR_USER_RECORD_NAME (--session ID | --all) [--data DIR]
           tandem token create --admin [--expires DURATION] [--data DIR]   (schema and links administration; DURATION: 3600, 90m, 12h, 30d)
@@ -89,6 +90,12 @@ enum AccountCommand {
             print(line(profile))
             print("sign-in methods: \(methods.isEmpty ? "none" : methods.joined(separator: ", "))")
             print("sessions: \(sessions.count)")
+        case ("user", "remove", 3):
+            guard options.flag("yes") else {
+                throw UsageError("user remove deletes \(words[2])'s account, private zones and records in every container: add --yes to do it")
+            }
+            let report = try CommandLine.withStore(data) { try AccountAdmin.remove(words[2], store: $0) }
+            print("removed \(words[2]): \(report.summary)")
         case ("user", "verify", 3):
             let profile = try CommandLine.withStore(data) { try AccountAdmin.verify(words[2], store: $0) }
             print(line(profile))

@@ -244,7 +244,7 @@ struct UsageError: Error, CustomStringConvertible {
 
 /// Words and `--name value` / `--flag` options.
 struct Options {
-    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force", "replace", "all"]
+    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force", "replace", "all", "yes"]
     var words: [String] = []
     var values: [String: String] = [:]
     /// Every value given for each option, in order (`value(_:)` is the last one).

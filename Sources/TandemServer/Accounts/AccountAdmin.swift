@@ -103,4 +103,13 @@ public enum AccountAdmin {
             throw CloudKitError(.notFound, "no admin token '\(id)' that is not revoked already")
         }
     }
+
+    /// Deletes an account with everything it owns (decisions A15; `tandem user remove`). A running
+    /// server refuses the account's tokens within its 30-second cache; its change feeds show the
+    /// deletion at once, but its live subscribers are told only of changes made through it.
+    /// - Throws: `NOT_FOUND` for an unknown or already deleted account.
+    public static func remove(_ key: String, store: any Store) throws -> AccountDeletion.Report {
+        guard let user = try store.read({ try $0.user(recordNameOrEmail: key) }) else { throw CloudKitError(.notFound, "no user '\(key)'") }
+        return try AccountDeletion(store: store, hub: nil).delete(user: user.recordName)
+    }
 }

@@ -16,6 +16,7 @@ import TandemStore
 /// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName}` |
 /// | `sessions` | GET | user token | → `{sessions: [{sessionID, device, createdAt, lastUsedAt, expiresAt, current}]}` |
 /// | `sessions/revoke` | POST | user token | `{sessionID}` or `{all: true}` → `{revoked: N}` |
+/// | `account/delete` | POST | user token | `{password}` (or, without a password, a sign-in in the last 10 minutes) → `{deleted: true, zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked}` (A15) |
 ///
 /// A first sign-in to a container without `consent: true` is `ACCESS_DENIED` (nothing issued);
 /// rate limits answer `THROTTLED` with `retryAfter` (decisions A2, A5).
@@ -122,6 +123,15 @@ enum AccountRoutes {
             let count = try accounts.revoke(user: user.recordName, session: id)
             if id != nil && count == 0 { throw CloudKitError(.notFound, "no session '\(id!)' of yours") }
             return Responses.json(["revoked": .int(Int64(count))])
+        case "account/delete":
+            try require("POST")
+            let body = try context.jsonBody()
+            let (token, user) = try signedIn(context, services, container: container)
+            let report = try accounts.deleteAccount(user: user.recordName, presentedToken: token, password: try string(body, "password"),
+                                                    address: context.request.head.remoteAddress, deletion: services.deletion)
+            guard case .object(var answer) = report.json else { throw CloudKitError(.internalError, "the report is not an object") }
+            answer["deleted"] = true
+            return Responses.json(.object(answer))
         default:
             throw CloudKitError(.notFound, "unknown operation '\(operation)'")
         }

@@ -9,6 +9,8 @@ import TandemStore
 ///
 /// - `GET /signin` — email and password form; `GET /signin/signup` — the sign-up form.
 /// - `POST /signin`, `POST /signin/signup`, `POST /signin/consent` — the forms' targets.
+/// - `GET /signin/account/delete`, `POST /signin/account/delete` — deleting the account, confirmed
+///   with email and password (decisions A15; `SignInPage+AccountDelete.swift`).
 /// - `GET /signin/signin.js`, `GET /signin/signin.css` — the only script and stylesheet.
 ///
 /// Every form carries a CSRF token: the HMAC of a random cookie (`tandem_csrf`, `SameSite=Strict`,
@@ -40,11 +42,15 @@ struct SignInPage {
             return try submitSignUp(context)
         case ("POST", "/signin/consent"):
             return try submitConsent(context)
+        case ("GET", Self.deletePath):
+            return try showDeleteForm(context)
+        case ("POST", Self.deletePath):
+            return try submitDelete(context)
         case ("GET", "/signin/verify"), ("GET", "/signin/password"), ("GET", "/signin/reset"):
             return try showLinkForm(context)
         case ("POST", "/signin/verify"), ("POST", "/signin/password"), ("POST", "/signin/reset"):
             return try submitLinkForm(context)
-        case (_, "/signin"), (_, "/signin/signup"), (_, "/signin/consent"), (_, "/signin/verify"), (_, "/signin/password"), (_, "/signin/reset"):
+        case (_, "/signin"), (_, "/signin/signup"), (_, "/signin/consent"), (_, Self.deletePath), (_, "/signin/verify"), (_, "/signin/password"), (_, "/signin/reset"):
             throw MethodNotAllowed(allowed: head.path == "/signin/consent" ? "POST" : "GET, POST")
         default:
             throw CloudKitError(.notFound, "no page at \(head.path)")
@@ -54,7 +60,7 @@ struct SignInPage {
     // MARK: Steps
 
     /// The app an API token stands for, or a problem page's message.
-    private func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
+    func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
         guard let apiToken, !apiToken.isEmpty, let grant = try services.store.read({ try $0.grant(forTokenHash: Tokens.hash(apiToken)) }),
               grant.kind == .api, let container = grant.container else {
             return .failure(PageProblem(status: 400, message: "Open this page from the app you want to sign in to (it needs the app's ckAPIToken)."))
@@ -209,26 +215,26 @@ struct SignInPage {
     // MARK: CSRF
 
     /// The form's API token grant and a fresh CSRF field, or nil when the CSRF check fails.
-    private func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> ((token: String, grant: TokenGrant), String)? {
+    func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> ((token: String, grant: TokenGrant), String)? {
         guard let cookie = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], let sent = fields["csrf"],
               Digest.equal(Array(sent.utf8), Array(csrfToken(cookie).utf8)) else { return nil }
         guard case .success(let app) = try self.app(fields["ckAPIToken"]) else { return nil }
         return (app, csrfToken(cookie))
     }
 
-    private func forbidden() -> HTTPResponse {
+    func forbidden() -> HTTPResponse {
         page(SignInHTML.problem("This form expired or did not come from this site. Go back, reload the page and try again."), status: 403, origins: [])
     }
 
     /// The request's CSRF cookie, or a new one with its Set-Cookie header.
-    private func csrfCookie(_ context: RequestContext) -> (String, String?) {
+    func csrfCookie(_ context: RequestContext) -> (String, String?) {
         if let value = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], value.count == 43 { return (value, nil) }
         let value = Tokens.random(prefix: "")
         let secure = context.baseURL.hasPrefix("https://") ? "; Secure" : ""
         return (value, "\(Self.csrfCookie)=\(value); Path=/signin; HttpOnly; SameSite=Strict\(secure)")
     }
 
-    private func csrfToken(_ cookie: String) -> String {
+    func csrfToken(_ cookie: String) -> String {
         Digest.hex(Digest.hmacSHA256(key: services.secret, message: Array(("csrf|" + cookie).utf8)))
     }
 
@@ -244,7 +250,7 @@ struct SignInPage {
 
     // MARK: Responses
 
-    private func page(_ html: String, status: Int, origins: [String]) -> HTTPResponse {
+    func page(_ html: String, status: Int, origins: [String]) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "text/html; charset=utf-8")] + Self.securityHeaders(origins: origins),
                      body: Array(html.utf8))
     }

@@ -36,6 +36,8 @@ struct Services: Sendable {
     let sessions: SessionHub
     /// Accounts, sign-in and web auth tokens (issue 16).
     let accounts: AccountService
+    /// Deletes accounts with everything they own (A15).
+    let deletion: AccountDeletion
     let secret: [UInt8]
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
@@ -80,5 +82,6 @@ struct Services: Sendable {
                                           password: accountSettings.smtpPassword), log: log)
         }
         accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
+        deletion = AccountDeletion(store: store, hub: hub)
     }
 }

@@ -15,7 +15,8 @@ extension SQLiteStoreTransaction {
     static let userColumns = "record_name, email, given_name, family_name, phone, discoverable"
 
     func user(recordNameOrEmail key: String) throws -> UserAccount? {
-        try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE record_name = ? OR email = ?", [.text(key), .text(key)],
+        // A deleted account (A15) is nobody: its row stays only so its record name is never reused.
+        try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE (record_name = ? OR email = ?) AND deleted_at IS NULL", [.text(key), .text(key)],
                         Self.userAccount)
     }
 

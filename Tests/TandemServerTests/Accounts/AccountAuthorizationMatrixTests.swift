@@ -26,7 +26,7 @@ struct AccountAuthorizationMatrixTests {
     }
 
     enum Endpoint: String, CaseIterable, CustomStringConvertible {
-        case signup, verify, signin, passwordReset, passwordSet, signout, account, sessions, sessionsRevoke, signinPage
+        case signup, verify, signin, passwordReset, passwordSet, signout, account, sessions, sessionsRevoke, signinPage, accountDelete, accountDeletePage
         var description: String { rawValue }
     }
 
@@ -45,6 +45,9 @@ struct AccountAuthorizationMatrixTests {
         .sessions:       ["ok", "ok", failed, failed, required, required, required],
         .sessionsRevoke: ["NOT_FOUND", "NOT_FOUND", failed, failed, required, required, required],
         .signinPage:     ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
+        // With a wrong password, so the matrix's account survives: a signed-in caller gets as far as the password check.
+        .accountDelete:  ["ACCESS_DENIED", "ACCESS_DENIED", failed, failed, required, required, required],
+        .accountDeletePage: ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
     ]
 
     struct World {
@@ -120,8 +123,10 @@ struct AccountAuthorizationMatrixTests {
             response = try server.auth("sessions", apiToken: api, bearer: user)
         case .sessionsRevoke:
             response = try server.auth("sessions/revoke", ["sessionID": "0123456789abcdef"], apiToken: api, bearer: user)
-        case .signinPage:
-            var url = server.baseURL + "/signin"
+        case .accountDelete:
+            response = try server.auth("account/delete", ["password": "not the password"], apiToken: api, bearer: user)
+        case .signinPage, .accountDeletePage:
+            var url = server.baseURL + (endpoint == .signinPage ? "/signin" : "/signin/account/delete")
             if let api, api == world.app { url += "?ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
             response = try server.request("GET", url, token: .some(user))
         }

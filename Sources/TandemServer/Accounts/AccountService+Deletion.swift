@@ -1,0 +1,48 @@
+import TandemCore
+import TandemStore
+
+extension AccountService {
+    /// How recent a sign-in must be to delete an account that has no password (decisions A15).
+    static let freshSignInMilliseconds: Int64 = 10 * 60 * 1000
+
+    /// Self-service deletion (`POST /auth/1/{container}/account/delete`, the page
+    /// `/signin/account/delete`): the person proves it is them again, then `deletion` runs.
+    /// An account with a password must send it (checked with the sign-in rate limits, A5); one
+    /// without must present a token issued within the last 10 minutes.
+    /// - Throws: `BAD_REQUEST` without a password when the account has one, `ACCESS_DENIED` for a
+    ///   wrong password or a sign-in that is not fresh, `THROTTLED` after too many wrong passwords.
+    func deleteAccount(user: String, presentedToken: String, password: String?, address: String,
+                       deletion: AccountDeletion) throws -> AccountDeletion.Report {
+        let now = Clock.milliseconds()
+        let (profile, methods, grant) = try store.read { reader in
+            (try reader.profile(user: user), try reader.signInMethods(user: user), try reader.grant(forTokenHash: Tokens.hash(presentedToken)))
+        }
+        guard let profile else { throw CloudKitError(.notFound, "the account no longer exists") }
+        if methods.contains(where: { $0.kind == PasswordSignIn.kind }) {
+            guard let password, !password.isEmpty else {
+                throw CloudKitError.badRequest("enter your current password to delete your account: send 'password'")
+            }
+            try confirmPassword(password, profile: profile, address: address, at: now)
+        } else {
+            let issued = grant?.session.createdAt ?? 0
+            guard now - issued <= Self.freshSignInMilliseconds else {
+                throw CloudKitError(.accessDenied, "sign in again, then delete the account within 10 minutes")
+            }
+        }
+        let report = try deletion.delete(user: user)
+        authenticator.revoked()
+        return report
+    }
+
+    /// Checks `password` for the signed-in account, counting a wrong one as a failed sign-in.
+    func confirmPassword(_ password: String, profile: AccountProfile, address: String, at now: Int64) throws {
+        let key = profile.email ?? profile.recordName
+        try limiter.checkSignIn(account: key, address: address, at: now)
+        guard let email = profile.email, let proven = try self.password.authenticate(["email": email, "password": password]),
+              proven.recordName == profile.recordName else {
+            limiter.recordFailure(account: key, address: address, at: Clock.milliseconds())
+            throw CloudKitError(.accessDenied, "the password is wrong")
+        }
+        limiter.recordSuccess(account: key)
+    }
+}
