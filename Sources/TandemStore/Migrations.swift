@@ -529,5 +529,11 @@ enum Migrations {
         ALTER TABLE tokens ADD COLUMN callback TEXT;
         CREATE INDEX tokens_by_user ON tokens(user_record_name) WHERE user_record_name IS NOT NULL;
         """),
+        // OpenID Connect sign-in (issue 16, decisions A20): one account per identity. A sign-in
+        // method of kind 'oidc' has subject 'issuer|sub'; this index finds its account and keeps
+        // two accounts from claiming the same identity.
+        SQLiteMigration(version: 11, sql: """
+        CREATE UNIQUE INDEX sign_in_methods_by_identity ON sign_in_methods(kind, subject) WHERE kind = 'oidc';
+        """),
     ]
 }

@@ -10,6 +10,8 @@ import TandemStore
 /// - `GET /signin` — email and password form; `GET /signin/signup` — the sign-up form.
 /// - `POST /signin`, `POST /signin/signup`, `POST /signin/consent` — the forms' targets.
 /// - `GET /signin/signin.js`, `GET /signin/signin.css` — the only script and stylesheet.
+/// - `GET /signin/oidc/start`, `GET /signin/oidc/callback` — "Sign in with NAME" through an
+///   OpenID Connect provider (`SignInPage+OIDC.swift`).
 ///
 /// Every form carries a CSRF token: the HMAC of a random cookie (`tandem_csrf`, `SameSite=Strict`,
 /// `HttpOnly`), checked in constant time. The finished sign-in hands the web auth token back as
@@ -44,6 +46,12 @@ struct SignInPage {
             return try showLinkForm(context)
         case ("POST", "/signin/verify"), ("POST", "/signin/password"), ("POST", "/signin/reset"):
             return try submitLinkForm(context)
+        case ("GET", "/signin/oidc/start"):
+            return try startProviderSignIn(context)
+        case ("GET", "/signin/oidc/callback"):
+            return try finishProviderSignIn(context)
+        case (_, "/signin/oidc/start"), (_, "/signin/oidc/callback"):
+            throw MethodNotAllowed(allowed: "GET")
         case (_, "/signin"), (_, "/signin/signup"), (_, "/signin/consent"), (_, "/signin/verify"), (_, "/signin/password"), (_, "/signin/reset"):
             throw MethodNotAllowed(allowed: head.path == "/signin/consent" ? "POST" : "GET, POST")
         default:
@@ -54,7 +62,7 @@ struct SignInPage {
     // MARK: Steps
 
     /// The app an API token stands for, or a problem page's message.
-    private func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
+    func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
         guard let apiToken, !apiToken.isEmpty, let grant = try services.store.read({ try $0.grant(forTokenHash: Tokens.hash(apiToken)) }),
               grant.kind == .api, let container = grant.container else {
             return .failure(PageProblem(status: 400, message: "Open this page from the app you want to sign in to (it needs the app's ckAPIToken)."))
@@ -75,7 +83,7 @@ struct SignInPage {
         let csrf = csrfToken(cookie)
         let name = app.grant.container ?? ""
         let html = signUp ? SignInHTML.signUpForm(app: name, csrf: csrf, apiToken: app.token)
-            : SignInHTML.signInForm(app: name, csrf: csrf, apiToken: app.token, origins: app.grant.origins)
+            : SignInHTML.signInForm(app: name, csrf: csrf, apiToken: app.token, origins: app.grant.origins, providers: providerNames(name))
         var response = page(html, status: 200, origins: app.grant.origins)
         if let setCookie { response.headers.append(("set-cookie", setCookie)) }
         return response
@@ -88,7 +96,7 @@ struct SignInPage {
         let accounts = services.accounts
         func again(_ message: String, status: Int) -> HTTPResponse {
             page(SignInHTML.signInForm(app: container, csrf: csrf, apiToken: app.token, email: fields["email"] ?? "", error: message,
-                                       origins: app.grant.origins), status: status, origins: app.grant.origins)
+                                       origins: app.grant.origins, providers: providerNames(container)), status: status, origins: app.grant.origins)
         }
         do {
             let session = try accounts.signIn(with: accounts.password, credential: fields, container: container, consent: false,
@@ -189,12 +197,12 @@ struct SignInPage {
 
     // MARK: Completion
 
-    private func complete(_ token: String, _ grant: TokenGrant) -> HTTPResponse {
+    func complete(_ token: String, _ grant: TokenGrant) -> HTTPResponse {
         completion(token, errorMessage: nil, grant)
     }
 
     /// Hands the outcome back: a redirect to the callback URL, or the page that posts to the opener.
-    private func completion(_ token: String?, errorMessage: String?, _ grant: TokenGrant) -> HTTPResponse {
+    func completion(_ token: String?, errorMessage: String?, _ grant: TokenGrant) -> HTTPResponse {
         if let callback = grant.callback, let origin = Origins.origin(ofURL: callback), grant.origins.contains(origin) {
             let separator = callback.contains("?") ? "&" : "?"
             let parameter = token.map { "ckWebAuthToken=" + SignInHTML.percent($0) }
@@ -221,14 +229,14 @@ struct SignInPage {
     }
 
     /// The request's CSRF cookie, or a new one with its Set-Cookie header.
-    private func csrfCookie(_ context: RequestContext) -> (String, String?) {
+    func csrfCookie(_ context: RequestContext) -> (String, String?) {
         if let value = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], value.count == 43 { return (value, nil) }
         let value = Tokens.random(prefix: "")
         let secure = context.baseURL.hasPrefix("https://") ? "; Secure" : ""
         return (value, "\(Self.csrfCookie)=\(value); Path=/signin; HttpOnly; SameSite=Strict\(secure)")
     }
 
-    private func csrfToken(_ cookie: String) -> String {
+    func csrfToken(_ cookie: String) -> String {
         Digest.hex(Digest.hmacSHA256(key: services.secret, message: Array(("csrf|" + cookie).utf8)))
     }
 
@@ -244,7 +252,7 @@ struct SignInPage {
 
     // MARK: Responses
 
-    private func page(_ html: String, status: Int, origins: [String]) -> HTTPResponse {
+    func page(_ html: String, status: Int, origins: [String]) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "text/html; charset=utf-8")] + Self.securityHeaders(origins: origins),
                      body: Array(html.utf8))
     }

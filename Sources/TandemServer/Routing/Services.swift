@@ -36,6 +36,8 @@ struct Services: Sendable {
     let sessions: SessionHub
     /// Accounts, sign-in and web auth tokens (issue 16).
     let accounts: AccountService
+    /// OpenID Connect issuers' discovery documents and keys, fetched through the outbound rule.
+    let oidc: OIDCProviderDirectory
     let secret: [UInt8]
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
@@ -79,6 +81,7 @@ struct Services: Sendable {
             SMTPMailer(client: SMTPClient(url: url, from: accountSettings.smtpFrom, username: accountSettings.smtpUsername,
                                           password: accountSettings.smtpPassword), log: log)
         }
+        oidc = OIDCProviderDirectory(rule: outbound)
         accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
     }
 }
