@@ -75,6 +75,13 @@ public enum JWSSignature {
 
     /// The RSA public key (n, e) as an EVP key (the caller frees it).
     static func rsaKey(n: [UInt8], e: [UInt8]) -> OpaquePointer? {
+        // The builder keeps the parameter names' pointers until `to_param`: they must outlive it.
+        "n".withCString { nName in
+            "e".withCString { eName in rsaKey(n: n, e: e, nName: nName, eName: eName) }
+        }
+    }
+
+    private static func rsaKey(n: [UInt8], e: [UInt8], nName: UnsafePointer<CChar>, eName: UnsafePointer<CChar>) -> OpaquePointer? {
         guard let builder = OSSL_PARAM_BLD_new() else { return nil }
         defer { OSSL_PARAM_BLD_free(builder) }
         let nBN = BN_bin2bn(n, Int32(n.count), nil)
@@ -83,7 +90,7 @@ public enum JWSSignature {
             BN_free(nBN)
             BN_free(eBN)
         }
-        guard let nBN, let eBN, OSSL_PARAM_BLD_push_BN(builder, "n", nBN) == 1, OSSL_PARAM_BLD_push_BN(builder, "e", eBN) == 1,
+        guard let nBN, let eBN, OSSL_PARAM_BLD_push_BN(builder, nName, nBN) == 1, OSSL_PARAM_BLD_push_BN(builder, eName, eBN) == 1,
               let params = OSSL_PARAM_BLD_to_param(builder) else { return nil }
         defer { OSSL_PARAM_free(params) }
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { return nil }

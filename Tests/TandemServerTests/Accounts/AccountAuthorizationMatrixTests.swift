@@ -27,6 +27,7 @@ struct AccountAuthorizationMatrixTests {
 
     enum Endpoint: String, CaseIterable, CustomStringConvertible {
         case signup, verify, signin, passwordReset, passwordSet, signout, account, sessions, sessionsRevoke, signinPage
+        case tokenExchange, oidcStart, oidcCallback
         var description: String { rawValue }
     }
 
@@ -45,6 +46,12 @@ struct AccountAuthorizationMatrixTests {
         .sessions:       ["ok", "ok", failed, failed, required, required, required],
         .sessionsRevoke: ["NOT_FOUND", "NOT_FOUND", failed, failed, required, required, required],
         .signinPage:     ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
+        // A token the loopback provider minted: the API token decides, a user token plays no part.
+        .tokenExchange:  ["ok", "ok", "ok", "ok", "ok", failed, failed],
+        // Redirects to the provider's authorization page (followed: its 200) for the app only.
+        .oidcStart:      ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
+        // Without the flow cookie the browser got at the start, no callback is accepted.
+        .oidcCallback:   ["HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403"],
     ]
 
     struct World {
@@ -52,6 +59,7 @@ struct AccountAuthorizationMatrixTests {
         var app: String
         var otherApp: String
         var email: String
+        var provider: OIDCProvider
     }
 
     static let lock = NSLock()
@@ -61,13 +69,16 @@ struct AccountAuthorizationMatrixTests {
         lock.lock()
         defer { lock.unlock() }
         if let shared { return shared }
-        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60"])
+        let provider = try OIDCProvider()
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60", "--webhook-allow", "127.0.0.0/8",
+                                                                           "--oidc-exchange", "\(TestServer.container),\(provider.issuer),matrix",
+                                                                           "--oidc-provider", "\(TestServer.container),Mock,\(provider.issuer),matrix"])
         _ = try TestServer.admin(["container", "create", "iCloud.com.example.matrix", "--data", server.dataDirectory])
         let app = try server.apiToken(origins: ["https://app.example"])
         let otherApp = try server.apiToken(container: "iCloud.com.example.matrix")
         let email = "matrix@example.com"
         try server.signUpVerified(email, password: "matrix password", apiToken: app)
-        let made = World(server: server, app: app, otherApp: otherApp, email: email)
+        let made = World(server: server, app: app, otherApp: otherApp, email: email, provider: provider)
         shared = made
         return made
     }
@@ -123,6 +134,17 @@ struct AccountAuthorizationMatrixTests {
         case .signinPage:
             var url = server.baseURL + "/signin"
             if let api, api == world.app { url += "?ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+            response = try server.request("GET", url, token: .some(user))
+        case .tokenExchange:
+            let idToken = try world.provider.mint(sub: unique("matrix"), clientID: "matrix")
+            response = try server.auth("token/exchange", ["idToken": .string(idToken)], apiToken: api, bearer: user)
+        case .oidcStart:
+            var url = server.baseURL + "/signin/oidc/start?provider=Mock"
+            if let api, api == world.app { url += "&ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+            response = try server.request("GET", url, token: .some(user))
+        case .oidcCallback:
+            var url = server.baseURL + "/signin/oidc/callback?code=c&state=s"
+            if let api { url += "&ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
             response = try server.request("GET", url, token: .some(user))
         }
         let outcome = response.json.serverErrorCode ?? (response.status == 200 ? "ok" : "HTTP \(response.status)")
