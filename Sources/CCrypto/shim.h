@@ -5,3 +5,6 @@
 #include <openssl/crypto.h>
 #include <openssl/x509.h>
 #include <openssl/err.h>
+#include <openssl/bn.h>
+#include <openssl/ecdsa.h>
+#include <openssl/param_build.h>

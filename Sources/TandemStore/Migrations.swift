@@ -540,5 +540,11 @@ enum Migrations {
         ALTER TABLE admin_tokens ADD COLUMN revoked_at INTEGER;
         ALTER TABLE users ADD COLUMN deleted_at INTEGER;
         """),
+        // OpenID Connect sign-in (issue 16, decisions A20): one account per identity. A sign-in
+        // method of kind 'oidc' has subject 'issuer|sub'; this index finds its account and keeps
+        // two accounts from claiming the same identity.
+        SQLiteMigration(version: 11, sql: """
+        CREATE UNIQUE INDEX sign_in_methods_by_identity ON sign_in_methods(kind, subject) WHERE kind = 'oidc';
+        """),
     ]
 }

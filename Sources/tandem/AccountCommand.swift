@@ -23,6 +23,7 @@ enum AccountCommand {
                        [--sign-in-attempts 5,50,900]   (failed sign-ins per account, per address, in SECONDS; sign-ups per address: 20)
                        [--smtp-url smtp://host:587|smtps://host:465] [--smtp-from noreply@example.com] [--smtp-user U --smtp-password P]
                                   (sign-up and password-reset emails; without --smtp-url nothing is sent)
+        \(OIDCCommand.serveUsage)
         """
 
     /// Applies the sign-in flags of `tandem serve`.
@@ -50,6 +51,7 @@ enum AccountCommand {
             }
             settings.smtpFrom = from
         }
+        try OIDCCommand.configure(&settings.oidc, options)
         settings.smtpUsername = options.value("smtp-user")
         settings.smtpPassword = options.value("smtp-password")
         if let attempts = options.value("sign-in-attempts") {

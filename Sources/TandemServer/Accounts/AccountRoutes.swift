@@ -12,6 +12,7 @@ import TandemStore
 /// | `password/reset` | POST | `ckAPIToken` | `{email}` → `{status: "CHECK_EMAIL"}`, the same for an unknown email |
 /// | `password/set` | POST | `ckAPIToken` | `{token, password}` (from the emailed link) → the account; every session is revoked |
 /// | `signin` | POST | `ckAPIToken` | `{email, password, consent?, device?}` → `{ckWebAuthToken, userRecordName, sessionID, expiresAt}` |
+/// | `token/exchange` | POST | `ckAPIToken` | `{idToken, device?}` (a trusted issuer's ID token) → as `signin` (`TokenExchange`) |
 /// | `signout` | POST | user token | → `{revoked: 1}`: the presented token stops working |
 /// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName}` |
 /// | `sessions` | GET | user token | → `{sessions: [{sessionID, device, createdAt, lastUsedAt, expiresAt, current}]}` |
@@ -92,6 +93,9 @@ enum AccountRoutes {
             } catch is AccountService.ConsentRequired {
                 throw CloudKitError(.accessDenied, "first sign-in to '\(container)': ask the person, then send \"consent\": true to let this app use their account")
             }
+        case "token/exchange":
+            try require("POST")
+            return try TokenExchange.respond(context, services, container: container)
         case "signout":
             try require("POST")
             let (token, _) = try signedIn(context, services, container: container)

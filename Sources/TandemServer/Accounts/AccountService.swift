@@ -183,7 +183,15 @@ final class AccountService: Sendable {
         let key = try method.accountKey(credential)
         let now = Clock.milliseconds()
         try limiter.checkSignIn(account: key, address: address, at: now)
-        guard let user = try method.authenticate(credential) else {
+        let proved: UserAccount?
+        do {
+            proved = try method.authenticate(credential)
+        } catch let refused as CloudKitError where refused.code == .authenticationFailed {
+            // A method that can say why (an ID token's rule) counts as a failure too.
+            limiter.recordFailure(account: key, address: address, at: Clock.milliseconds())
+            throw refused
+        }
+        guard let user = proved else {
             limiter.recordFailure(account: key, address: address, at: Clock.milliseconds())
             throw CloudKitError(.authenticationFailed, "the email or password is wrong")
         }

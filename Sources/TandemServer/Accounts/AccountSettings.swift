@@ -23,6 +23,9 @@ public struct AccountSettings: Sendable {
     public var smtpUsername: String?
     public var smtpPassword: String?
 
+    /// OpenID Connect: token exchange issuers and sign-in page providers, per container.
+    public var oidc = OIDCSettings()
+
     public init() {}
 
     /// Whether `text` is valid for `passwordHash`.

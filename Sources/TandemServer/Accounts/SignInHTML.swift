@@ -35,7 +35,8 @@ enum SignInHTML {
     }
 
     /// The email-and-password form. `origins` lets the Cancel button tell the opener.
-    static func signInForm(app: String, csrf: String, apiToken: String, email: String = "", error: String? = nil, origins: [String]) -> String {
+    static func signInForm(app: String, csrf: String, apiToken: String, email: String = "", error: String? = nil, origins: [String],
+                           providers: [String] = []) -> String {
         page(title: "Sign in to \(app)", body: """
             \(Self.error(error))
             <form method="post" action="/signin" id="signin">
@@ -44,6 +45,7 @@ enum SignInHTML {
             <label>Password <input type="password" name="password" id="password" autocomplete="current-password" required></label>
             <button type="submit" id="submit">Sign in</button>
             </form>
+            \(providerLinks(providers, apiToken: apiToken))
             <p><a id="signup-link" href="/signin/signup?ckAPIToken=\(escape(percent(apiToken)))">Create an account</a>
             · <a id="reset-link" href="/signin/reset?ckAPIToken=\(escape(percent(apiToken)))">Forgot your password?</a></p>
             <p><button type="button" id="cancel" data-origins="\(escape(origins.joined(separator: " ")))">Cancel</button></p>

@@ -14,7 +14,9 @@ protocol SignInMethod: Sendable {
     /// - Throws: `BAD_REQUEST` when the credential is malformed (nothing was tried).
     func accountKey(_ credential: [String: String]) throws -> String
     /// The account the credential proves, or nil when it proves none. Wrong and unknown answer
-    /// alike (same nil, comparable time), so a caller cannot tell which it was.
+    /// alike (same nil, comparable time), so a caller cannot tell which it was. A method whose
+    /// refusal reveals no account (an ID token's broken rule) may throw `AUTHENTICATION_FAILED`
+    /// with the reason instead; it counts as a failed attempt all the same.
     func authenticate(_ credential: [String: String]) throws -> UserAccount?
 }
 

@@ -12,6 +12,8 @@ import TandemStore
 /// - `GET /signin/account/delete`, `POST /signin/account/delete` — deleting the account, confirmed
 ///   with email and password (decisions A15; `SignInPage+AccountDelete.swift`).
 /// - `GET /signin/signin.js`, `GET /signin/signin.css` — the only script and stylesheet.
+/// - `GET /signin/oidc/start`, `GET /signin/oidc/callback` — "Sign in with NAME" through an
+///   OpenID Connect provider (`SignInPage+OIDC.swift`).
 ///
 /// Every form carries a CSRF token: the HMAC of a random cookie (`tandem_csrf`, `SameSite=Strict`,
 /// `HttpOnly`), checked in constant time. The finished sign-in hands the web auth token back as
@@ -50,6 +52,12 @@ struct SignInPage {
             return try showLinkForm(context)
         case ("POST", "/signin/verify"), ("POST", "/signin/password"), ("POST", "/signin/reset"):
             return try submitLinkForm(context)
+        case ("GET", "/signin/oidc/start"):
+            return try startProviderSignIn(context)
+        case ("GET", "/signin/oidc/callback"):
+            return try finishProviderSignIn(context)
+        case (_, "/signin/oidc/start"), (_, "/signin/oidc/callback"):
+            throw MethodNotAllowed(allowed: "GET")
         case (_, "/signin"), (_, "/signin/signup"), (_, "/signin/consent"), (_, Self.deletePath), (_, "/signin/verify"), (_, "/signin/password"), (_, "/signin/reset"):
             throw MethodNotAllowed(allowed: head.path == "/signin/consent" ? "POST" : "GET, POST")
         default:
@@ -81,7 +89,7 @@ struct SignInPage {
         let csrf = csrfToken(cookie)
         let name = app.grant.container ?? ""
         let html = signUp ? SignInHTML.signUpForm(app: name, csrf: csrf, apiToken: app.token)
-            : SignInHTML.signInForm(app: name, csrf: csrf, apiToken: app.token, origins: app.grant.origins)
+            : SignInHTML.signInForm(app: name, csrf: csrf, apiToken: app.token, origins: app.grant.origins, providers: providerNames(name))
         var response = page(html, status: 200, origins: app.grant.origins)
         if let setCookie { response.headers.append(("set-cookie", setCookie)) }
         return response
@@ -94,7 +102,7 @@ struct SignInPage {
         let accounts = services.accounts
         func again(_ message: String, status: Int) -> HTTPResponse {
             page(SignInHTML.signInForm(app: container, csrf: csrf, apiToken: app.token, email: fields["email"] ?? "", error: message,
-                                       origins: app.grant.origins), status: status, origins: app.grant.origins)
+                                       origins: app.grant.origins, providers: providerNames(container)), status: status, origins: app.grant.origins)
         }
         do {
             let session = try accounts.signIn(with: accounts.password, credential: fields, container: container, consent: false,
@@ -195,12 +203,12 @@ struct SignInPage {
 
     // MARK: Completion
 
-    private func complete(_ token: String, _ grant: TokenGrant) -> HTTPResponse {
+    func complete(_ token: String, _ grant: TokenGrant) -> HTTPResponse {
         completion(token, errorMessage: nil, grant)
     }
 
     /// Hands the outcome back: a redirect to the callback URL, or the page that posts to the opener.
-    private func completion(_ token: String?, errorMessage: String?, _ grant: TokenGrant) -> HTTPResponse {
+    func completion(_ token: String?, errorMessage: String?, _ grant: TokenGrant) -> HTTPResponse {
         if let callback = grant.callback, let origin = Origins.origin(ofURL: callback), grant.origins.contains(origin) {
             let separator = callback.contains("?") ? "&" : "?"
             let parameter = token.map { "ckWebAuthToken=" + SignInHTML.percent($0) }

@@ -38,6 +38,8 @@ struct Services: Sendable {
     let accounts: AccountService
     /// Deletes accounts with everything they own (A15).
     let deletion: AccountDeletion
+    /// OpenID Connect issuers' discovery documents and keys, fetched through the outbound rule.
+    let oidc: OIDCProviderDirectory
     let secret: [UInt8]
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
@@ -81,6 +83,7 @@ struct Services: Sendable {
             SMTPMailer(client: SMTPClient(url: url, from: accountSettings.smtpFrom, username: accountSettings.smtpUsername,
                                           password: accountSettings.smtpPassword), log: log)
         }
+        oidc = OIDCProviderDirectory(rule: outbound)
         accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
         deletion = AccountDeletion(store: store, hub: hub)
     }

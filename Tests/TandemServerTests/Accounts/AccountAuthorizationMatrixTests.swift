@@ -27,6 +27,7 @@ struct AccountAuthorizationMatrixTests {
 
     enum Endpoint: String, CaseIterable, CustomStringConvertible {
         case signup, verify, signin, passwordReset, passwordSet, signout, account, sessions, sessionsRevoke, signinPage, accountDelete, accountDeletePage
+        case tokenExchange, oidcStart, oidcCallback
         var description: String { rawValue }
     }
 
@@ -48,6 +49,12 @@ struct AccountAuthorizationMatrixTests {
         // With a wrong password, so the matrix's account survives: a signed-in caller gets as far as the password check.
         .accountDelete:  ["ACCESS_DENIED", "ACCESS_DENIED", failed, failed, required, required, required],
         .accountDeletePage: ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
+        // A token the loopback provider minted: the API token decides, a user token plays no part.
+        .tokenExchange:  ["ok", "ok", "ok", "ok", "ok", failed, failed],
+        // Redirects to the provider's authorization page (followed: its 200) for the app only.
+        .oidcStart:      ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
+        // Without the flow cookie the browser got at the start, no callback is accepted.
+        .oidcCallback:   ["HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403"],
     ]
 
     struct World {
@@ -55,6 +62,7 @@ struct AccountAuthorizationMatrixTests {
         var app: String
         var otherApp: String
         var email: String
+        var provider: OIDCProvider
     }
 
     static let lock = NSLock()
@@ -64,13 +72,16 @@ struct AccountAuthorizationMatrixTests {
         lock.lock()
         defer { lock.unlock() }
         if let shared { return shared }
-        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60"])
+        let provider = try OIDCProvider()
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60", "--webhook-allow", "127.0.0.0/8",
+                                                                           "--oidc-exchange", "\(TestServer.container),\(provider.issuer),matrix",
+                                                                           "--oidc-provider", "\(TestServer.container),Mock,\(provider.issuer),matrix"])
         _ = try TestServer.admin(["container", "create", "iCloud.com.example.matrix", "--data", server.dataDirectory])
         let app = try server.apiToken(origins: ["https://app.example"])
         let otherApp = try server.apiToken(container: "iCloud.com.example.matrix")
         let email = "matrix@example.com"
         try server.signUpVerified(email, password: "matrix password", apiToken: app)
-        let made = World(server: server, app: app, otherApp: otherApp, email: email)
+        let made = World(server: server, app: app, otherApp: otherApp, email: email, provider: provider)
         shared = made
         return made
     }
@@ -128,6 +139,17 @@ struct AccountAuthorizationMatrixTests {
         case .signinPage, .accountDeletePage:
             var url = server.baseURL + (endpoint == .signinPage ? "/signin" : "/signin/account/delete")
             if let api, api == world.app { url += "?ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+            response = try server.request("GET", url, token: .some(user))
+        case .tokenExchange:
+            let idToken = try world.provider.mint(sub: unique("matrix"), clientID: "matrix")
+            response = try server.auth("token/exchange", ["idToken": .string(idToken)], apiToken: api, bearer: user)
+        case .oidcStart:
+            var url = server.baseURL + "/signin/oidc/start?provider=Mock"
+            if let api, api == world.app { url += "&ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+            response = try server.request("GET", url, token: .some(user))
+        case .oidcCallback:
+            var url = server.baseURL + "/signin/oidc/callback?code=c&state=s"
+            if let api { url += "&ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
             response = try server.request("GET", url, token: .some(user))
         }
         let outcome = response.json.serverErrorCode ?? (response.status == 200 ? "ok" : "HTTP \(response.status)")
