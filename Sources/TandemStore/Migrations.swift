@@ -529,5 +529,11 @@ enum Migrations {
         ALTER TABLE tokens ADD COLUMN callback TEXT;
         CREATE INDEX tokens_by_user ON tokens(user_record_name) WHERE user_record_name IS NOT NULL;
         """),
+        // Passkeys (issue 16): a passkey is a sign_in_methods row of kind 'passkey' whose subject is
+        // its credential ID (base64url). A sign-in names only the credential, so it is found by
+        // subject; a credential belongs to one account.
+        SQLiteMigration(version: 12, sql: """
+        CREATE UNIQUE INDEX sign_in_methods_passkeys ON sign_in_methods(subject) WHERE kind = 'passkey';
+        """),
     ]
 }

@@ -23,6 +23,13 @@ public struct AccountSettings: Sendable {
     public var smtpUsername: String?
     public var smtpPassword: String?
 
+    /// The passkey RP ID (`--passkey-rp-id`): the server's host or a parent domain of it; nil uses
+    /// the host of `--public-url` (or of each request's Host header).
+    public var passkeyRPID: String?
+    /// Whether passkeys must verify the user (PIN or biometrics: the UV flag); `false` accepts
+    /// presence alone (`--passkey-user-verification required|preferred`, default required).
+    public var passkeyUserVerification = true
+
     public init() {}
 
     /// Whether `text` is valid for `passwordHash`.

@@ -10,6 +10,8 @@ import TandemStore
 /// - `GET /signin` — email and password form; `GET /signin/signup` — the sign-up form.
 /// - `POST /signin`, `POST /signin/signup`, `POST /signin/consent` — the forms' targets.
 /// - `GET /signin/signin.js`, `GET /signin/signin.css` — the only script and stylesheet.
+/// - `POST /signin/passkey/options`, `POST /signin/passkey`, `POST /signin/passkey/signup` —
+///   passkeys (SignInPage+Passkeys.swift).
 ///
 /// Every form carries a CSRF token: the HMAC of a random cookie (`tandem_csrf`, `SameSite=Strict`,
 /// `HttpOnly`), checked in constant time. The finished sign-in hands the web auth token back as
@@ -28,7 +30,7 @@ struct SignInPage {
         switch (head.method, head.path) {
         case ("GET", "/signin/signin.js"), ("HEAD", "/signin/signin.js"):
             return HTTPResponse(status: 200, headers: [("content-type", "text/javascript; charset=utf-8"), ("cache-control", "public, max-age=300"),
-                                                       ("x-content-type-options", "nosniff")], body: Array(SignInHTML.script.utf8))
+                                                       ("x-content-type-options", "nosniff")], body: Array((SignInHTML.script + PasskeyHTML.script).utf8))
         case ("GET", "/signin/signin.css"), ("HEAD", "/signin/signin.css"):
             return HTTPResponse(status: 200, headers: [("content-type", "text/css; charset=utf-8"), ("cache-control", "public, max-age=300"),
                                                        ("x-content-type-options", "nosniff")], body: Array(SignInHTML.stylesheet.utf8))
@@ -40,6 +42,10 @@ struct SignInPage {
             return try submitSignUp(context)
         case ("POST", "/signin/consent"):
             return try submitConsent(context)
+        case ("POST", "/signin/passkey/options"), ("POST", "/signin/passkey"), ("POST", "/signin/passkey/signup"):
+            return try respondPasskey(context)
+        case (_, "/signin/passkey/options"), (_, "/signin/passkey"), (_, "/signin/passkey/signup"):
+            throw MethodNotAllowed(allowed: "POST")
         case ("GET", "/signin/verify"), ("GET", "/signin/password"), ("GET", "/signin/reset"):
             return try showLinkForm(context)
         case ("POST", "/signin/verify"), ("POST", "/signin/password"), ("POST", "/signin/reset"):
@@ -54,7 +60,7 @@ struct SignInPage {
     // MARK: Steps
 
     /// The app an API token stands for, or a problem page's message.
-    private func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
+    func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
         guard let apiToken, !apiToken.isEmpty, let grant = try services.store.read({ try $0.grant(forTokenHash: Tokens.hash(apiToken)) }),
               grant.kind == .api, let container = grant.container else {
             return .failure(PageProblem(status: 400, message: "Open this page from the app you want to sign in to (it needs the app's ckAPIToken)."))
@@ -189,7 +195,7 @@ struct SignInPage {
 
     // MARK: Completion
 
-    private func complete(_ token: String, _ grant: TokenGrant) -> HTTPResponse {
+    func complete(_ token: String, _ grant: TokenGrant) -> HTTPResponse {
         completion(token, errorMessage: nil, grant)
     }
 
@@ -209,14 +215,14 @@ struct SignInPage {
     // MARK: CSRF
 
     /// The form's API token grant and a fresh CSRF field, or nil when the CSRF check fails.
-    private func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> ((token: String, grant: TokenGrant), String)? {
+    func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> ((token: String, grant: TokenGrant), String)? {
         guard let cookie = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], let sent = fields["csrf"],
               Digest.equal(Array(sent.utf8), Array(csrfToken(cookie).utf8)) else { return nil }
         guard case .success(let app) = try self.app(fields["ckAPIToken"]) else { return nil }
         return (app, csrfToken(cookie))
     }
 
-    private func forbidden() -> HTTPResponse {
+    func forbidden() -> HTTPResponse {
         page(SignInHTML.problem("This form expired or did not come from this site. Go back, reload the page and try again."), status: 403, origins: [])
     }
 
@@ -244,7 +250,7 @@ struct SignInPage {
 
     // MARK: Responses
 
-    private func page(_ html: String, status: Int, origins: [String]) -> HTTPResponse {
+    func page(_ html: String, status: Int, origins: [String]) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "text/html; charset=utf-8")] + Self.securityHeaders(origins: origins),
                      body: Array(html.utf8))
     }
@@ -253,7 +259,7 @@ struct SignInPage {
     /// forms post to this server, or redirect to the app's own origins.
     static func securityHeaders(origins: [String]) -> [(String, String)] {
         let formAction = (["'self'"] + origins).joined(separator: " ")
-        return [("content-security-policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"),
+        return [("content-security-policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"),
                 ("x-frame-options", "DENY"), ("referrer-policy", "no-referrer"), ("cache-control", "no-store"), ("x-content-type-options", "nosniff")]
     }
 }
