@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         // SMTP (with TLS) for account emails, for the server only.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // CBOR (RFC 8949) for passkeys' attestation objects and COSE keys, for the server only.
+        .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
 
         .target(name: "TandemCore", dependencies: ["CJansson"], swiftSettings: upcoming),
         .target(name: "TandemLinks", dependencies: ["TandemCore"], swiftSettings: upcoming),
@@ -41,7 +43,7 @@ let package = Package(
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
         .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
-        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl"], swiftSettings: upcoming),
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
         .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto"],
                           swiftSettings: upcoming),
         .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite"],
@@ -65,7 +67,7 @@ let package = Package(
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
         // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
         .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemTestSupport"],
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

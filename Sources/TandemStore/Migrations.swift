@@ -546,5 +546,11 @@ enum Migrations {
         SQLiteMigration(version: 11, sql: """
         CREATE UNIQUE INDEX sign_in_methods_by_identity ON sign_in_methods(kind, subject) WHERE kind = 'oidc';
         """),
+        // Passkeys (issue 16): a passkey is a sign_in_methods row of kind 'passkey' whose subject is
+        // its credential ID (base64url). A sign-in names only the credential, so it is found by
+        // subject; a credential belongs to one account.
+        SQLiteMigration(version: 12, sql: """
+        CREATE UNIQUE INDEX sign_in_methods_passkeys ON sign_in_methods(subject) WHERE kind = 'passkey';
+        """),
     ]
 }

@@ -24,6 +24,8 @@ enum AccountCommand {
                        [--smtp-url smtp://host:587|smtps://host:465] [--smtp-from noreply@example.com] [--smtp-user U --smtp-password P]
                                   (sign-up and password-reset emails; without --smtp-url nothing is sent)
         \(OIDCCommand.serveUsage)
+                       [--passkey-rp-id example.com] [--passkey-user-verification required|preferred]
+                                  (passkeys: RP ID default the host of --public-url or of each request; the origin is the server's own)
         """
 
     /// Applies the sign-in flags of `tandem serve`.
@@ -54,6 +56,17 @@ enum AccountCommand {
         try OIDCCommand.configure(&settings.oidc, options)
         settings.smtpUsername = options.value("smtp-user")
         settings.smtpPassword = options.value("smtp-password")
+        if let rpID = options.value("passkey-rp-id") {
+            guard !rpID.isEmpty, rpID.contains(where: \.isLetter), rpID.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }) else {
+                throw UsageError("--passkey-rp-id must be a domain name, e.g. example.com")
+            }
+            settings.passkeyRPID = rpID.lowercased()
+        }
+        switch options.value("passkey-user-verification") {
+        case nil, "required"?: break
+        case "preferred"?: settings.passkeyUserVerification = false
+        default: throw UsageError("--passkey-user-verification must be required or preferred")
+        }
         if let attempts = options.value("sign-in-attempts") {
             let numbers = attempts.split(separator: ",").compactMap { Int($0) }
             guard numbers.count == 3, numbers.allSatisfy({ $0 > 0 }) else {

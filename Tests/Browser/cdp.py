@@ -183,6 +183,26 @@ class Browser:
     def page(self, method, params=None, timeout=30):
         return self.call(method, params, session=self.session, timeout=timeout)
 
+    # WebAuthn domain: virtual authenticators, per page (target).
+
+    def add_virtual_authenticator(self, session=None):
+        """A platform passkey authenticator in the page of `session` (default: the main page): CTAP2 over
+        the internal transport, with resident (discoverable) keys and user verification that succeeds,
+        and presence simulated (no prompt). Returns its authenticatorId."""
+        session = session or self.session
+        self.call("WebAuthn.enable", {"enableUI": False}, session=session)
+        options = {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+                   "isUserVerified": True, "automaticPresenceSimulation": True}
+        return self.call("WebAuthn.addVirtualAuthenticator", {"options": options}, session=session)["authenticatorId"]
+
+    def authenticator_credentials(self, authenticator, session=None):
+        """The credentials the virtual authenticator holds (credentialId, rpId, privateKey, userHandle, signCount, ...)."""
+        return self.call("WebAuthn.getCredentials", {"authenticatorId": authenticator}, session=session or self.session)["credentials"]
+
+    def add_authenticator_credential(self, authenticator, credential, session=None):
+        """Puts a credential (as `authenticator_credentials` returned it) into a virtual authenticator."""
+        self.call("WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": credential}, session=session or self.session)
+
     def evaluate(self, expression):
         """The value of a JavaScript expression in the page (promises awaited)."""
         result = self.page("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})

@@ -13,6 +13,8 @@ final class AccountService: Sendable {
     let settings: AccountSettings
     let hasher: Argon2id
     let password: PasswordSignIn
+    /// Passkeys (WebAuthn, ES256) and their outstanding challenges.
+    let passkey: PasskeySignIn
     let limiter: SignInLimiter
     let log: RequestLog
     /// Sends sign-up and reset links; nil when no SMTP server is configured.
@@ -28,6 +30,8 @@ final class AccountService: Sendable {
         self.mailer = mailer
         hasher = Argon2id(parameters: Argon2id.Parameters(settings.passwordHash) ?? Argon2id.Parameters())
         password = PasswordSignIn(store: store, hasher: hasher)
+        passkey = PasskeySignIn(store: store, challenges: PasskeyChallenges(), rpID: settings.passkeyRPID,
+                                requireUserVerification: settings.passkeyUserVerification)
         limiter = SignInLimiter(limits: SignInLimiter.Limits(
             perAccount: settings.attemptsPerAccount, perAddress: settings.attemptsPerAddress,
             signUpsPerAddress: settings.signUpsPerAddress, windowMilliseconds: settings.attemptWindowSeconds * 1000))
@@ -65,7 +69,7 @@ final class AccountService: Sendable {
     }
 
     /// Hands `mail` to the mailer; without one, says once that nothing is sent.
-    private func send(_ mail: AccountMail) {
+    func send(_ mail: AccountMail) {
         guard let mailer else {
             if !warnedNoMail.exchange(true, ordering: .relaxed) {
                 log.message("accounts: no SMTP server configured (tandem serve --smtp-url), so no sign-up or reset email is sent; an operator can run: tandem user verify EMAIL")
@@ -142,15 +146,25 @@ final class AccountService: Sendable {
         if let existing = try tx.user(recordNameOrEmail: link.email), existing.email?.lowercased() == link.email.lowercased() {
             // A sign-up link never replaces a password: an account that has one is changed
             // only by its owner's sign-in or a reset link (QA: a rival sign-up's link took it over).
-            if link.pendingSecret != nil, try tx.signInMethods(user: existing.recordName).contains(where: { $0.kind == PasswordSignIn.kind }) {
+            let methods = try tx.signInMethods(user: existing.recordName)
+            if link.pendingSecret != nil, methods.contains(where: { $0.kind == PasswordSignIn.kind }) {
                 throw CloudKitError(.authenticationFailed, "this email already has an account with a password; sign in, or reset the password")
+            }
+            // Nor does a passkey join an account that has a way to sign in (A28).
+            if let pending = link.pendingSecret, pending.hasPrefix(StoredPasskey.pendingPrefix), !methods.isEmpty {
+                throw CloudKitError(.authenticationFailed, "this email already has an account; sign in with it")
             }
             user = existing
             try tx.setEmailVerified(user: user.recordName, true)
         } else {
             user = try tx.addVerifiedUser(email: link.email, displayName: link.displayName, at: now)
         }
-        if let secret = link.pendingSecret {
+        if let secret = link.pendingSecret, let passkey = StoredPasskey.method(pending: secret, at: now) {
+            guard try tx.signInMethod(kind: passkey.kind, subject: passkey.subject) == nil else {
+                throw CloudKitError(.authenticationFailed, "this passkey is registered to another account already; sign up again")
+            }
+            try tx.putSignInMethod(user: user.recordName, passkey)
+        } else if let secret = link.pendingSecret {
             try tx.putSignInMethod(user: user.recordName, StoredSignInMethod(kind: PasswordSignIn.kind, subject: "", secret: secret, createdAt: now))
         }
         guard let profile = try tx.profile(user: user.recordName) else { throw CloudKitError(.internalError, "the new account vanished") }

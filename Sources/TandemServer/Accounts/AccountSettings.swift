@@ -25,6 +25,12 @@ public struct AccountSettings: Sendable {
 
     /// OpenID Connect: token exchange issuers and sign-in page providers, per container.
     public var oidc = OIDCSettings()
+    /// The passkey RP ID (`--passkey-rp-id`): the server's host or a parent domain of it; nil uses
+    /// the host of `--public-url` (or of each request's Host header).
+    public var passkeyRPID: String?
+    /// Whether passkeys must verify the user (PIN or biometrics: the UV flag); `false` accepts
+    /// presence alone (`--passkey-user-verification required|preferred`, default required).
+    public var passkeyUserVerification = true
 
     public init() {}
 

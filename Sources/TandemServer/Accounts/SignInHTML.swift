@@ -48,6 +48,7 @@ enum SignInHTML {
             \(providerLinks(providers, apiToken: apiToken))
             <p><a id="signup-link" href="/signin/signup?ckAPIToken=\(escape(percent(apiToken)))">Create an account</a>
             · <a id="reset-link" href="/signin/reset?ckAPIToken=\(escape(percent(apiToken)))">Forgot your password?</a></p>
+            \(PasskeyHTML.signIn(csrf: csrf, apiToken: apiToken))
             <p><button type="button" id="cancel" data-origins="\(escape(origins.joined(separator: " ")))">Cancel</button></p>
             """)
     }
@@ -62,6 +63,7 @@ enum SignInHTML {
             <label>Password <input type="password" name="password" id="password" autocomplete="new-password" minlength="8" required></label>
             <button type="submit" id="submit">Create account</button>
             </form>
+            \(PasskeyHTML.signUp(csrf: csrf, apiToken: apiToken))
             <p><a href="/signin?ckAPIToken=\(escape(percent(apiToken)))">I have an account</a></p>
             """)
     }

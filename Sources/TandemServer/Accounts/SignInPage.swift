@@ -14,6 +14,8 @@ import TandemStore
 /// - `GET /signin/signin.js`, `GET /signin/signin.css` — the only script and stylesheet.
 /// - `GET /signin/oidc/start`, `GET /signin/oidc/callback` — "Sign in with NAME" through an
 ///   OpenID Connect provider (`SignInPage+OIDC.swift`).
+/// - `POST /signin/passkey/options`, `POST /signin/passkey`, `POST /signin/passkey/signup` —
+///   passkeys (SignInPage+Passkeys.swift).
 ///
 /// Every form carries a CSRF token: the HMAC of a random cookie (`tandem_csrf`, `SameSite=Strict`,
 /// `HttpOnly`), checked in constant time. The finished sign-in hands the web auth token back as
@@ -32,7 +34,7 @@ struct SignInPage {
         switch (head.method, head.path) {
         case ("GET", "/signin/signin.js"), ("HEAD", "/signin/signin.js"):
             return HTTPResponse(status: 200, headers: [("content-type", "text/javascript; charset=utf-8"), ("cache-control", "public, max-age=300"),
-                                                       ("x-content-type-options", "nosniff")], body: Array(SignInHTML.script.utf8))
+                                                       ("x-content-type-options", "nosniff")], body: Array((SignInHTML.script + PasskeyHTML.script).utf8))
         case ("GET", "/signin/signin.css"), ("HEAD", "/signin/signin.css"):
             return HTTPResponse(status: 200, headers: [("content-type", "text/css; charset=utf-8"), ("cache-control", "public, max-age=300"),
                                                        ("x-content-type-options", "nosniff")], body: Array(SignInHTML.stylesheet.utf8))
@@ -48,6 +50,10 @@ struct SignInPage {
             return try showDeleteForm(context)
         case ("POST", Self.deletePath):
             return try submitDelete(context)
+        case ("POST", "/signin/passkey/options"), ("POST", "/signin/passkey"), ("POST", "/signin/passkey/signup"):
+            return try respondPasskey(context)
+        case (_, "/signin/passkey/options"), (_, "/signin/passkey"), (_, "/signin/passkey/signup"):
+            throw MethodNotAllowed(allowed: "POST")
         case ("GET", "/signin/verify"), ("GET", "/signin/password"), ("GET", "/signin/reset"):
             return try showLinkForm(context)
         case ("POST", "/signin/verify"), ("POST", "/signin/password"), ("POST", "/signin/reset"):
@@ -267,7 +273,7 @@ struct SignInPage {
     /// forms post to this server, or redirect to the app's own origins.
     static func securityHeaders(origins: [String]) -> [(String, String)] {
         let formAction = (["'self'"] + origins).joined(separator: " ")
-        return [("content-security-policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"),
+        return [("content-security-policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action \(formAction); frame-ancestors 'none'; base-uri 'none'"),
                 ("x-frame-options", "DENY"), ("referrer-policy", "no-referrer"), ("cache-control", "no-store"), ("x-content-type-options", "nosniff")]
     }
 }

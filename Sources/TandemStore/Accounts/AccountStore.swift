@@ -93,6 +93,9 @@ public protocol AccountReading {
     /// Every account, oldest first, at most `limit`.
     func profiles(limit: Int) throws -> [AccountProfile]
     func signInMethods(user: String) throws -> [StoredSignInMethod]
+    /// The method of `kind` whose subject is `subject` (a passkey by its credential ID), with its
+    /// user's record name; nil when there is none.
+    func signInMethod(kind: String, subject: String) throws -> (user: String, method: StoredSignInMethod)?
     /// Whether the user agreed to let the container's app use their account.
     func hasConsent(user: String, container: String) throws -> Bool
     func accountLink(hash: [UInt8]) throws -> AccountLink?

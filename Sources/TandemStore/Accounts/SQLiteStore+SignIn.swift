@@ -26,6 +26,15 @@ extension SQLiteStoreTransaction {
         }
     }
 
+    func signInMethod(kind: String, subject: String) throws -> (user: String, method: StoredSignInMethod)? {
+        try db.queryOne("""
+            SELECT user_record_name, kind, subject, secret, created_at, last_used_at FROM sign_in_methods WHERE kind = ? AND subject = ?
+            """, [.text(kind), .text(subject)]) { row in
+            (row.text(0), StoredSignInMethod(kind: row.text(1), subject: row.text(2), secret: row.text(3), createdAt: row.int64(4),
+                                             lastUsedAt: row.isNull(5) ? nil : row.int64(5)))
+        }
+    }
+
     func hasConsent(user: String, container: String) throws -> Bool {
         try db.queryOne("SELECT 1 FROM container_consents WHERE user_record_name = ? AND container_id = ?",
                         [.text(user), .text(container)]) { _ in true } ?? false

@@ -28,6 +28,8 @@ struct AccountAuthorizationMatrixTests {
     enum Endpoint: String, CaseIterable, CustomStringConvertible {
         case signup, verify, signin, passwordReset, passwordSet, signout, account, sessions, sessionsRevoke, signinPage, accountDelete, accountDeletePage
         case tokenExchange, oidcStart, oidcCallback
+        /// The sign-in page's passkey steps (CSRF-protected forms; user tokens play no part).
+        case passkeyOptions, passkeySignIn, passkeySignUp
         var description: String { rawValue }
     }
 
@@ -55,6 +57,11 @@ struct AccountAuthorizationMatrixTests {
         .oidcStart:      ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
         // Without the flow cookie the browser got at the start, no callback is accepted.
         .oidcCallback:   ["HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403"],
+        // With this app's page (its CSRF pair): options are issued, an empty answer is malformed;
+        // without it the form check refuses (ACCESS_DENIED for the JSON step, 403 for the pages).
+        .passkeyOptions: ["ok", "ok", "ok", "ok", "ok", "ACCESS_DENIED", "ACCESS_DENIED"],
+        .passkeySignIn:  ["HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 403", "HTTP 403"],
+        .passkeySignUp:  ["HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 403", "HTTP 403"],
     ]
 
     struct World {
@@ -151,6 +158,21 @@ struct AccountAuthorizationMatrixTests {
             var url = server.baseURL + "/signin/oidc/callback?code=c&state=s"
             if let api { url += "&ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
             response = try server.request("GET", url, token: .some(user))
+        case .passkeyOptions, .passkeySignIn, .passkeySignUp:
+            // WebAuthn needs a domain, so the page is opened at localhost.
+            let base = "http://localhost:\(server.port)"
+            var cookie = "tandem_csrf=" + String(repeating: "A", count: 43), csrf = String(repeating: "0", count: 64)
+            if let api, api == world.app {
+                let form = try FormPage(try server.request("GET", base + "/signin?ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
+                                                           token: .some(nil)))
+                (cookie, csrf) = (form.cookie, form.csrf)
+            }
+            let path = endpoint == .passkeyOptions ? "/signin/passkey/options" : endpoint == .passkeySignIn ? "/signin/passkey" : "/signin/passkey/signup"
+            let fields = ["csrf": csrf, "ckAPIToken": api ?? "", "purpose": "get"]
+            let body = fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }.joined(separator: "&")
+            var headers = ["Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie]
+            if let user { headers["Authorization"] = "Bearer " + user }
+            response = try server.request("POST", base + path, body: Data(body.utf8), token: .some(nil), headers: headers)
         }
         let outcome = response.json.serverErrorCode ?? (response.status == 200 ? "ok" : "HTTP \(response.status)")
         let want = Self.expected[endpoint]![Caller.allCases.firstIndex(of: caller)!]

@@ -1,0 +1,1 @@
+#include <cbor.h>
