@@ -271,17 +271,3 @@ enum WebAuthn {
         if requireUserVerification && !data.flags.contains(.userVerified) { throw .userNotVerified }
     }
 }
-
-/// base64url without padding (RFC 4648 §5), as WebAuthn's JSON uses it.
-enum Base64URL {
-    static func encode(_ bytes: [UInt8]) -> String {
-        SyncTokens.base64URL(bytes)
-    }
-
-    /// The bytes, or nil when `text` has characters outside the base64url alphabet (or padding).
-    static func decode(_ text: String) -> [UInt8]? {
-        guard text.utf8.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }),
-              text.utf8.count % 4 != 1 else { return nil }
-        return SyncTokens.bytes(base64URL: text)
-    }
-}
