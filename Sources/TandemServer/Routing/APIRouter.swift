@@ -247,6 +247,13 @@ public final class APIRouter: HTTPResponder {
         context.container = container
         context.environment = environment
         context.database = database
+        if let signed = try ServerKeySignature.headers(context.request.head) {
+            // Signed with a server-to-server key: the signature decides, other credentials are not read (J8).
+            context.user = try ServerKeySignature.user(signed, request: context.request, container: container, database: database,
+                                                       store: services.store)
+            try requireContainer(context.container)
+            return
+        }
         do {
             context.user = try services.authenticator.user(
                 headers: context.request.head.headers["authorization"], parameters: context.parameters,
