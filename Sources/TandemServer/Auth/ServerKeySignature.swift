@@ -5,7 +5,7 @@ import TandemHTTP
 import TandemStore
 
 /// Server-to-server key authentication, as CloudKit Web Services documents it ("Accessing
-/// CloudKit Using a Server-to-Server Key"; decisions J7–J9).
+/// CloudKit Using a Server-to-Server Key"; decisions J7, J8).
 ///
 /// A request carries three headers: `X-Apple-CloudKit-Request-KeyID` (a key registered with
 /// `tandem key add`), `X-Apple-CloudKit-Request-ISO8601Date` (e.g. `2026-01-25T22:15:43Z`) and
