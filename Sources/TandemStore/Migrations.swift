@@ -552,5 +552,18 @@ enum Migrations {
         SQLiteMigration(version: 12, sql: """
         CREATE UNIQUE INDEX sign_in_methods_passkeys ON sign_in_methods(subject) WHERE kind = 'passkey';
         """),
+        // Server-to-server keys (issue 17, decisions J7): P-256 public keys an operator registered
+        // for a container; a request signed with one acts as its user, in the public database.
+        SQLiteMigration(version: 13, sql: """
+        CREATE TABLE server_keys (
+            key_id TEXT PRIMARY KEY,
+            container_id TEXT NOT NULL REFERENCES containers(id),
+            public_key BLOB NOT NULL,
+            user_record_name TEXT NOT NULL REFERENCES users(record_name),
+            created_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX server_keys_by_container ON server_keys(container_id, created_at);
+        """),
     ]
 }

@@ -26,6 +26,7 @@ extension CommandLine {
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--origin https://app.example,...] [--sign-in-callback message|URL] [--data DIR]
         \(AccountCommand.usage)
+        \(KeyCommand.usage)
           tandem user roles --email EMAIL --container ID --environment development|production [ROLE... | --clear] [--replace] [--data DIR]   (no ROLE: show them)
           tandem schema validate FILE.ckdb
           tandem schema diff OLD.ckdb NEW.ckdb
@@ -57,6 +58,7 @@ extension CommandLine {
         let data = options.value("data") ?? "./tandem-data"
         do {
             if let status = try AccountCommand.run(options, data: data) { return status }
+            if let status = try KeyCommand.run(options, data: data) { return status }
             switch (options.words.first, options.words.dropFirst().first, options.words.count) {
             case ("serve", nil, 1):
                 var configuration = ServerConfiguration(dataDirectory: data)

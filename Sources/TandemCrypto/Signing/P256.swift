@@ -126,3 +126,14 @@ extension P256 {
         return key
     }
 }
+
+extension P256 {
+    /// The uncompressed X9.63 point of a DER SubjectPublicKeyInfo holding an uncompressed P-256
+    /// key (what `openssl ec -pubout` writes inside its PEM armour), or nil when the bytes are
+    /// anything else (another curve, a compressed point, a point not on the curve).
+    public static func publicKey(subjectPublicKeyInfo der: [UInt8]) -> [UInt8]? {
+        guard der.count == spkiPrefix.count + publicKeyLength, Array(der.prefix(spkiPrefix.count)) == spkiPrefix else { return nil }
+        let point = Array(der.suffix(publicKeyLength))
+        return isValidPublicKey(point) ? point : nil
+    }
+}

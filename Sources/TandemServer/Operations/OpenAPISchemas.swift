@@ -90,6 +90,13 @@ enum OpenAPISchemas {
             ], required: ["recordType", "fieldName"]))], required: ["tokens"]),
             "AssetsUploadResponse": object(["tokens": array(object(["recordName": string, "recordType": string, "fieldName": string, "url": string]))]),
             "AssetUploadReceipt": object(["singleFile": ref("Asset")]),
+            "AssetsRereferenceRequest": object(["zoneID": ref("ZoneID"), "targetZoneID": ref("ZoneID"), "assets": array(object([
+                "recordName": string, "fieldName": string, "fileChecksum": string,
+            ], required: ["recordName", "fieldName"]))], required: ["assets"]),
+            "AssetsRereferenceResponse": object(["assets": array(object([
+                "recordName": string, "fieldName": string, "fileChecksum": string, "size": integer, "receipt": string,
+                "serverErrorCode": string, "reason": string,
+            ]))]),
             "User": object(["userRecordName": string, "firstName": string, "lastName": string]),
             "UserIdentities": object(["users": array(object([
                 "userRecordName": string, "nameComponents": object(["givenName": string, "familyName": string]),

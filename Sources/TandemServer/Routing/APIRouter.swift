@@ -76,7 +76,8 @@ public final class APIRouter: HTTPResponder {
             log.message("request \(uuid) failed before its body was read: \(error)")
             return Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(uuid)"), uuid: uuid)
         }
-        let response = Responses.error(error, uuid: uuid)
+        var response = Responses.error(error, uuid: uuid)
+        response.headers += CORS.headers(for: head, authenticator: services.authenticator)
         log.record(method: head.method, path: head.path, status: response.status, microseconds: 0, bytes: 0, uuid: uuid)
         metrics.observe(endpoint: head.path.hasPrefix(AssetRoutes.uploadPrefix) ? "assets/upload-bytes" : "journal",
                         status: response.status, seconds: 0)
@@ -98,15 +99,24 @@ public final class APIRouter: HTTPResponder {
         let uuid = UUID().uuidString.lowercased()
         log.record(method: head?.method ?? "-", path: head?.path ?? "-", status: status, microseconds: 0, bytes: 0, uuid: uuid)
         metrics.observe(endpoint: "http", status: status, seconds: 0)
-        return Responses.error(error, uuid: uuid, status: status)
+        var response = Responses.error(error, uuid: uuid, status: status)
+        if let head { response.headers += CORS.headers(for: head, authenticator: services.authenticator) }
+        return response
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
         var context = RequestContext(request: request, publicURL: services.publicURL)
         context.assetSigner = services.assetRoutes.signer
-        var (endpoint, response) = route(&context)
-        if let rotated = context.rotatedWebAuthToken { response.headers.append((Self.webAuthTokenHeader, rotated)) }
+        var (endpoint, response): (String, HTTPResponse)
+        if let preflight = CORS.preflight(request.head, authenticator: services.authenticator) {
+            // A browser's preflight never reaches a handler (J10).
+            (endpoint, response) = ("cors-preflight", preflight)
+        } else {
+            (endpoint, response) = route(&context)
+            if let rotated = context.rotatedWebAuthToken { response.headers.append((Self.webAuthTokenHeader, rotated)) }
+            response.headers += CORS.headers(for: request.head, authenticator: services.authenticator)
+        }
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         metrics.observe(endpoint: endpoint, status: response.status, seconds: Double(elapsed) / 1e9)
         log.record(method: request.head.method, path: request.head.path, status: response.status,
@@ -252,6 +262,13 @@ public final class APIRouter: HTTPResponder {
         context.container = container
         context.environment = environment
         context.database = database
+        if let signed = try ServerKeySignature.headers(context.request.head) {
+            // Signed with a server-to-server key: the signature decides, other credentials are not read (J8).
+            context.user = try ServerKeySignature.user(signed, request: context.request, container: container, database: database,
+                                                       store: services.store)
+            try requireContainer(context.container)
+            return
+        }
         do {
             let signedIn = try services.authenticator.signedIn(
                 headers: context.request.head.headers["authorization"], parameters: context.parameters,

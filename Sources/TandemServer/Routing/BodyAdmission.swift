@@ -12,6 +12,10 @@ import TandemStore
 ///   100 MiB): spooled to a file under the data directory, and admitted first: the upload URL
 ///   must name an open upload (else 404), a journal upload needs valid credentials (else 401)
 ///   and a joined participant (else 404); an over-long `content-length` is 413.
+/// - Requests signed with a server-to-server key (decisions J8): at most 2 MiB, in memory, and
+///   admitted first: the headers, the date, the key (known, not revoked, of the container) and
+///   the database are checked from the head (else 401); the signature, which covers the body's
+///   hash, is checked once the body is read.
 /// - Preview images (1 MiB) are admitted like journal uploads, then read into memory.
 enum BodyAdmission {
     static func policy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
@@ -22,6 +26,8 @@ enum BodyAdmission {
             if head.path.hasSuffix("/preview") { return HTTPBodyPolicy(limit: JournalRoutes.previewBytes + 1, admitFirst: true) }
             return HTTPBodyPolicy(limit: Limits.journalAttachmentBytes + 1, spooled: true, admitFirst: true)
         }
+        // A server-to-server signature names its key in the head: the key is checked before the body is read.
+        if ServerKeySignature.isSigned(head) { return HTTPBodyPolicy(limit: Limits.jsonBodyBytes, admitFirst: true) }
         return HTTPBodyPolicy(limit: Limits.jsonBodyBytes)
     }
 
@@ -38,6 +44,11 @@ enum BodyAdmission {
                   upload.expiresAt > Clock.milliseconds() else {
                 return CloudKitError(.notFound, "no open upload at this URL (unknown, already used, or expired)")
             }
+            return nil
+        }
+        if ServerKeySignature.isSigned(head), let scope = ServerKeySignature.scope(of: head.path),
+           let headers = try ServerKeySignature.headers(head) {
+            _ = try ServerKeySignature.admit(headers, container: scope.container, database: scope.database, store: services.store)
             return nil
         }
         guard head.path.hasPrefix(JournalRoutes.prefix) else { return nil }

@@ -8,7 +8,7 @@ enum DatabaseRoutes {
         RecordRoutes.routes(services) + ZoneRoutes.routes(services) + UserRoutes.routes(services) + UserDiscoveryRoutes.routes(services) + ShareRoutes.routes(services)
             + ChangeRoutes.routes(services) + SubscriptionRoutes.routes(services)
             + PushTokenRoutes.routes(services)
-            + [AssetRoutes.uploadRoute(services)]
+            + [AssetRoutes.uploadRoute(services), AssetRereference.route(services)]
     }
 
     /// Tandem's operations where CloudKit Web Services is silent (`/tandem/1/{container}/{environment}/...`).

@@ -124,13 +124,20 @@ struct ChangeFeedService: Sendable {
         return try store.read { reader in
             let clock = try reader.feedClock()
             guard let syncToken else {
-                return (try currentZones(reader, owner: owner, scope: scope), tokens.encode(kind: .database, tag, clock.sequence), false)
+                return try listing(reader, owner: owner, scope: scope, tag: tag, start: clock.sequence, afterZone: nil, limit: limit)
             }
-            guard let values = tokens.decode(syncToken, kind: .database), values.count == 2 else {
+            guard let values = tokens.decode(syncToken, kind: .database), values.count == 2 || values.count == 3 else {
                 throw CloudKitError.badRequest("syncToken is not a database token this server issued")
             }
             guard values[0] == tag else {
                 throw CloudKitError.badRequest("syncToken belongs to another database or user")
+            }
+            if values.count == 3 {
+                // A listing of the zones that exist, paged by resultsLimit (decisions J11).
+                guard values[1] >= clock.purged else {
+                    throw CloudKitError(.changeTokenExpired, "syncToken is older than the retained change history; fetch again without a syncToken")
+                }
+                return try listing(reader, owner: owner, scope: scope, tag: tag, start: values[1], afterZone: values[2], limit: limit)
             }
             guard values[1] >= clock.purged else {
                 throw CloudKitError(.changeTokenExpired, "syncToken is older than the retained change history; fetch again without a syncToken")
@@ -141,6 +148,19 @@ struct ChangeFeedService: Sendable {
             let sequence = more ? (taken.last?.sequence ?? values[1]) : max(values[1], clock.sequence)
             return (taken, tokens.encode(kind: .database, tag, sequence), more)
         }
+    }
+
+    /// A page of the first listing (no syncToken): the zones that exist now, by zone key after
+    /// `afterZone`, at most `limit`. While more remain the token continues the listing (tag, the
+    /// sequence it began at, the last zone key); the last page's token is a change token from
+    /// where the listing began, so zones created or deleted meanwhile come next.
+    private func listing(_ reader: any StoreReading, owner: FeedOwner, scope: RequestScope, tag: Int64, start: Int64,
+                         afterZone: Int64?, limit: Int) throws -> (zones: [DatabaseChange], syncToken: String, moreComing: Bool) {
+        let zones = try currentZones(reader, owner: owner, scope: scope).sorted { $0.zoneKey < $1.zoneKey }
+            .filter { afterZone == nil || $0.zoneKey > afterZone! }
+        guard zones.count > limit else { return (zones, tokens.encode(kind: .database, tag, start), false) }
+        let taken = Array(zones.prefix(limit))
+        return (taken, tokens.encode(kind: .database, tag, start, taken.last!.zoneKey), true)
     }
 
     /// Every zone the database holds now.

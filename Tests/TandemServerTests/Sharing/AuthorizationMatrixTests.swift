@@ -19,6 +19,9 @@ struct AuthorizationMatrixTests {
         case addParticipant, changePublicPermission, leaveShare, requestAccess, approveRequesters
         /// POST /device/1/{container}/{environment}/tokens/create, as CloudKit JS registers for pushes.
         case pushToken
+        /// assets/rereference of the shared `child` (its `title` holds no asset: a reader learns
+        /// BAD_REQUEST, anyone else NOT_FOUND, so existence does not leak).
+        case rereference
         var description: String { rawValue }
     }
 
@@ -46,6 +49,7 @@ struct AuthorizationMatrixTests {
         .requestAccess:          ["BAD_REQUEST", invited, invited, invited, invited, invited, "ok", "ok", auth],
         .approveRequesters:      ["ok", "ok", denied, denied, denied, hidden, hidden, hidden, auth],
         .pushToken:              ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", auth],
+        .rereference:            ["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", hidden, hidden, hidden, auth],
     ]
 
     /// The people, made once: the same accounts take each role in every fresh world.
@@ -193,6 +197,11 @@ struct AuthorizationMatrixTests {
                                                              extra: ["publicPermission": role == .publicUser ? "READ_WRITE" : "READ_ONLY"])]))
         case .leaveShare:
             result = Self.outcome(try modify([Body.operation("delete", name: note.shareName, recordType: nil, tag: try tag(note.shareName))]))
+        case .rereference:
+            let body: JSONValue = ["assets": [["recordName": "child", "fieldName": "title"]],
+                                   "zoneID": isOwner ? ["zoneName": .string(note.zone)] : note.sharedZoneID, "targetZoneID": ["zoneName": "_defaultZone"]]
+            result = Self.outcome(try server.post("assets/rereference", body, as: caller, database: isOwner ? "private" : "shared"),
+                                  itemsKey: "assets")
         case .requestAccess:
             result = Self.outcome(try server.tandem("shares/requestAccess", ["shortGUIDs": [["value": .string(note.guid)]]], as: caller),
                                   itemsKey: "results")
