@@ -30,7 +30,7 @@ public struct HTTPBodyFigures: Sendable, Equatable {
     public var bufferedBytes: Int
     /// The most `bufferedBytes` has been since start.
     public var peakBufferedBytes: Int
-    /// Spooled bodies being admitted, received or answered.
+    /// Spooled bodies being received or answered (a head is charged once admitted).
     public var spooledBodies: Int
 
     public init(bufferedBytes: Int = 0, peakBufferedBytes: Int = 0, spooledBodies: Int = 0) {

@@ -34,7 +34,11 @@ public protocol HTTPResponder: Sendable {
     /// - 505: an HTTP version other than 1.0 and 1.1.
     /// - 411: `POST`/`PUT`/`PATCH` without `content-length`, including chunked bodies:
     ///   libwebsockets 4.1 does not de-chunk request bodies and we parse no HTTP framing.
+    /// - 408: the body did not arrive within its deadline (`HTTPServerConfiguration.bodyMinimumSeconds`,
+    ///   `bodyMinimumRate`); the connection is closed.
     /// - 413: body over `bodyLimit(for:)`.
+    /// - 429: the holder of the body (`HTTPAdmission.admitted`) already has its share of bodies
+    ///   being received.
     /// - 501: a `transfer-encoding` other than `chunked`.
     /// - 503: the worker queue is full (`maxQueuedRequests`), or the server is shutting down.
     /// `head` is `nil` only when the request head itself could not be read.
@@ -60,6 +64,21 @@ public protocol HTTPResponder: Sendable {
     /// 403, 404, ...) and is sent without reading the body, the connection then closed.
     /// The default admits everything.
     func admit(_ head: HTTPRequestHead) -> HTTPResponse?
+
+    /// Runs on a worker thread, may block, instead of `admit(_:)` when implemented: the same
+    /// decision, and when admitting, who the body is charged to (`HTTPAdmission.admitted`).
+    /// The default asks `admit(_:)` and charges the body to the client's address.
+    func admission(for head: HTTPRequestHead) -> HTTPAdmission
+}
+
+/// An admission decision (`HTTPResponder.admission(for:)`).
+public enum HTTPAdmission: Sendable {
+    /// The body may be read. `holder` names who it is charged to (a user, the owner of an
+    /// upload URL) for the per-holder shares (`HTTPServerConfiguration.maxSpooledBodiesPerHolder`,
+    /// `maxBufferedBodyBytesPerHolder`); `nil` charges the client's address.
+    case admitted(holder: String?)
+    /// The answer, sent without reading the body; the connection is then closed.
+    case refused(HTTPResponse)
 }
 
 extension HTTPResponder {
@@ -68,4 +87,8 @@ extension HTTPResponder {
     }
 
     public func admit(_ head: HTTPRequestHead) -> HTTPResponse? { nil }
+
+    public func admission(for head: HTTPRequestHead) -> HTTPAdmission {
+        admit(head).map { .refused($0) } ?? .admitted(holder: nil)
+    }
 }

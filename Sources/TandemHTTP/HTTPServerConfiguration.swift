@@ -55,6 +55,25 @@ public struct HTTPServerConfiguration: Sendable {
     /// `maxBufferedBodyBytes + maxSpooledBodies × (spoolWindow + 64 KiB)`
     /// (128 MiB + 32 × 1.0625 MiB = 162 MiB by default).
     public var maxBufferedBodyBytes = 128 << 20
+    /// Spooled bodies one holder (`HTTPAdmission.admitted(holder:)`: a user, the owner of an
+    /// upload URL; else the client's address) may have admitted or being received at once;
+    /// one more is answered 429. So one user cannot take every spool slot.
+    public var maxSpooledBodiesPerHolder = 4
+    /// Bytes of in-memory bodies one holder (as above) may hold at once; a request that would
+    /// pass it is answered 429 before its body is read.
+    public var maxBufferedBodyBytesPerHolder = 16 << 20
+    /// A body must arrive whole within `max(bodyMinimumSeconds, content-length / bodyMinimumRate)`
+    /// seconds of being admitted, however steadily it trickles (lws' own timeout restarts at
+    /// every byte); past that it is answered 408 and the connection closed, releasing what it
+    /// held. 10 s and 64 KiB/s by default: a 2 MiB JSON body gets 32 s, a 50 MiB upload 800 s.
+    public var bodyMinimumSeconds = 10
+    /// Bytes per second; see `bodyMinimumSeconds`.
+    public var bodyMinimumRate = 64 << 10
+
+    /// Seconds the whole body of `length` bytes may take to arrive.
+    public func bodyDeadline(length: Int) -> Int {
+        max(bodyMinimumSeconds, (length + max(1, bodyMinimumRate) - 1) / max(1, bodyMinimumRate))
+    }
 
     /// The CloudKit Web Services request headers (server-to-server key authentication) plus a
     /// few proxy and CORS headers that libwebsockets does not parse itself.

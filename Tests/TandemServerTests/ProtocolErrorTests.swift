@@ -39,8 +39,8 @@ import TandemTestSupport
     }
 
     /// lws 4.1's parser fails these inside its read and shuts the socket down with no callback
-    /// in between (see ServiceLoop+ProtocolErrors): no answer is possible, but the connection
-    /// is closed at once and the server goes on.
+    /// in between (see ServiceLoop+ProtocolErrors): no 414 or 431 can be written (decisions E3),
+    /// but the connection is closed at once and the server goes on.
     static let closedByTheParser: [(String, [UInt8])] = [
         ("10,000 header fields", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\n" + (0..<10_000).map { "X-A\($0): b\r\n" }.joined() + "\r\n").utf8)),
         ("a 64 KiB header", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 65_536) + "\r\n\r\n").utf8)),
@@ -50,13 +50,36 @@ import TandemTestSupport
     ]
 
     @Test(arguments: closedByTheParser.map(\.0))
-    func refusedByTheParserAndClosedAtOnce(label: String) throws {
+    func closedUnansweredBecauseLws41ShutsTheSocketInsideItsParser(label: String) throws {
         let server = try Shared.server
         let socket = try RawSocket(port: server.port)
         socket.send(Self.closedByTheParser.first { $0.0 == label }!.1)
         let reply = socket.readUntilClosed(seconds: 5)
         #expect(reply.closed && reply.seconds < 2, "\(label): \(reply.seconds) s")
         #expect(reply.status == nil || reply.status! >= 400, "\(label): \(reply.text.prefix(200))")
+        #expect(try server.request("GET", "\(server.baseURL)/healthz").status == 200)
+    }
+
+    /// Request targets that are not a path: the absolute form (RFC 9112 section 3.2.2, which a
+    /// server must accept) and `OPTIONS *` (section 3.2.4). lws 4.1 insists on a target starting
+    /// with `/` in `lws_http_action` and answers any other with its own `HTTP/1.0 403` before
+    /// any callback (decisions E3): neither routing by the path nor a CloudKit body is
+    /// possible. What the server guarantees: an error status, the connection closed, and the
+    /// server serving on.
+    static let nonPathTargets: [(String, String)] = [
+        ("absolute-form GET", "GET http://127.0.0.1:{port}/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        ("absolute-form POST", "POST http://127.0.0.1:{port}/database/1/c/development/private/records/lookup HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}"),
+        ("OPTIONS *", "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+    ]
+
+    @Test(arguments: nonPathTargets.map(\.0))
+    func aNonPathTargetGetsLibwebsockets403BecauseLws41RefusesItBeforeAnyCallback(label: String) throws {
+        let server = try Shared.server
+        let socket = try RawSocket(port: server.port)
+        socket.send(Self.nonPathTargets.first { $0.0 == label }!.1.replacingOccurrences(of: "{port}", with: String(server.port)))
+        let reply = socket.readUntilClosed(seconds: 5)
+        #expect(reply.status == 403, "\(label): \(reply.text.prefix(300))")
+        #expect(reply.closed && reply.seconds < 2, "\(label): \(reply.seconds) s")
         #expect(try server.request("GET", "\(server.baseURL)/healthz").status == 200)
     }
 }

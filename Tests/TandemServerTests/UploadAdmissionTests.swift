@@ -60,4 +60,105 @@ import TandemTestSupport
         // One spool window (1 MiB) and a read beyond it; the whole body would be 40 MiB.
         #expect(held <= (1 << 20) + (128 << 10), "peak \(held) bytes held for a 40 MiB upload")
     }
+
+    /// The figure `name` from /metrics.
+    static func metric(_ server: TestServer, _ name: String) throws -> Int? {
+        let text = try server.request("GET", "\(server.baseURL)/metrics").text
+        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
+    }
+
+    /// Audit B1: 64 connections with no token announcing 2 MiB JSON bodies (and sending one
+    /// byte) held the whole 128 MiB in-memory budget, and every signed-in request with a body
+    /// got 503. A route that needs a user now authenticates from the head: 421 / 401 at once.
+    @Test func aJSONBodyIsNotReadBeforeItsSenderIsAuthenticated() throws {
+        let server = try TestServer()
+        let path = "/database/1/\(TestServer.container)/development/private/records/modify"
+        var sockets: [RawSocket] = []
+        for index in 0..<64 {
+            let socket = try RawSocket(port: server.port)
+            let authorization = index % 2 == 0 ? "" : "Authorization: Bearer forged\r\n"
+            socket.send("POST \(path) HTTP/1.1\r\nHost: x\r\n\(authorization)Content-Length: 2097152\r\n\r\n{")
+            sockets.append(socket)
+        }
+        for (index, socket) in sockets.enumerated() {
+            let reply = socket.readUntilClosed(seconds: 5)
+            let (status, code) = index % 2 == 0 ? (421, "AUTHENTICATION_REQUIRED") : (401, "AUTHENTICATION_FAILED")
+            #expect(reply.status == status, "\(index): \(reply.text.prefix(300))")
+            #expect(reply.body.contains(code), "\(reply.body)")
+            #expect(reply.closed && reply.seconds < 3)
+        }
+        #expect(try Self.metric(server, "tandem_http_body_bytes_buffered_peak") ?? -1 < 1 << 20, "no 2 MiB body was reserved")
+        let lookup = try server.post("records/lookup", ["records": [["recordName": "nothing-here"]]])
+        #expect(lookup.status == 200, "\(lookup.text)")
+        // The answer before the body is the route's own: the sign-in redirect of a 421 included.
+        let socket = try RawSocket(port: server.port)
+        socket.send("POST \(path)?ckAPIToken=nope HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
+        #expect(socket.readUntilClosed(seconds: 5).status == 401, "an unknown API token is refused from the head too")
+    }
+
+    /// Audit B1, the routes open to anyone (public-database reads): their bodies are charged to
+    /// the client's address, which may hold at most 16 MiB of the 128 MiB, so one address
+    /// cannot take the budget from signed-in users.
+    @Test func anonymousBodiesFromOneAddressCannotSpendTheWholeBudget() throws {
+        let server = try TestServer()
+        let path = "/database/1/\(TestServer.container)/development/public/records/query"
+        var sockets: [RawSocket] = []
+        var throttled = 0
+        for _ in 0..<64 {
+            let socket = try RawSocket(port: server.port)
+            socket.send("POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n{")
+            sockets.append(socket)
+        }
+        // Admissions finish in any order; a refused connection closes within 2 s of its answer.
+        Thread.sleep(forTimeInterval: 2.5)
+        var waiting = 0
+        for socket in sockets {
+            let reply = socket.readUntilClosed(seconds: 0.2)
+            if reply.status == 429 && reply.body.contains("THROTTLED") && reply.header("retry-after") != nil { throttled += 1 }
+            if reply.status == nil && !reply.closed { waiting += 1 }
+        }
+        #expect(throttled == 56 && waiting == 8, "an address holds at most 8 bodies of 2 MiB (\(throttled) refused, \(waiting) waiting)")
+        #expect(try Self.metric(server, "tandem_http_body_bytes_buffered") == 16 << 20)
+        let lookup = try server.post("records/lookup", ["records": [["recordName": "nothing-here"]]])
+        #expect(lookup.status == 200, "\(lookup.text)")
+        withExtendedLifetime(sockets) {}
+    }
+
+    /// Audit B2: one user with 32 upload URLs and 32 stalled 50 MiB uploads took every spool
+    /// slot, and another user's 5-byte upload got 503. A user (the owner of the upload URL)
+    /// may have at most 4 spooled bodies being received.
+    @Test func oneUserCannotTakeEverySpoolSlot() throws {
+        let server = try TestServer()
+        let tokens = try server.post("assets/upload", ["tokens": .array((0..<5).map { _ in ["recordType": "Photo", "fieldName": "photo"] })])
+        let urls = try #require(tokens.json["tokens"]?.arrayValue?.compactMap { $0["url"]?.stringValue })
+        #expect(urls.count == 5)
+        var stalled: [RawSocket] = []
+        for url in urls.prefix(4) {
+            let socket = try RawSocket(port: server.port)
+            socket.send("POST \(URL(string: url)!.path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(Limits.assetBytes)\r\n\r\nx")
+            stalled.append(socket)
+        }
+        var spooled: Int?
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            spooled = try Self.metric(server, "tandem_http_bodies_spooled")
+            if spooled == 4 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        #expect(spooled == 4)
+        let fifth = try RawSocket(port: server.port)
+        fifth.send("POST \(URL(string: urls[4])!.path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(Limits.assetBytes)\r\n\r\n")
+        let reply = fifth.readUntilClosed(seconds: 5)
+        #expect(reply.status == 429, "\(reply.text.prefix(400))")
+        #expect(reply.body.contains("THROTTLED") && reply.body.contains("at most 4 at once"), "\(reply.body)")
+
+        // Another user's small upload goes through.
+        _ = try TestServer.admin(["user", "add", "--email", "bob@example.com", "--name", "Bob", "--data", server.dataDirectory])
+        let bob = try TestServer.admin(["token", "create", "--user", "bob@example.com", "--data", server.dataDirectory])
+        let bobs = try server.post("assets/upload", ["tokens": [["recordType": "Photo", "fieldName": "photo"]]], token: .some(bob))
+        let bobURL = try #require(bobs.json["tokens"]?.arrayValue?.first?["url"]?.stringValue, "\(bobs.text)")
+        let uploaded = try server.request("POST", bobURL, body: Data("hello".utf8), token: .some(nil), headers: ["Content-Type": "application/octet-stream"])
+        #expect(uploaded.status == 200, "\(uploaded.text)")
+        withExtendedLifetime(stalled) {}
+    }
 }

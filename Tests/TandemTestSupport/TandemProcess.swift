@@ -77,10 +77,19 @@ public enum TandemProcess {
 
     /// Starts `tandem serve --port PORT --data DIR --stop-on-stdin-eof EXTRA...` and waits (30 s
     /// at most) until it prints the port it serves on. Port 0 picks a free one.
-    public static func serve(dataDirectory: String, port requestedPort: Int = 0, extraArguments: [String] = []) throws -> Server {
+    /// `launcher`: a command the server is started through (its first word the executable; the
+    /// server's binary and arguments follow it), e.g. `unshare -m sh -c '… && exec "$0" "$@"'`.
+    public static func serve(dataDirectory: String, port requestedPort: Int = 0, extraArguments: [String] = [],
+                             launcher: [String] = []) throws -> Server {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--port", String(requestedPort), "--data", dataDirectory, "--stop-on-stdin-eof"] + extraArguments
+        let arguments = ["serve", "--port", String(requestedPort), "--data", dataDirectory, "--stop-on-stdin-eof"] + extraArguments
+        if let command = launcher.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = Array(launcher.dropFirst()) + [binary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments
+        }
         let lifeline = Pipe()
         process.standardInput = lifeline
         let pipe = Pipe()

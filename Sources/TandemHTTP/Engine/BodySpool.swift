@@ -16,7 +16,7 @@ final class BodySpool: @unchecked Sendable {
         var written = 0
         var pending = 0
         var waitingForDrain = false
-        var failure: String?
+        var failure: HTTPBodyFileError?
         var discarded = false
     }
 
@@ -57,9 +57,12 @@ final class BodySpool: @unchecked Sendable {
         while !failed && offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
             if n < 0 {
-                if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
-                state.withLock { $0.failure = "cannot write the request body to disk: \(reason)" }
+                let code = errno
+                if code == EINTR { continue }
+                let reason = String(cString: strerror(code))
+                // The partial file goes at once: it would hold space the disk may not have.
+                removeFile()
+                state.withLock { $0.failure = HTTPBodyFileError(reason: "cannot write the request body to disk: \(reason)", code: code) }
                 failed = true
             } else {
                 offset += n
@@ -82,7 +85,9 @@ final class BodySpool: @unchecked Sendable {
         if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         state.withLock { state in
             if fd < 0 {
-                state.failure = "cannot create a file for the request body in \(directory): \(String(cString: strerror(errno)))"
+                let code = errno
+                state.failure = HTTPBodyFileError(reason: "cannot create a file for the request body in \(directory): \(String(cString: strerror(code)))",
+                                                  code: code)
             } else {
                 state.fd = fd
                 state.path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -95,7 +100,7 @@ final class BodySpool: @unchecked Sendable {
     func finish() throws(HTTPBodyFileError) -> (path: String, size: Int) {
         queue.sync {}
         let (fd, path, size, failure) = state.withLock { ($0.fd, $0.path, $0.written, $0.failure) }
-        if let failure { throw HTTPBodyFileError(reason: failure) }
+        if let failure { throw failure }
         if fd < 0 {
             // An empty body never opened a file.
             return queue.sync { () -> (path: String, size: Int) in
@@ -109,16 +114,22 @@ final class BodySpool: @unchecked Sendable {
     /// Closes and deletes the file once the queued writes are done; later writes are dropped.
     func discard() {
         state.withLock { $0.discarded = true }
-        queue.async { [self] in
-            let (fd, path) = state.withLock { state -> (Int32, String) in
-                defer { state.fd = -1 }
-                return (state.fd, state.path)
-            }
-            if fd >= 0 {
-                close(fd)
-                unlink(path)
-            }
+        queue.async { [self] in removeFile() }
+    }
+
+    /// Closes the file and deletes it, unless it was renamed away (then its path is gone or
+    /// names another file: the one open here is compared by device and inode). Spool queue.
+    private func removeFile() {
+        let (fd, path) = state.withLock { state -> (Int32, String) in
+            defer { state.fd = -1 }
+            return (state.fd, state.path)
         }
+        guard fd >= 0 else { return }
+        var open = stat(), named = stat()
+        if fstat(fd, &open) == 0, stat(path, &named) == 0, open.st_dev == named.st_dev, open.st_ino == named.st_ino {
+            unlink(path)
+        }
+        close(fd)
     }
 }
 
@@ -148,5 +159,12 @@ public final class HTTPBodyFile: Sendable {
 /// Why a spooled body is not available.
 public struct HTTPBodyFileError: Error, CustomStringConvertible {
     public var reason: String
+    /// The `errno` of the failed system call (`ENOSPC`, `EDQUOT`, ...); 0 when none.
+    public var code: Int32
     public var description: String { reason }
+
+    public init(reason: String, code: Int32 = 0) {
+        self.reason = reason
+        self.code = code
+    }
 }

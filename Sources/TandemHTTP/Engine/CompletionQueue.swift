@@ -20,7 +20,7 @@ final class CompletionQueue: ChannelAttention {
     }
 
     enum Admission: Sendable {
-        case admitted
+        case admitted(holder: String?)
         case refused
     }
 

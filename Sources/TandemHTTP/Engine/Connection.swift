@@ -49,6 +49,8 @@ final class Connection {
     var reservedBodyBytes = 0
     /// Holds one of `maxSpooledBodies` slots (released when the response is done).
     var holdsSpoolSlot = false
+    /// Who the reservation above is charged to (`ServiceLoop.holders`), while one is held.
+    var bodyHolder: String?
     /// The client asked for (or HTTP/1.1 implies) keep-alive.
     var keepAlive = true
     var isHTTP11 = true

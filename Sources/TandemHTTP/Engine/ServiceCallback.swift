@@ -49,7 +49,7 @@ func serviceCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ us
     case LWS_CALLBACK_RAW_WRITEABLE:
         return loop.rawWriteable(wsi)
     case LWS_CALLBACK_TIMER:
-        return loop.headTimerFired(wsi)
+        return loop.timerFired(wsi)
     default:
         return 0
     }

@@ -5,14 +5,22 @@ import Foundation
 /// its body (`HTTPBodyPolicy.admitFirst`), spooling to a file, and the body callbacks
 /// (service thread).
 extension ServiceLoop {
-    /// Takes a spool slot or reserves `length` bytes of the in-memory budget; answers 503 and
-    /// returns `false` when none is left.
-    func reserveBody(_ connection: Connection, length: Int, policy: HTTPBodyPolicy) -> Bool {
+    /// Takes a spool slot or reserves `length` bytes of the in-memory budget, charged to
+    /// `holder` as well; answers 503 (the server's budget is spent) or 429 (the holder's share
+    /// is) and returns `false` when none is left.
+    func reserveBody(_ connection: Connection, length: Int, policy: HTTPBodyPolicy, holder: String) -> Bool {
+        var share = holders[holder] ?? HolderShare()
         if policy.spooled {
             guard counters.spooledBodies < configuration.maxSpooledBodies else {
                 reject(connection, status: 503, reason: "Too many large request bodies are being received; retry shortly.")
                 return false
             }
+            guard share.spooledBodies < configuration.maxSpooledBodiesPerHolder else {
+                reject(connection, status: 429, reason: "You already have \(share.spooledBodies) large request bodies being received "
+                       + "(at most \(configuration.maxSpooledBodiesPerHolder) at once); retry when one is done.")
+                return false
+            }
+            share.spooledBodies += 1
             connection.holdsSpoolSlot = true
             counters.spoolStarted()
         } else {
@@ -20,14 +28,33 @@ extension ServiceLoop {
                 reject(connection, status: 503, reason: "Too many request bodies are being received; retry shortly.")
                 return false
             }
+            guard share.bufferedBytes + length <= configuration.maxBufferedBodyBytesPerHolder else {
+                reject(connection, status: 429, reason: "You already have \(share.bufferedBytes) bytes of request bodies being received "
+                       + "(at most \(configuration.maxBufferedBodyBytesPerHolder) at once); retry when they are done.")
+                return false
+            }
+            share.bufferedBytes += length
             connection.reservedBodyBytes = length
             counters.bodyBytesHeld(length)
         }
+        holders[holder] = share
+        connection.bodyHolder = holder
         return true
+    }
+
+    /// The holder of a body no responder named: the client's address.
+    func addressHolder(_ connection: Connection) -> String {
+        "address " + connection.remoteAddress
     }
 
     /// Gives back what `reserveBody` took, and drops a spool no request received.
     func releaseBody(_ connection: Connection) {
+        if let holder = connection.bodyHolder, var share = holders[holder] {
+            share.bufferedBytes -= connection.reservedBodyBytes
+            if connection.holdsSpoolSlot { share.spooledBodies -= 1 }
+            holders[holder] = share.bufferedBytes <= 0 && share.spooledBodies <= 0 ? nil : share
+        }
+        connection.bodyHolder = nil
         if connection.reservedBodyBytes > 0 {
             counters.bodyBytesReleased(connection.reservedBodyBytes)
             connection.reservedBodyBytes = 0
@@ -40,17 +67,13 @@ extension ServiceLoop {
         connection.spool = nil
     }
 
-    /// Pauses reading and asks a worker whether the body is wanted (`HTTPResponder.admit`).
+    /// Pauses reading and asks a worker whether the body is wanted (`HTTPResponder.admission`).
+    /// Nothing is reserved until it is: a head waiting here holds no share of the budget.
     func admit(_ connection: Connection) -> Int32 {
         guard let head = connection.head else { return -1 }
         guard let workers else {
             // Benchmark mode: decide right here.
-            if let refusal = responder.admit(head) {
-                connection.closeAfterResponse = true
-                startResponse(connection, refusal)
-            } else {
-                beginBody(connection)
-            }
+            admissionDecided(connection, responder.admission(for: head))
             return 0
         }
         connection.phase = .admitting
@@ -64,12 +87,17 @@ extension ServiceLoop {
         return 0
     }
 
-    /// A worker's admission decision for `connection`, now `.admitting` (service thread).
-    func admissionDecided(_ connection: Connection, refusal: HTTPResponse?) {
-        if let refusal {
+    /// A worker's admission decision for `connection` (service thread): the refusal is the
+    /// answer; an admitted body is reserved for its holder, then read.
+    func admissionDecided(_ connection: Connection, _ decision: HTTPAdmission) {
+        switch decision {
+        case .refused(let refusal):
             connection.closeAfterResponse = true
             startResponse(connection, refusal)
             return
+        case .admitted(let holder):
+            guard reserveBody(connection, length: connection.bodyLength, policy: connection.bodyPolicy,
+                              holder: holder ?? addressHolder(connection)) else { return }
         }
         if connection.receivePaused {
             connection.receivePaused = false
@@ -101,9 +129,24 @@ extension ServiceLoop {
         } else {
             connection.body.reserveCapacity(connection.bodyLength)
         }
+        if connection.bodyLength > 0 {
+            // The body's deadline (`HTTPServerConfiguration.bodyMinimumSeconds`): lws' own
+            // timeout restarts with every byte, so a trickle would hold the reservation forever.
+            lws_set_timer_usecs(connection.wsi, lws_usec_t(configuration.bodyDeadline(length: connection.bodyLength)) * 1_000_000)
+        }
         if connection.expectsContinue && connection.bodyLength > 0 {
             writeContinue(connection.wsi)
         }
+    }
+
+    /// The body's deadline passed before all of it arrived: 408, and the connection closes
+    /// once the answer is out (not lingering for the rest), releasing its reservation.
+    func bodyDeadlinePassed(_ connection: Connection) {
+        let seconds = configuration.bodyDeadline(length: connection.bodyLength)
+        connection.bodyOutstanding = 0
+        reject(connection, status: 408, reason: "The request body (\(connection.bodyLength) bytes) did not arrive within \(seconds) s; "
+               + "a body may take \(configuration.bodyMinimumSeconds) s or \(configuration.bodyMinimumRate >> 10) KiB/s, whichever is longer "
+               + "(\(connection.bodyReceived) bytes arrived).")
     }
 
     static var temporaryDirectory: String {

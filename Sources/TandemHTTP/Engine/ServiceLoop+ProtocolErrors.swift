@@ -51,11 +51,31 @@ extension ServiceLoop {
         lws_set_timer_usecs(connection.wsi, lws_usec_t(configuration.headTimeout) * 1_000_000)
     }
 
-    /// `LWS_CALLBACK_TIMER`: the head deadline passed. A head begun and still not delivered
-    /// (lws waits for a line it cannot end, or the client stalls) is answered 400 and the
-    /// connection closed; an idle keep-alive connection is left to its own timeout.
-    func headTimerFired(_ wsi: OpaquePointer) -> Int32 {
-        guard let connection = connection(for: wsi), connection.phase == .idle, connection.headPending else { return 0 }
+    /// `LWS_CALLBACK_TIMER`: the connection's one lws timer, armed for the head deadline
+    /// (`armHeadTimer`), the body deadline (`beginBody`) or the end of lingering after an
+    /// error answer; which one by the connection's phase.
+    func timerFired(_ wsi: OpaquePointer) -> Int32 {
+        guard let connection = connection(for: wsi) else { return 0 }
+        switch connection.phase {
+        case .idle:
+            return headTimerFired(connection)
+        case .receivingBody:
+            bodyDeadlinePassed(connection)
+            return 0
+        case .discardingBody:
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            return 0
+        default:
+            return 0
+        }
+    }
+
+    /// The head deadline passed. A head begun and still not delivered (lws waits for a line
+    /// it cannot end, or the client stalls) is answered 400 and the connection closed; an idle
+    /// keep-alive connection is left to its own timeout.
+    func headTimerFired(_ connection: Connection) -> Int32 {
+        let wsi = connection.wsi
+        guard connection.headPending else { return 0 }
         let mark: UInt64? = switch connection.readMark {
         case .noTransactionYet: 0
         case .taken(let value): value

@@ -99,13 +99,14 @@ extension ServiceLoop {
             if length == 0 && head.method != "POST" && !policy.admitFirst {
                 return dispatch(connection)
             }
-            guard reserveBody(connection, length: length, policy: policy) else { return 0 }
             connection.bodyLimit = limit
             connection.bodyLength = length
             connection.bodyPolicy = policy
             if policy.admitFirst {
+                // Reserved once admitted, charged to the holder the responder names.
                 return admit(connection)
             }
+            guard reserveBody(connection, length: length, policy: policy, holder: addressHolder(connection)) else { return 0 }
             beginBody(connection)
         }
         return 0

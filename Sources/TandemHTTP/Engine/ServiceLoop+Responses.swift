@@ -14,7 +14,10 @@ extension ServiceLoop {
                     counters.requestEnded()
                     continue
                 }
-                admissionDecided(connection, refusal: admission == .refused ? completion.response : nil)
+                switch admission {
+                case .admitted(let holder): admissionDecided(connection, .admitted(holder: holder))
+                case .refused: admissionDecided(connection, .refused(completion.response))
+                }
                 continue
             }
             guard let connection = connections[completion.connectionID],
@@ -121,6 +124,8 @@ extension ServiceLoop {
             connection.phase = .discardingBody
             lws_set_timeout(connection.wsi, PENDING_TIMEOUT_HTTP_CONTENT,
                             Int32(min(configuration.idleTimeout, Self.lingerTimeout)))
+            // lws restarts that timeout with every byte read: the timer ends lingering whatever.
+            lws_set_timer_usecs(connection.wsi, lws_usec_t(Self.discardDeadline) * 1_000_000)
             return 0
         }
         guard lws_http_transaction_completed(connection.wsi) == 0 else { return -1 }

@@ -2,6 +2,12 @@ import Foundation
 import Synchronization
 import CWebSockets
 
+/// One holder's reserved request bodies (service thread).
+struct HolderShare {
+    var spooledBodies = 0
+    var bufferedBytes = 0
+}
+
 /// Owns the libwebsockets context and everything that happens on its single service thread.
 ///
 /// lws owns every socket and calls `serviceCallback` on the service thread; all state marked
@@ -16,6 +22,8 @@ final class ServiceLoop: @unchecked Sendable {
     static let discardAllowance = 4 * 1024 * 1024
     /// Seconds to wait for the first bytes of a refused body before closing anyway.
     static let lingerTimeout = 2
+    /// Seconds a refused body may be read and dropped in all before the connection closes.
+    static let discardDeadline = 10
 
     let configuration: HTTPServerConfiguration
     let responder: any HTTPResponder
@@ -50,6 +58,9 @@ final class ServiceLoop: @unchecked Sendable {
     var batch: [CompletionQueue.Completion] = []
     var attention: [UInt64] = []
     var draining = false
+    /// What each holder of request bodies has reserved now (see `reserveBody`); entries at
+    /// zero are removed.
+    var holders: [String: HolderShare] = [:]
     private var drainDeadline: ContinuousClock.Instant?
     private var exitRequested = false
 

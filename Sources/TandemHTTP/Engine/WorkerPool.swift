@@ -108,8 +108,11 @@ final class WorkerPool: @unchecked Sendable {
     }
 
     private func work() {
-        var job = next(afterJob: false)
-        while let current = job {
+        // The finished job (and its request, whose spooled body file goes with it) is released
+        // before the worker waits for the next one, not when the next one comes.
+        var afterJob = false
+        while let current = next(afterJob: afterJob) {
+            afterJob = true
             switch current {
             case .request(let request):
                 let response = responder.respond(to: request.request)
@@ -117,17 +120,22 @@ final class WorkerPool: @unchecked Sendable {
                 completions.post(.init(connectionID: request.connectionID, requestID: request.requestID,
                                        response: response))
             case .admission(let request):
-                let refusal = responder.admit(request.request.head)
+                let decision = responder.admission(for: request.request.head)
                 returning.add(1, ordering: .relaxed)
-                completions.post(.init(connectionID: request.connectionID, requestID: request.requestID,
-                                       response: refusal ?? HTTPResponse(status: 100), admission: refusal == nil ? .admitted : .refused))
+                let completion: CompletionQueue.Completion = switch decision {
+                case .admitted(let holder):
+                    .init(connectionID: request.connectionID, requestID: request.requestID,
+                          response: HTTPResponse(status: 100), admission: .admitted(holder: holder))
+                case .refused(let response):
+                    .init(connectionID: request.connectionID, requestID: request.requestID, response: response, admission: .refused)
+                }
+                completions.post(completion)
             case .webSocket(let mailbox):
                 let (more, resume) = mailbox.run()
                 returning.add(1, ordering: .relaxed)
                 if resume { completions.attention(mailbox.connection.id) }
                 if more { submit(mailbox) }
             }
-            job = next(afterJob: true)
         }
         condition.lock()
         running -= 1

@@ -97,6 +97,8 @@ struct AssetRoutes: Sendable {
         }
         let spooled: (path: String, size: Int)
         do { spooled = try file.finish() } catch {
+            // A full disk is answered as every full-disk write is (`DiskFull`: 503, Retry-After, logged once a minute).
+            if DiskFull.matches(error) { throw error }
             var unavailable = CloudKitError(.tryAgainLater, "the upload could not be written: \(error.reason)")
             unavailable.retryAfter = 30
             throw unavailable

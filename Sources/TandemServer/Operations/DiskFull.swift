@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TandemCore
+import TandemHTTP
 import TandemSQLite
 import TandemStore
 
@@ -28,6 +29,7 @@ final class DiskFull: Sendable {
     static func matches(_ error: any Error) -> Bool {
         if let error = error as? SQLiteError { return error.code.primary == .full }
         if let error = error as? AssetFileError { return error.errno == ENOSPC || error.errno == EDQUOT }
+        if let error = error as? HTTPBodyFileError { return error.code == ENOSPC || error.code == EDQUOT }
         return false
     }
 

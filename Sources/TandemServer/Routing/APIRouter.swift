@@ -65,28 +65,36 @@ public final class APIRouter: HTTPResponder {
     }
 
     public func admit(_ head: HTTPRequestHead) -> HTTPResponse? {
+        if case .refused(let response) = admission(for: head) { return response }
+        return nil
+    }
+
+    public func admission(for head: HTTPRequestHead) -> HTTPAdmission {
         let uuid = UUID().uuidString.lowercased()
         let error: CloudKitError
         do {
-            guard let refusal = try BodyAdmission.refusal(for: head, services) else { return nil }
-            error = refusal
+            switch try BodyAdmission.decide(head, services) {
+            case .admitted(let holder): return .admitted(holder: holder)
+            case .refused(let refusal): error = refusal
+            }
         } catch let refusal as CloudKitError {
             error = refusal
         } catch {
             log.message("request \(uuid) failed before its body was read: \(error)")
-            return Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(uuid)"), uuid: uuid)
+            return .refused(Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(uuid)"), uuid: uuid))
         }
         var response = Responses.error(error, uuid: uuid)
         response.headers += CORS.headers(for: head, authenticator: services.authenticator)
         log.record(method: head.method, path: head.path, status: response.status, microseconds: 0, bytes: 0, uuid: uuid)
-        metrics.observe(endpoint: head.path.hasPrefix(AssetRoutes.uploadPrefix) ? "assets/upload-bytes" : "journal",
-                        status: response.status, seconds: 0)
-        return response
+        let endpoint = head.path.hasPrefix(AssetRoutes.uploadPrefix) ? "assets/upload-bytes" : head.path.hasPrefix(JournalRoutes.prefix) ? "journal" : "admission"
+        metrics.observe(endpoint: endpoint, status: response.status, seconds: 0)
+        return .refused(response)
     }
 
     public func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
         let code: ServerErrorCode = switch status {
         case 413: .limitExceeded
+        case 429: .throttled
         case 503: .tryAgainLater
         default: .badRequest
         }
@@ -95,7 +103,7 @@ public final class APIRouter: HTTPResponder {
             let limit = head.map { bodyPolicy(for: $0).limit } ?? Limits.jsonBodyBytes
             error.reason = "request body is larger than the \(limit) bytes allowed here: \(reason)"
         }
-        if status == 503 { error.retryAfter = 1 }
+        if status == 503 || status == 429 { error.retryAfter = 1 }
         let uuid = UUID().uuidString.lowercased()
         log.record(method: head?.method ?? "-", path: head?.path ?? "-", status: status, microseconds: 0, bytes: 0, uuid: uuid)
         metrics.observe(endpoint: "http", status: status, seconds: 0)
@@ -233,9 +241,7 @@ public final class APIRouter: HTTPResponder {
             busy.retryAfter = 1
             return (endpoint, Responses.error(busy, uuid: context.uuid))
         } catch where DiskFull.matches(error) {
-            var response = Responses.error(diskFull.refusal(for: error), uuid: context.uuid)
-            response.headers.append(("retry-after", String(DiskFull.retryAfterSeconds)))
-            return (endpoint, response)
+            return (endpoint, Responses.error(diskFull.refusal(for: error), uuid: context.uuid))
         } catch {
             log.message("request \(context.uuid) failed: \(error)")
             return (endpoint, Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(context.uuid)"),

@@ -17,8 +17,25 @@ import TandemStore
 ///   the database are checked from the head (else 401); the signature, which covers the body's
 ///   hash, is checked once the body is read.
 /// - Preview images (1 MiB) are admitted like journal uploads, then read into memory.
+/// - JSON bodies of routes that need credentials (`/database/1/`, `/device/1/`, `/tandem/1/`)
+///   are admitted first too: the user (or for schemas and links the admin token) is
+///   authenticated from the head, so a missing credential is 421 and a bad one 401 before a
+///   body byte is read. Public-database operations open to anyone are admitted without one;
+///   a head naming a server-to-server key (`X-Apple-CloudKit-Request-KeyID`) is admitted to
+///   the bounded path, its signature checked once the body is read.
+///
+/// An admitted body is charged to a holder (`HTTPAdmission.admitted`): the owner of the upload
+/// URL, the signed-in user, else the client's address; one holder may have at most 4 spooled
+/// and 16 MiB of in-memory bodies being received at once (decisions E2).
 enum BodyAdmission {
+    /// Paths whose JSON requests need credentials, checked from the head (`credentialRefusal`).
+    static let databasePrefix = "/database/1/"
+    static let credentialedPrefixes = [databasePrefix, APIRouter.devicePrefix, "/tandem/1/"]
+
     static func policy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
+        if credentialedPrefixes.contains(where: head.path.hasPrefix) {
+            return HTTPBodyPolicy(limit: Limits.jsonBodyBytes, admitFirst: true)
+        }
         if head.path.hasPrefix(AssetRoutes.uploadPrefix) && head.method == "POST" {
             return HTTPBodyPolicy(limit: Limits.assetBytes + 1, spooled: true, admitFirst: true)
         }
@@ -31,8 +48,48 @@ enum BodyAdmission {
         return HTTPBodyPolicy(limit: Limits.jsonBodyBytes)
     }
 
-    /// `nil` when the body may be read; otherwise the CloudKit error that refuses it.
-    static func refusal(for head: HTTPRequestHead, _ services: Services) throws -> CloudKitError? {
+    /// An admitted body and its holder, or the CloudKit error that refuses it.
+    enum Decision {
+        case admitted(holder: String?)
+        case refused(CloudKitError)
+    }
+
+    static func decide(_ head: HTTPRequestHead, _ services: Services) throws -> Decision {
+        if credentialedPrefixes.contains(where: head.path.hasPrefix) {
+            return try credentials(head, services)
+        }
+        var holder: String?
+        if let refusal = try refusal(for: head, services, holder: &holder) { return .refused(refusal) }
+        return .admitted(holder: holder)
+    }
+
+    /// The JSON routes' check from the head: the same authentication the route makes once the
+    /// body is read (`APIRouter.prepare`, `SchemaRoutes.authenticateAdmin`), so the answer
+    /// is the same, only earlier.
+    static func credentials(_ head: HTTPRequestHead, _ services: Services) throws -> Decision {
+        // Server-to-server requests: the signature covers the body, so it is checked after it.
+        if head.headers["x-apple-cloudkit-request-keyid"] != nil { return .admitted(holder: nil) }
+        let context = RequestContext(request: HTTPRequest(head: head), publicURL: services.publicURL)
+        let prefix = credentialedPrefixes.first(where: head.path.hasPrefix)!
+        let segments = head.path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if prefix == "/tandem/1/", segments.count == 4, segments[2] == "schema" || segments[2] == "links" {
+            try SchemaRoutes.authenticateAdmin(context, services.store)
+            return .admitted(holder: nil)
+        }
+        let anonymous = prefix == databasePrefix && segments.count >= 4
+            && DatabaseType(rawValue: segments[2]).map { PublicDatabase.allowsAnonymous(segments[3...].joined(separator: "/"), database: $0) } == true
+        do {
+            let user = try services.authenticator.user(headers: head.headers["authorization"], parameters: context.parameters,
+                                                       container: segments.first ?? "", signInURL: context.baseURL + "/signin")
+            return .admitted(holder: "user " + user.recordName)
+        } catch let error as CloudKitError where anonymous && error.code == .authenticationRequired {
+            return .admitted(holder: nil)
+        }
+    }
+
+    /// Uploads: `nil` when the body may be read (`holder`: who it is charged to); otherwise
+    /// the CloudKit error that refuses it.
+    static func refusal(for head: HTTPRequestHead, _ services: Services, holder: inout String?) throws -> CloudKitError? {
         let length = Int(head.headers["content-length"] ?? "") ?? 0
         if head.path.hasPrefix(AssetRoutes.uploadPrefix) {
             guard head.method == "POST" else { return nil }
@@ -44,6 +101,7 @@ enum BodyAdmission {
                   upload.expiresAt > Clock.milliseconds() else {
                 return CloudKitError(.notFound, "no open upload at this URL (unknown, already used, or expired)")
             }
+            holder = "user " + upload.owner
             return nil
         }
         if ServerKeySignature.isSigned(head), let scope = ServerKeySignature.scope(of: head.path),
@@ -59,6 +117,7 @@ enum BodyAdmission {
         }
         let user = try services.authenticator.user(headers: head.headers["authorization"], parameters: context.parameters,
                                                    container: parts[0], signInURL: "")
+        holder = "user " + user.recordName
         if parts[2] == "preview" {
             return length > JournalRoutes.previewBytes
                 ? CloudKitError(.limitExceeded, "a preview image has at most \(JournalRoutes.previewBytes) bytes (1 MiB); got \(length)") : nil

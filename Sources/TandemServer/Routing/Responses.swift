@@ -11,7 +11,10 @@ public enum Responses {
 
     /// A whole-request error: `{uuid, serverErrorCode, reason, ...}` with the code's HTTP status
     /// (or `status` when the HTTP layer needs a more precise one, e.g. 404, 405, 413, 415).
+    /// A CloudKit error body; an error with `retryAfter` also carries the `Retry-After` header.
     public static func error(_ error: CloudKitError, uuid: String, status: Int? = nil) -> HTTPResponse {
-        json(ErrorCodec.encode(error, uuid: uuid), status: status ?? error.code.httpStatus)
+        var response = json(ErrorCodec.encode(error, uuid: uuid), status: status ?? error.code.httpStatus)
+        if let retryAfter = error.retryAfter { response.headers.append(("retry-after", String(retryAfter))) }
+        return response
     }
 }

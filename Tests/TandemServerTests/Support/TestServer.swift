@@ -22,8 +22,12 @@ final class TestServer: @unchecked Sendable {
     /// The built `tandem` executable (`swift build --build-tests` builds it beside the tests).
     static var binary: String { TandemProcess.binary }
 
-    init(extraArguments: [String] = [], dataDirectory: String? = nil) throws {
+    /// The command the server is started through (see `TandemProcess.serve`); none by default.
+    private let launcher: [String]
+
+    init(extraArguments: [String] = [], dataDirectory: String? = nil, launcher: (_ dataDirectory: String) -> [String] = { _ in [] }) throws {
         self.dataDirectory = dataDirectory ?? (NSTemporaryDirectory() + "tandem-test-" + UUID().uuidString)
+        self.launcher = launcher(self.dataDirectory)
         if dataDirectory == nil {
             _ = try Self.admin(["container", "create", Self.container, "--data", self.dataDirectory])
             userRecordName = try Self.admin(["user", "add", "--email", "ada@example.com", "--name", "Ada Lovelace", "--data", self.dataDirectory])
@@ -40,7 +44,7 @@ final class TestServer: @unchecked Sendable {
     /// still running is stopped first (SIGTERM), so that two never share the data directory.
     func start(extraArguments: [String] = []) throws {
         if process != nil { stop() }
-        let server = try TandemProcess.serve(dataDirectory: dataDirectory, extraArguments: extraArguments)
+        let server = try TandemProcess.serve(dataDirectory: dataDirectory, extraArguments: extraArguments, launcher: launcher)
         process = server.process
         lifeline = server.lifeline
         standardError = server.standardError
