@@ -43,8 +43,6 @@ enum BodyAdmission {
             if head.path.hasSuffix("/preview") { return HTTPBodyPolicy(limit: JournalRoutes.previewBytes + 1, admitFirst: true) }
             return HTTPBodyPolicy(limit: Limits.journalAttachmentBytes + 1, spooled: true, admitFirst: true)
         }
-        // A server-to-server signature names its key in the head: the key is checked before the body is read.
-        if ServerKeySignature.isSigned(head) { return HTTPBodyPolicy(limit: Limits.jsonBodyBytes, admitFirst: true) }
         return HTTPBodyPolicy(limit: Limits.jsonBodyBytes)
     }
 
@@ -67,8 +65,15 @@ enum BodyAdmission {
     /// body is read (`APIRouter.prepare`, `SchemaRoutes.authenticateAdmin`), so the answer
     /// is the same, only earlier.
     static func credentials(_ head: HTTPRequestHead, _ services: Services) throws -> Decision {
-        // Server-to-server requests: the signature covers the body, so it is checked after it.
-        if head.headers["x-apple-cloudkit-request-keyid"] != nil { return .admitted(holder: nil) }
+        // Server-to-server requests: the key is checked from the head; the signature covers the
+        // body, so it is checked after it.
+        if ServerKeySignature.isSigned(head) {
+            guard let scope = ServerKeySignature.scope(of: head.path), let headers = try ServerKeySignature.headers(head) else {
+                return .admitted(holder: nil)
+            }
+            let key = try ServerKeySignature.admit(headers, container: scope.container, database: scope.database, store: services.store)
+            return .admitted(holder: "user " + key.userRecordName)
+        }
         let context = RequestContext(request: HTTPRequest(head: head), publicURL: services.publicURL)
         let prefix = credentialedPrefixes.first(where: head.path.hasPrefix)!
         let segments = head.path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -102,11 +107,6 @@ enum BodyAdmission {
                 return CloudKitError(.notFound, "no open upload at this URL (unknown, already used, or expired)")
             }
             holder = "user " + upload.owner
-            return nil
-        }
-        if ServerKeySignature.isSigned(head), let scope = ServerKeySignature.scope(of: head.path),
-           let headers = try ServerKeySignature.headers(head) {
-            _ = try ServerKeySignature.admit(headers, container: scope.container, database: scope.database, store: services.store)
             return nil
         }
         guard head.path.hasPrefix(JournalRoutes.prefix) else { return nil }
