@@ -36,10 +36,12 @@ public final class Container: Sendable {
         /// Stream reconnection: waits grow from `initialDelay` by `multiplier` up to `maximumDelay`;
         /// `maximumAttempts` is ignored (the stream reconnects until the sequence is dropped).
         public var streamReconnection: RetryPolicy
-        /// Called with the new credentials when the container adopted a rotated web auth token
-        /// from a response's `X-Apple-CloudKit-Web-Auth-Token` header (decisions A13), on the
-        /// thread that read the response. Save them where the app keeps its session (the old
-        /// token stops working a minute after the rotation).
+        /// Called with the new credentials whenever the container chose them itself: it adopted a
+        /// rotated web auth token from a response's `X-Apple-CloudKit-Web-Auth-Token` header
+        /// (decisions A13; the old token stops working a minute later), `signIn` succeeded, or
+        /// `signOut` dropped the user (decisions A36). Not called for `replaceCredentials` (the app
+        /// chose those). Runs on the thread that read the response; save the credentials where
+        /// the app keeps its session. Who is signed in: `Container.accountChanges`.
         public var credentialsChanged: (@Sendable (Credentials) -> Void)?
 
         public init(deviceID: String? = nil, notifyOwnChanges: Bool = true, retryPolicy: RetryPolicy = RetryPolicy(),
@@ -86,6 +88,9 @@ public final class Container: Sendable {
 
     /// Signs every later request (and stream connection) with `credentials`, e.g. after the
     /// person signed in again following `sessionExpired`. Requests already sent keep theirs.
+    /// `accountChanges` tells `signedOut` when the new credentials name no user; otherwise the
+    /// container asks `users/current` in the background and tells `signedIn` or `switched` once
+    /// it answers (nothing for the same person, or when the token is refused).
     public func replaceCredentials(_ credentials: Credentials) {
         transport.replaceCredentials(credentials)
     }
@@ -100,11 +105,7 @@ public final class Container: Sendable {
     /// The signed-in user's user record ID (`CKContainer.userRecordID()`); CloudKit Web Services
     /// `users/current`. Throws `notAuthenticated` without a valid user.
     public func userRecordID() async throws(TandemError) -> Record.ID {
-        let json = try await transport.json(transport.databaseURL(.public, "users/current"), body: nil)
-        guard let name = json["userRecordName"]?.stringValue else {
-            throw TandemError(.internalError, "users/current answered without a userRecordName")
-        }
-        return Record.ID(recordName: name)
+        Record.ID(recordName: try await transport.currentUserRecordName())
     }
 
     /// Writes a fetched asset's bytes to a local file (replacing it). Throws `assetNotAvailable`

@@ -37,6 +37,10 @@ public struct TandemError: Error, Sendable, CustomStringConvertible {
         /// operator, a password reset, or the account was deleted. `AUTHENTICATION_FAILED` with
         /// `tandemReason` `SESSION_REVOKED` (decisions A12). Tandem addition.
         case sessionRevoked
+        /// A first sign-in to this container needs the person's consent: ask them, then call
+        /// `Container.signIn` again with `consent: true`. The server's `ACCESS_DENIED` with
+        /// `tandemReason` `CONSENT_REQUIRED` (decisions A35). Tandem addition.
+        case consentRequired
         case permissionFailure
         case unknownItem
         case invalidArguments
@@ -139,6 +143,7 @@ extension TandemError.Code {
     /// | `ATOMIC_ERROR` | `batchRequestFailed` |
     /// | `AUTHENTICATION_FAILED`, `AUTHENTICATION_REQUIRED` | `notAuthenticated` |
     /// | `AUTHENTICATION_FAILED` with `tandemReason` `SESSION_EXPIRED` / `SESSION_REVOKED` | `sessionExpired` / `sessionRevoked` (`init(serverErrorCode:tandemReason:)`) |
+    /// | `ACCESS_DENIED` with `tandemReason` `CONSENT_REQUIRED` | `consentRequired` (`init(serverErrorCode:tandemReason:)`) |
     /// | `BAD_REQUEST` | `invalidArguments` |
     /// | `CONFLICT`, `EXISTS` | `serverRecordChanged` |
     /// | `INTERNAL_ERROR` | `internalError` |
@@ -181,11 +186,13 @@ extension TandemError.Code {
 
     /// As `init(serverErrorCode:)`, refined by the error body's `tandemReason` (decisions A12):
     /// `AUTHENTICATION_FAILED` with `SESSION_EXPIRED` is `sessionExpired`, with `SESSION_REVOKED`
-    /// `sessionRevoked`; any other combination is the plain mapping.
+    /// `sessionRevoked`; `ACCESS_DENIED` with `CONSENT_REQUIRED` is `consentRequired` (A35); any
+    /// other combination is the plain mapping.
     public init(serverErrorCode: String, tandemReason: String?) {
         switch (serverErrorCode, tandemReason) {
         case ("AUTHENTICATION_FAILED", "SESSION_EXPIRED"?): self = .sessionExpired
         case ("AUTHENTICATION_FAILED", "SESSION_REVOKED"?): self = .sessionRevoked
+        case ("ACCESS_DENIED", "CONSENT_REQUIRED"?): self = .consentRequired
         default: self.init(serverErrorCode: serverErrorCode)
         }
     }

@@ -10,12 +10,7 @@ extension SyncEngine {
         let previous = state.read { $0.userRecordName }
         let current: String
         do throws(TandemError) {
-            let transport = database.transport
-            let json = try await transport.json(transport.databaseURL(.public, "users/current"), body: nil)
-            guard let name = json["userRecordName"]?.stringValue else {
-                throw TandemError(.internalError, "users/current answered without a userRecordName")
-            }
-            current = name
+            current = try await database.transport.currentUserRecordName()
         } catch {
             background.resetAccountCheck()
             if error.needsSignIn, let previous {

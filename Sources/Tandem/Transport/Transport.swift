@@ -1,5 +1,4 @@
 import Foundation
-internal import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -12,7 +11,8 @@ final class Transport: Sendable {
     let containerIdentifier: String
     let environment: Container.Environment
     let configuration: Container.Configuration
-    private let currentCredentials: Mutex<Credentials>
+    /// The credentials and who they name; every change goes through it (decisions A36).
+    let account: AccountTracker
     fileprivate let session: URLSession
 
     init(serverURL: URL, containerIdentifier: String, environment: Container.Environment, credentials: Credentials,
@@ -20,7 +20,7 @@ final class Transport: Sendable {
         self.serverURL = serverURL
         self.containerIdentifier = containerIdentifier
         self.environment = environment
-        currentCredentials = Mutex(credentials)
+        account = AccountTracker(credentials: credentials, credentialsChanged: configuration.credentialsChanged)
         self.configuration = configuration
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
@@ -28,26 +28,28 @@ final class Transport: Sendable {
     }
 
     /// The credentials requests are signed with now (replaced by sign-in and by token rotation).
-    var credentials: Credentials { currentCredentials.withLock { $0 } }
+    var credentials: Credentials { account.credentials }
 
-    /// Signs later requests with `credentials` (requests already sent keep theirs).
+    /// Signs later requests with `credentials` (requests already sent keep theirs). The app chose
+    /// them: `accountChanges` hears once `users/current` names their user (asked here, in the
+    /// background), `credentialsChanged` does not.
     func replaceCredentials(_ credentials: Credentials) {
-        currentCredentials.withLock { $0 = credentials }
+        let (generation, needsLookup) = account.replace(credentials, user: nil, byContainer: false)
+        guard needsLookup else { return }
+        Task { [self] in _ = try? await currentUserRecordName(generation: generation) }
     }
 
-    /// The rotated web auth token of a response (`X-Apple-CloudKit-Web-Auth-Token`, decisions
-    /// A13) replaces the token `presented` in the current credentials; a token replaced meanwhile
-    /// (by another response or the app) is left alone. Tells `Configuration.credentialsChanged`.
-    func adoptRotatedToken(_ rotated: String, presented: String) {
-        let adopted: Credentials? = currentCredentials.withLock { current in
-            switch current {
-            case .userToken(let token) where token == presented: current = .userToken(rotated)
-            case .apiToken(let api, let web?) where web == presented: current = .apiToken(api, webAuthToken: rotated)
-            default: return nil
-            }
-            return current
+    /// `users/current`: the record name of the user the credentials name, told to the account
+    /// tracker (a changed user is an `AccountChange`). `generation` is the credentials'
+    /// generation the answer is about (now when nil). With `attempts`, at most that many tries.
+    func currentUserRecordName(generation: Int? = nil, attempts: Int? = nil) async throws(TandemError) -> String {
+        let generation = generation ?? account.snapshot.generation
+        let json = try await self.json(databaseURL(.public, "users/current"), body: nil, attempts: attempts)
+        guard let name = json["userRecordName"]?.stringValue else {
+            throw TandemError(.internalError, "users/current answered without a userRecordName")
         }
-        if let adopted { configuration.credentialsChanged?(adopted) }
+        account.learned(user: name, generation: generation)
+        return name
     }
 
     /// The user token a request presents: its Bearer header, else its `ckWebAuthToken`.
@@ -55,6 +57,19 @@ final class Transport: Sendable {
         if let header = request.value(forHTTPHeaderField: "Authorization"), header.hasPrefix("Bearer ") { return String(header.dropFirst(7)) }
         guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         return components.queryItems?.first { $0.name == "ckWebAuthToken" }?.value
+    }
+
+    /// `/auth/1/{container}/{operation}` (the accounts API) with `ckAPIToken` `apiToken`; with
+    /// `presentingUser`, the current user token too (`ckWebAuthToken`; a user token goes as Bearer).
+    func authURL(_ operation: String, apiToken: String?, presentingUser: Bool) -> URL {
+        var components = URLComponents(url: serverURL, resolvingAgainstBaseURL: false)!
+        components.path = (components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path)
+            + "/auth/1/\(containerIdentifier)/\(operation)"
+        var items: [URLQueryItem] = []
+        if let apiToken { items.append(URLQueryItem(name: "ckAPIToken", value: apiToken)) }
+        if presentingUser, case .apiToken(_, let web?) = credentials { items.append(URLQueryItem(name: "ckWebAuthToken", value: web)) }
+        components.queryItems = items.isEmpty ? nil : items
+        return components.url!
     }
 
     /// `/database/1/{container}/{environment}/{database}/{operation}`.
@@ -102,23 +117,29 @@ final class Transport: Sendable {
     /// POSTs a JSON body (GET when nil) and returns the JSON answer; retries retryable failures.
     /// With `retryingLostAnswers: false`, a failure after the request may have reached the server
     /// (`networkFailure`, `serverResponseLost`) is thrown instead of retried.
-    func json(_ url: URL, body: JSONValue?, retryingLostAnswers: Bool = true) async throws(TandemError) -> JSONValue {
+    /// `attempts` caps the tries below the retry policy's (1: no retry); without
+    /// `presentingCredentials` no Bearer header is sent.
+    func json(_ url: URL, body: JSONValue?, retryingLostAnswers: Bool = true, attempts: Int? = nil,
+              presentingCredentials: Bool = true) async throws(TandemError) -> JSONValue {
         let data = try await send(url, method: body == nil ? "GET" : "POST", body: body.map { Data(JSONWriter.bytes($0)) },
-                                  contentType: "application/json", retryingLostAnswers: retryingLostAnswers)
+                                  contentType: "application/json", retryingLostAnswers: retryingLostAnswers, attempts: attempts,
+                                  presentingCredentials: presentingCredentials)
         do { return try JSONParser.parse([UInt8](data)) } catch {
             throw TandemError(.serverResponseLost, "the server's answer is not JSON: \(error)")
         }
     }
 
     /// Sends raw bytes or fetches them, with retries.
-    func send(_ url: URL, method: String, body: Data?, contentType: String, retryingLostAnswers: Bool = true) async throws(TandemError) -> Data {
+    func send(_ url: URL, method: String, body: Data?, contentType: String, retryingLostAnswers: Bool = true, attempts: Int? = nil,
+              presentingCredentials: Bool = true) async throws(TandemError) -> Data {
         var attempt = 0
+        let maximumAttempts = min(attempts ?? .max, configuration.retryPolicy.maximumAttempts)
         while true {
             do {
-                return try await sendOnce(url, method: method, body: body, contentType: contentType)
+                return try await sendOnce(url, method: method, body: body, contentType: contentType, presentingCredentials: presentingCredentials)
             } catch {
                 attempt += 1
-                guard error.isRetryable, attempt < configuration.retryPolicy.maximumAttempts else { throw error }
+                guard error.isRetryable, attempt < maximumAttempts else { throw error }
                 if !retryingLostAnswers && (error.code == .networkFailure || error.code == .serverResponseLost) { throw error }
                 let delay = configuration.retryPolicy.delay(beforeRetry: attempt - 1, after: error)
                 do { try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) } catch {
@@ -128,12 +149,15 @@ final class Transport: Sendable {
         }
     }
 
-    private func sendOnce(_ url: URL, method: String, body: Data?, contentType: String) async throws(TandemError) -> Data {
+    private func sendOnce(_ url: URL, method: String, body: Data?, contentType: String,
+                          presentingCredentials: Bool) async throws(TandemError) -> Data {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
         if body != nil { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        for (name, value) in authorizationHeaders { request.setValue(value, forHTTPHeaderField: name) }
+        if presentingCredentials {
+            for (name, value) in authorizationHeaders { request.setValue(value, forHTTPHeaderField: name) }
+        }
         let data: Data
         let response: URLResponse
         do {
@@ -151,12 +175,16 @@ final class Transport: Sendable {
         guard let http = response as? HTTPURLResponse else { throw TandemError(.serverResponseLost, "no HTTP response") }
         if let rotated = http.value(forHTTPHeaderField: "X-Apple-CloudKit-Web-Auth-Token"), !rotated.isEmpty,
            let presented = Self.presentedToken(request) {
-            adoptRotatedToken(rotated, presented: presented)
+            account.adoptRotatedToken(rotated, presented: presented)
         }
         guard http.statusCode >= 400 else { return data }
         var error = ServerErrors.decode((try? JSONParser.parse([UInt8](data))) ?? .null, scope: .private, httpStatus: http.statusCode)
             ?? TandemError(http.statusCode >= 500 ? .serviceUnavailable : .serverRejectedRequest,
                            "HTTP \(http.statusCode) from \(url.path)", httpStatus: http.statusCode)
+        if let presented = Self.presentedToken(request) {
+            if error.code == .sessionExpired { account.sessionRefused(.expired, presented: presented) }
+            if error.code == .sessionRevoked { account.sessionRefused(.revoked, presented: presented) }
+        }
         if error.retryAfterSeconds == nil, let header = http.value(forHTTPHeaderField: "Retry-After"), let seconds = Double(header) {
             error.retryAfterSeconds = seconds
         }

@@ -15,7 +15,8 @@ public struct CloudKitError: Error, Sendable, CustomStringConvertible {
     /// Tandem's stable sub-code of an answer whose `serverErrorCode` is CloudKit's and whose
     /// `reason` is for people: on `AUTHENTICATION_FAILED`, `SESSION_EXPIRED` (idle or absolute
     /// limit, or replaced by a rotated token) or `SESSION_REVOKED` (signed out, revoked, account
-    /// deleted), decisions A12. Rendered as `tandemReason`; nil otherwise.
+    /// deleted), decisions A12; on `ACCESS_DENIED` from a first sign-in without consent,
+    /// `CONSENT_REQUIRED` (A35). Rendered as `tandemReason`; nil otherwise.
     public var tandemReason: String?
 
     public init(_ code: ServerErrorCode, _ reason: String, recordName: String? = nil, zoneID: ZoneID? = nil) {

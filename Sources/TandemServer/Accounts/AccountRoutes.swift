@@ -19,7 +19,8 @@ import TandemStore
 /// | `sessions/revoke` | POST | user token | `{sessionID}` or `{all: true}` → `{revoked: N}` |
 /// | `account/delete` | POST | user token | `{password}` (or, without a password, a sign-in in the last 10 minutes) → `{deleted: true, zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked}` (A15) |
 ///
-/// A first sign-in to a container without `consent: true` is `ACCESS_DENIED` (nothing issued);
+/// A first sign-in to a container without `consent: true` is `ACCESS_DENIED` with `tandemReason`
+/// `CONSENT_REQUIRED` (nothing issued; decisions A35);
 /// rate limits answer `THROTTLED` with `retryAfter` (decisions A2, A5).
 enum AccountRoutes {
     static let prefix = "/auth/1/"
@@ -91,7 +92,9 @@ enum AccountRoutes {
                 return Responses.json(["ckWebAuthToken": .string(session.token), "userRecordName": .string(session.user.recordName),
                                        "sessionID": .string(session.id), "expiresAt": .int(session.expiresAt)])
             } catch is AccountService.ConsentRequired {
-                throw CloudKitError(.accessDenied, "first sign-in to '\(container)': ask the person, then send \"consent\": true to let this app use their account")
+                var error = CloudKitError(.accessDenied, "first sign-in to '\(container)': ask the person, then send \"consent\": true to let this app use their account")
+                error.tandemReason = "CONSENT_REQUIRED"
+                throw error
             }
         case "token/exchange":
             try require("POST")

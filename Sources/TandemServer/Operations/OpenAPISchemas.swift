@@ -28,7 +28,7 @@ enum OpenAPISchemas {
             "Error": object([
                 "uuid": string, "serverErrorCode": ["type": "string", "enum": .array(ServerErrorCode.allCases.map { .string($0.rawValue) })],
                 "reason": string, "retryAfter": integer, "redirectURL": string, "recordName": string, "zoneID": ref("ZoneID"),
-                "serverRecord": ref("Record"), "tandemReason": ["type": "string", "enum": ["SESSION_EXPIRED", "SESSION_REVOKED"]],
+                "serverRecord": ref("Record"), "tandemReason": ["type": "string", "enum": ["SESSION_EXPIRED", "SESSION_REVOKED", "CONSENT_REQUIRED"]],
             ], required: ["uuid", "serverErrorCode", "reason"]),
             "ZoneID": object(["zoneName": string, "ownerRecordName": string, "zoneType": string], required: ["zoneName"]),
             "Zone": object(["zoneID": ref("ZoneID"), "syncToken": string, "atomic": boolean, "deleted": boolean,

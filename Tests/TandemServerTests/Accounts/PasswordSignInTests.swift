@@ -25,7 +25,8 @@ struct PasswordSignInTests {
 
         // First sign-in to the container: consent first, nothing issued without it.
         let noConsent = try server.auth("signin", ["email": .string(email), "password": "correct horse"], apiToken: app)
-        #expect(noConsent.status == 403 && noConsent.json.serverErrorCode == "ACCESS_DENIED", "\(noConsent.text)")
+        #expect(noConsent.status == 403 && noConsent.json.serverErrorCode == "ACCESS_DENIED"
+                && noConsent.json["tandemReason"]?.stringValue == "CONSENT_REQUIRED", "\(noConsent.text)")
         #expect(try server.sqlite("SELECT count(*) FROM tokens t JOIN users u ON u.record_name = t.user_record_name WHERE u.email = '\(email)'") == "0")
         let signedIn = try server.auth("signin", ["email": .string(email.uppercased()), "password": "correct horse", "consent": true,
                                                   "device": "Grace's laptop"], apiToken: app)
