@@ -136,6 +136,9 @@ extension ServiceLoop {
         }
         if connection.expectsContinue && connection.bodyLength > 0 {
             writeContinue(connection.wsi)
+            // Told to go on, the client sends the body: an answer before its end lingers for the
+            // rest like any other (`finishResponse`), or the client meets a reset mid-body.
+            connection.expectsContinue = false
         }
     }
 

@@ -33,6 +33,8 @@ enum BodyAdmission {
     static let credentialedPrefixes = [databasePrefix, APIRouter.devicePrefix, "/tandem/1/"]
 
     static func policy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
+        // A browser's CORS preflight carries no credentials and no body (J10).
+        if head.method == "OPTIONS" { return HTTPBodyPolicy(limit: 0) }
         if credentialedPrefixes.contains(where: head.path.hasPrefix) {
             return HTTPBodyPolicy(limit: Limits.jsonBodyBytes, admitFirst: true)
         }
