@@ -540,5 +540,9 @@ enum Migrations {
         ALTER TABLE admin_tokens ADD COLUMN revoked_at INTEGER;
         ALTER TABLE users ADD COLUMN deleted_at INTEGER;
         """),
+        // Share invitation emails (issue 16 item 5; A30): a person may turn them off.
+        SQLiteMigration(version: 14, sql: """
+        ALTER TABLE users ADD COLUMN invitation_emails INTEGER NOT NULL DEFAULT 1;
+        """),
     ]
 }

@@ -26,7 +26,7 @@ struct AccountAuthorizationMatrixTests {
     }
 
     enum Endpoint: String, CaseIterable, CustomStringConvertible {
-        case signup, verify, signin, passwordReset, passwordSet, signout, account, sessions, sessionsRevoke, signinPage, accountDelete, accountDeletePage
+        case signup, verify, signin, passwordReset, passwordSet, signout, account, sessions, sessionsRevoke, signinPage, accountDelete, accountDeletePage, accountSettings
         var description: String { rawValue }
     }
 
@@ -48,6 +48,8 @@ struct AccountAuthorizationMatrixTests {
         // With a wrong password, so the matrix's account survives: a signed-in caller gets as far as the password check.
         .accountDelete:  ["ACCESS_DENIED", "ACCESS_DENIED", failed, failed, required, required, required],
         .accountDeletePage: ["ok", "ok", "ok", "ok", "ok", "HTTP 400", "HTTP 400"],
+        // POST account {invitationEmails} (A31).
+        .accountSettings: ["ok", "ok", failed, failed, required, required, required],
     ]
 
     struct World {
@@ -123,6 +125,8 @@ struct AccountAuthorizationMatrixTests {
             response = try server.auth("sessions", apiToken: api, bearer: user)
         case .sessionsRevoke:
             response = try server.auth("sessions/revoke", ["sessionID": "0123456789abcdef"], apiToken: api, bearer: user)
+        case .accountSettings:
+            response = try server.auth("account", ["invitationEmails": true], apiToken: api, bearer: user)
         case .accountDelete:
             response = try server.auth("account/delete", ["password": "not the password"], apiToken: api, bearer: user)
         case .signinPage, .accountDeletePage:
