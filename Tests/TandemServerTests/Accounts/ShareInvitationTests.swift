@@ -174,6 +174,7 @@ struct ShareInvitationTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try "Subject: {{inviter}} invites you\n\nHello! {{inviter}} shares {{title}} at {{url}}\n"
             .write(toFile: directory + "/invitation.txt", atomically: true, encoding: .utf8)
+        try "Subject: Welcome aboard\n\nConfirm here: {{link}}\n".write(toFile: directory + "/signup.txt", atomically: true, encoding: .utf8)
         let world = try World(templates: directory)
         let owner = try world.server.person("owner")
         let invitee = "\(unique("templated"))@example.com".lowercased()
@@ -181,6 +182,11 @@ struct ShareInvitationTests {
         let mail = try world.sink.message(to: invitee)
         #expect(mail.contains("Subject: Owner Tester invites you"), "\(mail)")
         #expect(mail.contains("Hello! Owner Tester shares Groceries at \(world.server.baseURL)/share/\(note.guid)"), "\(mail)")
+        // The sign-up email takes its template too; the link still works.
+        let email = "\(unique("welcome"))@example.com".lowercased()
+        _ = try world.server.auth("signup", ["email": .string(email), "password": "templated password"], apiToken: world.app)
+        let welcome = try world.sink.message(to: email)
+        #expect(welcome.contains("Subject: Welcome aboard") && welcome.contains("Confirm here: \(world.server.baseURL)/signin/verify?"), "\(welcome)")
     }
 
     @Test func aTemplateWithAPlaceholderItsEmailHasNotIsRefusedAtStart() throws {
