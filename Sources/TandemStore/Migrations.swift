@@ -565,5 +565,9 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX server_keys_by_container ON server_keys(container_id, created_at);
         """),
+        // Share invitation emails (issue 16 item 5; A30): a person may turn them off.
+        SQLiteMigration(version: 14, sql: """
+        ALTER TABLE users ADD COLUMN invitation_emails INTEGER NOT NULL DEFAULT 1;
+        """),
     ]
 }

@@ -22,7 +22,9 @@ enum AccountCommand {
                        [--session-idle SECONDS] [--session-lifetime SECONDS]   (web auth tokens; default 14 and 90 days)
                        [--sign-in-attempts 5,50,900]   (failed sign-ins per account, per address, in SECONDS; sign-ups per address: 20)
                        [--smtp-url smtp://host:587|smtps://host:465] [--smtp-from noreply@example.com] [--smtp-user U --smtp-password P]
-                                  (sign-up and password-reset emails; without --smtp-url nothing is sent)
+                                  (sign-up, password-reset and share invitation emails; without --smtp-url nothing is sent)
+                       [--mail-templates DIR]   (optional files replacing the built-in emails; each may start "Subject: ..." and an empty line:
+                                  invitation.txt {{inviter}} {{title}} {{url}}, signup.txt {{link}}, reset.txt {{link}}, already-registered.txt)
         \(OIDCCommand.serveUsage)
                        [--passkey-rp-id example.com] [--passkey-user-verification required|preferred]
                                   (passkeys: RP ID default the host of --public-url or of each request; the origin is the server's own)
@@ -54,6 +56,13 @@ enum AccountCommand {
             settings.smtpFrom = from
         }
         try OIDCCommand.configure(&settings.oidc, options)
+        if let directory = options.value("mail-templates") {
+            do {
+                settings.mailTemplates = try MailTemplates.load(directory: directory)
+            } catch {
+                throw UsageError("--mail-templates: \(error)")
+            }
+        }
         settings.smtpUsername = options.value("smtp-user")
         settings.smtpPassword = options.value("smtp-password")
         if let rpID = options.value("passkey-rp-id") {

@@ -46,6 +46,8 @@ public enum AccessPolicy {
         case requestAccess
         /// Approve, deny, block or unblock requesters (D7).
         case manageRequests
+        /// Decline an invitation not yet accepted (`shares/declineInvitation`; A33).
+        case declineInvitation
     }
 
     /// The facts about the share an answer may depend on.
@@ -87,6 +89,7 @@ public enum AccessPolicy {
         case .owner:
             switch action {
             case .requestAccess: return .deny(.badRequest, "you own this share")
+            case .declineInvitation: return .deny(.badRequest, "you own this share; delete the share record to stop sharing")
             default: return .allow
             }
         case .invited, .removed, .stranger:
@@ -100,6 +103,8 @@ public enum AccessPolicy {
                     return .deny(.participantAlreadyInvited, "you are already invited to this share; accept the invitation instead")
                 }
                 return share.allowsAccessRequests && !share.callerIsBlocked ? .allow : hidden
+            case .declineInvitation:
+                return principal == .invited ? .allow : hidden
             default:
                 return hidden
             }
@@ -119,6 +124,8 @@ public enum AccessPolicy {
                 return .deny(.accessDenied, "only the owner may change a share's publicPermission")
             case .requestAccess:
                 return .deny(.participantAlreadyInvited, "you are already a participant of this share")
+            case .declineInvitation:
+                return .deny(.badRequest, "you accepted this share; to leave it, delete the share record from your shared database")
             }
         }
     }

@@ -23,6 +23,15 @@ struct AccountMail: Sendable, Hashable {
     }
 }
 
+extension AccountMail {
+    /// A share invitation (A30): who shares what, and the share URL that opens it (the landing
+    /// page lets someone without an account sign up with this address, then accept).
+    static func invitation(to email: String, inviter: String, title: String, url: String) -> AccountMail {
+        AccountMail(to: email, subject: "\(inviter) shared \u{201C}\(title)\u{201D} with you",
+                    body: "\(inviter) invited you to \u{201C}\(title)\u{201D}.\r\n\r\nTo open it, follow:\r\n\(url)\r\n\r\nIf you have no account yet, sign up with this email address and the invitation is waiting for you. You can turn invitation emails off in your account settings.\r\n")
+    }
+}
+
 /// Delivers account emails. `send` must not block the caller for long: it queues.
 protocol AccountMailer: Sendable {
     func send(_ mail: AccountMail)

@@ -14,7 +14,8 @@ import TandemStore
 /// | `signin` | POST | `ckAPIToken` | `{email, password, consent?, device?}` → `{ckWebAuthToken, userRecordName, sessionID, expiresAt}` |
 /// | `token/exchange` | POST | `ckAPIToken` | `{idToken, device?}` (a trusted issuer's ID token) → as `signin` (`TokenExchange`) |
 /// | `signout` | POST | user token | → `{revoked: 1}`: the presented token stops working |
-/// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName}` |
+/// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName, invitationEmails}` |
+/// | `account` | POST | user token | `{invitationEmails: false}` (or `true`) → the account: share invitation emails off or on (A31) |
 /// | `sessions` | GET | user token | → `{sessions: [{sessionID, device, createdAt, lastUsedAt, expiresAt, current}]}` |
 /// | `sessions/revoke` | POST | user token | `{sessionID}` or `{all: true}` → `{revoked: N}` |
 /// | `account/delete` | POST | user token | `{password}` (or, without a password, a sign-in in the last 10 minutes) → `{deleted: true, zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked}` (A15) |
@@ -105,12 +106,10 @@ enum AccountRoutes {
             try accounts.signOut(token: token)
             return Responses.json(["revoked": 1])
         case "account":
-            try require("GET")
+            guard method == "GET" || method == "POST" else { throw MethodNotAllowed(allowed: "GET, POST") }
             let (_, user) = try signedIn(context, services, container: container)
-            guard let profile = try services.store.read({ try $0.profile(user: user.recordName) }) else {
-                throw CloudKitError(.authenticationFailed, "the account no longer exists")
-            }
-            return Responses.json(json(profile))
+            let body = method == "POST" ? try context.jsonBody() : [:]
+            return Responses.json(try AccountSettingsRoute.apply(body, user: user.recordName, store: services.store))
         case "sessions":
             try require("GET")
             let (token, user) = try signedIn(context, services, container: container)

@@ -62,9 +62,10 @@ final class AccountService: Sendable {
             try store.write { try $0.addAccountLink(link) }
         }
         if existing == nil {
-            send(AccountMail.signUp(to: email, link: Self.link(linkBase, secret)))
+            let link = Self.link(linkBase, secret)
+            send(settings.mailTemplates.apply(.signUp, to: AccountMail.signUp(to: email, link: link), ["link": link]))
         } else {
-            send(AccountMail.alreadyRegistered(to: email))
+            send(settings.mailTemplates.apply(.alreadyRegistered, to: AccountMail.alreadyRegistered(to: email), [:]))
         }
     }
 
@@ -72,7 +73,7 @@ final class AccountService: Sendable {
     func send(_ mail: AccountMail) {
         guard let mailer else {
             if !warnedNoMail.exchange(true, ordering: .relaxed) {
-                log.message("accounts: no SMTP server configured (tandem serve --smtp-url), so no sign-up or reset email is sent; an operator can run: tandem user verify EMAIL")
+                log.message("accounts: no SMTP server configured (tandem serve --smtp-url), so no sign-up, reset or share invitation email is sent; an operator can run: tandem user verify EMAIL")
             }
             return
         }
@@ -97,7 +98,8 @@ final class AccountService: Sendable {
         let link = AccountLink(hash: Tokens.hash(secret), purpose: .reset, email: email, userRecordName: user.recordName,
                                createdAt: now, expiresAt: now + settings.linkLifetimeSeconds * 1000)
         try store.write { try $0.addAccountLink(link) }
-        send(AccountMail.reset(to: email, link: Self.link(linkBase, secret)))
+        let url = Self.link(linkBase, secret)
+        send(settings.mailTemplates.apply(.reset, to: AccountMail.reset(to: email, link: url), ["link": url]))
     }
 
     /// Follows a reset link: sets the new password, marks the email verified (the link proves it)

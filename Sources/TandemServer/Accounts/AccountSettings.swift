@@ -22,6 +22,8 @@ public struct AccountSettings: Sendable {
     public var smtpFrom = "noreply@localhost"
     public var smtpUsername: String?
     public var smtpPassword: String?
+    /// The operator's wording of the emails (`--mail-templates DIR`; A32); empty keeps the built-in text.
+    public var mailTemplates = MailTemplates()
 
     /// OpenID Connect: token exchange issuers and sign-in page providers, per container.
     public var oidc = OIDCSettings()

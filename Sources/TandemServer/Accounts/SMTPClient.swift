@@ -25,11 +25,30 @@ struct SMTPClient: Sendable {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
         let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"
         let id = Digest.hex(Digest.randomBytes(12))
-        let headers = ["From: \(from)", "To: \(mail.to)", "Subject: \(mail.subject)", "Date: \(formatter.string(from: date))",
+        let headers = ["From: \(from)", "To: \(mail.to)", "Subject: \(Self.headerText(mail.subject))", "Date: \(formatter.string(from: date))",
                        "Message-ID: <\(id)@\(domain)>", "MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8",
                        "Content-Transfer-Encoding: 8bit"]
         let body = mail.body.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
         return Array((headers.joined(separator: "\r\n") + "\r\n\r\n" + body).utf8)
+    }
+
+    /// A header value on one line; non-ASCII text as an RFC 2047 encoded word (a share title or
+    /// a person's name may be in any script).
+    static func headerText(_ text: String) -> String {
+        let flat = text.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
+        guard flat.unicodeScalars.contains(where: { $0.value > 0x7E || $0.value < 0x20 }) else { return flat }
+        // Encoded words stay under 76 characters (RFC 2047 §2): 45 bytes a word, whole characters.
+        var words: [String] = []
+        var chunk = ""
+        for character in flat {
+            if chunk.utf8.count + String(character).utf8.count > 45 {
+                words.append(chunk)
+                chunk = ""
+            }
+            chunk.append(character)
+        }
+        words.append(chunk)
+        return words.map { "=?utf-8?B?" + Data($0.utf8).base64EncodedString() + "?=" }.joined(separator: "\r\n ")
     }
 
     /// Sends `mail`.

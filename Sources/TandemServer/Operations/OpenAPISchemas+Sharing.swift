@@ -33,6 +33,13 @@ extension OpenAPISchemas {
             "RequesterActionRequest": object(["shortGUID": string, "userRecordNames": array(string),
                                               "permission": enumeration(["READ_ONLY", "READ_WRITE"])], required: ["shortGUID", "userRecordNames"]),
             "ShareResponse": object(["share": ref("Record")]),
+            "InvitationsResponse": object(["invitations": array(object([
+                "shortGUID": string, "shareURL": string, "title": string, "ownerIdentity": identity,
+                "participantType": string, "participantPermission": string, "participantStatus": enumeration(["INVITED"]),
+                "zoneID": ref("ZoneID"), "rootRecordName": string, "rootRecordType": string, "invitedAt": integer,
+            ]))]),
+            "DeclineInvitationResults": object(["results": array(["oneOf": [object(["shortGUID": string, "status": enumeration(["DECLINED"])]),
+                                                                            ref("Error")]])]),
             "LookupInfosRequest": object(["lookupInfos": array(lookupInfo)], required: ["lookupInfos"]),
             "UsersLookupRequest": object(["users": array(object(["emailAddress": string, "userRecordName": string]))], required: ["users"]),
             "Users": object(["users": array(ref("User"))]),

@@ -15,6 +15,8 @@ final class ModifyBatch {
     var rewritten = Set<String>()
     /// People added to or removed from shares, for Shared with You membership notices.
     var participantChanges: [ShareMembershipNotices.Change] = []
+    /// Participants the request added, for invitation emails after commit (A30).
+    var invitations: [ShareInvitations.Added] = []
     let baseURL: String
     /// Most participants a share may have, the owner included (decisions D8).
     let participantLimit: Int

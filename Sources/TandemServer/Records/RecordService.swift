@@ -31,6 +31,8 @@ public struct RecordService: Sendable {
     var hub: ChangeHub?
     /// Where Shared with You effects of share changes go (membership notices).
     var conversationHub: ConversationHub?
+    /// Emails people added to shares (A30; nil: nobody).
+    var invitations: ShareInvitations?
 
     public init(store: any Store, participantLimit: Int = Limits.participantsPerShare) {
         self.store = store
@@ -108,6 +110,7 @@ public struct RecordService: Sendable {
         nonisolated(unsafe) let unsafeBatch = batch
         let hub = self.hub
         let conversationHub = self.conversationHub
+        let invitations = self.invitations
         do {
             return try store.write({ tx -> ModifyOutcome in
                 let batch = unsafeBatch
@@ -125,6 +128,7 @@ public struct RecordService: Sendable {
                 for index in order {
                     let op = operations[index]
                     let noted = batch.changes.count
+                    let invited = batch.invitations.count
                     do {
                         results[index] = try tx.savepoint { try context.apply(op) }
                         if case .saved = results[index] { batch.succeededNames.insert(op.recordName) }
@@ -134,6 +138,7 @@ public struct RecordService: Sendable {
                         results[index] = .failed(error)
                         failed = true
                         batch.changes.removeSubrange(noted...)  // rolled back: nothing to tell
+                        batch.invitations.removeSubrange(invited...)
                     }
                 }
                 if isAtomic && failed {
@@ -154,10 +159,14 @@ public struct RecordService: Sendable {
                 let notices = batch.participantChanges.isEmpty ? nil
                     : try ShareMembershipNotices.post(tx, batch.participantChanges, actor: scope.user, container: scope.database.container,
                                                       environment: scope.database.environment, at: now)
-                return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event, notices: notices)
+                let mails = batch.invitations.isEmpty ? []
+                    : try invitations?.compose(tx, batch.invitations, inviter: scope.user, baseURL: batch.baseURL) ?? []
+                return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event, notices: notices,
+                                     mails: mails)
             }, afterCommit: { outcome in
                 if let event = outcome.event { hub?.publish(event) }
                 if let notices = outcome.notices { conversationHub?.publish(notices) }
+                if !outcome.mails.isEmpty { invitations?.send(outcome.mails) }
             }).results
         } catch let failure as AtomicFailure {
             return failure.results
@@ -183,6 +192,7 @@ public struct RecordService: Sendable {
         var results: [ItemResult]
         var event: ChangeEvent?
         var notices: ConversationHub.Effects?
+        var mails: [AccountMail] = []
     }
 
     struct AtomicFailure: Error, @unchecked Sendable {

@@ -56,10 +56,16 @@ struct Services: Sendable {
         hub.add(streams)
         hub.add(webhooks)
         authenticator = Authenticator(store: store)
+        let smtp = accountSettings.smtpURL.map { url in
+            SMTPMailer(client: SMTPClient(url: url, from: accountSettings.smtpFrom, username: accountSettings.smtpUsername,
+                                          password: accountSettings.smtpPassword), log: log)
+        }
+        accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
         conversationHub = ConversationHub(streams: streams)
         var records = RecordService(store: store, participantLimit: participantLimit)
         records.hub = hub
         records.conversationHub = conversationHub
+        records.invitations = ShareInvitations(accounts: accounts)
         self.records = records
         var shares = ShareService(store: store, participantLimit: participantLimit)
         shares.hub = hub
@@ -79,12 +85,7 @@ struct Services: Sendable {
         identity = IdentityService(store: store)
         sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings)
         self.secret = secret
-        let smtp = accountSettings.smtpURL.map { url in
-            SMTPMailer(client: SMTPClient(url: url, from: accountSettings.smtpFrom, username: accountSettings.smtpUsername,
-                                          password: accountSettings.smtpPassword), log: log)
-        }
         oidc = OIDCProviderDirectory(rule: outbound)
-        accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
         deletion = AccountDeletion(store: store, hub: hub)
     }
 }

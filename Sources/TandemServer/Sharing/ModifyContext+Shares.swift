@@ -214,6 +214,7 @@ extension ModifyContext {
             guard participant.userRecordName != share.owner else { continue }
             try tx.putParticipant(participant, share: share)
             if let user = participant.userRecordName { batch.participantChanges.append(.init(share: share, user: user, added: true)) }
+            batch.invitations.append(.init(share: share, participant: participant))
             active.append(participant)
             kept.insert(participant.participantID)
         }

@@ -51,6 +51,7 @@ enum ShareRoutes {
                 return Responses.json(.object(["results": .array(items)]))
             },
         ]
+        routes += invitationRoutes(services)
         for action in ShareService.RequestAction.allCases {
             routes.append(DatabaseRoute(operation: "shares/\(action.rawValue)", method: "POST", databases: [],
                                         summary: "Owner or administrator: \(action.rawValue) on a share (D7)",

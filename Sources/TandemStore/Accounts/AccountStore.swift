@@ -103,6 +103,9 @@ public protocol AccountReading {
     func newestAccountLink(email: String, purpose: AccountLink.Purpose, at time: Int64) throws -> AccountLink?
     /// The user's user tokens that are not revoked, newest first.
     func sessions(user: String) throws -> [StoredSession]
+    /// Whether share invitations are emailed to the user (true unless they turned it off, and
+    /// for a user record name with no account; decisions A31).
+    func invitationEmails(user: String) throws -> Bool
 }
 
 /// Writes of accounts, sign-in methods, consents, emailed links and sessions.
@@ -111,6 +114,8 @@ public protocol AccountWriting: AccountReading {
     /// invitations addressed to that email.
     func addVerifiedUser(email: String, displayName: String?, at time: Int64) throws -> UserAccount
     func setEmailVerified(user: String, _ verified: Bool) throws
+    /// Turns share invitation emails to the user on or off (A31).
+    func setInvitationEmails(user: String, _ on: Bool) throws
     /// Adds the method, or replaces the secret of the user's method of the same kind and subject.
     func putSignInMethod(user: String, _ method: StoredSignInMethod) throws
     func touchSignInMethod(user: String, kind: String, subject: String, at time: Int64) throws

@@ -15,7 +15,7 @@ struct AccessPolicyTests {
     ]
 
     static let actions: [A] = [.read, .write, .delete, .deleteRoot, .manageParticipants, .changePublicPermission, .deleteShare,
-                               .resolve, .accept, .requestAccess, .manageRequests]
+                               .resolve, .accept, .requestAccess, .manageRequests, .declineInvitation]
 
     /// Expected codes per action, in `principals` order; "ok" = allowed. A private share that
     /// does not allow access requests.
@@ -32,6 +32,7 @@ struct AccessPolicyTests {
         .requestAccess:          ["BAD_REQUEST", "PARTICIPANT_ALREADY_INVITED", "PARTICIPANT_ALREADY_INVITED", "PARTICIPANT_ALREADY_INVITED",
                                   "PARTICIPANT_ALREADY_INVITED", "PARTICIPANT_ALREADY_INVITED", "NOT_FOUND", "NOT_FOUND", "AUTHENTICATION_REQUIRED"],
         .manageRequests:         ["ok", "ok", "ACCESS_DENIED", "ACCESS_DENIED", "ACCESS_DENIED", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "AUTHENTICATION_REQUIRED"],
+        .declineInvitation:      ["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "ok", "NOT_FOUND", "NOT_FOUND", "AUTHENTICATION_REQUIRED"],
     ]
 
     static func code(_ decision: AccessPolicy.Decision) -> String {

@@ -30,6 +30,7 @@ struct AccountAuthorizationMatrixTests {
         case tokenExchange, oidcStart, oidcCallback
         /// The sign-in page's passkey steps (CSRF-protected forms; user tokens play no part).
         case passkeyOptions, passkeySignIn, passkeySignUp
+        case accountSettings
         var description: String { rawValue }
     }
 
@@ -62,6 +63,8 @@ struct AccountAuthorizationMatrixTests {
         .passkeyOptions: ["ok", "ok", "ok", "ok", "ok", "ACCESS_DENIED", "ACCESS_DENIED"],
         .passkeySignIn:  ["HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 403", "HTTP 403"],
         .passkeySignUp:  ["HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 403", "HTTP 403"],
+        // POST account {invitationEmails} (A31).
+        .accountSettings: ["ok", "ok", failed, failed, required, required, required],
     ]
 
     struct World {
@@ -141,6 +144,8 @@ struct AccountAuthorizationMatrixTests {
             response = try server.auth("sessions", apiToken: api, bearer: user)
         case .sessionsRevoke:
             response = try server.auth("sessions/revoke", ["sessionID": "0123456789abcdef"], apiToken: api, bearer: user)
+        case .accountSettings:
+            response = try server.auth("account", ["invitationEmails": true], apiToken: api, bearer: user)
         case .accountDelete:
             response = try server.auth("account/delete", ["password": "not the password"], apiToken: api, bearer: user)
         case .signinPage, .accountDeletePage:

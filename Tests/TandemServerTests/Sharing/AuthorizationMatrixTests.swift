@@ -17,6 +17,8 @@ struct AuthorizationMatrixTests {
     enum Endpoint: String, CaseIterable, CustomStringConvertible {
         case resolve, accept, sharedZones, lookup, query, update, create, delete, deleteRoot
         case addParticipant, changePublicPermission, leaveShare, requestAccess, approveRequesters
+        /// POST /tandem/1/{container}/{environment}/shares/invitations and shares/declineInvitation (A33).
+        case invitations, declineInvitation
         /// POST /device/1/{container}/{environment}/tokens/create, as CloudKit JS registers for pushes.
         case pushToken
         /// assets/rereference of the shared `child` (its `title` holds no asset: a reader learns
@@ -50,6 +52,8 @@ struct AuthorizationMatrixTests {
         .approveRequesters:      ["ok", "ok", denied, denied, denied, hidden, hidden, hidden, auth],
         .pushToken:              ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", auth],
         .rereference:            ["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", hidden, hidden, hidden, auth],
+        .invitations:            ["absent", "absent", "absent", "absent", "absent", "listed", "absent", "absent", auth],
+        .declineInvitation:      ["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "ok", hidden, hidden, auth],
     ]
 
     /// The people, made once: the same accounts take each role in every fresh world.
@@ -208,6 +212,17 @@ struct AuthorizationMatrixTests {
         case .approveRequesters:
             result = Self.outcome(try server.tandem("shares/approveRequesters", ["shortGUID": .string(note.guid),
                                                                                  "userRecordNames": [.string(cast.requester.recordName)]], as: caller))
+        case .invitations:
+            let response = try server.tandem("shares/invitations", [:], as: caller)
+            if let code = response.json.serverErrorCode {
+                result = code
+            } else {
+                let guids = (response.json["invitations"]?.arrayValue ?? []).compactMap { $0["shortGUID"]?.stringValue }
+                result = guids.contains(note.guid) ? "listed" : "absent"
+            }
+        case .declineInvitation:
+            result = Self.outcome(try server.tandem("shares/declineInvitation", ["shortGUIDs": [["value": .string(note.guid)]]], as: caller),
+                                  itemsKey: "results")
         case .pushToken:
             let url = "\(server.baseURL)/device/1/\(TestServer.container)/development/tokens/create"
             let response = try server.request("POST", url, body: Data(#"{"apnsEnvironment":"development"}"#.utf8), token: .some(caller?.token))

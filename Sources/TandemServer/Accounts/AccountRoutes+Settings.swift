@@ -1,0 +1,28 @@
+import TandemCore
+import TandemStore
+
+/// `GET|POST /auth/1/{container}/account`: the signed-in person's account, and their settings
+/// (decisions A31: `invitationEmails`).
+enum AccountSettingsRoute {
+    /// Applies the settings in `body` (none for GET) and answers the account with its settings.
+    /// - Throws: `BAD_REQUEST` for an unknown key or `invitationEmails` that is not true or false
+    ///   (nothing is changed); `AUTHENTICATION_FAILED` when the account is gone.
+    static func apply(_ body: JSONObject, user: String, store: any Store) throws -> JSONValue {
+        if let unknown = body.keys.first(where: { $0 != "invitationEmails" }) {
+            throw CloudKitError.badRequest("unknown setting '\(unknown)'; the account's settings are: invitationEmails")
+        }
+        var invitationEmails: Bool?
+        switch body["invitationEmails"] {
+        case nil: break
+        case .bool(let on)?: invitationEmails = on
+        default: throw CloudKitError.badRequest("'invitationEmails' must be true or false")
+        }
+        if let invitationEmails { try store.write { try $0.setInvitationEmails(user: user, invitationEmails) } }
+        return try store.read { reader in
+            guard let profile = try reader.profile(user: user) else { throw CloudKitError(.authenticationFailed, "the account no longer exists") }
+            guard case .object(var answer) = AccountRoutes.json(profile) else { return AccountRoutes.json(profile) }
+            answer["invitationEmails"] = .bool(try reader.invitationEmails(user: user))
+            return .object(answer)
+        }
+    }
+}
