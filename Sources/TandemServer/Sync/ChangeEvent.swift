@@ -23,6 +23,10 @@ struct ChangeEvent: Sendable {
     /// Participants who lost access to the zone in this write (removed, share deleted): their
     /// shared database lost the zone (`ACCESS_LOST`), so their database subscriptions fire.
     var formerViewers: [String] = []
+
+    /// The change is in the public database (its one zone is owned by `DatabaseScope.publicOwner`,
+    /// which no user record name can be).
+    var isPublic: Bool { zone.zoneID.ownerRecordName == DatabaseScope.publicOwner }
 }
 
 extension ChangeEvent {
