@@ -32,7 +32,7 @@ enum SubscriptionRoutes {
                 return respond(try services.subscriptions.lookup(ids, scope: context.scope), context)
             },
             DatabaseRoute(operation: "subscriptions/modify", method: "POST", databases: databases,
-                          summary: "Create, update or delete query, zone and database subscriptions",
+                          summary: "Create, update or delete query, zone and database subscriptions (the public database: query only)",
                           requestSchema: "SubscriptionsModifyRequest", responseSchema: "SubscriptionsResponse") { context in
                 let body = try context.jsonBody()
                 let items = try RequestContext.items(body, "operations", limit: Limits.operationsPerRequest,

@@ -26,8 +26,8 @@ public protocol SubscriptionReading {
     /// The subscriptions of everyone who sees `zone`: its owner and its shared-database viewers
     /// (one indexed query, however many participants have none).
     func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription]
-    /// Every user's subscriptions in one container environment's public database, oldest first
-    /// (decision J12: any signed-in user may subscribe to queries there).
+    /// Every user's query subscriptions in one container environment's public database, oldest
+    /// first (decision J12: any signed-in user may subscribe to queries there, and to nothing else).
     func publicSubscriptions(container: String, environment: Environment) throws -> [StoredSubscription]
 }
 
