@@ -10,6 +10,9 @@ struct ChangeEvent: Sendable {
         var recordType: String
         var event: Subscription.Event
         var memberships: [String?]
+        /// A deletion the service described: the deleted record's creator (the public
+        /// database's `_creator` grant still decides who hears of it, decision J12).
+        var creator: String? = nil
     }
 
     var container: String

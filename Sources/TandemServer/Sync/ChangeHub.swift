@@ -199,14 +199,16 @@ final class ChangeHub: Sendable {
     /// A query subscription's notifications for `changes` in `zone`: created and updated records
     /// that match its filters now (read with `memberships`, nil = every record), deleted ones of
     /// its record type. `ownRecordsOnly` (a public record type only `_creator` may read): only
-    /// records the subscriber created, and no deletions (a tombstone no longer says its creator).
+    /// records the subscriber created; of deletions, those whose creator the service noted
+    /// (records/modify does; a tombstone no longer says who created the record).
     private static func matchQuery(_ stored: StoredSubscription, base: PushNotification, changes: [ChangeEvent.RecordChange],
                                    zone: StoredZone, memberships: [String]?, ownRecordsOnly: Bool = false,
                                    reader: any StoreReading, into results: inout Matches) throws {
         let subscription = stored.subscription
         guard var query = subscription.query else { return }
         let candidates = changes.filter {
-            $0.recordType == query.recordType && subscription.firesOn.contains($0.event) && !(ownRecordsOnly && $0.event == .delete)
+            $0.recordType == query.recordType && subscription.firesOn.contains($0.event)
+                && !(ownRecordsOnly && $0.event == .delete && $0.creator != stored.owner)
         }
         guard !candidates.isEmpty else { return }
         if ownRecordsOnly {

@@ -153,25 +153,36 @@ struct PublicSubscriptionTests {
                 token: subscriber.token)
             #expect(response.json["subscriptions"]?.arrayValue?.first?.serverErrorCode == nil, "\(response.text)")
         }
-        func save(_ type: String, as person: Person) throws -> String {
+        func save(_ type: String, as person: Person) throws -> (name: String, tag: String) {
             let name = unique(type.lowercased())
             let saved = try server.save(name, type: type, fields: ["title": Body.field("t")], container: container,
                                         environment: "production", database: "public", token: person.token)
-            guard saved["recordChangeTag"] != nil else { throw TestFailure("save \(type): \(saved)") }
-            return name
+            guard let tag = saved["recordChangeTag"]?.stringValue else { throw TestFailure("save \(type): \(saved)") }
+            return (name, tag)
+        }
+        func delete(_ record: (name: String, tag: String), as person: Person) throws {
+            let response = try server.post("records/modify", Body.modify([Body.operation("delete", name: record.name, recordType: nil, tag: record.tag)]),
+                                           container: container, environment: "production", database: "public", token: person.token)
+            #expect(response.json.record(0).serverErrorCode == nil, "\(response.text)")
         }
         // The author's diary first, then a post: only the post reaches the subscriber.
-        _ = try save("Diary", as: author)
+        let theirs = try save("Diary", as: author)
         let post = try save("Post", as: author)
         let first = try server.notifications(at: courier, count: 2, seconds: 2)
         #expect(first.map { $0["subscriptionID"]?.stringValue } == ["Post"], "\(first)")
-        #expect(first.first?["recordName"]?.stringValue == post)
+        #expect(first.first?["recordName"]?.stringValue == post.name)
         #expect(first.first?["databaseScope"] == "PUBLIC")
-        // A diary of their own they may read (`_creator`): it notifies.
+        // A diary of their own they may read (`_creator`): it notifies, and so does its deletion;
+        // the author's diary deleted does not.
         let mine = try save("Diary", as: subscriber)
         let second = try server.notifications(at: courier, count: 1)
-        #expect(second.map { $0["recordName"]?.stringValue } == [mine], "\(second)")
+        #expect(second.map { $0["recordName"]?.stringValue } == [mine.name], "\(second)")
         #expect(second.first?["subscriptionID"] == "Diary")
+        try delete(theirs, as: author)
+        try delete(mine, as: subscriber)
+        let third = try server.notifications(at: courier, count: 2, seconds: 2)
+        #expect(third.map { $0["recordName"]?.stringValue } == [mine.name], "\(third)")
+        #expect(third.first?["queryNotificationReason"] == "recordDeleted")
     }
 
     @Test("POST public/users/lookup/contacts answers {\"users\": []}; a 'contacts' that is not an array is BAD_REQUEST")
