@@ -166,42 +166,12 @@ final class ChangeHub: Sendable {
         return results
     }
 
-    /// The public database (decision J12): every signed-in user's query subscriptions there,
-    /// each firing only for records its owner may READ under the schema's grants
-    /// (`PublicGrants`, as records/query applies them), with database scope `PUBLIC`.
-    static func matchPublic(_ event: ChangeEvent, reader: any StoreReading) throws -> Matches {
-        var results = Matches()
-        guard !event.records.isEmpty else { return results }
-        let subscriptions = try reader.publicSubscriptions(container: event.container, environment: event.environment)
-        let database = DatabaseScope(container: event.container, environment: event.environment, database: .public,
-                                     owner: DatabaseScope.publicOwner)
-        var access: [String: PublicGrants.ReadAccess] = [:]
-        for stored in subscriptions {
-            let subscription = stored.subscription
-            guard subscription.kind == .query, let query = subscription.query, subscription.zoneID?.isDefaultZone ?? true,
-                  event.records.contains(where: { $0.recordType == query.recordType }) else { continue }
-            let key = stored.owner + "\u{0}" + query.recordType
-            if access[key] == nil {
-                access[key] = try PublicGrants.readAccess(query.recordType, reader, scope: RequestScope(database: database, user: stored.owner))
-            }
-            guard let readable = access[key], readable != .none else { continue }
-            let base = PushNotification(recipient: stored.owner, subscriptionID: subscription.subscriptionID, kind: "query",
-                                        container: event.container, environment: event.environment.rawValue, databaseScope: "PUBLIC",
-                                        zoneID: event.zone.zoneID, notificationInfo: subscription.notificationInfo,
-                                        originDeviceID: event.deviceID, webhookURL: subscription.webhookURL,
-                                        webhookSecret: subscription.webhookSecret, timestamp: Clock.milliseconds())
-            try matchQuery(stored, base: base, changes: event.records, zone: event.zone, memberships: nil,
-                           ownRecordsOnly: readable == .ownRecords, reader: reader, into: &results)
-        }
-        return results
-    }
-
     /// A query subscription's notifications for `changes` in `zone`: created and updated records
     /// that match its filters now (read with `memberships`, nil = every record), deleted ones of
     /// its record type. `ownRecordsOnly` (a public record type only `_creator` may read): only
     /// records the subscriber created; of deletions, those whose creator the service noted
     /// (records/modify does; a tombstone no longer says who created the record).
-    private static func matchQuery(_ stored: StoredSubscription, base: PushNotification, changes: [ChangeEvent.RecordChange],
+    static func matchQuery(_ stored: StoredSubscription, base: PushNotification, changes: [ChangeEvent.RecordChange],
                                    zone: StoredZone, memberships: [String]?, ownRecordsOnly: Bool = false,
                                    reader: any StoreReading, into results: inout Matches) throws {
         let subscription = stored.subscription
