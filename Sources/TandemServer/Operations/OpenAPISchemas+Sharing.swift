@@ -43,6 +43,8 @@ extension OpenAPISchemas {
             "LookupInfosRequest": object(["lookupInfos": array(lookupInfo)], required: ["lookupInfos"]),
             "UsersLookupRequest": object(["users": array(object(["emailAddress": string, "userRecordName": string]))], required: ["users"]),
             "Users": object(["users": array(ref("User"))]),
+            "ContactsLookupRequest": object(["contacts": array(object(["firstName": string, "lastName": string,
+                                                                       "emailAddresses": array(string), "phoneNumbers": array(string)]))]),
             "DiscoverabilityRequest": object(["discoverable": boolean], required: ["discoverable"]),
             "AssociationFileInfo": object(["domain": string, "source": enumeration(["upload", "fetch"]), "bytes": integer,
                                            "storedAt": integer, "expiresAt": integer, "version": integer]),

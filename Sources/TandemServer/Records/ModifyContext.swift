@@ -255,7 +255,8 @@ struct ModifyContext {
     /// VALIDATE referrer would be left pointing at nothing. References never leave the zone.
     /// Records below it are no longer reachable from a share root, so they leave its share.
     func delete(_ record: Record, membership: String?, deleting: inout Set<String>) throws {
-        batch.changes.append(.init(recordName: record.recordName, recordType: record.recordType, event: .delete, memberships: [membership]))
+        batch.changes.append(.init(recordName: record.recordName, recordType: record.recordType, event: .delete, memberships: [membership],
+                                   creator: record.created?.userRecordName))
         if membership != nil { try tx.setMembership(zone: zone, subtreeOf: record.recordName, to: nil) }
         try delete(record, deleting: &deleting)
     }

@@ -31,16 +31,38 @@ enum PublicGrants {
     /// caller's own records when only `_creator` does.
     /// - Throws: `ACCESS_DENIED` when no role grants READ.
     static func readable(_ query: Query, _ reader: any StoreReading, scope: RequestScope) throws -> Query {
-        guard query.recordType != Share.recordType else { return query }
-        let schema = try SchemaRegistry.shared.schema(reader, container: scope.database.container, environment: scope.database.environment)
-        guard let type = recordType(query.recordType, schema, scope.database.environment) else { return query }
-        if try rights(on: type, schema: schema, isCreator: false, reader, scope).contains(.read) { return query }
-        guard !scope.user.isEmpty, type.rightsByRole[Role.creator]?.contains(.read) == true else {
+        switch try readAccess(query.recordType, reader, scope: scope) {
+        case .all:
+            return query
+        case .ownRecords:
+            var limited = query
+            limited.filters.append(Filter(comparator: .equals, field: .system(.createdUserRecordName), value: .string(scope.user)))
+            return limited
+        case .none:
             throw denied(.read, query.recordType, scope)
         }
-        var limited = query
-        limited.filters.append(Filter(comparator: .equals, field: .system(.createdUserRecordName), value: .string(scope.user)))
-        return limited
+    }
+
+    /// Which records of a type the caller may read in the public database.
+    enum ReadAccess: Sendable {
+        /// Every record: a role the caller holds grants READ (or the type is not governed by
+        /// grants: shares, or a type production's schema lacks, which the schema check refuses).
+        case all
+        /// Only records the caller created: `_creator` is the only role granting READ.
+        case ownRecords
+        /// None.
+        case none
+    }
+
+    /// What the caller's roles let them read of `typeName` (records/query and the public
+    /// database's query subscriptions, decision J12, decide by this).
+    static func readAccess(_ typeName: String, _ reader: any StoreReading, scope: RequestScope) throws -> ReadAccess {
+        guard typeName != Share.recordType else { return .all }
+        let schema = try SchemaRegistry.shared.schema(reader, container: scope.database.container, environment: scope.database.environment)
+        guard let type = recordType(typeName, schema, scope.database.environment) else { return .all }
+        if try rights(on: type, schema: schema, isCreator: false, reader, scope).contains(.read) { return .all }
+        guard !scope.user.isEmpty, type.rightsByRole[Role.creator]?.contains(.read) == true else { return .none }
+        return .ownRecords
     }
 
     /// Lookup results with the records the caller may not read turned into `ACCESS_DENIED` items.

@@ -10,6 +10,9 @@ struct ChangeEvent: Sendable {
         var recordType: String
         var event: Subscription.Event
         var memberships: [String?]
+        /// A deletion the service described: the deleted record's creator (the public
+        /// database's `_creator` grant still decides who hears of it, decision J12).
+        var creator: String? = nil
     }
 
     var container: String
@@ -23,6 +26,10 @@ struct ChangeEvent: Sendable {
     /// Participants who lost access to the zone in this write (removed, share deleted): their
     /// shared database lost the zone (`ACCESS_LOST`), so their database subscriptions fire.
     var formerViewers: [String] = []
+
+    /// The change is in the public database (its one zone is owned by `DatabaseScope.publicOwner`,
+    /// which no user record name can be).
+    var isPublic: Bool { zone.zoneID.ownerRecordName == DatabaseScope.publicOwner }
 }
 
 extension ChangeEvent {

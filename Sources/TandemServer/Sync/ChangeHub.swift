@@ -97,6 +97,7 @@ final class ChangeHub: Sendable {
     }
 
     static func match(_ event: ChangeEvent, reader: any StoreReading) throws -> Matches {
+        if event.isPublic { return try matchPublic(event, reader: reader) }
         let owner = event.zone.zoneID.ownerRecordName ?? ""
         let subscriptions = try reader.subscriptions(seeing: event.zone, container: event.container, environment: event.environment)
         var results = Matches()
@@ -148,7 +149,6 @@ final class ChangeHub: Sendable {
                 if let zoneID = subscription.zoneID, zoneID.zoneName != event.zone.zoneID.zoneName || (zoneID.ownerRecordName ?? owner) != owner {
                     continue
                 }
-                guard let query = subscription.query else { continue }
                 // As the subscriber sees it: a record moving into their shares is created for
                 // them, one moving out is deleted.
                 let seen = visible.map { change -> ChangeEvent.RecordChange in
@@ -160,43 +160,61 @@ final class ChangeHub: Sendable {
                     if before && !after { viewed.event = .delete }
                     return viewed
                 }
-                let candidates = seen.filter { $0.recordType == query.recordType && subscription.firesOn.contains($0.event) }
-                guard !candidates.isEmpty else { continue }
-                // Created and updated records must match the filters now; deleted ones matched by type.
-                var matching = Set<String>()
-                var fields: [String: JSONObject] = [:]
-                let live = candidates.filter { $0.event != .delete }.map(\.recordName)
-                if !live.isEmpty {
-                    var restricted = query
-                    restricted.sorts = []
-                    restricted.filters.append(Filter(comparator: .in, field: .system(.recordName), value: .list(live.map { .string($0) }, of: .string)))
-                    let found = try reader.query(restricted, zones: [event.zone], limit: live.count, after: nil, memberships: memberships)
-                        .map(\.record)
-                    matching = Set(found.map(\.recordName))
-                    let wanted = PushNotification.additionalFields(subscription.notificationInfo)
-                    if !wanted.isEmpty {
-                        for record in found { fields[record.recordName] = PushNotification.fieldValues(record, wanted) }
-                    }
-                }
-                for change in candidates where change.event == .delete || matching.contains(change.recordName) {
-                    var notification = base
-                    notification.kind = "query"
-                    notification.recordName = change.recordName
-                    notification.recordType = change.recordType
-                    notification.fields = fields[change.recordName]
-                    notification.queryReason = switch change.event {
-                    case .create: "recordCreated"
-                    case .update: "recordUpdated"
-                    case .delete: "recordDeleted"
-                    }
-                    results.notifications.append(notification)
-                    if subscription.firesOnce {
-                        results.firedOnce.append((stored.owner, stored.scope, subscription.subscriptionID))
-                        break
-                    }
-                }
+                try matchQuery(stored, base: base, changes: seen, zone: event.zone, memberships: memberships, reader: reader, into: &results)
             }
         }
         return results
+    }
+
+    /// A query subscription's notifications for `changes` in `zone`: created and updated records
+    /// that match its filters now (read with `memberships`, nil = every record), deleted ones of
+    /// its record type. `ownRecordsOnly` (a public record type only `_creator` may read): only
+    /// records the subscriber created; of deletions, those whose creator the service noted
+    /// (records/modify does; a tombstone no longer says who created the record).
+    static func matchQuery(_ stored: StoredSubscription, base: PushNotification, changes: [ChangeEvent.RecordChange],
+                                   zone: StoredZone, memberships: [String]?, ownRecordsOnly: Bool = false,
+                                   reader: any StoreReading, into results: inout Matches) throws {
+        let subscription = stored.subscription
+        guard var query = subscription.query else { return }
+        let candidates = changes.filter {
+            $0.recordType == query.recordType && subscription.firesOn.contains($0.event)
+                && !(ownRecordsOnly && $0.event == .delete && $0.creator != stored.owner)
+        }
+        guard !candidates.isEmpty else { return }
+        if ownRecordsOnly {
+            query.filters.append(Filter(comparator: .equals, field: .system(.createdUserRecordName), value: .string(stored.owner)))
+        }
+        // Created and updated records must match the filters now; deleted ones matched by type.
+        var matching = Set<String>()
+        var fields: [String: JSONObject] = [:]
+        let live = candidates.filter { $0.event != .delete }.map(\.recordName)
+        if !live.isEmpty {
+            var restricted = query
+            restricted.sorts = []
+            restricted.filters.append(Filter(comparator: .in, field: .system(.recordName), value: .list(live.map { .string($0) }, of: .string)))
+            let found = try reader.query(restricted, zones: [zone], limit: live.count, after: nil, memberships: memberships).map(\.record)
+            matching = Set(found.map(\.recordName))
+            let wanted = PushNotification.additionalFields(subscription.notificationInfo)
+            if !wanted.isEmpty {
+                for record in found { fields[record.recordName] = PushNotification.fieldValues(record, wanted) }
+            }
+        }
+        for change in candidates where change.event == .delete || matching.contains(change.recordName) {
+            var notification = base
+            notification.kind = "query"
+            notification.recordName = change.recordName
+            notification.recordType = change.recordType
+            notification.fields = fields[change.recordName]
+            notification.queryReason = switch change.event {
+            case .create: "recordCreated"
+            case .update: "recordUpdated"
+            case .delete: "recordDeleted"
+            }
+            results.notifications.append(notification)
+            if subscription.firesOnce {
+                results.firedOnce.append((stored.owner, stored.scope, subscription.subscriptionID))
+                break
+            }
+        }
     }
 }

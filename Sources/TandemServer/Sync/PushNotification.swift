@@ -13,7 +13,7 @@ struct PushNotification: Sendable {
     var kind: String
     var container: String
     var environment: String
-    /// `PRIVATE` or `SHARED`.
+    /// `PUBLIC`, `PRIVATE` or `SHARED`.
     var databaseScope: String
     var zoneID: ZoneID?
     var recordName: String?

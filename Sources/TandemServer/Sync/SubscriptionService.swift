@@ -4,7 +4,8 @@ public import TandemCore
 public import TandemStore
 
 /// subscriptions/list, subscriptions/lookup, subscriptions/modify (CloudKit Web Services), in
-/// the private and shared databases. A zone (or zone-limited query) subscription must name a
+/// the private and shared databases, and query subscriptions in the public one (its default
+/// zone; the subscription belongs to its creator, decision J12). A zone (or zone-limited query) subscription must name a
 /// zone the caller can reach in that database; a subscription only ever fires for changes its
 /// owner may see (the hub checks at delivery).
 public struct SubscriptionService: Sendable {
@@ -104,7 +105,7 @@ public struct SubscriptionService: Sendable {
     /// A named zone must be one the caller reaches in this database.
     private func checkZone(_ subscription: Subscription, tx: any StoreReading, scope: RequestScope) throws {
         guard let zoneID = subscription.zoneID else { return }
-        if scope.database.database == .private && zoneID.isDefaultZone { return }
+        if scope.database.database != .shared && zoneID.isDefaultZone { return }
         guard try RecordService.resolve(tx, scope, zoneID) != nil else {
             throw CloudKitError(.zoneNotFound, "zone '\(zoneID.zoneName)' does not exist", zoneID: zoneID)
         }

@@ -3,7 +3,7 @@ import TandemHTTP
 import TandemStore
 
 /// Finding people (CloudKit Web Services: users/discover GET and POST, users/lookup/email,
-/// users/lookup/id; cloudkit.md §2.10) and choosing whether one can be found (a Tandem route).
+/// users/lookup/id, users/lookup/contacts; cloudkit.md §2.10) and choosing whether one can be found (a Tandem route).
 ///
 /// Only discoverable users are found by email or phone. `users/lookup/id` answers for any user
 /// record name (it is not contact data) but gives names only for discoverable users. GET
@@ -63,6 +63,18 @@ enum UserDiscoveryRoutes {
                     return .object(user.discoverable ? userDictionary(user) : ["userRecordName": .string(user.recordName)])
                 }
                 return Responses.json(.object(["users": .array(users)]))
+            },
+            // CloudKit Web Services documents users/lookup/contacts (the caller's address book
+            // matched against discoverable users); Tandem keeps no contacts, so nobody is found
+            // (decision J12). The body is still checked, as the documented request has it.
+            DatabaseRoute(operation: "users/lookup/contacts", method: "POST", databases: [.public],
+                          summary: "Users among the caller's contacts: always none (Tandem keeps no contacts)",
+                          requestSchema: "ContactsLookupRequest", responseSchema: "Users") { context in
+                let body = try context.jsonBody()
+                if let contacts = body["contacts"], contacts.arrayValue == nil {
+                    throw CloudKitError.badRequest("users/lookup/contacts: 'contacts' must be an array")
+                }
+                return Responses.json(.object(["users": .array([])]))
             },
         ]
     }

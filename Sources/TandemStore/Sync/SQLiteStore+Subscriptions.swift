@@ -32,6 +32,16 @@ extension SQLiteStoreTransaction {
             Self.storedSubscription).compactMap { $0 }
     }
 
+    /// Found through the UNIQUE (container_id, environment, scope, ...) index; query
+    /// subscriptions only (the only kind the public database takes).
+    func publicSubscriptions(container: String, environment: Environment) throws -> [StoredSubscription] {
+        try db.query("""
+            SELECT \(Self.subscriptionColumns) FROM subscriptions
+            WHERE container_id = ? AND environment = ? AND scope = ? AND kind = ? ORDER BY id
+            """, [.text(container), .text(environment.rawValue), .text(DatabaseType.public.rawValue), .text(Subscription.Kind.query.rawValue)],
+            Self.storedSubscription).compactMap { $0 }
+    }
+
     func putSubscription(_ stored: StoredSubscription, at time: Int64) throws {
         let body = JSONWriter.bytes(SubscriptionCodec.encode(stored.subscription))
         try db.run("""

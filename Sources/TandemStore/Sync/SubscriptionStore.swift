@@ -5,7 +5,7 @@ public struct StoredSubscription: Sendable, Hashable {
     public var key: Int64
     public var container: String
     public var environment: Environment
-    /// `private` or `shared`.
+    /// `private`, `shared` or `public` (query subscriptions only, decision J12).
     public var scope: DatabaseType
     public var owner: String
     public var subscription: Subscription
@@ -26,6 +26,9 @@ public protocol SubscriptionReading {
     /// The subscriptions of everyone who sees `zone`: its owner and its shared-database viewers
     /// (one indexed query, however many participants have none).
     func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription]
+    /// Every user's query subscriptions in one container environment's public database, oldest
+    /// first (decision J12: any signed-in user may subscribe to queries there, and to nothing else).
+    func publicSubscriptions(container: String, environment: Environment) throws -> [StoredSubscription]
 }
 
 public protocol SubscriptionWriting: SubscriptionReading {

@@ -24,6 +24,11 @@ struct AuthorizationMatrixTests {
         /// assets/rereference of the shared `child` (its `title` holds no asset: a reader learns
         /// BAD_REQUEST, anyone else NOT_FOUND, so existence does not leak).
         case rereference
+        /// subscriptions/modify of a query subscription in the public database, then
+        /// subscriptions/list there shows it (decision J12: any signed-in user; it is theirs).
+        case publicSubscription
+        /// POST …/public/users/lookup/contacts: always no users (Tandem keeps no contacts).
+        case contactsLookup
         var description: String { rawValue }
     }
 
@@ -54,6 +59,8 @@ struct AuthorizationMatrixTests {
         .rereference:            ["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", hidden, hidden, hidden, auth],
         .invitations:            ["absent", "absent", "absent", "absent", "absent", "listed", "absent", "absent", auth],
         .declineInvitation:      ["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "ok", hidden, hidden, auth],
+        .publicSubscription:     ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", auth],
+        .contactsLookup:         ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", auth],
     ]
 
     /// The people, made once: the same accounts take each role in every fresh world.
@@ -206,6 +213,25 @@ struct AuthorizationMatrixTests {
                                    "zoneID": isOwner ? ["zoneName": .string(note.zone)] : note.sharedZoneID, "targetZoneID": ["zoneName": "_defaultZone"]]
             result = Self.outcome(try server.post("assets/rereference", body, as: caller, database: isOwner ? "private" : "shared"),
                                   itemsKey: "assets")
+        case .publicSubscription:
+            let id = unique("sub")
+            let subscription: JSONValue = ["subscriptionID": .string(id), "subscriptionType": "query",
+                                           "query": ["recordType": "Note"], "firesOn": ["create"]]
+            let created = try server.post("subscriptions/modify", ["operations": [["operationType": "create", "subscription": subscription]]],
+                                          as: caller, database: "public")
+            let outcome = Self.outcome(created, itemsKey: "subscriptions")
+            if outcome == "ok", let caller {
+                let listed = try server.get("subscriptions/list", token: .some(caller.token), database: "public")
+                let ids = (listed.json["subscriptions"]?.arrayValue ?? []).compactMap { $0["subscriptionID"]?.stringValue }
+                result = ids.contains(id) ? "ok" : "not listed: \(listed.text)"
+            } else {
+                result = outcome
+            }
+        case .contactsLookup:
+            let response = try server.post("users/lookup/contacts", ["contacts": [["emailAddresses": [.string(cast.owner.email)]]]],
+                                           as: caller, database: "public")
+            let outcome = Self.outcome(response)
+            result = outcome == "ok" && response.json["users"]?.arrayValue?.isEmpty != true ? "users: \(response.text)" : outcome
         case .requestAccess:
             result = Self.outcome(try server.tandem("shares/requestAccess", ["shortGUIDs": [["value": .string(note.guid)]]], as: caller),
                                   itemsKey: "results")
