@@ -6,7 +6,9 @@ import TandemCore
 /// exchange (`POST /auth/1/{container}/token/exchange`) links by (issuer, sub) and refuses every
 /// bad token without creating anything; the sign-in page's provider flow (code + PKCE) in
 /// headless Chromium ends with `{ckSession}` at the app page (decisions A18–A23).
-@Suite struct OIDCSignInTests {
+// Serialized: `badTokensAreRefusedAndCreateNothing` counts every user, sign-in method and token of the
+// shared server, which the other tests here create in parallel.
+@Suite(.serialized) struct OIDCSignInTests {
     static let audience = "tandem-backend"
     static let clientID = "tandem-web"
 
