@@ -20,8 +20,8 @@ struct ConvergenceChecksTests {
         var expected: String?
     }
 
-    static func write(_ step: Int, _ device: String, _ name: String, _ key: String, create: Bool = false) -> AppLog.Write {
-        .init(step: step, device: device, name: name, key: key, value: "\(device)-\(step)", isCreate: create)
+    static func write(_ step: Int, _ device: String, _ name: String, _ key: String, create: Bool = false, eventsBefore: Int = 0) -> AppLog.Write {
+        .init(step: step, device: device, name: name, key: key, value: "\(device)-\(step)", isCreate: create, eventsBefore: eventsBefore)
     }
 
     static let note = Record(recordType: "Note", recordID: Record.ID(recordName: "n", zoneID: RecordZone.ID(zoneName: "z")))
@@ -58,6 +58,11 @@ struct ConvergenceChecksTests {
              answers: [(1, "n", ["title": "d0-3"])],
              writes: [write(1, "d0", "n", "title", create: true), write(3, "d0", "n", "title")],
              final: ["n": ["title": "d0-3"]], expected: nil),
+        Case(description: "an event before the write does not excuse it",
+             answers: [(1, "n", ["title": "d0-1"])],
+             writes: [write(1, "d0", "n", "title", create: true), write(2, "d1", "n", "body", eventsBefore: 1)],
+             events: ["d1": [.conflict(note.recordID)]],
+             final: ["n": ["title": "d0-1"]], expected: "d1's edit of n.body"),
         Case(description: "a create that never reached the server without an event is dropped",
              answers: [], writes: [write(1, "d0", "n", "title", create: true)],
              final: [:], expected: "d0's create of n.title"),

@@ -86,7 +86,11 @@ final class ServerHistory: @unchecked Sendable {
 /// The run's own record of what the app did: every value written (unique in the run: the device
 /// and step), and local deletions.
 struct AppLog {
-    struct Write { var step: Int; var device: String; var name: String; var key: String; var value: String; var isCreate: Bool }
+    struct Write {
+        var step: Int; var device: String; var name: String; var key: String; var value: String; var isCreate: Bool
+        /// How many events the device had had when the app wrote: only later ones can be about this write.
+        var eventsBefore = 0
+    }
     struct Deletion { var step: Int; var device: String; var name: String }
     var writes: [Write] = []
     var deletions: [Deletion] = []
@@ -107,9 +111,10 @@ struct ConvergenceChecks {
     /// The run's zone (events about other zones are not about the run's records).
     var zoneName = "z"
 
-    /// Whether `device` was told something about the record (K32 (b)'s events).
-    func named(_ device: String, _ name: String) -> Bool {
-        (events[device] ?? []).contains { change in
+    /// Whether `device` was told something about the record (K32 (b)'s events) after its
+    /// `eventsBefore`-th event.
+    func named(_ device: String, _ name: String, after eventsBefore: Int = 0) -> Bool {
+        (events[device] ?? []).dropFirst(eventsBefore).contains { change in
             switch change {
             case .conflict(let id): id.recordName == name && id.zoneID.zoneName == zoneName
             case .refused(let record, _), .deletedWhileEdited(let record):
@@ -146,7 +151,8 @@ struct ConvergenceChecks {
                     let value = version.fields[key]
                     guard value != current else { continue }
                     if let current { replaced.insert(current) }
-                    if let value, replaced.contains(value), !(AppLog.writer(of: value).map { named($0, name) } ?? false) {
+                    let write = app.writes.first { $0.value == value && $0.name == name && $0.key == key }
+                    if let value, replaced.contains(value), !(write.map { named($0.device, name, after: $0.eventsBefore) } ?? false) {
                         problems.append("\(name).\(key) went back to \(value) after it was replaced (a): \(versions.map { $0.fields[key] ?? "-" })")
                     }
                     if value == nil, current != nil {
@@ -171,7 +177,7 @@ struct ConvergenceChecks {
         for write in app.writes where !history.held(write.name, write.key, write.value) {
             let overwritten = app.writes.contains { $0.device == write.device && $0.name == write.name && $0.key == write.key && $0.step > write.step }
             let deletedHere = app.deletions.contains { $0.device == write.device && $0.name == write.name && $0.step >= write.step }
-            if overwritten || deletedHere || named(write.device, write.name) { continue }
+            if overwritten || deletedHere || named(write.device, write.name, after: write.eventsBefore) { continue }
             problems.append("\(write.device)'s \(write.isCreate ? "create of" : "edit of") \(write.name).\(write.key) = \(write.value) (step \(write.step)) never reached the server, and no event said so (b)")
         }
         return problems

@@ -172,7 +172,8 @@ final class LocalStoreRun: @unchecked Sendable {
             let key = key()
             guard var record = try store.record(for: id(name, for: device)) else { return }
             record[key] = value(device, step)
-            app.writes.append(.init(step: step, device: device.name, name: name, key: key, value: value(device, step), isCreate: false))
+            app.writes.append(.init(step: step, device: device.name, name: name, key: key, value: value(device, step), isCreate: false,
+                                    eventsBefore: device.changes.all.count))
             log.append("\(step) \(Date()): \(device.name) edits \(name).\(key)")
             try store.save([record])
         case 30..<47:
@@ -180,7 +181,8 @@ final class LocalStoreRun: @unchecked Sendable {
             let name = "n\(seed)-\(counter)"
             var record = Record(recordType: "Note", recordID: id(name, for: device))
             record["title"] = value(device, step)
-            app.writes.append(.init(step: step, device: device.name, name: name, key: "title", value: value(device, step), isCreate: true))
+            app.writes.append(.init(step: step, device: device.name, name: name, key: "title", value: value(device, step), isCreate: true,
+                                    eventsBefore: device.changes.all.count))
             names.append(name)
             log.append("\(step) \(Date()): \(device.name) creates \(name)")
             try store.save([record])
@@ -196,7 +198,8 @@ final class LocalStoreRun: @unchecked Sendable {
             let key = key()
             guard var copy = try store.record(for: id(name, for: device)) else { return }
             copy[key] = value(device, step)
-            app.writes.append(.init(step: step, device: device.name, name: name, key: key, value: value(device, step), isCreate: false))
+            app.writes.append(.init(step: step, device: device.name, name: name, key: key, value: value(device, step), isCreate: false,
+                                    eventsBefore: device.changes.all.count))
             log.append("\(step) \(Date()): \(device.name) deletes \(name) and saves it again with \(key) changed")
             try store.delete([copy.recordID])
             try store.save([copy])
