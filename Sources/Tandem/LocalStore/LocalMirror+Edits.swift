@@ -10,6 +10,8 @@ extension LocalMirror {
     struct SentSnapshot: Sendable {
         var pending: [String: Int64]
         var parentEdit: Int64?
+        /// The row's mark before this send (restored when the send surely was not applied).
+        var unconfirmed: Unconfirmed = .no
     }
 
     // MARK: Local edits
@@ -94,12 +96,20 @@ extension LocalMirror {
 
     /// The record to send for a pending save: the row with its unsent keys marked changed; the
     /// generations sent are remembered until the answer.
+    /// A create (no change tag) is marked unconfirmed before it leaves: from now until an answer
+    /// or a fetch confirms it, it may be on the server (K32 (d)).
     func recordForSend(_ id: Record.ID) -> Record? {
         guard let row = try? read({ db in try Self.row(db, id) }), row.isDirty else { return nil }
+        if row.record.recordChangeTag == nil && row.unconfirmed == .no {
+            _ = try? write { db in
+                try db.run("UPDATE record SET unconfirmed = 1 WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ? AND unconfirmed = 0",
+                           Self.key(id))
+            }
+        }
         var record = row.record
         record.changed = Set(row.pending.map { Array($0.keys) } ?? [])
         record.parentChanged = row.parentEdit != nil
-        sentEdits.set(id, SentSnapshot(pending: row.pending ?? [:], parentEdit: row.parentEdit))
+        sentEdits.set(id, SentSnapshot(pending: row.pending ?? [:], parentEdit: row.parentEdit, unconfirmed: row.unconfirmed))
         return record
     }
 
@@ -137,7 +147,42 @@ extension LocalMirror {
         }
     }
 
-    func forgetSent(_ id: Record.ID) { _ = sentEdits.take(id) }
+    /// Forgets a send's snapshot. `notApplied`: the server surely did not apply it (it answered,
+    /// or could not be reached), so a create's mark goes back to what it was before the send.
+    func forgetSent(_ id: Record.ID, notApplied: Bool = false) {
+        guard let snapshot = sentEdits.take(id), notApplied, snapshot.unconfirmed == .no else { return }
+        _ = try? write { db in
+            try db.run("UPDATE record SET unconfirmed = 0 WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ? AND unconfirmed = 1",
+                       Self.key(id))
+        }
+    }
+
+    // MARK: Listings from the start
+
+    /// A zone is about to be listed from the start (no token, or an expired one): creates sent
+    /// without an answer now wait for the listing to say whether the server has them (K32 (d)).
+    func beginListing(_ zoneID: RecordZone.ID) throws(TandemError) {
+        try write { db in
+            try db.run("UPDATE record SET unconfirmed = 2 WHERE scope = ? AND zone_name = ? AND owner_name = ? AND unconfirmed = 1", Self.key(zoneID))
+        }
+    }
+
+    /// A zone's listing is complete: creates it did not confirm (no change tag yet) are not on
+    /// the server. Since each was sent and may have been applied, another device may have
+    /// deleted it, and a listing has no tombstones: deletion wins (K22). The rows are removed
+    /// and returned as they were, for `deletedWhileEdited`.
+    func endListing(_ zoneID: RecordZone.ID) throws(TandemError) -> [Record] {
+        let dropped = try write { db -> [Record] in
+            let key = Self.key(zoneID)
+            let records = try db.query("SELECT body FROM record WHERE scope = ? AND zone_name = ? AND owner_name = ? AND unconfirmed = 2", key) { s in
+                try LocalRecordCoding.decode(s.text(0), scope: Self.scope(of: zoneID))
+            }
+            try db.run("DELETE FROM record WHERE scope = ? AND zone_name = ? AND owner_name = ? AND unconfirmed = 2", key)
+            return records
+        }
+        for record in dropped { _ = sentEdits.take(record.recordID) }
+        return dropped
+    }
 
     /// A save the server refused with `serverRecordChanged`: `merge` decides from the local and
     /// server records (called outside any transaction: it may take its time or save); the result

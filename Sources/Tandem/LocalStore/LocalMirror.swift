@@ -64,6 +64,8 @@ final class LocalMirror: Sendable {
         var pending: [String: Int64]?
         var parentEdit: Int64?
         var edit: Int64
+        /// A create sent without an answer (`Unconfirmed`); only a row without a change tag keeps it.
+        var unconfirmed: Unconfirmed = .no
 
         var changedKeys: [String]? { pending.map { $0.keys.sorted() } }
         var isDirty: Bool { pending != nil || parentEdit != nil }
@@ -72,12 +74,26 @@ final class LocalMirror: Sendable {
         static func clean(_ record: Record, edit: Int64 = 0) -> Row { Row(record: record, pending: nil, parentEdit: nil, edit: edit) }
     }
 
-    static let selectRow = "SELECT body, changed_keys, parent_changed, edit FROM record WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?"
+    /// Whether a row never confirmed by the server may be there anyway (K32 (d)): a create was
+    /// sent and no answer came, so it may have been applied, and deleted by another device since.
+    /// A feed read from a token would show that deletion; a listing from the start would not.
+    enum Unconfirmed: Int64 {
+        /// Confirmed (the row has a change tag), or never sent.
+        case no = 0
+        /// Sent (a create) without an answer yet.
+        case sent = 1
+        /// Sent without an answer, and its zone is being listed from the start: a listing that
+        /// ends without the record means it was deleted.
+        case awaitingListing = 2
+    }
+
+    static let selectRow = "SELECT body, changed_keys, parent_changed, edit, unconfirmed FROM record WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?"
     static let upsertRow = """
-        INSERT INTO record (scope, zone_name, owner_name, record_name, record_type, body, changed_keys, parent_changed, edit)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO record (scope, zone_name, owner_name, record_name, record_type, body, changed_keys, parent_changed, edit, unconfirmed)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (scope, zone_name, owner_name, record_name) DO UPDATE SET record_type = excluded.record_type,
-            body = excluded.body, changed_keys = excluded.changed_keys, parent_changed = excluded.parent_changed, edit = excluded.edit
+            body = excluded.body, changed_keys = excluded.changed_keys, parent_changed = excluded.parent_changed, edit = excluded.edit,
+            unconfirmed = excluded.unconfirmed
         """
     static let deleteRow = "DELETE FROM record WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?"
 
@@ -86,8 +102,14 @@ final class LocalMirror: Sendable {
             let edit = s.int64(3)
             return Row(record: try LocalRecordCoding.decode(s.text(0), scope: scope(of: id)),
                        pending: s.isNull(1) ? nil : LocalRecordCoding.pendingKeys(s.text(1), edit: edit),
-                       parentEdit: s.int64(2) == 0 ? nil : s.int64(2), edit: edit)
+                       parentEdit: s.int64(2) == 0 ? nil : s.int64(2), edit: edit,
+                       unconfirmed: Unconfirmed(rawValue: s.int64(4)) ?? .no)
         }
+    }
+
+    /// What a row stores as `unconfirmed`: a record the server confirmed has a change tag.
+    static func unconfirmedValue(_ row: Row) -> SQLiteValue {
+        .integer(row.record.recordChangeTag == nil ? row.unconfirmed.rawValue : 0)
     }
 
     static func put(_ db: SQLiteConnection, _ row: Row, addingZone: Bool = true) throws {
@@ -96,7 +118,7 @@ final class LocalMirror: Sendable {
         let pending = row.pending ?? (row.parentEdit != nil ? [:] : nil)
         try db.run(upsertRow, key(id) + [.text(row.record.recordType), .text(LocalRecordCoding.encode(row.record)),
                                          pending.map { .text(LocalRecordCoding.pendingKeys($0)) } ?? .null,
-                                         .integer(row.parentEdit ?? 0), .integer(row.edit)])
+                                         .integer(row.parentEdit ?? 0), .integer(row.edit), unconfirmedValue(row)])
         if addingZone { try db.run("INSERT OR IGNORE INTO zone (scope, zone_name, owner_name) VALUES (?, ?, ?)", key(id.zoneID)) }
     }
 
@@ -111,21 +133,23 @@ final class LocalMirror: Sendable {
     /// The row a local deletion removed (kept so that saving the record again changes only the
     /// keys the app changed, K24); nil for tombstones written before the body was kept.
     static func tombstonedRow(_ db: SQLiteConnection, _ id: Record.ID) throws -> Row? {
-        try db.queryOne("SELECT body, changed_keys, edit FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ? AND body IS NOT NULL",
+        try db.queryOne("SELECT body, changed_keys, edit, unconfirmed FROM tombstone WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ? AND body IS NOT NULL",
                         key(id)) { s in
             let edit = s.int64(2)
             return Row(record: try LocalRecordCoding.decode(s.text(0), scope: scope(of: id)),
-                       pending: s.isNull(1) ? nil : LocalRecordCoding.pendingKeys(s.text(1), edit: edit), parentEdit: nil, edit: edit)
+                       pending: s.isNull(1) ? nil : LocalRecordCoding.pendingKeys(s.text(1), edit: edit), parentEdit: nil, edit: edit,
+                       unconfirmed: Unconfirmed(rawValue: s.int64(3)) ?? .no)
         }
     }
 
     static func putTombstone(_ db: SQLiteConnection, _ id: Record.ID, row: Row?) throws {
         let pending = row?.pending.map { SQLiteValue.text(LocalRecordCoding.pendingKeys($0)) } ?? .null
         try db.run("""
-            INSERT INTO tombstone (scope, zone_name, owner_name, record_name, body, changed_keys, edit) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO tombstone (scope, zone_name, owner_name, record_name, body, changed_keys, edit, unconfirmed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (scope, zone_name, owner_name, record_name) DO UPDATE SET body = excluded.body,
-                changed_keys = excluded.changed_keys, edit = excluded.edit
-            """, key(id) + [row.map { .text(LocalRecordCoding.encode($0.record)) } ?? .null, pending, .integer(row?.edit ?? 0)])
+                changed_keys = excluded.changed_keys, edit = excluded.edit, unconfirmed = excluded.unconfirmed
+            """, key(id) + [row.map { .text(LocalRecordCoding.encode($0.record)) } ?? .null, pending, .integer(row?.edit ?? 0),
+                            row.map(unconfirmedValue) ?? .integer(0)])
     }
 
     /// Makes the indexes the app asked for (`LocalStore.Configuration.indexes`).

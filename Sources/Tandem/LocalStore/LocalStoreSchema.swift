@@ -50,5 +50,13 @@ enum LocalStoreSchema {
             ALTER TABLE tombstone ADD COLUMN changed_keys TEXT;
             ALTER TABLE tombstone ADD COLUMN edit INTEGER NOT NULL DEFAULT 0;
             """),
+        // A create sent without an answer may be on the server (and deleted there since):
+        // unconfirmed is 1 from its send until an answer or a fetch gives the row a change tag,
+        // 2 while a listing of its zone from the start runs; a finished listing without the
+        // record means it was deleted (K32 (d)).
+        SQLiteMigration(version: 3, sql: """
+            ALTER TABLE record ADD COLUMN unconfirmed INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE tombstone ADD COLUMN unconfirmed INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 }

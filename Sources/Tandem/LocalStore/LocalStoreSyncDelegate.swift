@@ -60,6 +60,18 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
                 if !again.isEmpty { syncEngine.state.add(pendingRecordZoneChanges: again) }
             case .recordZoneChangesRestarted(let zoneID):
                 try mirror.restartZone(zoneID)
+                try mirror.beginListing(zoneID)
+            case .willFetchRecordZoneChanges(let zoneID) where !syncEngine.hasFetched(zoneID):
+                // Read from the start: no tombstones in what follows (K32 (d)).
+                try mirror.beginListing(zoneID)
+            case .didFetchRecordZoneChanges(let zoneID, nil):
+                // Creates sent without an answer that the listing did not hold were deleted
+                // elsewhere after they landed (or never landed): deletion wins (K22).
+                let dropped = try mirror.endListing(zoneID)
+                if !dropped.isEmpty {
+                    syncEngine.state.remove(pendingRecordZoneChanges: dropped.map { .saveRecord($0.recordID) })
+                    for record in dropped { observer(.deletedWhileEdited(record)) }
+                }
             case .sentRecordZoneChanges(let sent):
                 try await handleSent(sent, syncEngine: syncEngine)
             case .sentDatabaseChanges, .willFetchChanges, .didFetchChanges, .willFetchRecordZoneChanges,
@@ -89,7 +101,7 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
             case .zoneNotFound where scope == .private && !syncEngine.hasFetched(id.zoneID):
                 // The zone never made it to the server: create it and send the record again. A zone
                 // this engine has fetched was deleted elsewhere: the deletion wins (K22), below.
-                mirror.forgetSent(id)
+                mirror.forgetSent(id, notApplied: true)
                 syncEngine.state.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: id.zoneID))])
                 again.append(.saveRecord(id))
             case let code where Self.refusesRecord(code):
@@ -100,7 +112,8 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
             default:
                 // Retryable failures stay queued in the engine. Anything else (the request as a whole
                 // failed, e.g. notAuthenticated) is queued again: the row stays unsent, never dropped.
-                mirror.forgetSent(id)
+                // Unless the answer was lost, the server did not apply it (K32 (d)).
+                mirror.forgetSent(id, notApplied: !Self.mayHaveBeenApplied(failure.error.code))
                 if !failure.error.isRetryable && failure.error.code != .batchRequestFailed { again.append(.saveRecord(id)) }
             }
         }
@@ -123,6 +136,9 @@ final class LocalStoreSyncDelegate: SyncEngineDelegate {
             observer(.sent(saved: sent.savedRecords.map(\.recordID), deleted: sent.deletedRecordIDs))
         }
     }
+
+    /// A failure after which the server may have applied the request: its answer was lost.
+    static func mayHaveBeenApplied(_ code: TandemError.Code) -> Bool { code == .networkFailure || code == .serverResponseLost }
 
     /// Per-record answers that no retry changes.
     static func refusesRecord(_ code: TandemError.Code) -> Bool {

@@ -5,9 +5,17 @@ import Tandem
 /// Seeded random runs (issue 15): three devices (two of Ada's, one of Bob's, a READ_WRITE
 /// participant), each with its own store file and a fault proxy (offline spells, latency, 5 %
 /// dropped answers, duplicated requests), random creates, same- and different-field edits,
-/// deletes, syncs, relaunches, Bob removed and re-added, and one server SIGKILL. At the end the
-/// faults stop, everyone syncs to quiescence, and the invariants of K32 are checked. A failure
-/// prints its seed; `TANDEM_SEEDS=N` (make soak) runs N seeds from `TANDEM_SEED_BASE`.
+/// deletes, re-saves of a record just deleted (sequence 3), syncs, relaunches, Bob removed and
+/// re-added by Ada's store (`persistUpdatedShare`) and accepting through his
+/// (`acceptShareInvitations`), and one server SIGKILL. Every value written is unique (device and
+/// step); the proxies pass every `records/modify` answer the server gave (delivered, dropped or
+/// duplicated) to a `ServerHistory`, and the zone's feed is read after every step, so the
+/// server's versions of each record are known in order. At the end the faults stop, everyone
+/// syncs to quiescence, and the invariants of K32 are checked (`ConvergenceChecks`): no value
+/// comes back after being replaced (a), no write or create is lost without an event to the
+/// device that made it (b), every store equals the server (c), a record the server deleted stays
+/// deleted (d). A failure prints its seed; `TANDEM_SEEDS=N` (make soak) runs N seeds from
+/// `TANDEM_SEED_BASE`.
 @Suite("LocalStore convergence", .serialized)
 struct LocalStoreConvergenceTests {
     static let seeds: [UInt64] = {
@@ -20,7 +28,7 @@ struct LocalStoreConvergenceTests {
 
     @Test(arguments: seeds)
     func devicesConvergeWithoutLosingAcknowledgedData(seed: UInt64) async throws {
-        let run = try Run(seed: seed, steps: Self.steps)
+        let run = try LocalStoreRun(seed: seed, steps: Self.steps)
         do {
             try await run.run()
         } catch {
@@ -31,7 +39,7 @@ struct LocalStoreConvergenceTests {
 }
 
 /// One seeded run.
-private final class Run: @unchecked Sendable {
+final class LocalStoreRun: @unchecked Sendable {
     struct Device {
         var name: String
         var token: String
@@ -48,12 +56,14 @@ private final class Run: @unchecked Sendable {
     let server: TestServer
     var devices: [Device] = []
     var zoneID = RecordZone.ID(zoneName: "z")
-    var share: Share?
     var names: [String] = []
     var counter = 0
     var log: [String] = []
-    /// Every value written during the run, by record name and key.
-    var written: [String: [String: Set<String>]] = [:]
+    /// What the server did (answers seen by the proxies, the feed read after every step).
+    let history = ServerHistory()
+    /// What the app did.
+    var app = AppLog()
+    private var pollToken: ServerChangeToken?
 
     init(seed: UInt64, steps: Int) throws {
         self.seed = seed
@@ -78,25 +88,27 @@ private final class Run: @unchecked Sendable {
         let started = Date()
         defer { print("convergence seed \(seed): \(steps) steps in \(Int(Date().timeIntervalSince(started) * 1000)) ms") }
         // Setup without faults: Ada's first device shares a notebook with Bob; everyone syncs.
+        let history = history
         for (index, (token, isBob)) in [(server.adaToken, false), (server.adaToken, false), (server.bobToken, true)].enumerated() {
-            let proxy = try FaultProxy(upstreamPort: { [server] in server.port }, seed: seed &* 31 &+ UInt64(index))
+            let proxy = try FaultProxy(upstreamPort: { [server] in server.port }, seed: seed &* 31 &+ UInt64(index),
+                                       answerObserver: { history.answer($0, $1, $2) })
             let changes = ChangeLog()
             let url = temporaryStoreURL()
             let store = try LocalStore(container: server.container(token: token, proxy: proxy),
                                        configuration: .init(fileURL: url, automaticallySync: true, sendDelay: 0.05, observer: { changes.add($0) }))
             devices.append(Device(name: "d\(index)", token: token, url: url, proxy: proxy, store: store, changes: changes, isBob: isBob))
         }
-        let (noteID, share) = try await shareNotebook(ada: devices[0].store, bob: devices[2].store)
-        self.share = share
+        let (noteID, _) = try await shareNotebook(ada: devices[0].store, bob: devices[2].store)
         zoneID = noteID.zoneID
+        history.follow(zoneName: zoneID.zoneName)
         names = [noteID.recordName]
         for device in devices { try await device.store.sync() }
+        try await poll()
         print("convergence seed \(seed): set up in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
         for index in devices.indices {
             devices[index].proxy.update { $0.dropRate = 0.05; $0.duplicateRate = 0.03; $0.latency = 0.005 }
         }
 
-        var bobRemoved = false
         let killAt = steps / 2
         for step in 0..<steps {
             if step == killAt {
@@ -108,17 +120,32 @@ private final class Run: @unchecked Sendable {
             let d = Int.random(in: 0..<devices.count, using: &random)
             let roll = Int.random(in: 0..<100, using: &random)
             let before = Date()
-            try await act(step: step, device: d, roll: roll, bobRemoved: &bobRemoved)
+            try await act(step: step, device: d, roll: roll)
             let took = Date().timeIntervalSince(before)
             if ProcessInfo.processInfo.environment["TANDEM_PROXY_DEBUG"] != nil { print("\(Date()) \(log.last ?? "")") }
             if took > 1 { print("convergence seed \(seed) step \(step): \(log.last ?? "") took \(Int(took * 1000)) ms") }
+            try? await poll()
             try await Task.sleep(nanoseconds: UInt64.random(in: 0...30_000_000, using: &random))
         }
-        if bobRemoved { try await readdBob() }
+        for index in devices.indices {
+            devices[index].proxy.update { $0 = FaultProxy.Faults() }
+        }
+        try await ensureBobIsIn()
         let ran = Date()
         try await quiesce()
         print("convergence seed \(seed): quiesced in \(Int(Date().timeIntervalSince(ran) * 1000)) ms")
         try await check()
+    }
+
+    /// Reads the zone's feed straight from the server (no proxy) since the last read.
+    func poll() async throws {
+        let database = server.ada.privateDatabase
+        while true {
+            let page = try await database.recordZoneChanges(inZoneWith: zoneID, since: pollToken)
+            history.fetched(page.modifications, deletions: page.deletions.map(\.recordID.recordName))
+            pollToken = page.changeToken
+            if !page.moreComing { return }
+        }
     }
 
     /// Closes the stores, stops the proxies and SIGKILLs the server, so nothing of this run
@@ -131,66 +158,121 @@ private final class Run: @unchecked Sendable {
         server.kill()
     }
 
-    func act(step: Int, device d: Int, roll: Int, bobRemoved: inout Bool) async throws {
+    func value(_ device: Device, _ step: Int) -> String { "\(device.name)-\(step)" }
+
+    func act(step: Int, device d: Int, roll: Int) async throws {
         let device = devices[d]
         let store = device.store
         let visible = names.filter { (try? store.record(for: id($0, for: device))) != nil }
+        func pick() -> String { visible[Int.random(in: 0..<visible.count, using: &random)] }
+        func key() -> String { ["title", "body", "color"][Int.random(in: 0..<3, using: &random)] }
         switch roll {
-        case 0..<35 where !visible.isEmpty:
-            let name = visible[Int.random(in: 0..<visible.count, using: &random)]
-            let key = ["title", "body", "color"][Int.random(in: 0..<3, using: &random)]
+        case 0..<30 where !visible.isEmpty:
+            let name = pick()
+            let key = key()
             guard var record = try store.record(for: id(name, for: device)) else { return }
-            record[key] = "\(device.name)-\(step)"
-            written[name, default: [:]][key, default: []].insert("\(device.name)-\(step)")
+            record[key] = value(device, step)
+            app.writes.append(.init(step: step, device: device.name, name: name, key: key, value: value(device, step), isCreate: false,
+                                    eventsBefore: device.changes.all.count))
             log.append("\(step) \(Date()): \(device.name) edits \(name).\(key)")
             try store.save([record])
-        case 35..<55:
+        case 30..<47:
             counter += 1
             let name = "n\(seed)-\(counter)"
             var record = Record(recordType: "Note", recordID: id(name, for: device))
-            record["title"] = "\(device.name)-\(step)"
-            written[name, default: [:]]["title", default: []].insert("\(device.name)-\(step)")
+            record["title"] = value(device, step)
+            app.writes.append(.init(step: step, device: device.name, name: name, key: "title", value: value(device, step), isCreate: true,
+                                    eventsBefore: device.changes.all.count))
             names.append(name)
             log.append("\(step) \(Date()): \(device.name) creates \(name)")
             try store.save([record])
-        case 55..<63 where !visible.isEmpty:
-            let name = visible[Int.random(in: 0..<visible.count, using: &random)]
+        case 47..<54 where !visible.isEmpty:
+            let name = pick()
+            app.deletions.append(.init(step: step, device: device.name, name: name))
             log.append("\(step) \(Date()): \(device.name) deletes \(name)")
             try store.delete([id(name, for: device)])
-        case 63..<75:
+        case 54..<60 where !visible.isEmpty:
+            // Issue 15's sequence 3: the app deletes a record, then saves its copy again with one
+            // key changed (an undo with an edit): only that key may be sent (K24).
+            let name = pick()
+            let key = key()
+            guard var copy = try store.record(for: id(name, for: device)) else { return }
+            copy[key] = value(device, step)
+            app.writes.append(.init(step: step, device: device.name, name: name, key: key, value: value(device, step), isCreate: false,
+                                    eventsBefore: device.changes.all.count))
+            log.append("\(step) \(Date()): \(device.name) deletes \(name) and saves it again with \(key) changed")
+            try store.delete([copy.recordID])
+            try store.save([copy])
+        case 60..<70:
             log.append("\(step): \(device.name) syncs")
             try? await store.sync()
-        case 75..<83:
+        case 70..<78:
             let offline = !device.proxy.current.offline
             log.append("\(step): \(device.name) \(offline ? "goes offline" : "comes online")")
             device.proxy.update { $0.offline = offline }
-        case 83..<89:
+        case 78..<84:
             log.append("\(step): \(device.name) relaunches")
             await store.close()
             try open(&devices[d])
-        case 89..<92 where !bobRemoved:
-            log.append("\(step): Ada removes Bob")
-            try await removeBob()
-            bobRemoved = true
-        case 92..<95 where bobRemoved:
-            log.append("\(step): Ada re-adds Bob, who accepts")
-            try await readdBob()
-            bobRemoved = false
+        case 84..<100:
+            // Sharing through the stores' own API: one of Ada's devices removes Bob or invites him
+            // again (persistUpdatedShare, K31); Bob's device accepts (acceptShareInvitations).
+            let status = try? await bobStatus()
+            let ada = d == 2 ? Int.random(in: 0..<2, using: &random) : d
+            if status == .accepted, roll < 90 {
+                do {
+                    try await setBob(present: false, via: ada)
+                    log.append("\(step): Ada (\(devices[ada].name)) removes Bob")
+                } catch { log.append("\(step): Ada (\(devices[ada].name)) removing Bob failed: \(error)") }
+            } else if status != .accepted, roll >= 90 {
+                do {
+                    try await setBob(present: true, via: ada)
+                    log.append("\(step): Ada (\(devices[ada].name)) re-adds Bob, who accepts")
+                } catch { log.append("\(step): Ada (\(devices[ada].name)) re-adding Bob, or his accept, failed: \(error)") }
+            }
         default:
             break
         }
     }
 
-    func removeBob() async throws {
-        let direct = try LocalStoreShareHelper(server: server)
-        try await direct.setBob(present: false, zoneID: zoneID)
+    /// Bob's participation as the server has it now (nil: not a participant).
+    func bobStatus() async throws -> Share.ParticipantAcceptanceStatus? {
+        let shareID = Record.ID(recordName: Share.zoneWideShareRecordName, zoneID: zoneID)
+        guard let share = Share(try await server.ada.privateDatabase.record(for: shareID)) else { throw TestFailure("no share") }
+        return share.participants.first { $0.userIdentity.userRecordID?.recordName == server.bobRecordName }?.acceptanceStatus
     }
 
-    func readdBob() async throws {
+    /// Ada's device changes the share from its store (persistUpdatedShare); when Bob is invited,
+    /// his device accepts through its store.
+    func setBob(present: Bool, via ada: Int) async throws {
+        let store = devices[ada].store
+        guard var share = try store.fetchShares(in: .private).first(where: { $0.recordID.zoneID == zoneID }) else {
+            throw TestFailure("\(devices[ada].name) holds no share")
+        }
+        let bob = share.participants.first { $0.userIdentity.userRecordID?.recordName == server.bobRecordName }
+        if present {
+            if bob == nil { share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: "bob@example.com"), permission: .readWrite)) }
+        } else if let bob {
+            share.removeParticipant(bob)
+        }
+        let saved = try await store.persistUpdatedShare(share)
+        guard present else { return }
+        guard let url = saved.url else { throw TestFailure("the share has no URL") }
+        let bobStore = devices[2].store
+        let metadata = try await bobStore.container.shareMetadata(for: url)
+        try await bobStore.acceptShareInvitations(from: [metadata])
+    }
+
+    /// After the random steps (faults off): Bob is a participant who accepted.
+    func ensureBobIsIn() async throws {
+        for attempt in 0..<3 {
+            if try await bobStatus() == .accepted { return }
+            do { try await setBob(present: true, via: attempt % 2) } catch { log.append("end: re-adding Bob failed: \(error)") }
+        }
         let direct = try LocalStoreShareHelper(server: server)
         let url = try await direct.setBob(present: true, zoneID: zoneID)
-        let metadata = try await server.bob.shareMetadata(for: url)
-        try await server.bob.accept(metadata)
+        try await server.bob.accept(try await server.bob.shareMetadata(for: url))
+        log.append("end: Bob re-added straight on the server")
     }
 
     func quiesce() async throws {
@@ -210,14 +292,14 @@ private final class Run: @unchecked Sendable {
     }
 
     func check() async throws {
+        try await poll()
         var serverState: [String: [String: String]] = [:]
-        var serverRecords: [String: Record] = [:]
         var token: ServerChangeToken?
         repeat {
             let page = try await server.ada.privateDatabase.recordZoneChanges(inZoneWith: zoneID, since: token)
+            history.fetched(page.modifications, deletions: [])
             for record in page.modifications where record.recordType == "Note" {
                 serverState[record.recordID.recordName] = Self.fields(record)
-                serverRecords[record.recordID.recordName] = record
             }
             token = page.changeToken
             if !page.moreComing { break }
@@ -234,36 +316,25 @@ private final class Run: @unchecked Sendable {
                 let names = Set(local.keys).union(serverState.keys).sorted().filter { local[$0] != serverState[$0] }
                 problems.append("\(device.name) differs from the server (c) on \(names.map { "\($0): local \(local[$0] ?? [:]) server \(serverState[$0] ?? [:])" })")
             }
-            // (d) a deletion the server acknowledged is never undone (record names are not reused).
-            for case .sent(saved: _, deleted: let deleted) in device.changes.all {
-                for id in deleted where id.zoneID.zoneName == zoneID.zoneName && serverState[id.recordName] != nil {
-                    let record = serverRecords[id.recordName]
-                    problems.append("\(id.recordName) deleted by \(device.name) came back (d): created \(record?.creationDate.map(String.init(describing:)) ?? "?") by \(record?.creatorUserRecordID?.recordName ?? "?"), modified \(record?.modificationDate.map(String.init(describing:)) ?? "?") by \(record?.lastModifiedUserRecordID?.recordName ?? "?"), fields \(serverState[id.recordName] ?? [:]); Ada is \(server.adaRecordName), Bob \(server.bobRecordName)")
-                }
-            }
         }
-        // (a), (b): a key written during the run ends with one of the values written (an older
-        // value coming back is a revert), unless an event named the record as not kept.
-        var reported = Set<String>()
-        for device in devices {
-            for change in device.changes.all {
-                switch change {
-                case .refused(let record, _), .deletedWhileEdited(let record): reported.insert(record.recordID.recordName)
-                case .unsentChangesLost(_, let records, let deletions):
-                    reported.formUnion(records.map(\.recordID.recordName))
-                    reported.formUnion(deletions.map(\.recordName))
-                default: break
-                }
-            }
-        }
-        for (name, keys) in written where !reported.contains(name) {
-            guard let fields = serverState[name] else { continue }
-            for (key, values) in keys where !values.contains(fields[key] ?? "") {
-                problems.append("\(name).\(key) is \(fields[key] ?? "nil"), none of the values written \(values.sorted()) (a)")
-            }
-        }
+        let checks = ConvergenceChecks(history: history, app: app,
+                                       events: Dictionary(uniqueKeysWithValues: devices.map { ($0.name, $0.changes.all) }), final: serverState,
+                                       zoneName: zoneID.zoneName)
+        problems += checks.problems()
+        let held = app.writes.filter { history.held($0.name, $0.key, $0.value) }.count
+        print("convergence seed \(seed): \(app.writes.count) writes (\(held) seen on the server), \(history.versionCount) versions, "
+              + "\(checks.deletedOnServer.count) deleted, \(serverState.count) notes at the end; Bob removed \(log.filter { $0.contains("removes Bob") }.count)×, "
+              + "re-added \(log.filter { $0.contains("re-adds Bob") }.count)×; events: \(devices.map { "\($0.name) \($0.changes.all.filter(Self.isReport).count)" })")
         if !problems.isEmpty {
             throw TestFailure(problems.joined(separator: "\n") + "\nlog:\n" + log.joined(separator: "\n"))
+        }
+    }
+
+    /// An event of K32 (b) (the app is told about a change that was not kept as it was).
+    static func isReport(_ change: LocalStore.Change) -> Bool {
+        switch change {
+        case .conflict, .refused, .deletedWhileEdited, .unsentChangesLost: true
+        default: false
         }
     }
 
@@ -274,7 +345,8 @@ private final class Run: @unchecked Sendable {
     }
 }
 
-/// Ada's share changes made with the Database API, straight to the server.
+/// Ada's share changes made with the Database API, straight to the server (the fallback at the
+/// end of a run when the stores' own sharing calls did not bring Bob back).
 private struct LocalStoreShareHelper {
     let server: TestServer
 

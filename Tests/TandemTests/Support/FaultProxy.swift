@@ -47,9 +47,17 @@ final class FaultProxy: @unchecked Sendable {
     private var stopped = false
     private(set) var droppedAnswers = 0
     private(set) var duplicatedRequests = 0
+    /// Told every complete answer the server gave to a request whose line contains one of
+    /// `observedPaths`, delivered or not (dropped answers are read to their end first; the
+    /// answers to duplicated requests too): (request line, request bytes, answer body).
+    private let answerObserver: (@Sendable (String, [UInt8], [UInt8]) -> Void)?
+    private let observedPaths: [String]
 
-    init(upstreamPort: @escaping @Sendable () -> Int, seed: UInt64 = 1) throws {
+    init(upstreamPort: @escaping @Sendable () -> Int, seed: UInt64 = 1, observing observedPaths: [String] = ["records/modify"],
+         answerObserver: (@Sendable (String, [UInt8], [UInt8]) -> Void)? = nil) throws {
         self.upstreamPort = upstreamPort
+        self.answerObserver = answerObserver
+        self.observedPaths = observedPaths
         random = SeededGenerator(seed: seed)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
@@ -134,6 +142,8 @@ final class FaultProxy: @unchecked Sendable {
         let lock = NSLock()
         var requestLine = ""
         var requestBytes: [UInt8] = []
+        var answerBytes: [UInt8] = []
+        var answerObserved = false
         var answerStarted = false
         var isStream = false
         var sentAt = Date()
@@ -190,6 +200,8 @@ final class FaultProxy: @unchecked Sendable {
                     exchange.requestLine = line
                     exchange.sentAt = Date()
                     exchange.requestBytes = []
+                    exchange.answerBytes = []
+                    exchange.answerObserved = false
                     exchange.answerStarted = false
                     if line.hasPrefix("GET /stream/") { exchange.isStream = true }
                 }
@@ -255,6 +267,7 @@ final class FaultProxy: @unchecked Sendable {
                 }
                 return (exchange.requestLine, !exchange.answerStarted && !interim, exchange.isStream, exchange.requestBytes)
             }
+            observe(exchange, Array(buffer[0..<count]))
             if !isStream && first {
                 var duplicate = false
                 let (decision, latency) = lock.withLock { () -> (Decision, Double) in
@@ -285,6 +298,7 @@ final class FaultProxy: @unchecked Sendable {
                 switch decision {
                 case .drop:
                     if lock.withLock({ faults.offline }) { update { _ in } }
+                    readToEnd(upstream, exchange)
                     return
                 case .hold:
                     if !waitWhileHeld(line) { return }
@@ -315,17 +329,67 @@ final class FaultProxy: @unchecked Sendable {
         }
     }
 
-    /// Sends a request to the server once more on its own connection (its answer is read and discarded).
+    /// Sends a request to the server once more on its own connection (its answer is read and
+    /// discarded, after the observer saw it).
     private func replay(_ request: [UInt8]) {
         guard !request.isEmpty else { return }
         Thread.detachNewThread { [self] in
             guard let fd = connectUpstream() else { return }
             defer { close(fd) }
             guard writeAll(fd, request) else { return }
-            var buffer = [UInt8](repeating: 0, count: 65536)
+            let exchange = Exchange()
+            exchange.requestLine = Self.requestLine(request) ?? ""
+            exchange.requestBytes = request
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            _ = read(fd, &buffer, buffer.count)
+            readToEnd(fd, exchange)
+        }
+    }
+
+    // MARK: Observing answers
+
+    /// Adds answer bytes to the exchange and tells the observer once the answer is complete
+    /// (interim "100 Continue" answers skipped; the server always sends content-length).
+    private func observe(_ exchange: Exchange, _ chunk: [UInt8]) {
+        guard let observer = answerObserver else { return }
+        let complete = exchange.lock.withLock { () -> (String, [UInt8], [UInt8])? in
+            guard !exchange.isStream, !exchange.answerObserved, observedPaths.contains(where: { exchange.requestLine.contains($0) }) else { return nil }
+            exchange.answerBytes += chunk
+            guard let body = Self.completeBody(&exchange.answerBytes) else { return nil }
+            exchange.answerObserved = true
+            return (exchange.requestLine, exchange.requestBytes, body)
+        }
+        if let (line, request, body) = complete { observer(line, request, body) }
+    }
+
+    /// Reads the rest of an answer that is not passed on, so the observer still sees it (up to 2 s).
+    private func readToEnd(_ fd: Int32, _ exchange: Exchange) {
+        guard answerObserver != nil else { return }
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !exchange.lock.withLock({ exchange.answerObserved }) {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { return }
+            observe(exchange, Array(buffer[0..<count]))
+        }
+    }
+
+    /// The body of the first final answer in `bytes` once all of it is there (leading interim
+    /// answers are removed from `bytes`).
+    private static func completeBody(_ bytes: inout [UInt8]) -> [UInt8]? {
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        while true {
+            guard let end = bytes.firstRange(of: separator) else { return nil }
+            let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
+            if head.hasPrefix("HTTP/1.1 1") {
+                bytes.removeSubrange(..<end.upperBound)
+                continue
+            }
+            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+            guard bytes.count - end.upperBound >= length else { return nil }
+            return Array(bytes[end.upperBound..<(end.upperBound + length)])
         }
     }
 
