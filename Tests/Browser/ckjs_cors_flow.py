@@ -18,18 +18,15 @@ From the app page, as CloudKit JS's setUpAuth() and saveRecords() do:
 """
 
 import argparse
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
-import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser, BrowserError  # noqa: E402
-from signin_flow import CheckFailed, check, fill_and_submit, popup_session, evaluate_in, wait_in  # noqa: E402
+from signin_flow import CheckFailed, check, evaluate_in, fill_and_submit, popup_session, serve_app, wait_in  # noqa: E402
 
 APP_HTML = b"""<!doctype html><html><head><meta charset="utf-8"><title>CloudKit JS app</title>
 <script src="/app.js"></script></head><body><p>An app on another origin.</p></body></html>"""
@@ -56,20 +53,6 @@ window.openSignIn = function (url) {
   return !!window.popup;
 };
 """
-
-
-class AppHandler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        path = urllib.parse.urlparse(self.path).path
-        body, kind = (APP_JS, "text/javascript") if path == "/app.js" else (APP_HTML, "text/html")
-        self.send_response(200)
-        self.send_header("Content-Type", kind + "; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 def flow(browser, a, origin):
@@ -114,9 +97,7 @@ def main():
     parser.add_argument("--tandem", required=True, help="the tandem executable, to make the app's API token")
     parser.add_argument("--data", required=True, help="the server's data directory")
     a = parser.parse_args()
-    app_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AppHandler)
-    threading.Thread(target=app_server.serve_forever, daemon=True).start()
-    origin = f"http://127.0.0.1:{app_server.server_address[1]}"
+    app_server, origin = serve_app(APP_HTML, APP_JS)
     command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", origin, "--data", a.data]
     a.api_token = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
 

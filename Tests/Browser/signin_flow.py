@@ -56,22 +56,26 @@ def check(condition, what, detail=""):
     print(f"ok - {what}", flush=True)
 
 
-class AppHandler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        path = urllib.parse.urlparse(self.path).path
-        body, kind = (APP_JS, "text/javascript") if path == "/app.js" else (APP_HTML, "text/html")
-        self.send_response(200)
-        self.send_header("Content-Type", kind + "; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+def app_handler(html, script):
+    """A static app: `script` at /app.js, `html` at every other path."""
+    class AppHandler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            path = urllib.parse.urlparse(self.path).path
+            body, kind = (script, "text/javascript") if path == "/app.js" else (html, "text/html")
+            self.send_response(200)
+            self.send_header("Content-Type", kind + "; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-    def log_message(self, *args):
-        pass
+        def log_message(self, *args):
+            pass
+    return AppHandler
 
 
-def serve_app():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AppHandler)
+def serve_app(html=APP_HTML, script=APP_JS):
+    """Serves the static app on a free loopback port; returns the server and its origin."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), app_handler(html, script))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 

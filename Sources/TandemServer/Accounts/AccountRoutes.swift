@@ -53,7 +53,7 @@ enum AccountRoutes {
             _ = try app(context, services, container: container)
             try accounts.signUp(email: try string(body, "email", required: true) ?? "", password: try string(body, "password", required: true),
                                 displayName: try string(body, "name"), address: context.request.head.remoteAddress,
-                                linkBase: context.baseURL + "/signin/verify?ckAPIToken=" + SignInHTML.percent(apiToken))
+                                linkBase: context.mailLinkBaseURL.map { $0 + "/signin/verify?ckAPIToken=" + SignInHTML.percent(apiToken) })
             return Responses.json(["status": "CHECK_EMAIL"])
         case "password/reset":
             try require("POST")
@@ -61,7 +61,7 @@ enum AccountRoutes {
             let apiToken = context.parameters["ckAPIToken"] ?? ""
             _ = try app(context, services, container: container)
             try accounts.requestReset(email: try string(body, "email", required: true) ?? "", address: context.request.head.remoteAddress,
-                                      linkBase: context.baseURL + "/signin/password?ckAPIToken=" + SignInHTML.percent(apiToken))
+                                      linkBase: context.mailLinkBaseURL.map { $0 + "/signin/password?ckAPIToken=" + SignInHTML.percent(apiToken) })
             return Responses.json(["status": "CHECK_EMAIL"])
         case "password/set":
             try require("POST")

@@ -20,6 +20,7 @@ final class AccountService: Sendable {
     /// Sends sign-up and reset links; nil when no SMTP server is configured.
     let mailer: (any AccountMailer)?
     private let warnedNoMail = Atomic<Bool>(false)
+    private let warnedUntrustedHost = Atomic<Bool>(false)
 
     init(store: any Store, authenticator: Authenticator, settings: AccountSettings, log: RequestLog,
          mailer: (any AccountMailer)? = nil) {
@@ -45,7 +46,7 @@ final class AccountService: Sendable {
     /// - Throws: `BAD_REQUEST` for a malformed email, a password outside 8–1024, a name over 200
     ///   characters; `THROTTLED` after too many sign-ups from `address`.
     func signUp(email rawEmail: String, password rawPassword: String?, displayName: String?, address: String,
-                linkBase: String) throws {
+                linkBase: String?) throws {
         let email = try EmailAddress.normalize(rawEmail)
         let secretPassword = try PasswordSignIn.password(rawPassword, forNewAccount: true)
         let name = displayName?.trimmingCharacters(in: .whitespaces).nilIfEmpty
@@ -62,8 +63,7 @@ final class AccountService: Sendable {
             try store.write { try $0.addAccountLink(link) }
         }
         if existing == nil {
-            let link = Self.link(linkBase, secret)
-            send(settings.mailTemplates.apply(.signUp, to: AccountMail.signUp(to: email, link: link), ["link": link]))
+            sendLink(linkBase, secret) { settings.mailTemplates.apply(.signUp, to: AccountMail.signUp(to: email, link: $0), ["link": $0]) }
         } else {
             send(settings.mailTemplates.apply(.alreadyRegistered, to: AccountMail.alreadyRegistered(to: email), [:]))
         }
@@ -80,6 +80,22 @@ final class AccountService: Sendable {
         mailer.send(mail)
     }
 
+    /// Sends the mail `compose` makes around the link `{base}…&token={secret}`. Without a trusted
+    /// `base` (`RequestContext.mailLinkBaseURL`, A38) nothing is sent, and the server says once why.
+    func sendLink(_ base: String?, _ secret: String, _ compose: (_ link: String) -> AccountMail) {
+        guard let base else {
+            if mailer != nil { untrustedHost() }
+            return
+        }
+        send(compose(Self.link(base, secret)))
+    }
+
+    private func untrustedHost() {
+        if !warnedUntrustedHost.exchange(true, ordering: .relaxed) {
+            log.message("accounts: no sign-up or reset email is sent for a request whose Host is not this machine (localhost) while --public-url is not set, so a forged Host cannot mail people links to another server; set tandem serve --public-url https://YOUR-SERVER")
+        }
+    }
+
     static func link(_ base: String, _ secret: String) -> String {
         base + (base.contains("?") ? "&" : "?") + "token=" + secret
     }
@@ -89,7 +105,7 @@ final class AccountService: Sendable {
     /// Starts a password reset: the same answer for every email (A4). For an account, a reset
     /// link is stored and mailed.
     /// - Throws: `BAD_REQUEST` for a malformed email, `THROTTLED` after too many requests from `address`.
-    func requestReset(email rawEmail: String, address: String, linkBase: String) throws {
+    func requestReset(email rawEmail: String, address: String, linkBase: String?) throws {
         let email = try EmailAddress.normalize(rawEmail)
         let now = Clock.milliseconds()
         try limiter.signUp(address: address, at: now)
@@ -98,8 +114,7 @@ final class AccountService: Sendable {
         let link = AccountLink(hash: Tokens.hash(secret), purpose: .reset, email: email, userRecordName: user.recordName,
                                createdAt: now, expiresAt: now + settings.linkLifetimeSeconds * 1000)
         try store.write { try $0.addAccountLink(link) }
-        let url = Self.link(linkBase, secret)
-        send(settings.mailTemplates.apply(.reset, to: AccountMail.reset(to: email, link: url), ["link": url]))
+        sendLink(linkBase, secret) { settings.mailTemplates.apply(.reset, to: AccountMail.reset(to: email, link: $0), ["link": $0]) }
     }
 
     /// Follows a reset link: sets the new password, marks the email verified (the link proves it)

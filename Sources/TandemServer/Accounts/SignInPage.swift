@@ -137,7 +137,7 @@ struct SignInPage {
         do {
             try services.accounts.signUp(email: fields["email"] ?? "", password: fields["password"], displayName: fields["name"],
                                          address: context.request.head.remoteAddress,
-                                         linkBase: context.baseURL + "/signin/verify?ckAPIToken=" + SignInHTML.percent(app.token))
+                                         linkBase: context.mailLinkBaseURL.map { $0 + "/signin/verify?ckAPIToken=" + SignInHTML.percent(app.token) })
             return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
         } catch let error as CloudKitError where error.code == .badRequest || error.code == .throttled {
             let message = error.code == .throttled ? "Too many sign-ups from here. Try again later." : error.reason
@@ -197,7 +197,7 @@ struct SignInPage {
                             status: 200, origins: app.grant.origins)
             default:
                 try services.accounts.requestReset(email: fields["email"] ?? "", address: context.request.head.remoteAddress,
-                                                   linkBase: context.baseURL + "/signin/password?ckAPIToken=" + SignInHTML.percent(app.token))
+                                                   linkBase: context.mailLinkBaseURL.map { $0 + "/signin/password?ckAPIToken=" + SignInHTML.percent(app.token) })
                 return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
             }
         } catch let error as CloudKitError where [.badRequest, .authenticationFailed, .throttled].contains(error.code) {

@@ -70,6 +70,42 @@ public struct RequestContext: Sendable {
     public var baseURL: String {
         publicURL ?? ("http://" + (request.head.headers["host"] ?? "127.0.0.1"))
     }
+
+    /// The base URL for links emailed to a person (sign-up and password-reset links, which carry
+    /// a secret): `--public-url` when configured; otherwise the Host header only when it names
+    /// this machine (`localhost`, `127.x.x.x`, `[::1]`, with any port); else nil, and no such
+    /// email is sent. A forged Host would otherwise mail a person a link to another server that
+    /// then receives the secret ("password reset poisoning"; decisions A38).
+    public var mailLinkBaseURL: String? {
+        if let publicURL { return publicURL }
+        guard let host = request.head.headers["host"], Self.isLoopbackHost(host) else { return nil }
+        return "http://" + host
+    }
+
+    /// Whether a Host header value (`name[:port]` or `[v6]:port`) names the loopback interface.
+    static func isLoopbackHost(_ host: String) -> Bool {
+        var name = Substring(host.lowercased())
+        if name.hasPrefix("[") {
+            guard let end = name.firstIndex(of: "]") else { return false }
+            let rest = name[name.index(after: end)...]
+            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isASCIIDigitCharacter) && rest.count > 1) else { return false }
+            return name[name.index(after: name.startIndex)..<end] == "::1"
+        }
+        if let colon = name.firstIndex(of: ":") {
+            let port = name[name.index(after: colon)...]
+            guard !port.isEmpty, port.allSatisfy(\.isASCIIDigitCharacter) else { return false }
+            name = name[..<colon]
+        }
+        if name == "localhost" { return true }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127"
+            && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigitCharacter) && Int($0)! <= 255 }
+    }
+}
+
+extension Character {
+    /// `0`–`9` only (not other scripts' digits).
+    fileprivate var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
 }
 
 /// `a=b&c=d` parsing with percent-decoding (`+` stays `+`: CloudKit tokens contain it).

@@ -25,7 +25,7 @@ extension AccountService {
     /// - Throws: `BAD_REQUEST` for malformed fields; `AUTHENTICATION_FAILED` with the reason for a
     ///   refused registration or a passkey registered already; `THROTTLED` after too many
     ///   sign-ups from `address`.
-    func signUpWithPasskey(_ fields: [String: String], binding: String, container: String, address: String, linkBase: String) throws {
+    func signUpWithPasskey(_ fields: [String: String], binding: String, container: String, address: String, linkBase: String?) throws {
         let clientDataJSON = try PasskeySignIn.bytes(fields, "clientDataJSON", 1...WebAuthn.maximumClientDataBytes).bytes
         let attestationObject = try PasskeySignIn.bytes(fields, "attestationObject", 37...CBOR.maximumBytes).bytes
         let now = Clock.milliseconds()
@@ -55,6 +55,6 @@ extension AccountService {
                                pendingSecret: StoredPasskey.pending(credential), createdAt: now,
                                expiresAt: now + settings.linkLifetimeSeconds * 1000)
         try store.write { try $0.addAccountLink(link) }
-        send(AccountMail.signUp(to: email, link: Self.link(linkBase, secret)))
+        sendLink(linkBase, secret) { AccountMail.signUp(to: email, link: $0) }
     }
 }

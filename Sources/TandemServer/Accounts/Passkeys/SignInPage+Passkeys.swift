@@ -43,7 +43,7 @@ extension SignInPage {
         case "/signin/passkey/signup":
             do {
                 try accounts.signUpWithPasskey(fields, binding: binding, container: container, address: address,
-                                               linkBase: context.baseURL + "/signin/verify?ckAPIToken=" + SignInHTML.percent(app.token))
+                                               linkBase: context.mailLinkBaseURL.map { $0 + "/signin/verify?ckAPIToken=" + SignInHTML.percent(app.token) })
                 return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
             } catch let error as CloudKitError where [.badRequest, .authenticationFailed, .throttled].contains(error.code) {
                 let status = error.code == .badRequest ? 400 : error.code == .throttled ? 429 : 403

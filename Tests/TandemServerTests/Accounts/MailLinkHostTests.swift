@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import TandemServer
+
+/// Emailed sign-up and reset links never point at a Host the client made up (A38): without
+/// `--public-url`, only a Host naming this machine is used; otherwise nothing is mailed, so a
+/// forged Host cannot send a person a link that hands its secret to another server.
+@Suite struct MailLinkHostTests {
+    /// (Host header, trusted for emailed links without --public-url)
+    static let hosts: [(String, Bool)] = [
+        ("localhost", true), ("localhost:8080", true), ("LOCALHOST:8080", true), ("127.0.0.1", true), ("127.0.0.1:8080", true),
+        ("127.1.2.3:80", true), ("[::1]", true), ("[::1]:8080", true),
+        ("evil.example", false), ("evil.example:8080", false), ("localhost.evil.example", false), ("127.0.0.1.evil.example", false),
+        ("evil.example#localhost", false), ("localhost:8080@evil.example", false), ("localhost:", false), ("localhost:80x", false),
+        ("127.0.0.256", false), ("127.0.0", false), ("128.0.0.1", false), ("0.0.0.0", false), ("10.0.0.1", false),
+        ("[::2]:8080", false), ("[::1]evil", false), ("[::1", false), ("", false),
+    ]
+
+    @Test(arguments: hosts)
+    func onlyALoopbackHostIsTrustedForEmailedLinks(host: String, trusted: Bool) {
+        #expect(RequestContext.isLoopbackHost(host) == trusted, "\(host)")
+    }
+
+    /// A reset and a sign-up asked for with a forged Host mail nothing; the same asked for at
+    /// localhost mail a link to localhost. The mailer sends in order, so once the later message
+    /// arrived, the earlier one would have too.
+    @Test func aForgedHostGetsNoResetOrSignUpLinkMailed() throws {
+        let world = try EmailTests.world()
+        let server = world.server
+        let victim = "\(unique("victim"))@example.com".lowercased()
+        try TestServer.admin(["user", "add", "--email", victim, "--data", server.dataDirectory])
+        let newcomer = "\(unique("newcomer"))@example.com".lowercased()
+        let app = "?ckAPIToken=" + (world.app.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+
+        for host in ["evil.example", "localhost.evil.example:\(server.port)"] {
+            #expect(try Self.post(server, "password/reset" + app, ["email": victim], host: host).contains("CHECK_EMAIL"))
+            #expect(try Self.post(server, "signup" + app, ["email": newcomer, "password": "forged host"], host: host).contains("CHECK_EMAIL"))
+        }
+        let local = "localhost:\(server.port)"
+        _ = try Self.post(server, "password/reset" + app, ["email": victim], host: local)
+        _ = try Self.post(server, "signup" + app, ["email": newcomer, "password": "right host"], host: local)
+        let reset = try world.sink.message(to: victim)
+        let signUp = try world.sink.message(to: newcomer)
+        #expect(SMTPSink.link(in: reset)?.hasPrefix("http://\(local)/signin/password?") == true, "\(reset)")
+        #expect(SMTPSink.link(in: signUp)?.hasPrefix("http://\(local)/signin/verify?") == true, "\(signUp)")
+        let all = try FileManager.default.contentsOfDirectory(atPath: world.sink.directory).filter { $0.hasSuffix(".eml") }
+            .map { try String(contentsOfFile: world.sink.directory + "/" + $0, encoding: .utf8) }
+            .filter { $0.contains("X-Envelope-To: \(victim)") || $0.contains("X-Envelope-To: \(newcomer)") }
+        #expect(all.count == 2 && !all.contains { $0.contains("evil.example") }, "\(all)")
+    }
+
+    /// POSTs JSON to `/auth/1/{container}/{path}` with the given Host header (curl sends it as is).
+    static func post(_ server: TestServer, _ path: String, _ body: [String: String], host: String) throws -> String {
+        let json = try JSONSerialization.data(withJSONObject: body)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "-H", "Host: \(host)", "-H", "Content-Type: application/json", "--data-binary", String(decoding: json, as: UTF8.self),
+                             "\(server.baseURL)/auth/1/\(TestServer.container)/\(path)"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
