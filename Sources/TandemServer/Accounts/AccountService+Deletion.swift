@@ -8,14 +8,14 @@ extension AccountService {
     /// Self-service deletion (`POST /auth/1/{container}/account/delete`, the page
     /// `/signin/account/delete`): the person proves it is them again, then `deletion` runs.
     /// An account with a password must send it (checked with the sign-in rate limits, A5); one
-    /// without must present a token issued within the last 10 minutes.
+    /// without must present a token of a session signed in within the last 10 minutes.
     /// - Throws: `BAD_REQUEST` without a password when the account has one, `ACCESS_DENIED` for a
     ///   wrong password or a sign-in that is not fresh, `THROTTLED` after too many wrong passwords.
     func deleteAccount(user: String, presentedToken: String, password: String?, address: String,
                        deletion: AccountDeletion) throws -> AccountDeletion.Report {
         let now = Clock.milliseconds()
-        let (profile, methods, grant) = try store.read { reader in
-            (try reader.profile(user: user), try reader.signInMethods(user: user), try reader.grant(forTokenHash: Tokens.hash(presentedToken)))
+        let (profile, methods, signedIn) = try store.read { reader in
+            (try reader.profile(user: user), try reader.signInMethods(user: user), try reader.signedInAt(tokenHash: Tokens.hash(presentedToken)))
         }
         guard let profile else { throw CloudKitError(.notFound, "the account no longer exists") }
         if methods.contains(where: { $0.kind == PasswordSignIn.kind }) {
@@ -24,8 +24,8 @@ extension AccountService {
             }
             try confirmPassword(password, profile: profile, address: address, at: now)
         } else {
-            let issued = grant?.session.createdAt ?? 0
-            guard now - issued <= Self.freshSignInMilliseconds else {
+            // The sign-in, not the token: rotation (A13) issues new tokens of the same session.
+            guard now - (signedIn ?? 0) <= Self.freshSignInMilliseconds else {
                 throw CloudKitError(.accessDenied, "sign in again, then delete the account within 10 minutes")
             }
         }

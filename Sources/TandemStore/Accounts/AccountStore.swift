@@ -103,6 +103,10 @@ public protocol AccountReading {
     func newestAccountLink(email: String, purpose: AccountLink.Purpose, at time: Int64) throws -> AccountLink?
     /// The user's user tokens that are not revoked, newest first.
     func sessions(user: String) throws -> [StoredSession]
+    /// When the session of the token with `hash` began: the creation time of the first token of
+    /// its rotation chain (a rotated token's successor is a new token, not a new sign-in; A13,
+    /// A15). Nil for an unknown token.
+    func signedInAt(tokenHash hash: [UInt8]) throws -> Int64?
     /// Whether share invitations are emailed to the user (true unless they turned it off, and
     /// for a user record name with no account; decisions A31).
     func invitationEmails(user: String) throws -> Bool

@@ -59,6 +59,14 @@ extension SQLiteStoreTransaction {
             """, [.text(email), .text(purpose.rawValue), .integer(time)], Self.accountLink)
     }
 
+    func signedInAt(tokenHash hash: [UInt8]) throws -> Int64? {
+        try db.queryOne("""
+            WITH RECURSIVE chain(h, created) AS (SELECT hash, created_at FROM tokens WHERE hash = ?
+                UNION SELECT t.hash, t.created_at FROM tokens t JOIN chain c ON t.successor = c.h)
+            SELECT min(created) FROM chain
+            """, [.blob(hash)]) { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+    }
+
     func sessions(user: String) throws -> [StoredSession] {
         try db.query("""
             SELECT hash, container_id, created_at, device, last_used_at, expires_at, idle_ms FROM tokens

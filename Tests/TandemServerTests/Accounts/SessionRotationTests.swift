@@ -64,6 +64,29 @@ struct SessionRotationTests {
         #expect(try current(server, new).json["tandemReason"] == "SESSION_REVOKED")
     }
 
+    /// QA: a password-less account may be deleted only within 10 minutes of signing in (A15), but
+    /// each rotation's new token counted as a fresh sign-in, so a token kept in use stayed fresh
+    /// for ever. The check reads the session's first token.
+    @Test func aRotatedTokenIsNotAFreshSignInForAccountDeletion() throws {
+        let (server, app) = try Self.lazy.get()
+        let email = "\(unique("stale"))@example.com".lowercased()
+        let user = try server.signUpVerified(email, password: "old session", apiToken: app)
+        let old = try server.signIn(email, password: "old session", apiToken: app)
+        // The session began 11 minutes ago and was last used just now; then the account loses its
+        // password (as an account made with a passkey or OpenID Connect has none).
+        _ = try server.sqlite("""
+            UPDATE tokens SET created_at = created_at - 660000, last_used_at = CAST(strftime('%s','now') AS INTEGER) * 1000
+            WHERE user_record_name = '\(user)';
+            DELETE FROM sign_in_methods WHERE user_record_name = '\(user)';
+            """)
+        let rotated = try current(server, old)
+        let new = try #require(rotated.headers[Self.header], "\(rotated.status) \(rotated.text)")
+        let refused = try server.auth("account/delete", [:], apiToken: app, bearer: new)
+        #expect(refused.json.serverErrorCode == "ACCESS_DENIED" && refused.json["reason"]?.stringValue?.contains("sign in again") == true,
+                "\(refused.status) \(refused.text)")
+        #expect(try server.currentUser(new) == user, "the account is still there")
+    }
+
     @Test func cliMadeUserTokensAreNeverRotated() throws {
         let (server, _) = try Self.lazy.get()
         let answer = try server.request("GET", server.databaseURL("users/current", database: "public"))
