@@ -14,6 +14,8 @@ final class OIDCProviderDirectory: Sendable {
     static let cacheSeconds: Int64 = 3600
     /// Least time between two refetches of an issuer's JWK Set on an unknown `kid`.
     static let refetchSeconds: Int64 = 60
+    /// How long a failed discovery or JWK Set fetch is answered from memory (no new fetch).
+    static let failureSeconds: Int64 = 30
     /// Largest discovery document or JWK Set read.
     static let maximumDocumentBytes = 256 * 1024
 
@@ -33,6 +35,7 @@ final class OIDCProviderDirectory: Sendable {
 
     let client: OutboundClient
     private let entries = Mutex<[String: Entry]>([:])
+    private let attempts = Mutex(Attempts())
 
     init(rule: OutboundRule) {
         client = OutboundClient(rule: rule)
@@ -67,11 +70,39 @@ final class OIDCProviderDirectory: Sendable {
 
     private func entry(_ issuer: String, now: Int64) throws(IDTokenError) -> Entry {
         if let cached = entries.withLock({ $0[issuer] }), now - cached.fetchedAt < Self.cacheSeconds { return cached }
-        let metadata = try fetchMetadata(issuer)
-        let keys = try fetchKeys(metadata.jwksURI)
-        let entry = Entry(metadata: metadata, keys: keys, fetchedAt: now, keysFetchedAt: now)
-        entries.withLock { $0[issuer] = entry }
-        return entry
+        // One fetch per issuer at a time, and a failed one is remembered for `failureSeconds`: a
+        // slow or unreachable issuer holds at most one worker, not one per request (QA).
+        let turn = attempts.withLock { state -> Result<Void, IDTokenError> in
+            if let failure = state.failures[issuer], now - failure.at < Self.failureSeconds { return .failure(failure.error) }
+            guard state.inFlight.insert(issuer).inserted else {
+                return .failure(.provider("the issuer \(issuer) is being asked for its keys; try again in a few seconds"))
+            }
+            return .success(())
+        }
+        if case .failure(let error) = turn { throw error }
+        do {
+            let metadata = try fetchMetadata(issuer)
+            let keys = try fetchKeys(metadata.jwksURI)
+            let entry = Entry(metadata: metadata, keys: keys, fetchedAt: now, keysFetchedAt: now)
+            entries.withLock { $0[issuer] = entry }
+            attempts.withLock { state in
+                state.inFlight.remove(issuer)
+                state.failures[issuer] = nil
+            }
+            return entry
+        } catch {
+            attempts.withLock { state in
+                state.inFlight.remove(issuer)
+                state.failures[issuer] = (now, error)
+            }
+            throw error
+        }
+    }
+
+    /// Fetches of issuers' documents under way, and recent failures (`entry`).
+    private struct Attempts {
+        var inFlight: Set<String> = []
+        var failures: [String: (at: Int64, error: IDTokenError)] = [:]
     }
 
     private func fetchMetadata(_ issuer: String) throws(IDTokenError) -> Metadata {
