@@ -281,3 +281,39 @@ class Browser:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class CheckFailed(Exception):
+    """A browser test's check failed; its message names the check and what was seen."""
+
+
+def check(condition, what, detail=""):
+    """Prints `ok - what`, or raises `CheckFailed` naming `what` and `detail`."""
+    if not condition:
+        raise CheckFailed(f"{what}{': ' + str(detail) if detail != '' else ''}")
+    print(f"ok - {what}", flush=True)
+
+
+def run_checks(checks, passed, cleanup=None):
+    """Starts headless Chromium, runs `checks(browser)` and prints the verdict. Returns the exit
+    status the Swift tests read: 0 when every check passed (`passed` is printed), 1 when one
+    failed, 2 when Chromium did not start. `cleanup` runs whatever happened."""
+    started = time.monotonic()
+    try:
+        try:
+            browser = Browser()
+        except BrowserError as error:
+            print(f"FAIL - chromium did not start: {error}", flush=True)
+            return 2
+        print(f"ok - chromium started in {time.monotonic() - started:.1f}s", flush=True)
+        try:
+            with browser:
+                checks(browser)
+        except (CheckFailed, BrowserError) as error:
+            print(f"FAIL - {error}", flush=True)
+            return 1
+    finally:
+        if cleanup:
+            cleanup()
+    print(passed, flush=True)
+    return 0

@@ -25,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import Browser, BrowserError  # noqa: E402
+from cdp import run_checks  # noqa: E402
 from signin_flow import CheckFailed, check, evaluate_in, fill_and_submit, popup_session, serve_app, wait_in  # noqa: E402
 
 APP_HTML = b"""<!doctype html><html><head><meta charset="utf-8"><title>CloudKit JS app</title>
@@ -101,23 +101,14 @@ def main():
     command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", origin, "--data", a.data]
     a.api_token = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
 
-    started = time.monotonic()
-    try:
-        browser = Browser()
-    except BrowserError as error:
-        print(f"FAIL - chromium did not start: {error}", flush=True)
-        return 2
-    print(f"ok - chromium started in {time.monotonic() - started:.1f}s", flush=True)
-    try:
-        with browser:
-            flow(browser, a, origin)
-    except (CheckFailed, BrowserError) as error:
-        print(f"FAIL - {error}", flush=True)
-        return 1
-    finally:
+    def checks(browser):
+        flow(browser, a, origin)
+
+    def cleanup():
         app_server.shutdown()
-    print("all CloudKit JS browser checks passed", flush=True)
-    return 0
+
+    status = run_checks(checks, "all CloudKit JS browser checks passed", cleanup)
+    return status
 
 
 if __name__ == "__main__":

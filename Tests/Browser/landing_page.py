@@ -27,20 +27,11 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import Browser, BrowserError  # noqa: E402
+from cdp import run_checks, CheckFailed, check  # noqa: E402
 
 ACCEPTED_TEXT = "Accepted. Open the app to see it."
 REQUESTED_TEXT = "Request sent. The owner will decide."
 
-
-class CheckFailed(Exception):
-    pass
-
-
-def check(condition, what, detail=""):
-    if not condition:
-        raise CheckFailed(f"{what}{': ' + str(detail) if detail != '' else ''}")
-    print(f"ok - {what}", flush=True)
 
 
 def api(server, path, body, token):
@@ -188,25 +179,15 @@ def main():
     screenshots = a.screenshots or tempfile.mkdtemp(prefix="tandem-landing-")
     os.makedirs(screenshots, exist_ok=True)
 
-    started = time.monotonic()
-    try:
-        browser = Browser()
-    except BrowserError as error:
-        print(f"FAIL - chromium did not start: {error}", flush=True)
-        return 2
-    print(f"ok - chromium started in {time.monotonic() - started:.1f}s", flush=True)
-    try:
-        with browser:
-            public_page(browser, a, screenshots)
-            private_page(browser, a)
-            requestable_page(browser, a)
-    except (CheckFailed, BrowserError) as error:
-        print(f"FAIL - {error}", flush=True)
-        return 1
-    print(f"all landing page checks passed in {time.monotonic() - started:.1f}s", flush=True)
-    if not a.screenshots:  # a failed run keeps its screenshot for a look
+    def checks(browser):
+        public_page(browser, a, screenshots)
+        private_page(browser, a)
+        requestable_page(browser, a)
+
+    status = run_checks(checks, "all landing page checks passed")
+    if status == 0 and not a.screenshots:  # a failed run keeps its screenshot for a look
         shutil.rmtree(screenshots, ignore_errors=True)
-    return 0
+    return status
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import Browser, BrowserError  # noqa: E402
+from cdp import run_checks  # noqa: E402
 from signin_flow import CheckFailed, check, current_user, evaluate_in, popup_session, serve_app, wait_in  # noqa: E402
 
 
@@ -72,25 +72,16 @@ def main():
     app_server, allowed = serve_app()
     command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", allowed, "--data", a.data]
     a.api_token = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
-    started = time.monotonic()
-    try:
-        browser = Browser()
-    except BrowserError as error:
-        print(f"FAIL - chromium did not start: {error}", flush=True)
-        return 2
-    print(f"ok - chromium started in {time.monotonic() - started:.1f}s", flush=True)
-    try:
-        with browser:
-            first = provider_sign_in(browser, a, allowed, expect_consent=True)
-            again = provider_sign_in(browser, a, allowed, expect_consent=False)
-            check(again == first, "again: the same subject signs in to the same account", (first, again))
-    except (CheckFailed, BrowserError) as error:
-        print(f"FAIL - {error}", flush=True)
-        return 1
-    finally:
+    def checks(browser):
+        first = provider_sign_in(browser, a, allowed, expect_consent=True)
+        again = provider_sign_in(browser, a, allowed, expect_consent=False)
+        check(again == first, "again: the same subject signs in to the same account", (first, again))
+
+    def cleanup():
         app_server.shutdown()
-    print("all OpenID Connect sign-in checks passed", flush=True)
-    return 0
+
+    status = run_checks(checks, "all OpenID Connect sign-in checks passed", cleanup)
+    return status
 
 
 if __name__ == "__main__":

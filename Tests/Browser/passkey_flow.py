@@ -32,7 +32,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import Browser, BrowserError  # noqa: E402
+from cdp import run_checks  # noqa: E402
 from signin_flow import CheckFailed, check, current_user, evaluate_in, popup_session, serve_app, wait_in  # noqa: E402
 
 
@@ -122,30 +122,21 @@ def main():
     command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", a.app_origin, "--data", a.data]
     a.api_token = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
 
-    started = time.monotonic()
-    try:
-        browser = Browser()
-    except BrowserError as error:
-        print(f"FAIL - chromium did not start: {error}", flush=True)
-        return 2
-    print(f"ok - chromium started in {time.monotonic() - started:.1f}s", flush=True)
-    try:
-        with browser:
-            credential = signup(browser, a)
-            a.user = verify(a)
-            token = passkey_signin(browser, a, credential, consent=True)
-            sign_out(a, token)
-            # The same authenticator, its counter moved on past the first sign-in's.
-            credential = dict(credential, signCount=credential.get("signCount", 0) + 10)
-            again = passkey_signin(browser, a, credential, consent=False)
-            check(again != token, "again: a new web auth token was issued")
-    except (CheckFailed, BrowserError) as error:
-        print(f"FAIL - {error}", flush=True)
-        return 1
-    finally:
+    def checks(browser):
+        credential = signup(browser, a)
+        a.user = verify(a)
+        token = passkey_signin(browser, a, credential, consent=True)
+        sign_out(a, token)
+        # The same authenticator, its counter moved on past the first sign-in's.
+        credential = dict(credential, signCount=credential.get("signCount", 0) + 10)
+        again = passkey_signin(browser, a, credential, consent=False)
+        check(again != token, "again: a new web auth token was issued")
+
+    def cleanup():
         app_server.shutdown()
-    print("all passkey checks passed", flush=True)
-    return 0
+
+    status = run_checks(checks, "all passkey checks passed", cleanup)
+    return status
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import Browser, BrowserError  # noqa: E402
+from cdp import BrowserError, run_checks, CheckFailed, check  # noqa: E402
 
 APP_HTML = b"""<!doctype html><html><head><meta charset="utf-8"><title>App</title>
 <script src="/app.js"></script></head><body><p>A static app page.</p></body></html>"""
@@ -45,15 +45,6 @@ window.openSignIn = function (url) {
 };
 """
 
-
-class CheckFailed(Exception):
-    pass
-
-
-def check(condition, what, detail=""):
-    if not condition:
-        raise CheckFailed(f"{what}{': ' + str(detail) if detail != '' else ''}")
-    print(f"ok - {what}", flush=True)
 
 
 def app_handler(html, script):
@@ -211,27 +202,18 @@ def main():
     a.api_token = api_token()
     a.redirect_token = api_token("--sign-in-callback", a.callback)
 
-    started = time.monotonic()
-    try:
-        browser = Browser()
-    except BrowserError as error:
-        print(f"FAIL - chromium did not start: {error}", flush=True)
-        return 2
-    print(f"ok - chromium started in {time.monotonic() - started:.1f}s", flush=True)
-    try:
-        with browser:
-            headers(a)
-            popup(browser, a, allowed)
-            foreign(browser, a, foreign_origin)
-            redirect(browser, a)
-    except (CheckFailed, BrowserError) as error:
-        print(f"FAIL - {error}", flush=True)
-        return 1
-    finally:
+    def checks(browser):
+        headers(a)
+        popup(browser, a, allowed)
+        foreign(browser, a, foreign_origin)
+        redirect(browser, a)
+
+    def cleanup():
         app_server.shutdown()
         foreign_server.shutdown()
-    print("all sign-in checks passed", flush=True)
-    return 0
+
+    status = run_checks(checks, "all sign-in checks passed", cleanup)
+    return status
 
 
 if __name__ == "__main__":
