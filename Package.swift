@@ -62,7 +62,7 @@ let package = Package(
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemCryptoTests", dependencies: ["TandemCrypto"], swiftSettings: upcoming),
         .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
-        .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP"], swiftSettings: upcoming),
+        .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP", "TandemTestSupport"], swiftSettings: upcoming),
         // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
         // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).

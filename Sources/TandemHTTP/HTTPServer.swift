@@ -64,12 +64,19 @@ import CWebSockets
 ///   the answer instead of a connection reset.
 /// - Responses always carry `content-length`; keep-alive follows HTTP/1.1 rules and lws'
 ///   idle timeout (`keepAliveTimeout`).
+///
+/// A listener watchdog checks every `listenerCheckInterval` seconds that the listening
+/// descriptor still names the socket bound at `start()` and that it still listens. If not
+/// (closed or replaced behind lws' back, which would leave lws polling a stale descriptor at
+/// 100% CPU and accepting nothing), it writes one line to standard error, records `failure`
+/// and stops the server.
 public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     private let responder: any HTTPResponder
     private let webSocketResponder: (any WebSocketResponder)?
     private let counters = ServerCounters()
     private let stopSignal = StopSignal()
+    private let stopFailure = ServerFailure()
     private let lifecycle = Mutex(Lifecycle.idle)
 
     private enum Lifecycle {
@@ -100,7 +107,8 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(code: .invalidState, reason: "start() called twice or after shutdown()")
             }
             let loop = ServiceLoop(configuration: configuration, responder: responder,
-                                   webSocketResponder: webSocketResponder, counters: counters, stopSignal: stopSignal)
+                                   webSocketResponder: webSocketResponder, counters: counters, stopSignal: stopSignal,
+                                   failure: stopFailure)
             try loop.open()
             loop.startThreads()
             state = .running(loop)
@@ -128,6 +136,15 @@ public final class HTTPServer: Sendable {
 
     /// Request bodies the server holds now, and the most it has held in memory.
     public var bodies: HTTPBodyFigures { counters.bodies }
+
+    /// Why the server stopped on its own, or nil: `.listenerLost` when the listener watchdog
+    /// (`HTTPServerConfiguration.listenerCheckInterval`) found the listening socket closed,
+    /// replaced or no longer listening; `.serviceFailed` when libwebsockets' service call
+    /// failed. Either way the server has stopped (in-flight requests were given the grace
+    /// period) and `waitUntilStopped()` returns. A process that serves should then exit with a
+    /// non-zero status so that its supervisor restarts it (`tandem serve` does). Nil after an
+    /// ordinary `shutdown()`.
+    public var failure: HTTPServerError? { stopFailure.error }
 
     /// Stops the server gracefully and waits until it has stopped.
     ///
@@ -219,6 +236,7 @@ public final class HTTPServer: Sendable {
             throw invalid("timeouts must be at least 1 second")
         }
         guard configuration.shutdownGracePeriod >= 0 else { throw invalid("shutdownGracePeriod must not be negative") }
+        guard configuration.listenerCheckInterval >= 0 else { throw invalid("listenerCheckInterval must not be negative") }
         if let problem = configuration.webSocket.problem { throw invalid(problem) }
     }
 }

@@ -69,6 +69,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var bodyMinimumSeconds = 10
     /// Bytes per second; see `bodyMinimumSeconds`.
     public var bodyMinimumRate = 64 << 10
+    /// Seconds between the listener watchdog's checks that the listening socket is still the
+    /// one bound at `start()` and still listening (three system calls each); 0 turns it off.
+    /// A lost listener stops the server with `HTTPServer.failure` set (see `HTTPServer`), so
+    /// the longest a server can sit deaf (and, inside lws, busy) is about this long.
+    public var listenerCheckInterval = 1.0
 
     /// Seconds the whole body of `length` bytes may take to arrive.
     public func bodyDeadline(length: Int) -> Int {

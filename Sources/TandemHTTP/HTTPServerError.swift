@@ -1,4 +1,4 @@
-/// Why an `HTTPServer` could not start.
+/// Why an `HTTPServer` could not start, or stopped on its own (`HTTPServer.failure`).
 ///
 /// ```swift
 /// do { try server.start() } catch let error as HTTPServerError where error.code == .bindFailed { ... }
@@ -13,6 +13,11 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         case invalidConfiguration
         /// `start()` was called twice, or after `shutdown()`.
         case invalidState
+        /// The listening socket was closed, replaced or stopped listening while serving (the
+        /// listener watchdog; `HTTPServer.failure`).
+        case listenerLost
+        /// libwebsockets' service call failed while serving (`HTTPServer.failure`).
+        case serviceFailed
     }
 
     public var code: Code

@@ -170,6 +170,10 @@ public final class TandemServer: Sendable {
     public func waitUntilStopped() { http.waitUntilStopped() }
 
     /// Serves until SIGINT or SIGTERM, then shuts down cleanly.
+    /// - Throws: `HTTPServerError` when the address cannot be bound, and, after the clean
+    ///   shutdown, when the HTTP server stopped on its own (`HTTPServer.failure`: the listening
+    ///   socket was lost, or libwebsockets failed), so that `tandem serve` exits non-zero and a
+    ///   supervisor restarts it.
     public func runUntilSignalled() throws {
         try start()
         let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
@@ -182,6 +186,7 @@ public final class TandemServer: Sendable {
         http.waitUntilStopped()
         shutdown()
         signals.forEach { $0.cancel() }
+        if let failure = http.failure { throw failure }
     }
 }
 
