@@ -38,7 +38,7 @@ final class SessionLink: Sendable {
         }
         if task == nil, let client = state.withLock({ $0.client }) { return client }
         do { return try await task!.value } catch {
-            throw (error as? TandemError) ?? TandemError(.networkUnavailable, "cannot open the stream: \(error)")
+            throw TandemError.streamConnect(error)
         }
     }
 
@@ -48,7 +48,7 @@ final class SessionLink: Sendable {
             client = try await WebSocketClient.connect(to: Notifications.streamURL(transport), headers: transport.authorizationHeaders)
         } catch {
             state.withLock { $0.connecting = nil }
-            throw TandemError(.networkUnavailable, "cannot open the stream: \(error)")
+            throw TandemError.streamConnect(error)
         }
         let hello = Reply<JSONValue>()
         Task { await self.read(client, hello: hello) }

@@ -19,7 +19,10 @@ internal import TandemHTTP
 ///   Notifications sent while disconnected are not replayed — they are hints: catch up with the
 ///   change feeds and their tokens after a reconnect, as CloudKit apps do after missed pushes.
 /// - The sequence ends by throwing `notAuthenticated` when the server refuses the credentials
-///   (close code 4401); other failures are retried for as long as the sequence is iterated.
+///   (close code 4401), and `internalError` when the process's WebSocket client loop has
+///   stopped (a libwebsockets failure: no stream can be opened in this process any more, so
+///   every iteration, running or later, ends with it); other failures are retried for as long
+///   as the sequence is iterated.
 public struct Notifications: AsyncSequence, Sendable {
     public typealias Element = PushNotification
     let transport: Transport

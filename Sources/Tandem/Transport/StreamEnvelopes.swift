@@ -5,7 +5,9 @@ internal import TandemHTTP
 /// Envelopes of chosen types from the stream WebSocket `/stream/1/{container}/{environment}`:
 /// one connection per stream, reopened with exponential backoff (`Configuration.streamReconnection`,
 /// reset once the server greets the new connection) until cancelled; finishes by throwing
-/// `notAuthenticated` when the server refuses the credentials (close code 4401). `greeting`
+/// `notAuthenticated` when the server refuses the credentials (close code 4401), and
+/// `internalError` when the process's WebSocket client loop has stopped (no stream can be
+/// opened in this process any more; retrying would only spin). `greeting`
 /// envelopes are sent after each `hello` (subscriptions), then `onConnected` runs.
 /// Push notifications, highlights, conversation events and prompts all read the stream this way.
 struct StreamEnvelopes: Sendable {
@@ -42,6 +44,11 @@ struct StreamEnvelopes: Sendable {
                     return
                 }
             } catch {
+                let failure = TandemError.streamConnect(error)
+                if failure.code == .internalError {
+                    continuation.finish(throwing: failure)
+                    return
+                }
                 // Connection refused or timed out: wait and retry below.
             }
             if Task.isCancelled { break }

@@ -79,18 +79,31 @@ final class ClientConnection: @unchecked Sendable {
     /// The connection is over (`CLIENT_CLOSED`, a connection error, or the wsi destroyed):
     /// fails a pending `connect`, or ends `events` with the close. Idempotent.
     func finish(connectError: String?) {
+        finish(failure: WebSocketError(code: .connectFailed, reason: connectError ?? "connection closed during the handshake",
+                                       url: url), close: nil)
+    }
+
+    /// The client service loop has stopped (`ClientLoop`): a pending `connect` throws
+    /// `.clientStopped`; an open connection ends with 1006 and `reason`. Idempotent.
+    func finish(loopStopped reason: String) {
+        let text = "the WebSocket client loop of this process has stopped (\(reason))"
+        finish(failure: WebSocketError(code: .clientStopped, reason: text, url: url),
+               close: WebSocketClose(code: WebSocketClose.abnormal, reason: text))
+    }
+
+    private var url: String { "ws://\(target.host):\(target.port)\(target.path)" }
+
+    private func finish(failure: WebSocketError, close override: WebSocketClose?) {
         guard !finished else { return }
         finished = true
         let close = channel.detach()
         if let established {
             self.established = nil
-            established.resume(throwing: WebSocketError(
-                code: .connectFailed, reason: connectError ?? "connection closed during the handshake",
-                url: "ws://\(target.host):\(target.port)\(target.path)"))
+            established.resume(throwing: failure)
             events.finish()
             return
         }
-        events.yield(.closed(close))
+        events.yield(.closed(override ?? close))
         events.finish()
     }
 }

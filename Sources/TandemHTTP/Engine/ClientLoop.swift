@@ -7,6 +7,12 @@ import CWebSockets
 /// Started on the first connect and kept for the life of the process (it idles in `poll`).
 /// Other threads hand it new connections and attention requests through `inbox` and wake it
 /// with `lws_cancel_service`; everything else happens on its thread, like `ServiceLoop`.
+///
+/// Should its service loop end (`lws_service` failing: a libwebsockets bug, nothing a peer can
+/// cause), every connection ends at once: a `connect` in progress throws `.clientStopped`, an
+/// open connection's `events` end with `.closed` (1006, the reason saying so) and its senders
+/// get `.closed`; every later `connect` in the process throws `.clientStopped` at once. Nothing
+/// waits for a thread that is gone.
 final class ClientLoop: ChannelAttention, @unchecked Sendable {
     /// Seconds lws allows for connecting and the handshake.
     static let connectTimeout = 10
@@ -14,6 +20,10 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
     private struct Inbox: ~Copyable {
         var opening: [ClientConnection] = []
         var attention: [UInt64] = []
+        /// Set once the service loop has ended: why. Later connections fail with it.
+        var stopped: String?
+        /// `halt(_:)` was called: the service loop should end, with this reason.
+        var halt: String?
     }
 
     private static let instance = Mutex<ClientLoop?>(nil)
@@ -37,6 +47,7 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
 
     // Service thread.
     private var connections: [UInt64: ClientConnection] = [:]
+    private var halting: String?
     private let scratch: UnsafeMutablePointer<UInt8>
     private let preamble = Int(tandem_lws_pre())
     private let scratchCapacity = ServiceLoop.writeChunkSize
@@ -62,7 +73,8 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
         }
         self.context = context
         let thread = Thread { [self] in
-            while lws_service(self.context, 0) >= 0 {}
+            while halting == nil, lws_service(self.context, 0) >= 0 {}
+            stopped(halting ?? "lws_service failed (errno \(errno))")
         }
         thread.name = "tandem-ws-client"
         thread.stackSize = 1 << 20
@@ -73,31 +85,73 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
         ids.add(1, ordering: .relaxed).oldValue
     }
 
-    /// Any thread: connect `connection` on the service thread.
+    /// Any thread: connect `connection` on the service thread (or fail it at once when the
+    /// loop has stopped).
     func open(_ connection: ClientConnection) {
-        inbox.withLock { $0.opening.append(connection) }
-        lws_cancel_service(context)
+        let stopped = inbox.withLock { inbox -> String? in
+            if let stopped = inbox.stopped { return stopped }
+            inbox.opening.append(connection)
+            return nil
+        }
+        guard let stopped else {
+            lws_cancel_service(context)
+            return
+        }
+        // Never handed to the service thread, so finishing it here races with nothing.
+        connection.finish(loopStopped: stopped)
     }
 
     /// Any thread: the channel has output queued or a close to send.
     func attention(_ channelID: UInt64) {
         let first = inbox.withLock { inbox in
+            guard inbox.stopped == nil else { return false }
             inbox.attention.append(channelID)
             return inbox.attention.count == 1 && inbox.opening.isEmpty
         }
         if first { lws_cancel_service(context) }
     }
 
+    /// Ends the service loop as a libwebsockets failure would, with `reason`. Tests use it:
+    /// lws fails only on a bug, and what matters is what happens to connections afterwards.
+    func halt(_ reason: String) {
+        inbox.withLock { $0.halt = reason }
+        lws_cancel_service(context)
+    }
+
+    /// The service loop ended (service thread, as its last act): says so on standard error,
+    /// fails every connection, and makes later ones fail at once. The context is left as it
+    /// is: destroying it would call back into connections that are already finished.
+    private func stopped(_ reason: String) {
+        ErrorReport.line("the WebSocket client loop stopped (\(reason)); every WebSocket client connection of this process ends")
+        let opening = inbox.withLock { inbox in
+            inbox.stopped = reason
+            inbox.attention.removeAll()
+            defer { inbox.opening.removeAll() }
+            return inbox.opening
+        }
+        let open = Array(connections.values)
+        connections.removeAll()
+        for connection in opening + open {
+            connection.finish(loopStopped: reason)
+        }
+    }
+
     // MARK: Service thread
 
     /// `LWS_CALLBACK_EVENT_WAIT_CANCELLED`.
     func serviceWoken() {
-        let (opening, attention) = inbox.withLock { inbox in
+        let (opening, attention, halt) = inbox.withLock { inbox in
             defer {
                 inbox.opening.removeAll()
                 inbox.attention.removeAll(keepingCapacity: true)
             }
-            return (inbox.opening, inbox.attention)
+            return (inbox.opening, inbox.attention, inbox.halt)
+        }
+        if let halt {
+            // Whatever was just handed over is failed by `stopped` with the rest.
+            connections.merge(opening.map { ($0.channel.id, $0) }) { first, _ in first }
+            halting = halt
+            return
         }
         opening.forEach(connect)
         for id in attention {

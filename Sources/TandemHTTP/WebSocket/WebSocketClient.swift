@@ -28,6 +28,9 @@ public import Foundation
 ///   closed after `pongTimeout` (lws' validity timer, as on the server).
 /// - Plain `ws://` only; `wss://` (TLS) is refused with `.unsupported`.
 /// - Releasing the client without `close()` closes the connection with 1001.
+/// - Should the shared service loop stop (a libwebsockets failure), every connection ends:
+///   `events` with `.closed` (1006, saying so), a `connect` in progress and every later one
+///   with `.clientStopped`. Nothing hangs.
 public final class WebSocketClient: Sendable {
     /// What arrives on a client connection.
     public enum Event: Sendable, Equatable {
@@ -59,7 +62,8 @@ public final class WebSocketClient: Sendable {
     ///   - headers: extra handshake headers, e.g. `("Authorization", "Bearer …")`.
     ///   - configuration: limits and keep-alive for this connection.
     /// - Throws: `WebSocketError` `.invalidURL`, `.unsupported` (wss), `.connectFailed`
-    ///   (refused, no 101, or no answer within `ClientLoop.connectTimeout` seconds: 10).
+    ///   (refused, no 101, or no answer within `ClientLoop.connectTimeout` seconds: 10),
+    ///   `.clientStopped` (the process's client loop has stopped).
     public static func connect(to url: URL, headers: [(String, String)] = [],
                                configuration: WebSocketConfiguration = WebSocketConfiguration())
         async throws(WebSocketError) -> WebSocketClient {

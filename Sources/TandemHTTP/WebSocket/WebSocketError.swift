@@ -15,6 +15,9 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
         case connectFailed
         /// libwebsockets could not create the client context.
         case contextCreationFailed
+        /// The process's WebSocket client service loop has stopped (libwebsockets failed); no
+        /// connection can be made or kept in this process any more (`WebSocketClient`).
+        case clientStopped
     }
 
     public var code: Code

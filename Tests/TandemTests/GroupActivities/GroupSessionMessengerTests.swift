@@ -1,4 +1,5 @@
 import Foundation
+import TandemTestSupport
 import Testing
 import Tandem
 

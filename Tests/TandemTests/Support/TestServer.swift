@@ -83,14 +83,3 @@ struct TestFailure: Error, CustomStringConvertible {
 
 /// A unique name for a test's zone or records.
 func unique(_ prefix: String) -> String { "\(prefix)-\(UUID().uuidString.prefix(8))" }
-
-/// Runs `body` with a time limit, failing with `TestFailure` when it runs out.
-func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask { try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000)); return nil }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else { throw TestFailure("timed out after \(seconds) s") }
-        return value
-    }
-}
