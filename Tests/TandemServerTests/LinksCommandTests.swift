@@ -1,4 +1,5 @@
 import Foundation
+import TandemTestSupport
 import Testing
 
 /// `tandem links check` and `tandem links lint` against files on disk.
@@ -7,6 +8,7 @@ import Testing
 
     func file(_ text: String) throws -> String {
         let path = NSTemporaryDirectory() + "aasa-" + UUID().uuidString
+        ExitCleanup.removeAtExit(path)
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }

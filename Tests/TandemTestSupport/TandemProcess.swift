@@ -54,7 +54,8 @@ public enum TandemProcess {
     public struct Server {
         public let process: Process
         public let port: Int
-        /// The server's standard input: it stops when this closes (when the test process ends).
+        /// The server's standard input: it stops when this closes (when the test process ends;
+        /// `ExitCleanup` also stops it then, in case a copy of this pipe leaked elsewhere).
         public let lifeline: Pipe
         /// What the server wrote to standard error (the last MiB of it).
         public let standardError: CapturedOutput
@@ -96,6 +97,7 @@ public enum TandemProcess {
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
         try process.run()
+        ExitCleanup.terminateAtExit(process)
         // The first stderr line says "tandem serving on http://127.0.0.1:PORT ...".
         var seen = ""
         var port = 0

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tandem
+import TandemTestSupport
 
 @Suite("Records")
 struct RecordTests {
@@ -130,6 +131,7 @@ struct RecordTests {
         let container = server.ada
         let db = container.privateDatabase
         let source = URL(fileURLWithPath: NSTemporaryDirectory() + unique("asset-in"))
+        ExitCleanup.removeAtExit(source.path)
         let bytes = Data((0..<5000).map { UInt8($0 % 251) })
         try bytes.write(to: source)
         var photo = Record(recordType: "Photo", recordID: Record.ID(recordName: unique("photo")))
@@ -139,6 +141,7 @@ struct RecordTests {
         #expect(asset.size == 5000)
         #expect(asset.downloadURL != nil)
         let destination = URL(fileURLWithPath: NSTemporaryDirectory() + unique("asset-out"))
+        ExitCleanup.removeAtExit(destination.path)
         try await container.download(asset, to: destination)
         #expect(try Data(contentsOf: destination) == bytes)
     }

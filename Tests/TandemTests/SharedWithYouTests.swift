@@ -29,6 +29,7 @@ struct SharedWithYouTests {
         let app = "ABCDE12345.com.example.\(tag)", domain = "\(tag).example.com"
         try TandemProcess.admin(["app", "add", app, "--container", TestServer.container, "--domains", "applinks:\(domain)", "--data", server.dataDirectory])
         let path = NSTemporaryDirectory() + "aasa-" + UUID().uuidString
+        ExitCleanup.removeAtExit(path)
         try Data(#"{"applinks": {"details": [{"appIDs": ["\#(app)"], "components": [{"/": "/*"}]}]}}"#.utf8).write(to: URL(fileURLWithPath: path))
         try TandemProcess.admin(["links", "upload", domain, path, "--container", TestServer.container, "--data", server.dataDirectory])
         return (app, domain)

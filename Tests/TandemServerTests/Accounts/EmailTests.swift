@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemCore
+import TandemTestSupport
 
 /// Sign-up and password-reset emails over SMTP (libcurl) to a real SMTP server on loopback
 /// (aiosmtpd, Tests/Mail/smtp_sink.py), read back and followed (issue 16, A4, A11).
@@ -157,6 +158,8 @@ final class SMTPSink: @unchecked Sendable {
         process.standardOutput = output
         process.standardInput = input
         try process.run()
+        ExitCleanup.terminateAtExit(process)
+        ExitCleanup.removeAtExit(directory)
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw TestFailure("the SMTP sink did not start") }

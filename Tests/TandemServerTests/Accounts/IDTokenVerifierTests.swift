@@ -1,4 +1,5 @@
 import Foundation
+import TandemTestSupport
 import Testing
 @testable import TandemServer
 import TandemCore
@@ -18,6 +19,7 @@ import TandemCrypto
 
         init(bits: Int = 2048) throws {
             path = NSTemporaryDirectory() + "tandem-rsa-\(UUID().uuidString).pem"
+            ExitCleanup.removeAtExit(path)
             _ = try Self.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)", "-out", path])
             let text = String(decoding: try Self.openssl(["rsa", "-in", path, "-noout", "-modulus"]), as: UTF8.self)
             let hex = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).dropFirst("Modulus=".count))

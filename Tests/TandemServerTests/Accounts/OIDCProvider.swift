@@ -1,4 +1,5 @@
 import Foundation
+import TandemTestSupport
 
 /// A real OpenID Connect provider on loopback: Tests/OIDC/oidc_provider.py (oidc-provider-mock,
 /// over authlib) running under .build/oidc-venv (`scripts/bootstrap --test`). Its issuer is
@@ -23,6 +24,7 @@ final class OIDCProvider: @unchecked Sendable {
         process.standardOutput = output
         process.standardInput = input
         try process.run()
+        ExitCleanup.terminateAtExit(process)
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw TestFailure("the OIDC provider did not start") }

@@ -1,4 +1,5 @@
 import Foundation
+import TandemTestSupport
 
 /// A local stand-in for domains' web servers: a Python `http.server` answering
 /// `GET /DOMAIN/.well-known/apple-app-site-association` as the test last said, and counting
@@ -61,6 +62,8 @@ final class AssociationOrigin: @unchecked Sendable {
         // runner waiting after the tests finished.
         process.standardError = FileHandle.nullDevice
         try process.run()
+        ExitCleanup.terminateAtExit(process)
+        ExitCleanup.removeAtExit(directory)
         var line = ""
         while !line.hasSuffix("\n") {
             let chunk = out.fileHandleForReading.availableData

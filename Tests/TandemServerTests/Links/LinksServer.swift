@@ -1,4 +1,5 @@
 import Foundation
+import TandemTestSupport
 import TandemCore
 
 /// One server for the universal-link suites, fetching association files from a local
@@ -53,6 +54,7 @@ enum LinksServer {
     /// Writes `text` to a temporary file; returns its path.
     static func temporaryFile(_ text: String) throws -> String {
         let path = NSTemporaryDirectory() + "aasa-" + UUID().uuidString
+        ExitCleanup.removeAtExit(path)
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }

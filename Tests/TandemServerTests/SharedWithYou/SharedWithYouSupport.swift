@@ -1,4 +1,5 @@
 import Foundation
+import TandemTestSupport
 import TandemCore
 
 /// Helpers for the Shared with You suites: conversations, messages and highlights over HTTP.
@@ -49,6 +50,7 @@ extension TestServer {
         let added = try runTandem(["app", "add", app, "--container", TestServer.container, "--domains", "applinks:\(domain)", "--data", dataDirectory])
         guard added.status == 0 else { throw TestFailure("app add: \(added.error)") }
         let path = NSTemporaryDirectory() + "aasa-" + UUID().uuidString
+        ExitCleanup.removeAtExit(path)
         try Data(#"{"applinks": {"details": [{"appIDs": ["\#(app)"], "components": \#(components)}]}}"#.utf8).write(to: URL(fileURLWithPath: path))
         let uploaded = try runTandem(["links", "upload", domain, path, "--container", TestServer.container, "--data", dataDirectory])
         guard uploaded.status == 0 else { throw TestFailure("links upload: \(uploaded.error)") }

@@ -29,6 +29,8 @@ final class TestServer: @unchecked Sendable {
         self.dataDirectory = dataDirectory ?? (NSTemporaryDirectory() + "tandem-test-" + UUID().uuidString)
         self.launcher = launcher(self.dataDirectory)
         if dataDirectory == nil {
+            // Shared servers are never deinitialised: their directory goes when the process ends.
+            ExitCleanup.removeAtExit(self.dataDirectory)
             _ = try Self.admin(["container", "create", Self.container, "--data", self.dataDirectory])
             userRecordName = try Self.admin(["user", "add", "--email", "ada@example.com", "--name", "Ada Lovelace", "--data", self.dataDirectory])
             token = try Self.admin(["token", "create", "--user", "ada@example.com", "--data", self.dataDirectory])

@@ -21,6 +21,8 @@ final class SessionServer: @unchecked Sendable {
 
     init(users: Int, extraArguments: [String] = []) throws {
         dataDirectory = NSTemporaryDirectory() + "tandem-sessions-test-" + UUID().uuidString
+        // `shared` is never deinitialised: its directory goes when the process ends.
+        ExitCleanup.removeAtExit(dataDirectory)
         try TandemProcess.admin(["container", "create", Self.container, "--data", dataDirectory])
         var tokens: [String] = []
         var names: [String] = []

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tandem
+import TandemTestSupport
 
 @Suite("LocalStore assets")
 struct LocalStoreAssetTests {
@@ -8,6 +9,7 @@ struct LocalStoreAssetTests {
         let server = TestServer.shared
         let ada = try makeStore(server.ada, automaticallySync: false)
         let file = URL(fileURLWithPath: NSTemporaryDirectory() + unique("photo") + ".jpg")
+        ExitCleanup.removeAtExit(file.path)
         let bytes = Data((0..<20_000).map { UInt8($0 % 251) })
         try bytes.write(to: file)
         var note = Record(recordType: "Note", recordID: Record.ID(recordName: unique("with-photo")))
@@ -22,6 +24,7 @@ struct LocalStoreAssetTests {
         let asset = try #require(fetched["photo"] as? Asset)
         #expect(asset.size == Int64(bytes.count))
         let copy = URL(fileURLWithPath: NSTemporaryDirectory() + unique("copy"))
+        ExitCleanup.removeAtExit(copy.path)
         try await server.ada.download(asset, to: copy)
         #expect(try Data(contentsOf: copy) == bytes)
         #expect((try ada.record(for: note.recordID)?["photo"] as? Asset)?.size == Int64(bytes.count), "the row holds the uploaded asset")
@@ -33,6 +36,7 @@ struct AssetCacheTests {
     @Test func anAssetIsDownloadedOnceAndServedFromTheCacheOffline() async throws {
         let server = try TestServer()
         let file = URL(fileURLWithPath: NSTemporaryDirectory() + unique("doc"))
+        ExitCleanup.removeAtExit(file.path)
         let bytes = Data("cached bytes".utf8)
         try bytes.write(to: file)
         var note = Record(recordType: "Note", recordID: Record.ID(recordName: "doc"))
@@ -40,7 +44,9 @@ struct AssetCacheTests {
         try await server.ada.privateDatabase.save(note)
         let asset = try #require(try await server.ada.privateDatabase.record(for: note.recordID)["attachment"] as? Asset)
 
-        let cache = AssetCache(container: server.ada, directory: URL(fileURLWithPath: NSTemporaryDirectory() + unique("cache")))
+        let cacheDirectory = URL(fileURLWithPath: NSTemporaryDirectory() + unique("cache"))
+        ExitCleanup.removeAtExit(cacheDirectory.path)
+        let cache = AssetCache(container: server.ada, directory: cacheDirectory)
         let first = try await cache.file(for: asset)
         #expect(try Data(contentsOf: first) == bytes)
         server.kill()

@@ -94,7 +94,7 @@ final class LocalStoreRun: @unchecked Sendable {
             let proxy = try FaultProxy(upstreamPort: { [server] in server.port }, seed: seed &* 31 &+ UInt64(index),
                                        answerObserver: { history.answer($0, $1, $2) })
             let changes = ChangeLog()
-            let url = temporaryStoreURL()
+            let url = try temporaryStoreURL()
             let store = try LocalStore(container: server.container(token: token, proxy: proxy),
                                        configuration: .init(fileURL: url, automaticallySync: true, sendDelay: 0.05, observer: { changes.add($0) }))
             devices.append(Device(name: "d\(index)", token: token, url: url, proxy: proxy, store: store, changes: changes, isBob: isBob))

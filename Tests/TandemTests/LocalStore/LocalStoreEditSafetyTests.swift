@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tandem
+import TandemTestSupport
 
 /// The nine ways issue 15 found for a local store to lose an edit or a deletion, each as the
 /// minimal sequence of SDK calls against a real server (a fault proxy in front of the device
@@ -178,7 +179,7 @@ struct LocalStoreEditSafetyTests {
 
     @Test func aRecordOverTheSizeLimitIsRefusedWithAnEventAndNotSentLater() async throws {
         let server = TestServer.shared
-        let url = temporaryStoreURL()
+        let url = try temporaryStoreURL()
         let changes = ChangeLog()
         var store: LocalStore? = try LocalStore(container: server.ada, configuration: .init(fileURL: url, automaticallySync: false,
                                                                                            observer: { changes.add($0) }))
@@ -343,13 +344,16 @@ final class StoreBox: @unchecked Sendable {
     var merged = false
 }
 
-func temporaryStoreURL() -> URL { URL(fileURLWithPath: NSTemporaryDirectory() + "tandem-local-" + UUID().uuidString + ".sqlite") }
+/// A store file of its own in a temporary directory that goes when the test process ends.
+func temporaryStoreURL() throws -> URL {
+    URL(fileURLWithPath: try ExitCleanup.temporaryDirectory("tandem-local") + "/store.sqlite")
+}
 
 /// A device: a store in a new file, syncing by hand, with its changes logged.
 func device(_ container: Container, merge: @escaping @Sendable (LocalStore.Conflict) -> Record? = LocalStore.serverRecordWithLocalChanges)
     throws -> (LocalStore, ChangeLog) {
     let changes = ChangeLog()
-    let store = try LocalStore(container: container, configuration: .init(fileURL: temporaryStoreURL(), automaticallySync: false,
+    let store = try LocalStore(container: container, configuration: .init(fileURL: try temporaryStoreURL(), automaticallySync: false,
                                                                          merge: merge, observer: { changes.add($0) }))
     return (store, changes)
 }

@@ -74,7 +74,7 @@ struct LocalStoreEventTests {
     @Test func aRelaunchWithUnsentChangesFetchesBeforeItsFirstSend() async throws {
         let server = TestServer.shared
         let proxy = try FaultProxy(upstreamPort: { server.port })
-        let url = temporaryStoreURL()
+        let url = try temporaryStoreURL()
         var one: LocalStore? = try LocalStore(container: server.container(token: server.adaToken, proxy: proxy),
                                               fileURL: url, automaticallySync: false)
         let (two, _) = try device(server.ada)

@@ -47,7 +47,7 @@ struct LocalStoreLifecycleTests {
 
     @Test func anotherAccountOpeningTheFileStartsFromNothing() async throws {
         let server = TestServer.shared
-        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "tandem-local-" + UUID().uuidString + ".sqlite")
+        let url = try temporaryStoreURL()
         let name = unique("ada-private")
         do {
             let ada = try LocalStore(container: server.ada, fileURL: url, automaticallySync: false)
@@ -73,7 +73,7 @@ extension LocalStoreLifecycleTests {
     @Test func aSecondOpenOfTheSameFileFailsUntilTheFirstIsClosed() async throws {
         let server = TestServer.shared
         let proxy = try FaultProxy(upstreamPort: { server.port })
-        let url = temporaryStoreURL()
+        let url = try temporaryStoreURL()
         let first = try LocalStore(container: server.container(token: server.adaToken, proxy: proxy), fileURL: url, automaticallySync: false)
         #expect(throws: TandemError.self) { try LocalStore(container: server.ada, fileURL: url, automaticallySync: false) }
 

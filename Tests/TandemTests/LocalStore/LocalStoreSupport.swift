@@ -1,10 +1,11 @@
 import Foundation
 import Tandem
+import TandemTestSupport
 
 /// A local store in a fresh temporary file.
 func makeStore(_ container: Container, automaticallySync: Bool = true,
                merge: @escaping @Sendable (LocalStore.Conflict) -> Record? = LocalStore.serverRecordWithLocalChanges) throws -> LocalStore {
-    let url = URL(fileURLWithPath: NSTemporaryDirectory() + "tandem-local-" + UUID().uuidString + ".sqlite")
+    let url = try temporaryStoreURL()
     return try LocalStore(container: container, configuration: .init(fileURL: url, automaticallySync: automaticallySync, merge: merge))
 }
 

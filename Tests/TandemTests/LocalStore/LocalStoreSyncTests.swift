@@ -131,7 +131,7 @@ struct LocalStoreSyncTests {
         let server = TestServer.shared
         let dropped = DroppedLog()
         let ada = try makeStore(server.ada, automaticallySync: false)
-        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "tandem-local-" + UUID().uuidString + ".sqlite")
+        let url = try temporaryStoreURL()
         let bob = try LocalStore(container: server.bob, configuration: .init(fileURL: url, automaticallySync: false, observer: { change in
             if case .deletedWhileEdited(let record) = change { dropped.add(record) }
         }))

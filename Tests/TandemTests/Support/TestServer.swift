@@ -26,6 +26,8 @@ final class TestServer: @unchecked Sendable {
         self.extraArguments = extraArguments
         let data = NSTemporaryDirectory() + "tandem-sdk-test-" + UUID().uuidString
         dataDirectory = data
+        // `shared` is never deinitialised: its directory goes when the process ends.
+        ExitCleanup.removeAtExit(data)
         try TandemProcess.admin(["container", "create", Self.container, "--data", data])
         adaRecordName = try TandemProcess.admin(["user", "add", "--email", "ada@example.com", "--name", "Ada Lovelace", "--data", data])
         bobRecordName = try TandemProcess.admin(["user", "add", "--email", "bob@example.com", "--name", "Bob Builder", "--data", data])
