@@ -170,7 +170,9 @@ import TandemHTTP
         let chunk = [UInt8](repeating: 42, count: 16 * 1024)
         var droppableSent = 0
         while connection.droppedMessages == 0 && droppableSent < 100_000 {
-            #expect(connection.send(binary: chunk, droppable: true) != .closed)
+            let result = connection.send(binary: chunk, droppable: true)
+            #expect(result != .closed)
+            if result == .closed { break }  // one issue, not 100,000
             droppableSent += 1
         }
         #expect(connection.droppedMessages > 0)
@@ -187,7 +189,9 @@ import TandemHTTP
         }
         #expect(reliableResults.last == .closed)
         #expect(server.slowConsumerCloses == 1)
-        #expect(eventually { responder.close(of: connection.id)?.code == WebSocketClose.slowConsumer })
+        // lws may wait up to `WebSocketChannel.closeTimeout` (5 s) for the close handshake of
+        // a peer that reads nothing before it drops the connection and the responder hears of it.
+        #expect(eventually(within: 15) { responder.close(of: connection.id)?.code == WebSocketClose.slowConsumer })
         #expect(connection.send(text: "late") == .closed)
         #expect(stalled.waitForClose())
 
