@@ -60,7 +60,7 @@ extension ServiceLoop {
         }
         switch (facts.contentLength, facts.transferEncoding) {
         case (.absent, nil):
-            if announcesBody {
+            if announcesBody && responder.bodyPolicy(for: head).requiresLength {
                 reject(connection, status: 411, reason: "A content-length is required.")
                 return 0
             }

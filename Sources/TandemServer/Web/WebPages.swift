@@ -10,7 +10,9 @@ import TandemStore
 /// A stranger sees a share's title, thumbnail and owner only when the share is public; a
 /// private share (or a token that names nothing) gets the same generic "ask the owner" page,
 /// plus a request button when the owner allows access requests (decisions D7). A signed-in
-/// participant (Bearer token or `ckWebAuthToken`) sees their share.
+/// participant (Bearer token or `ckWebAuthToken`) sees their share. A signed-out visitor gets a
+/// "Sign in" link to `/signin?return=/share/{shortGUID}`, which comes back here with
+/// `ckWebAuthToken` (A47); the page keeps that token for its buttons and drops it from the URL.
 struct WebPages: Sendable {
     let services: Services
 
@@ -93,6 +95,11 @@ struct WebPages: Sendable {
         // The page's own URL as asked for: the same for a private share and for no share at all.
         let pageURL = base + "/share/" + (requested.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         var page = LandingPageHTML(pageURL: pageURL)
+        // Signed out: a way to sign in that comes back here (A47). Offered for every well-formed
+        // token, so a private share's page and a page for no share stay alike (D7).
+        if viewer == nil && ShareTokens.isWellFormed(requested) {
+            page.signInURL = "/signin?return=" + SignInHTML.percent("/share/" + requested)
+        }
         if let found, let shown {
             page.title = shown.title
             page.description = "Shared by \(shown.ownerName)"
@@ -103,8 +110,10 @@ struct WebPages: Sendable {
             page.action = .requestAccess(requestURL: "\(base)/tandem/1/\(found.container)/\(found.environment.rawValue)/shares/requestAccess",
                                          shortGUID: guid)
         }
+        // After sign-in the page's URL holds `ckWebAuthToken` (until its script takes it out):
+        // no referrer may carry it elsewhere.
         return HTTPResponse(status: 200, headers: [("content-type", "text/html; charset=utf-8"), ("cache-control", "no-store"),
-                                                   ("x-content-type-options", "nosniff")],
+                                                   ("x-content-type-options", "nosniff"), ("referrer-policy", "no-referrer")],
                             body: Array(page.render().utf8))
     }
 }
