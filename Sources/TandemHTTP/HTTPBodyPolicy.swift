@@ -14,7 +14,8 @@
 /// - `requiresLength`: a `POST`, `PUT` or `PATCH` with neither `content-length` nor
 ///   `transfer-encoding` is answered 411 (true, the default), or taken as having an empty body
 ///   (false; RFC 9112 §6.3: such a request's body length is zero), for endpoints that need no body
-///   and clients such as `curl -X POST` that send none.
+///   and clients such as `curl -X POST` that send none. The connection closes after that answer
+///   (libwebsockets 4.1 would take what follows as the body).
 public struct HTTPBodyPolicy: Sendable, Equatable {
     public var limit: Int
     public var spooled: Bool

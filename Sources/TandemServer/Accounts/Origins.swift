@@ -29,6 +29,7 @@ public enum Origins {
     /// Why `text` is not an origin, for the operator (nil when it is one).
     public static func problem(_ text: String) -> String? {
         guard normalize(text) == nil else { return nil }
+        if text.isEmpty { return "'' is not an origin: it is empty (a stray comma?)" }
         if text.contains("*") { return "'\(text)' is not an origin: wildcards are not allowed; list each origin" }
         guard let (_, rest) = scheme(of: text) else { return "'\(text)' is not an origin: it must start with http:// or https://" }
         if rest.contains("@") { return "'\(text)' is not an origin: it must not carry a user name or password" }

@@ -17,6 +17,9 @@ struct LandingPageHTML {
     var action: Action?
     /// The sign-in page that returns here, for a signed-out visitor (A47); nil when signed in.
     var signInURL: String?
+    /// The page was opened with `ckWebAuthToken` in its URL (back from the sign-in page): its
+    /// script keeps the token for the buttons and takes it out of the URL.
+    var keepsToken = false
 
     func render() -> String {
         var head = """
@@ -66,7 +69,7 @@ struct LandingPageHTML {
             \(image)
             \(body)
             <p id="status"></p>
-            \(Self.keepToken)
+            \(keepsToken ? Self.keepToken : "")
             </body>
             </html>
             """

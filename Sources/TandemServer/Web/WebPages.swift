@@ -33,9 +33,12 @@ struct WebPages: Sendable {
             return try thumbnail(found)
         }
         guard rest.count == 1 else { throw CloudKitError(.notFound, "no page at \(path)") }
-        let viewer = try? services.authenticator.user(headers: context.request.head.headers["authorization"], parameters: context.parameters,
-                                                      container: found?.container ?? "", signInURL: "")
-        return try landingPage(found, requested: guid, viewer: viewer, base: context.baseURL)
+        // The page is the server's own: a user token alone (Bearer, or `ckWebAuthToken` as the
+        // sign-in page sends the person back with it, A47) names the viewer, no API token needed.
+        let presented = Authenticator.presentedUserToken(authorization: context.request.head.headers["authorization"], parameters: context.parameters)
+        let viewer = presented.flatMap { try? services.authenticator.user(token: $0, container: found?.container ?? "") }
+        return try landingPage(found, requested: guid, viewer: viewer, base: context.baseURL,
+                               keepsToken: context.parameters["ckWebAuthToken"] != nil)
     }
 
     /// `applinks` for `/share/*` with the app IDs the server was configured with.
@@ -89,12 +92,13 @@ struct WebPages: Sendable {
     }
 
     private func landingPage(_ found: (share: StoredShare, container: String, environment: Environment)?, requested: String,
-                             viewer: UserAccount?, base: String) throws -> HTTPResponse {
+                             viewer: UserAccount?, base: String, keepsToken: Bool) throws -> HTTPResponse {
         let shown = try visible(found, viewer: viewer)
         let guid = found?.share.shortGUID ?? ""
         // The page's own URL as asked for: the same for a private share and for no share at all.
         let pageURL = base + "/share/" + (requested.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         var page = LandingPageHTML(pageURL: pageURL)
+        page.keepsToken = keepsToken
         // Signed out: a way to sign in that comes back here (A47). Offered for every well-formed
         // token, so a private share's page and a page for no share stay alike (D7).
         if viewer == nil && ShareTokens.isWellFormed(requested) {
