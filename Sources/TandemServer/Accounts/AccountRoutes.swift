@@ -8,9 +8,9 @@ import TandemStore
 /// | Operation | Method | Credentials | Body → answer |
 /// |---|---|---|---|
 /// | `signup` | POST | `ckAPIToken` | `{email, password, name?}` → `{status: "CHECK_EMAIL"}`, the same for a known email |
-/// | `verify` | POST | `ckAPIToken` | `{token}` (from the emailed link) → the account |
+/// | `verify` | POST | `ckAPIToken` | `{token}` (from the emailed link) → the account; an expired or used link is `AUTHENTICATION_FAILED` with `tandemReason` `LINK_EXPIRED` / `LINK_USED` (A46) |
 /// | `password/reset` | POST | `ckAPIToken` | `{email}` → `{status: "CHECK_EMAIL"}`, the same for an unknown email |
-/// | `password/set` | POST | `ckAPIToken` | `{token, password}` (from the emailed link) → the account; every session is revoked |
+/// | `password/set` | POST | `ckAPIToken` | `{token, password}` (from the emailed link) → the account; every session is revoked; link refusals as `verify` |
 /// | `signin` | POST | `ckAPIToken` | `{email, password, consent?, device?}` → `{ckWebAuthToken, userRecordName, sessionID, expiresAt}` |
 /// | `token/exchange` | POST | `ckAPIToken` | `{idToken, device?}` (a trusted issuer's ID token) → as `signin` (`TokenExchange`) |
 /// | `signout` | POST | user token | no body (or any) → `{revoked: 1}`: the presented token stops working |
@@ -18,7 +18,7 @@ import TandemStore
 /// | `account` | POST | user token | `{invitationEmails: false}` (or `true`) → the account: share invitation emails off or on (A31) |
 /// | `sessions` | GET | user token | → `{sessions: [{sessionID, device, createdAt, lastUsedAt, expiresAt, current}]}` |
 /// | `sessions/revoke` | POST | user token | `{sessionID}` or `{all: true}` → `{revoked: N}` |
-/// | `account/delete` | POST | user token | `{password}` (or, without a password, a sign-in in the last 10 minutes) → `{deleted: true, zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked}` (A15) |
+/// | `account/delete` | POST | user token | `{password}` (or, without a password, no body and a sign-in in the last 10 minutes) → `{deleted: true, zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked, serverKeysRevoked}` (A15, A43) |
 ///
 /// The credential is checked from the request's head before its body is read, and bodies are at
 /// most 64 KiB (`AccountRoutes+Callers`; decisions A39).
