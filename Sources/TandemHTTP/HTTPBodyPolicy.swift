@@ -11,15 +11,22 @@
 ///   worker with the head alone (authentication, authorization); a refusal is the answer and
 ///   the body is never read. A client that sent `expect: 100-continue` is told to continue
 ///   only once admitted.
+/// - `requiresLength`: a `POST`, `PUT` or `PATCH` with neither `content-length` nor
+///   `transfer-encoding` is answered 411 (true, the default), or taken as having an empty body
+///   (false; RFC 9112 §6.3: such a request's body length is zero), for endpoints that need no body
+///   and clients such as `curl -X POST` that send none. The connection closes after that answer
+///   (libwebsockets 4.1 would take what follows as the body).
 public struct HTTPBodyPolicy: Sendable, Equatable {
     public var limit: Int
     public var spooled: Bool
     public var admitFirst: Bool
+    public var requiresLength: Bool
 
-    public init(limit: Int, spooled: Bool = false, admitFirst: Bool = false) {
+    public init(limit: Int, spooled: Bool = false, admitFirst: Bool = false, requiresLength: Bool = true) {
         self.limit = limit
         self.spooled = spooled
         self.admitFirst = admitFirst
+        self.requiresLength = requiresLength
     }
 }
 

@@ -32,8 +32,9 @@ public protocol HTTPResponder: Sendable {
     /// - 405: a method lws parsed but the server does not serve, and `CONNECT` or `TRACE`.
     /// - 501: a well-formed request line with a method lws does not know (`PROPFIND`, ...).
     /// - 505: an HTTP version other than 1.0 and 1.1.
-    /// - 411: `POST`/`PUT`/`PATCH` without `content-length`, including chunked bodies:
-    ///   libwebsockets 4.1 does not de-chunk request bodies and we parse no HTTP framing.
+    /// - 411: `POST`/`PUT`/`PATCH` without `content-length` (unless its `HTTPBodyPolicy` says
+    ///   `requiresLength: false`), and every chunked body: libwebsockets 4.1 does not de-chunk
+    ///   request bodies and we parse no HTTP framing.
     /// - 408: the body did not arrive within its deadline (`HTTPServerConfiguration.bodyMinimumSeconds`,
     ///   `bodyMinimumRate`); the connection is closed.
     /// - 413: body over `bodyLimit(for:)`.

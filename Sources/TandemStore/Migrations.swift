@@ -569,5 +569,13 @@ enum Migrations {
         SQLiteMigration(version: 14, sql: """
         ALTER TABLE users ADD COLUMN invitation_emails INTEGER NOT NULL DEFAULT 1;
         """),
+        // Accounts after QA (issue 16). A deleted account's server-to-server keys are revoked with
+        // it (A43): keys of accounts deleted before that are revoked as of their deletion. A
+        // declined invitation is remembered, so the share's owner sees the person REMOVED (A44).
+        SQLiteMigration(version: 15, sql: """
+        UPDATE server_keys SET revoked_at = (SELECT deleted_at FROM users WHERE record_name = server_keys.user_record_name)
+        WHERE revoked_at IS NULL AND user_record_name IN (SELECT record_name FROM users WHERE deleted_at IS NOT NULL);
+        ALTER TABLE share_participants ADD COLUMN declined_at INTEGER;
+        """),
     ]
 }

@@ -20,6 +20,7 @@ enum AccountCommand {
     static let serveUsage = """
                        [--password-hash m=19456,t=2,p=1]   (Argon2id cost: KiB, passes, lanes; older hashes upgrade at sign-in)
                        [--session-idle SECONDS] [--session-lifetime SECONDS]   (web auth tokens; default 14 and 90 days)
+                       [--link-lifetime SECONDS]   (emailed sign-up and password-reset links; default 86400, 24 hours)
                        [--sign-in-attempts 5,50,900]   (failed sign-ins per account, per address, in SECONDS; sign-ups per address: 20)
                        [--smtp-url smtp://host:587|smtps://host:465] [--smtp-from noreply@example.com] [--smtp-user U --smtp-password P]
                                   (sign-up, password-reset and share invitation emails; without --smtp-url nothing is sent)
@@ -45,6 +46,7 @@ enum AccountCommand {
         }
         if let n = try seconds("session-idle") { settings.sessionIdleSeconds = n }
         if let n = try seconds("session-lifetime") { settings.sessionLifetimeSeconds = n }
+        if let n = try seconds("link-lifetime") { settings.linkLifetimeSeconds = n }
         if let url = options.value("smtp-url") {
             guard url.hasPrefix("smtp://") || url.hasPrefix("smtps://") else { throw UsageError("--smtp-url must start with smtp:// or smtps://") }
             settings.smtpURL = url

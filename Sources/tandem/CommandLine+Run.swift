@@ -156,7 +156,15 @@ extension CommandLine {
                 if options.flag("api") {
                     guard let container = options.value("container") else { throw UsageError("token create --api needs --container ID") }
                     guard options.value("user") == nil else { throw UsageError("an API token belongs to a container, not a user: drop --user") }
-                    let origins = options.value("origin").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+                    let origins = options.all("origin").flatMap { value in
+                        value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                    }
+                    // Checked before the data directory is opened: a refused value writes nothing (A42).
+                    do {
+                        _ = try AccountAdmin.checkSignInTargets(origins: origins, callback: options.value("sign-in-callback"))
+                    } catch let error as CloudKitError {
+                        throw UsageError("--origin / --sign-in-callback: " + error.reason)
+                    }
                     print(try withStore(data) {
                         try AccountAdmin.createAPIToken(container: container, origins: origins, callback: options.value("sign-in-callback"), store: $0)
                     })

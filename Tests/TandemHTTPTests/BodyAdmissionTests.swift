@@ -24,7 +24,11 @@ final class SpoolingResponder: HTTPResponder, @unchecked Sendable {
     func bodyLimit(for head: HTTPRequestHead) -> Int { 64 << 20 }
 
     func bodyPolicy(for head: HTTPRequestHead) -> HTTPBodyPolicy {
-        head.path == "/upload" ? HTTPBodyPolicy(limit: 64 << 20, spooled: true, admitFirst: true) : HTTPBodyPolicy(limit: 1 << 20)
+        switch head.path {
+        case "/upload": HTTPBodyPolicy(limit: 64 << 20, spooled: true, admitFirst: true)
+        case "/bodiless": HTTPBodyPolicy(limit: 1 << 20, requiresLength: false)
+        default: HTTPBodyPolicy(limit: 1 << 20)
+        }
     }
 
     /// Admits `Authorization: Bearer ok…`, charging the body to that header's value.
@@ -65,6 +69,30 @@ extension EndToEndTests {
             }
             #expect(server.bodies.peakBufferedBytes == 0)
             #expect(eventually { server.bodies.spooledBodies == 0 })
+        }
+
+        /// `curl -X POST` sends neither content-length nor transfer-encoding: where the policy
+        /// says the endpoint needs no body, that is an empty body (RFC 9112 §6.3), not 411, and
+        /// the connection closes after the answer (lws would read what follows as the body);
+        /// elsewhere it stays 411.
+        @Test func aPOSTWithoutLengthIsAnEmptyBodyWhereThePolicyAllows() throws {
+            let server = try startServer(responder: SpoolingResponder())
+            defer { server.shutdown() }
+            let client = try RawHTTPClient(port: server.port, timeout: 3)
+            try client.send("POST /bodiless HTTP/1.1\r\nHost: x\r\n\r\n")
+            let first = try client.readResponse()
+            #expect(first.status == 200 && first.text == "memory 0", "\(first.status) \(first.text)")
+            #expect(first.headers["connection"] == "close" && client.waitForClose(), "\(first.headers)")
+            let again = try RawHTTPClient(port: server.port, timeout: 3)
+            try again.send("POST /bodiless HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+            let second = try again.readResponse()
+            #expect(second.status == 200 && second.text == "memory 2", "\(second.status) \(second.text)")
+            let other = try RawHTTPClient(port: server.port, timeout: 3)
+            try other.send("POST /elsewhere HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try other.readResponse().status == 411)
+            let chunked = try RawHTTPClient(port: server.port, timeout: 3)
+            try chunked.send("POST /bodiless HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+            #expect(try chunked.readResponse().status == 411, "a chunked body is still refused")
         }
 
         @Test func anAdmittedBodyIsSpooledToAFileWithBoundedMemory() async throws {

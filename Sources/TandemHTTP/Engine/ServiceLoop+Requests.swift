@@ -61,8 +61,14 @@ extension ServiceLoop {
         switch (facts.contentLength, facts.transferEncoding) {
         case (.absent, nil):
             if announcesBody {
-                reject(connection, status: 411, reason: "A content-length is required.")
-                return 0
+                guard !responder.bodyPolicy(for: head).requiresLength else {
+                    reject(connection, status: 411, reason: "A content-length is required.")
+                    return 0
+                }
+                // Taken as empty (`HTTPBodyPolicy.requiresLength`). lws 4.1 reads a POST without a
+                // length as a body running to the end of the connection, so this connection cannot
+                // carry another request: it closes after the answer.
+                connection.closeAfterResponse = true
             }
             framing = .none
         case (.value(let length), nil):

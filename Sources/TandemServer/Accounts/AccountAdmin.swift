@@ -9,30 +9,41 @@ public enum AccountAdmin {
     /// Creates an API token (`ckAPIToken`) for a container, with the origins its sign-in page may
     /// hand web auth tokens to and how (`callback`: nil or `message` to post to the opener, or a
     /// URL on one of those origins to redirect to with `ckWebAuthToken=` appended).
-    /// - Throws: `NOT_FOUND` for an unknown container, `BAD_REQUEST` for an origin that is not
-    ///   `scheme://host[:port]` or a callback URL outside the origins.
+    /// - Throws: `NOT_FOUND` for an unknown container, `BAD_REQUEST` as `checkSignInTargets`;
+    ///   nothing is written then.
     public static func createAPIToken(container: String, origins: [String], callback: String?, store: any Store) throws -> String {
+        let (normalized, mode) = try checkSignInTargets(origins: origins, callback: callback)
         guard try store.read({ try $0.containerExists(container) }) else {
             throw CloudKitError(.notFound, "no container '\(container)'")
-        }
-        let normalized = try origins.map { origin in
-            guard let value = Origins.normalize(origin) else {
-                throw CloudKitError.badRequest("'\(origin)' is not an origin: give scheme://host[:port], e.g. https://app.example")
-            }
-            return value
-        }
-        var mode: String?
-        if let callback, callback != "message" {
-            guard let origin = Origins.origin(ofURL: callback), normalized.contains(origin) else {
-                throw CloudKitError.badRequest("the sign-in callback '\(callback)' must be 'message' or a URL on one of the --origin values")
-            }
-            mode = callback
         }
         let token = Tokens.make(kind: .api)
         let now = Clock.milliseconds()
         let grant = TokenGrant(kind: .api, user: nil, container: container, origins: normalized, callback: mode)
         try store.write { try $0.addToken(hash: Tokens.hash(token), grant: grant, at: now) }
         return token
+    }
+
+    /// An API token's allowed origins in canonical form and its callback mode (nil: post a
+    /// message), checked (decisions A8, A42). Each origin must be `http(s)://host[:port]` with no
+    /// path, query, fragment, credentials or wildcard (`Origins.normalize`); the callback is
+    /// `message` or an http(s) URL on one of them, without credentials, a fragment (the appended
+    /// `ckWebAuthToken` would land in it), spaces or control characters.
+    /// - Throws: `BAD_REQUEST` saying what is wrong.
+    public static func checkSignInTargets(origins: [String], callback: String?) throws -> (origins: [String], callback: String?) {
+        let normalized = try origins.map { origin in
+            guard let value = Origins.normalize(origin) else {
+                throw CloudKitError.badRequest(Origins.problem(origin) ?? "'\(origin)' is not an origin")
+            }
+            return value
+        }
+        guard let callback, callback != "message" else { return (normalized, nil) }
+        guard !callback.contains("#"), callback.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+            throw CloudKitError.badRequest("the sign-in callback '\(callback)' must be a URL without a fragment (#), spaces or control characters")
+        }
+        guard let origin = Origins.origin(ofURL: callback), normalized.contains(origin) else {
+            throw CloudKitError.badRequest("the sign-in callback '\(callback)' must be 'message' or an http(s) URL on one of the --origin values")
+        }
+        return (normalized, callback)
     }
 
     /// Accounts, oldest first: one line each (record name, email, verified, name).

@@ -10,7 +10,8 @@ public import TandemStore
 /// 2. every zone of their private databases, in every container and environment, is deleted as
 ///    `zones/modify` deletes one: the zone's shares stop with it and their participants lose the
 ///    zone from their shared database (their database feeds and subscriptions hear it);
-/// 3. their tokens are revoked (answers say `SESSION_REVOKED`), and their sign-in methods,
+/// 3. their tokens and the server-to-server keys that act as them are revoked (answers say
+///    `SESSION_REVOKED`; `tandem key list` shows the keys revoked), and their sign-in methods,
 ///    consents, emailed links, upload slots and subscriptions are deleted; the `users` row stays
 ///    without email, names or phone, so the record name is never reused and the email can sign
 ///    up again as a new account.
@@ -30,16 +31,20 @@ public struct AccountDeletion: Sendable {
         public var sharesStopped = 0
         public var participationsEnded = 0
         public var sessionsRevoked = 0
+        /// Server-to-server keys (`tandem key add`) that acted as the person and worked until now.
+        public var serverKeysRevoked = 0
 
-        /// `{zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked}`.
+        /// `{zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked, serverKeysRevoked}`.
         var json: JSONValue {
             ["zonesDeleted": .int(Int64(zones)), "recordsDeleted": .int(Int64(records)), "sharesStopped": .int(Int64(sharesStopped)),
-             "participationsEnded": .int(Int64(participationsEnded)), "sessionsRevoked": .int(Int64(sessionsRevoked))]
+             "participationsEnded": .int(Int64(participationsEnded)), "sessionsRevoked": .int(Int64(sessionsRevoked)),
+             "serverKeysRevoked": .int(Int64(serverKeysRevoked))]
         }
 
         /// One line for `tandem user remove`.
         public var summary: String {
             "zones=\(zones) records=\(records) shares-stopped=\(sharesStopped) participations-ended=\(participationsEnded) sessions-revoked=\(sessionsRevoked)"
+                + " server-keys-revoked=\(serverKeysRevoked)"
         }
     }
 
@@ -78,6 +83,7 @@ public struct AccountDeletion: Sendable {
                                           records: [], zoneChanged: true, formerViewers: viewers))
             }
             report.sessionsRevoked = try tx.eraseAccount(user: user, at: now)
+            report.serverKeysRevoked = try tx.revokeServerKeys(user: user, at: now)
             return Outcome(report: report, events: events)
         }, afterCommit: { outcome in
             outcome.events.forEach { hub?.publish($0) }

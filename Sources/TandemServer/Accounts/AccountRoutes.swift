@@ -8,17 +8,20 @@ import TandemStore
 /// | Operation | Method | Credentials | Body → answer |
 /// |---|---|---|---|
 /// | `signup` | POST | `ckAPIToken` | `{email, password, name?}` → `{status: "CHECK_EMAIL"}`, the same for a known email |
-/// | `verify` | POST | `ckAPIToken` | `{token}` (from the emailed link) → the account |
+/// | `verify` | POST | `ckAPIToken` | `{token}` (from the emailed link) → the account; an expired or used link is `AUTHENTICATION_FAILED` with `tandemReason` `LINK_EXPIRED` / `LINK_USED` (A46) |
 /// | `password/reset` | POST | `ckAPIToken` | `{email}` → `{status: "CHECK_EMAIL"}`, the same for an unknown email |
-/// | `password/set` | POST | `ckAPIToken` | `{token, password}` (from the emailed link) → the account; every session is revoked |
+/// | `password/set` | POST | `ckAPIToken` | `{token, password}` (from the emailed link) → the account; every session is revoked; link refusals as `verify` |
 /// | `signin` | POST | `ckAPIToken` | `{email, password, consent?, device?}` → `{ckWebAuthToken, userRecordName, sessionID, expiresAt}` |
 /// | `token/exchange` | POST | `ckAPIToken` | `{idToken, device?}` (a trusted issuer's ID token) → as `signin` (`TokenExchange`) |
-/// | `signout` | POST | user token | → `{revoked: 1}`: the presented token stops working |
+/// | `signout` | POST | user token | no body (or any) → `{revoked: 1}`: the presented token stops working |
 /// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName, invitationEmails}` |
 /// | `account` | POST | user token | `{invitationEmails: false}` (or `true`) → the account: share invitation emails off or on (A31) |
 /// | `sessions` | GET | user token | → `{sessions: [{sessionID, device, createdAt, lastUsedAt, expiresAt, current}]}` |
 /// | `sessions/revoke` | POST | user token | `{sessionID}` or `{all: true}` → `{revoked: N}` |
-/// | `account/delete` | POST | user token | `{password}` (or, without a password, a sign-in in the last 10 minutes) → `{deleted: true, zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked}` (A15) |
+/// | `account/delete` | POST | user token | `{password}` (or, without a password, no body and a sign-in in the last 10 minutes) → `{deleted: true, zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked, serverKeysRevoked}` (A15, A43) |
+///
+/// The credential is checked from the request's head before its body is read, and bodies are at
+/// most 64 KiB (`AccountRoutes+Callers`; decisions A39).
 ///
 /// A first sign-in to a container without `consent: true` is `ACCESS_DENIED` with `tandemReason`
 /// `CONSENT_REQUIRED` (nothing issued; decisions A35);
@@ -35,22 +38,21 @@ enum AccountRoutes {
             return try SignInPage(services: services).respond(context)
         }
         guard path.hasPrefix(prefix) else { return nil }
-        let segments = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard segments.count >= 2 else { throw CloudKitError(.notFound, "expected /auth/1/{container}/{operation}") }
-        let container = segments[0]
-        let operation = segments[1...].joined(separator: "/")
+        guard let (container, operation) = address(path) else { throw CloudKitError(.notFound, "expected /auth/1/{container}/{operation}") }
         endpoint = "auth/" + operation
         let method = context.request.head.method
         let accounts = services.accounts
         func require(_ allowed: String) throws {
             guard method == allowed else { throw MethodNotAllowed(allowed: allowed) }
         }
+        // The credential first, the body after (A39): the same check admitted the body from the head.
+        let caller = try self.caller(context, services, container: container, operation: operation)
+        let person: (token: String, user: UserAccount)? = if case .person(let token, let user) = caller { (token, user) } else { nil }
         switch operation {
         case "signup":
             try require("POST")
             let body = try context.jsonBody()
             let apiToken = context.parameters["ckAPIToken"] ?? ""
-            _ = try app(context, services, container: container)
             try accounts.signUp(email: try string(body, "email", required: true) ?? "", password: try string(body, "password", required: true),
                                 displayName: try string(body, "name"), address: context.request.head.remoteAddress,
                                 linkBase: context.mailLinkBaseURL.map { $0 + "/signin/verify?ckAPIToken=" + SignInHTML.percent(apiToken) })
@@ -59,26 +61,22 @@ enum AccountRoutes {
             try require("POST")
             let body = try context.jsonBody()
             let apiToken = context.parameters["ckAPIToken"] ?? ""
-            _ = try app(context, services, container: container)
             try accounts.requestReset(email: try string(body, "email", required: true) ?? "", address: context.request.head.remoteAddress,
                                       linkBase: context.mailLinkBaseURL.map { $0 + "/signin/password?ckAPIToken=" + SignInHTML.percent(apiToken) })
             return Responses.json(["status": "CHECK_EMAIL"])
         case "password/set":
             try require("POST")
             let body = try context.jsonBody()
-            _ = try app(context, services, container: container)
             let profile = try accounts.followResetLink(try string(body, "token", required: true) ?? "", password: try string(body, "password", required: true))
             return Responses.json(json(profile))
         case "verify":
             try require("POST")
             let body = try context.jsonBody()
-            _ = try app(context, services, container: container)
             let profile = try accounts.followSignUpLink(try string(body, "token", required: true) ?? "")
             return Responses.json(json(profile))
         case "signin":
             try require("POST")
             let body = try context.jsonBody()
-            _ = try app(context, services, container: container)
             var credential: [String: String] = [:]
             for key in ["email", "password"] { credential[key] = try string(body, key, required: true) }
             let consent: Bool
@@ -102,38 +100,39 @@ enum AccountRoutes {
             return try TokenExchange.respond(context, services, container: container)
         case "signout":
             try require("POST")
-            let (token, _) = try signedIn(context, services, container: container)
-            try accounts.signOut(token: token)
+            guard let person else { throw CloudKitError(.internalError, "signout without a person") }
+            try accounts.signOut(token: person.token)
             return Responses.json(["revoked": 1])
         case "account":
             guard method == "GET" || method == "POST" else { throw MethodNotAllowed(allowed: "GET, POST") }
-            let (_, user) = try signedIn(context, services, container: container)
+            guard let person else { throw CloudKitError(.internalError, "account without a person") }
             let body = method == "POST" ? try context.jsonBody() : [:]
-            return Responses.json(try AccountSettingsRoute.apply(body, user: user.recordName, store: services.store))
+            return Responses.json(try AccountSettingsRoute.apply(body, user: person.user.recordName, store: services.store))
         case "sessions":
             try require("GET")
-            let (token, user) = try signedIn(context, services, container: container)
-            let current = Sessions.id(Tokens.hash(token))
-            let sessions = try services.store.read { try $0.sessions(user: user.recordName) }
+            guard let person else { throw CloudKitError(.internalError, "sessions without a person") }
+            let current = Sessions.id(Tokens.hash(person.token))
+            let sessions = try services.store.read { try $0.sessions(user: person.user.recordName) }
             return Responses.json(["sessions": .array(sessions.map { json($0, current: current) })])
         case "sessions/revoke":
             try require("POST")
+            guard let person else { throw CloudKitError(.internalError, "sessions/revoke without a person") }
             let body = try context.jsonBody()
-            let (_, user) = try signedIn(context, services, container: container)
             let id = try string(body, "sessionID")
             let all = body["all"] == .bool(true)
             guard (id == nil) == all else { throw CloudKitError.badRequest("send either 'sessionID' or \"all\": true") }
             if let id, id.count != 16 || !id.allSatisfy(\.isHexDigit) {
                 throw CloudKitError.badRequest("'sessionID' is 16 hex digits (from the sessions list)")
             }
-            let count = try accounts.revoke(user: user.recordName, session: id)
+            let count = try accounts.revoke(user: person.user.recordName, session: id)
             if id != nil && count == 0 { throw CloudKitError(.notFound, "no session '\(id!)' of yours") }
             return Responses.json(["revoked": .int(Int64(count))])
         case "account/delete":
             try require("POST")
-            let body = try context.jsonBody()
-            let (token, user) = try signedIn(context, services, container: container)
-            let report = try accounts.deleteAccount(user: user.recordName, presentedToken: token, password: try string(body, "password"),
+            guard let person else { throw CloudKitError(.internalError, "account/delete without a person") }
+            // No body at all is no password (an account without one; A40).
+            let body = context.request.body.isEmpty ? [:] : try context.jsonBody()
+            let report = try accounts.deleteAccount(user: person.user.recordName, presentedToken: person.token, password: try string(body, "password"),
                                                     address: context.request.head.remoteAddress, deletion: services.deletion)
             guard case .object(var answer) = report.json else { throw CloudKitError(.internalError, "the report is not an object") }
             answer["deleted"] = true

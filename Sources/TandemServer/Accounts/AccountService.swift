@@ -90,10 +90,10 @@ final class AccountService: Sendable {
         send(compose(Self.link(base, secret)))
     }
 
-    private func untrustedHost() {
-        if !warnedUntrustedHost.exchange(true, ordering: .relaxed) {
-            log.message("accounts: no sign-up or reset email is sent for a request whose Host is not this machine (localhost) while --public-url is not set, so a forged Host cannot mail people links to another server; set tandem serve --public-url https://YOUR-SERVER")
-        }
+    /// Says once that an email was not sent because the request's Host cannot be trusted (A38).
+    func untrustedHost() {
+        guard mailer != nil, !warnedUntrustedHost.exchange(true, ordering: .relaxed) else { return }
+        log.message("accounts: no sign-up, reset or share invitation email is sent for a request whose Host is not this machine (localhost) while --public-url is not set, so a forged Host cannot mail people links to another server; set tandem serve --public-url https://YOUR-SERVER")
     }
 
     static func link(_ base: String, _ secret: String) -> String {
@@ -119,17 +119,21 @@ final class AccountService: Sendable {
 
     /// Follows a reset link: sets the new password, marks the email verified (the link proves it)
     /// and revokes every session of the account (whoever knew the old password is signed out).
-    /// - Throws: `BAD_REQUEST` for an unacceptable password (the link stays usable),
-    ///   `AUTHENTICATION_FAILED` when the link is unknown, used or expired.
+    /// The link is judged first, so an expired or used one says so whatever the password.
+    /// - Throws: `AUTHENTICATION_FAILED` when the link is unknown, used or expired
+    ///   (`AccountLinkRefusal`, A46); `BAD_REQUEST` for an unacceptable password (the link stays
+    ///   usable).
     func followResetLink(_ secret: String, password newPassword: String?) throws -> AccountProfile {
-        let password = try PasswordSignIn.password(newPassword, forNewAccount: true)
         let hash = Tokens.hash(secret)
+        try checkLink(secret, .reset)
+        let password = try PasswordSignIn.password(newPassword, forNewAccount: true)
         let encoded = try hasher.hash(password)
         let now = Clock.milliseconds()
         let profile = try store.write { tx in
-            guard let link = try tx.accountLink(hash: hash), link.purpose == .reset, let user = link.userRecordName,
-                  try tx.useAccountLink(hash: hash, at: now), let profile = try tx.profile(user: user) else {
-                throw CloudKitError(.authenticationFailed, "this link is unknown, was used already or expired; ask for a new one")
+            let link = try tx.accountLink(hash: hash)
+            if let refusal = AccountLinkRefusal.of(link, purpose: .reset, now: now) { throw refusal.error(.reset) }
+            guard let user = link?.userRecordName, try tx.useAccountLink(hash: hash, at: now), let profile = try tx.profile(user: user) else {
+                throw AccountLinkRefusal.used.error(.reset)
             }
             try tx.putSignInMethod(user: user, StoredSignInMethod(kind: PasswordSignIn.kind, subject: "", secret: encoded, createdAt: now))
             try tx.setEmailVerified(user: user, true)
@@ -142,18 +146,27 @@ final class AccountService: Sendable {
         return profile
     }
 
-    /// Follows a sign-up or reset link's secret. Sign-up: creates the account (or, for one an
-    /// operator added, sets its password) with the email verified.
-    /// - Throws: `AUTHENTICATION_FAILED` when the link is unknown, used or expired.
+    /// Follows a sign-up link's secret: creates the account (or, for one an operator added, sets
+    /// its password) with the email verified.
+    /// - Throws: `AUTHENTICATION_FAILED` when the link is unknown, used or expired
+    ///   (`AccountLinkRefusal`, A46).
     func followSignUpLink(_ secret: String) throws -> AccountProfile {
         let hash = Tokens.hash(secret)
         let now = Clock.milliseconds()
         return try store.write { tx in
-            guard let link = try tx.accountLink(hash: hash), link.purpose == .signup, try tx.useAccountLink(hash: hash, at: now) else {
-                throw CloudKitError(.authenticationFailed, "this link is unknown, was used already or expired; sign up again")
-            }
+            let link = try tx.accountLink(hash: hash)
+            if let refusal = AccountLinkRefusal.of(link, purpose: .signup, now: now) { throw refusal.error(.signup) }
+            guard let link, try tx.useAccountLink(hash: hash, at: now) else { throw AccountLinkRefusal.used.error(.signup) }
             return try Self.completeSignUp(link, tx, at: now)
         }
+    }
+
+    /// Whether the link with `secret` may be followed for `purpose` now, read only (the page an
+    /// emailed link opens says at once when it cannot; A46).
+    /// - Throws: `AccountLinkRefusal.error` when it may not.
+    func checkLink(_ secret: String, _ purpose: AccountLink.Purpose) throws {
+        let link = try store.read { try $0.accountLink(hash: Tokens.hash(secret)) }
+        if let refusal = AccountLinkRefusal.of(link, purpose: purpose, now: Clock.milliseconds()) { throw refusal.error(purpose) }
     }
 
     /// Creates the account a sign-up link describes, or gives an existing account with that email
@@ -211,9 +224,22 @@ final class AccountService: Sendable {
     ///   `consent`.
     func signIn(with method: any SignInMethod, credential: [String: String], container: String, consent: Bool,
                 device: String?, address: String) throws -> Session {
-        let key = try method.accountKey(credential)
+        let user = try authenticate(with: method, credential: credential, address: address)
         let now = Clock.milliseconds()
-        try limiter.checkSignIn(account: key, address: address, at: now)
+        if try !store.read({ try $0.hasConsent(user: user.recordName, container: container) }) {
+            guard consent else { throw ConsentRequired(user: user) }
+            try store.write { try $0.addConsent(user: user.recordName, container: container, at: now) }
+        }
+        return try issueSession(user: user, container: container, device: device, at: now)
+    }
+
+    /// The account a credential proves, under the rate limits (A5): checked before the
+    /// credential, a failure counted, a success clearing the account's count. No consent is
+    /// looked at and no session issued.
+    /// - Throws: as `signIn`, without `ConsentRequired`.
+    func authenticate(with method: any SignInMethod, credential: [String: String], address: String) throws -> UserAccount {
+        let key = try method.accountKey(credential)
+        try limiter.checkSignIn(account: key, address: address, at: Clock.milliseconds())
         let proved: UserAccount?
         do {
             proved = try method.authenticate(credential)
@@ -227,11 +253,7 @@ final class AccountService: Sendable {
             throw CloudKitError(.authenticationFailed, "the email or password is wrong")
         }
         limiter.recordSuccess(account: key)
-        if try !store.read({ try $0.hasConsent(user: user.recordName, container: container) }) {
-            guard consent else { throw ConsentRequired(user: user) }
-            try store.write { try $0.addConsent(user: user.recordName, container: container, at: now) }
-        }
-        return try issueSession(user: user, container: container, device: device, at: now)
+        return user
     }
 
     func issueSession(user: UserAccount, container: String, device: String?, at now: Int64) throws -> Session {

@@ -12,7 +12,7 @@ public struct AccountSettings: Sendable {
     public var attemptsPerAddress = 50
     public var signUpsPerAddress = 20
     public var attemptWindowSeconds: Int64 = 900
-    /// How long an emailed sign-up or reset link works (default 24 hours).
+    /// How long an emailed sign-up or reset link works (`--link-lifetime`, default 24 hours; A46).
     public var linkLifetimeSeconds: Int64 = 86_400
 
     /// The SMTP server for sign-up and reset emails (`smtp://host:587`, `smtps://host:465`); nil

@@ -34,53 +34,55 @@ enum SignInHTML {
         message.map { "<p class=\"error\" id=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
     }
 
-    /// The email-and-password form. `origins` lets the Cancel button tell the opener.
-    static func signInForm(app: String, csrf: String, apiToken: String, email: String = "", error: String? = nil, origins: [String],
-                           providers: [String] = []) -> String {
-        page(title: "Sign in to \(app)", body: """
+    /// The email-and-password form. The Cancel button tells the opener (an app's allowed
+    /// origins), or for a share page's sign-in goes back to it (A47).
+    static func signInForm(app: SignInApp, csrf: String, email: String = "", error: String? = nil, providers: [String] = []) -> String {
+        let cancel = app.returnPath.map { "<a id=\"cancel\" href=\"\(escape($0))\">Cancel</a>" }
+            ?? "<button type=\"button\" id=\"cancel\" data-origins=\"\(escape(app.origins.joined(separator: " ")))\">Cancel</button>"
+        return page(title: "Sign in to \(app.name)", body: """
             \(Self.error(error))
             <form method="post" action="/signin" id="signin">
-            \(hidden("csrf", csrf))\(hidden("ckAPIToken", apiToken))
+            \(hidden("csrf", csrf))\(app.field)
             <label>Email <input type="email" name="email" id="email" autocomplete="username" required value="\(escape(email))"></label>
             <label>Password <input type="password" name="password" id="password" autocomplete="current-password" required></label>
             <button type="submit" id="submit">Sign in</button>
             </form>
-            \(providerLinks(providers, apiToken: apiToken))
-            <p><a id="signup-link" href="/signin/signup?ckAPIToken=\(escape(percent(apiToken)))">Create an account</a>
-            · <a id="reset-link" href="/signin/reset?ckAPIToken=\(escape(percent(apiToken)))">Forgot your password?</a></p>
-            \(PasskeyHTML.signIn(csrf: csrf, apiToken: apiToken))
-            <p><button type="button" id="cancel" data-origins="\(escape(origins.joined(separator: " ")))">Cancel</button></p>
+            \(providerLinks(providers, app: app))
+            <p><a id="signup-link" href="/signin/signup?\(escape(app.query))">Create an account</a>
+            · <a id="reset-link" href="/signin/reset?\(escape(app.query))">Forgot your password?</a></p>
+            \(PasskeyHTML.signIn(csrf: csrf, app: app))
+            <p>\(cancel)</p>
             """)
     }
 
-    static func signUpForm(app: String, csrf: String, apiToken: String, error: String? = nil) -> String {
-        page(title: "Create an account for \(app)", body: """
+    static func signUpForm(app: SignInApp, csrf: String, error: String? = nil) -> String {
+        page(title: "Create an account for \(app.name)", body: """
             \(Self.error(error))
             <form method="post" action="/signin/signup" id="signup">
-            \(hidden("csrf", csrf))\(hidden("ckAPIToken", apiToken))
+            \(hidden("csrf", csrf))\(app.field)
             <label>Name <input type="text" name="name" id="name" autocomplete="name" maxlength="200"></label>
             <label>Email <input type="email" name="email" id="email" autocomplete="username" required></label>
             <label>Password <input type="password" name="password" id="password" autocomplete="new-password" minlength="8" required></label>
             <button type="submit" id="submit">Create account</button>
             </form>
-            \(PasskeyHTML.signUp(csrf: csrf, apiToken: apiToken))
-            <p><a href="/signin?ckAPIToken=\(escape(percent(apiToken)))">I have an account</a></p>
+            \(PasskeyHTML.signUp(csrf: csrf, app: app))
+            <p><a href="/signin?\(escape(app.query))">I have an account</a></p>
             """)
     }
 
-    static func checkEmail(apiToken: String) -> String {
+    static func checkEmail(app: SignInApp) -> String {
         page(title: "Check your email", body: """
             <p id="status">If this address can be used, a message with a link to confirm it is on its way. Follow it, then sign in.</p>
-            <p><a href="/signin?ckAPIToken=\(escape(percent(apiToken)))">Sign in</a></p>
+            <p><a href="/signin?\(escape(app.query))">Sign in</a></p>
             """)
     }
 
     /// The first sign-in to an app: allow or decline.
-    static func consent(app: String, email: String, csrf: String, apiToken: String, ticket: String) -> String {
-        page(title: "Allow \(app)?", body: """
-            <p id="consent-text">\(escape(app)) wants to use your account \(escape(email)): your name, email and the data you keep in this app.</p>
+    static func consent(app: SignInApp, email: String, csrf: String, ticket: String) -> String {
+        page(title: "Allow \(app.name)?", body: """
+            <p id="consent-text">\(escape(app.name)) wants to use your account \(escape(email)): your name, email and the data you keep in this app.</p>
             <form method="post" action="/signin/consent" id="consent">
-            \(hidden("csrf", csrf))\(hidden("ckAPIToken", apiToken))\(hidden("ticket", ticket))
+            \(hidden("csrf", csrf))\(app.field)\(hidden("ticket", ticket))
             <button type="submit" name="decision" value="allow" id="allow">Allow</button>
             <button type="submit" name="decision" value="deny" id="deny">Don't allow</button>
             </form>
@@ -101,7 +103,7 @@ enum SignInHTML {
     }
 
     /// The forms behind emailed links (`verify`, `password`) and the reset request (`reset`).
-    static func linkForm(step: String, csrf: String, apiToken: String, linkToken: String, error: String? = nil) -> String {
+    static func linkForm(step: String, csrf: String, app: SignInApp, linkToken: String, error: String? = nil) -> String {
         let fields: String
         let title: String
         switch step {
@@ -124,16 +126,16 @@ enum SignInHTML {
         return page(title: title, body: """
             \(Self.error(error))
             <form method="post" action="/signin/\(escape(step))" id="link-form">
-            \(hidden("csrf", csrf))\(hidden("ckAPIToken", apiToken))\(hidden("token", linkToken))
+            \(hidden("csrf", csrf))\(app.field)\(hidden("token", linkToken))
             \(fields)
             </form>
             """)
     }
 
-    static func done(_ message: String, apiToken: String) -> String {
+    static func done(_ message: String, app: SignInApp) -> String {
         page(title: "Done", body: """
             <p id="status">\(escape(message))</p>
-            <p><a href="/signin?ckAPIToken=\(escape(percent(apiToken)))">Sign in</a></p>
+            <p><a href="/signin?\(escape(app.query))">Sign in</a></p>
             """)
     }
 

@@ -10,14 +10,13 @@ extension SignInPage {
     static let deletePath = "/signin/account/delete"
 
     func showDeleteForm(_ context: RequestContext) throws -> HTTPResponse {
-        let app: (token: String, grant: TokenGrant)
-        switch try self.app(context.parameters["ckAPIToken"]) {
+        let app: SignInApp
+        switch try self.app(context.parameters) {
         case .failure(let problem): return page(SignInHTML.problem(problem.message), status: problem.status, origins: [])
         case .success(let found): app = found
         }
         let (cookie, setCookie) = csrfCookie(context)
-        var response = page(SignInHTML.deleteForm(app: app.grant.container ?? "", csrf: csrfToken(cookie), apiToken: app.token),
-                            status: 200, origins: app.grant.origins)
+        var response = page(SignInHTML.deleteForm(app: app, csrf: csrfToken(cookie)), status: 200, origins: app.origins)
         if let setCookie { response.headers.append(("set-cookie", setCookie)) }
         return response
     }
@@ -25,10 +24,8 @@ extension SignInPage {
     func submitDelete(_ context: RequestContext) throws -> HTTPResponse {
         let fields = FormBody.parse(context.request.body)
         guard let (app, csrf) = try checkForm(context, fields) else { return forbidden() }
-        let container = app.grant.container ?? ""
         func again(_ message: String, status: Int) -> HTTPResponse {
-            page(SignInHTML.deleteForm(app: container, csrf: csrf, apiToken: app.token, email: fields["email"] ?? "", error: message),
-                 status: status, origins: app.grant.origins)
+            page(SignInHTML.deleteForm(app: app, csrf: csrf, email: fields["email"] ?? "", error: message), status: status, origins: app.origins)
         }
         guard fields["confirm"] == "yes" else { return again("Tick the box to confirm that the account and its data go for good.", status: 400) }
         let accounts = services.accounts
@@ -43,7 +40,7 @@ extension SignInPage {
             try accounts.confirmPassword(fields["password"] ?? "", profile: profile, address: context.request.head.remoteAddress, at: now)
             let report = try services.deletion.delete(user: profile.recordName)
             services.authenticator.revoked()
-            return page(SignInHTML.deleted(report), status: 200, origins: app.grant.origins)
+            return page(SignInHTML.deleted(report), status: 200, origins: app.origins)
         } catch let error as CloudKitError {
             switch error.code {
             case .throttled:
@@ -58,13 +55,13 @@ extension SignInPage {
 }
 
 extension SignInHTML {
-    static func deleteForm(app: String, csrf: String, apiToken: String, email: String = "", error: String? = nil) -> String {
+    static func deleteForm(app: SignInApp, csrf: String, email: String = "", error: String? = nil) -> String {
         page(title: "Delete your account", body: """
             \(Self.error(error))
-            <p>This deletes your account and, in every app on this server (\(escape(app)) among them), your private data,
+            <p>This deletes your account and, in every app on this server (\(escape(app.name)) among them), your private data,
             the shares you own and your place in other people's shares. It cannot be undone.</p>
             <form method="post" action="/signin/account/delete" id="delete">
-            \(hidden("csrf", csrf))\(hidden("ckAPIToken", apiToken))
+            \(hidden("csrf", csrf))\(app.field)
             <label>Email <input type="email" name="email" id="email" autocomplete="username" required value="\(escape(email))"></label>
             <label>Current password <input type="password" name="password" id="password" autocomplete="current-password" required></label>
             <label><input type="checkbox" name="confirm" id="confirm" value="yes" required> Delete my account and its data for good</label>
@@ -82,6 +79,7 @@ extension SignInHTML {
             <li>Shares stopped: <span id="shares">\(report.sharesStopped)</span></li>
             <li>Shares left: <span id="participations">\(report.participationsEnded)</span></li>
             <li>Sessions signed out: <span id="sessions">\(report.sessionsRevoked)</span></li>
+            <li>Server-to-server keys revoked: <span id="server-keys">\(report.serverKeysRevoked)</span></li>
             </ul>
             """)
     }

@@ -5,7 +5,8 @@ import TandemHTTP
 import TandemStore
 
 /// The web sign-in page at the `redirectURL` of `AUTHENTICATION_REQUIRED` answers (`/signin`,
-/// with the app's `ckAPIToken`), completing CloudKit JS's flow (issue 16; decisions A8–A10):
+/// with the app's `ckAPIToken`), completing CloudKit JS's flow (issue 16; decisions A8–A10), and
+/// the share page's "Sign in" (`/signin?return=/share/{shortGUID}`, A47; `SignInApp`):
 ///
 /// - `GET /signin` — email and password form; `GET /signin/signup` — the sign-up form.
 /// - `POST /signin`, `POST /signin/signup`, `POST /signin/consent` — the forms' targets.
@@ -73,30 +74,22 @@ struct SignInPage {
 
     // MARK: Steps
 
-    /// The app an API token stands for, or a problem page's message.
-    func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
-        guard let apiToken, !apiToken.isEmpty, let grant = try services.store.read({ try $0.grant(forTokenHash: Tokens.hash(apiToken)) }),
-              grant.kind == .api, let container = grant.container else {
-            return .failure(PageProblem(status: 400, message: "Open this page from the app you want to sign in to (it needs the app's ckAPIToken)."))
-        }
-        if grant.callback == nil && grant.origins.isEmpty {
-            return .failure(PageProblem(status: 400, message: "This app has no allowed origin, so it cannot receive a sign-in. Its operator adds one with: tandem token create --api --container \(container) --origin https://app.example"))
-        }
-        return .success((apiToken, grant))
+    /// The app the page's query or form fields name (`SignInApp.resolve`), or a problem page's message.
+    func app(_ fields: [String: String]) throws -> Result<SignInApp, PageProblem> {
+        try SignInApp.resolve(fields, store: services.store)
     }
 
     private func showForm(_ context: RequestContext, signUp: Bool, fields: [String: String]) throws -> HTTPResponse {
-        let app: (token: String, grant: TokenGrant)
-        switch try self.app(fields["ckAPIToken"]) {
+        let app: SignInApp
+        switch try self.app(fields) {
         case .failure(let problem): return page(SignInHTML.problem(problem.message), status: problem.status, origins: [])
         case .success(let found): app = found
         }
         let (cookie, setCookie) = csrfCookie(context)
         let csrf = csrfToken(cookie)
-        let name = app.grant.container ?? ""
-        let html = signUp ? SignInHTML.signUpForm(app: name, csrf: csrf, apiToken: app.token)
-            : SignInHTML.signInForm(app: name, csrf: csrf, apiToken: app.token, origins: app.grant.origins, providers: providerNames(name))
-        var response = page(html, status: 200, origins: app.grant.origins)
+        let html = signUp ? SignInHTML.signUpForm(app: app, csrf: csrf)
+            : SignInHTML.signInForm(app: app, csrf: csrf, providers: providerNames(app))
+        var response = page(html, status: 200, origins: app.origins)
         if let setCookie { response.headers.append(("set-cookie", setCookie)) }
         return response
     }
@@ -104,21 +97,13 @@ struct SignInPage {
     private func submitSignIn(_ context: RequestContext) throws -> HTTPResponse {
         let fields = FormBody.parse(context.request.body)
         guard let (app, csrf) = try checkForm(context, fields) else { return forbidden() }
-        let container = app.grant.container ?? ""
         let accounts = services.accounts
         func again(_ message: String, status: Int) -> HTTPResponse {
-            page(SignInHTML.signInForm(app: container, csrf: csrf, apiToken: app.token, email: fields["email"] ?? "", error: message,
-                                       origins: app.grant.origins, providers: providerNames(container)), status: status, origins: app.grant.origins)
+            page(SignInHTML.signInForm(app: app, csrf: csrf, email: fields["email"] ?? "", error: message, providers: providerNames(app)),
+                 status: status, origins: app.origins)
         }
         do {
-            let session = try accounts.signIn(with: accounts.password, credential: fields, container: container, consent: false,
-                                              device: context.request.head.headers["user-agent"], address: context.request.head.remoteAddress)
-            return complete(session.token, app.grant)
-        } catch let consent as AccountService.ConsentRequired {
-            let ticket = Ticket.make(user: consent.user.recordName, container: container, secret: services.secret,
-                                     expiresAt: Clock.milliseconds() + Self.ticketMilliseconds)
-            return page(SignInHTML.consent(app: container, email: consent.user.email ?? "", csrf: csrf, apiToken: app.token, ticket: ticket),
-                        status: 200, origins: app.grant.origins)
+            return try signIn(with: accounts.password, credential: fields, app: app, csrf: csrf, context)
         } catch let error as CloudKitError {
             switch error.code {
             case .throttled:
@@ -131,36 +116,59 @@ struct SignInPage {
         }
     }
 
+    /// Signs in with `method` for `app` and completes (A8): an app's first sign-in shows the
+    /// consent step instead (A10); a share page's sign-in needs no consent and, for a share URL
+    /// that names no share, returns the person without a session (A47).
+    /// - Throws: the `CloudKitError` of a refused credential, for the caller's form.
+    func signIn(with method: any SignInMethod, credential: [String: String], app: SignInApp, csrf: String,
+                _ context: RequestContext) throws -> HTTPResponse {
+        let accounts = services.accounts
+        let device = context.request.head.headers["user-agent"], address = context.request.head.remoteAddress
+        guard app.asksConsent else {
+            let user = try accounts.authenticate(with: method, credential: credential, address: address)
+            guard !app.container.isEmpty else { return completion(nil, errorMessage: nil, app) }
+            return complete(try accounts.issueSession(user: user, container: app.container, device: device, at: Clock.milliseconds()).token, app)
+        }
+        do {
+            let session = try accounts.signIn(with: method, credential: credential, container: app.container, consent: false,
+                                              device: device, address: address)
+            return complete(session.token, app)
+        } catch let consent as AccountService.ConsentRequired {
+            let ticket = Ticket.make(user: consent.user.recordName, container: app.container, secret: services.secret,
+                                     expiresAt: Clock.milliseconds() + Self.ticketMilliseconds)
+            return page(SignInHTML.consent(app: app, email: consent.user.email ?? "", csrf: csrf, ticket: ticket), status: 200, origins: app.origins)
+        }
+    }
+
     private func submitSignUp(_ context: RequestContext) throws -> HTTPResponse {
         let fields = FormBody.parse(context.request.body)
         guard let (app, csrf) = try checkForm(context, fields) else { return forbidden() }
         do {
             try services.accounts.signUp(email: fields["email"] ?? "", password: fields["password"], displayName: fields["name"],
                                          address: context.request.head.remoteAddress,
-                                         linkBase: context.mailLinkBaseURL.map { $0 + "/signin/verify?ckAPIToken=" + SignInHTML.percent(app.token) })
-            return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
+                                         linkBase: context.mailLinkBaseURL.map { $0 + "/signin/verify?" + app.query })
+            return page(SignInHTML.checkEmail(app: app), status: 200, origins: app.origins)
         } catch let error as CloudKitError where error.code == .badRequest || error.code == .throttled {
             let message = error.code == .throttled ? "Too many sign-ups from here. Try again later." : error.reason
-            return page(SignInHTML.signUpForm(app: app.grant.container ?? "", csrf: csrf, apiToken: app.token, error: message),
-                        status: error.code == .throttled ? 429 : 400, origins: app.grant.origins)
+            return page(SignInHTML.signUpForm(app: app, csrf: csrf, error: message), status: error.code == .throttled ? 429 : 400, origins: app.origins)
         }
     }
 
     private func submitConsent(_ context: RequestContext) throws -> HTTPResponse {
         let fields = FormBody.parse(context.request.body)
         guard let (app, _) = try checkForm(context, fields) else { return forbidden() }
-        let container = app.grant.container ?? ""
-        guard let user = Ticket.check(fields["ticket"] ?? "", container: container, secret: services.secret, now: Clock.milliseconds()),
+        let container = app.container
+        guard app.asksConsent, let user = Ticket.check(fields["ticket"] ?? "", container: container, secret: services.secret, now: Clock.milliseconds()),
               let account = try services.store.read({ try $0.user(recordNameOrEmail: user) }) else {
-            return page(SignInHTML.problem("This step expired. Sign in again."), status: 403, origins: app.grant.origins)
+            return page(SignInHTML.problem("This step expired. Sign in again."), status: 403, origins: app.origins)
         }
         guard fields["decision"] == "allow" else {
-            return completion(nil, errorMessage: "The user did not allow this app to use their account.", app.grant)
+            return completion(nil, errorMessage: "The user did not allow this app to use their account.", app)
         }
         let now = Clock.milliseconds()
         try services.store.write { try $0.addConsent(user: user, container: container, at: now) }
         let session = try services.accounts.issueSession(user: account, container: container, device: context.request.head.headers["user-agent"], at: now)
-        return complete(session.token, app.grant)
+        return complete(session.token, app)
     }
 
     // MARK: Emailed links
@@ -169,17 +177,36 @@ struct SignInPage {
     /// reset request form (`reset`). A GET changes nothing (mail scanners open links); the form's
     /// POST does.
     private func showLinkForm(_ context: RequestContext) throws -> HTTPResponse {
-        let app: (token: String, grant: TokenGrant)
-        switch try self.app(context.parameters["ckAPIToken"]) {
+        let app: SignInApp
+        switch try self.app(context.parameters) {
         case .failure(let problem): return page(SignInHTML.problem(problem.message), status: problem.status, origins: [])
         case .success(let found): app = found
         }
         let (cookie, setCookie) = csrfCookie(context)
         let step = String(context.request.head.path.dropFirst("/signin/".count))
-        let html = SignInHTML.linkForm(step: step, csrf: csrfToken(cookie), apiToken: app.token, linkToken: context.parameters["token"] ?? "")
-        var response = page(html, status: 200, origins: app.grant.origins)
+        // A link that cannot be followed says so at once, read only (A46).
+        if let purpose = Self.linkPurpose(step) {
+            do {
+                try services.accounts.checkLink(context.parameters["token"] ?? "", purpose)
+            } catch let error as CloudKitError {
+                return page(SignInHTML.problem("This link cannot be used: \(error.reason)."), status: AccountLinkRefusal.pageStatus(error, fallback: 403),
+                            origins: app.origins)
+            }
+        }
+        let html = SignInHTML.linkForm(step: step, csrf: csrfToken(cookie), app: app, linkToken: context.parameters["token"] ?? "")
+        var response = page(html, status: 200, origins: app.origins)
         if let setCookie { response.headers.append(("set-cookie", setCookie)) }
         return response
+    }
+
+    /// The link an emailed-link page follows: `verify` a sign-up, `password` a reset; nil for the
+    /// reset request form.
+    static func linkPurpose(_ step: String) -> AccountLink.Purpose? {
+        switch step {
+        case "verify": .signup
+        case "password": .reset
+        default: nil
+        }
     }
 
     private func submitLinkForm(_ context: RequestContext) throws -> HTTPResponse {
@@ -190,49 +217,57 @@ struct SignInPage {
             switch step {
             case "verify":
                 _ = try services.accounts.followSignUpLink(fields["token"] ?? "")
-                return page(SignInHTML.done("Your email is confirmed and your account is ready.", apiToken: app.token), status: 200, origins: app.grant.origins)
+                return page(SignInHTML.done("Your email is confirmed and your account is ready.", app: app), status: 200, origins: app.origins)
             case "password":
                 _ = try services.accounts.followResetLink(fields["token"] ?? "", password: fields["password"])
-                return page(SignInHTML.done("Your new password is set. Every other session was signed out.", apiToken: app.token),
-                            status: 200, origins: app.grant.origins)
+                return page(SignInHTML.done("Your new password is set. Every other session was signed out.", app: app),
+                            status: 200, origins: app.origins)
             default:
                 try services.accounts.requestReset(email: fields["email"] ?? "", address: context.request.head.remoteAddress,
-                                                   linkBase: context.mailLinkBaseURL.map { $0 + "/signin/password?ckAPIToken=" + SignInHTML.percent(app.token) })
-                return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
+                                                   linkBase: context.mailLinkBaseURL.map { $0 + "/signin/password?" + app.query })
+                return page(SignInHTML.checkEmail(app: app), status: 200, origins: app.origins)
             }
         } catch let error as CloudKitError where [.badRequest, .authenticationFailed, .throttled].contains(error.code) {
-            let status = error.code == .badRequest ? 400 : error.code == .throttled ? 429 : 403
-            return page(SignInHTML.linkForm(step: step, csrf: csrf, apiToken: app.token, linkToken: fields["token"] ?? "", error: error.reason),
-                        status: status, origins: app.grant.origins)
+            let status = error.code == .badRequest ? 400 : error.code == .throttled ? 429 : AccountLinkRefusal.pageStatus(error, fallback: 403)
+            return page(SignInHTML.linkForm(step: step, csrf: csrf, app: app, linkToken: fields["token"] ?? "", error: error.reason),
+                        status: status, origins: app.origins)
         }
     }
 
     // MARK: Completion
 
-    func complete(_ token: String, _ grant: TokenGrant) -> HTTPResponse {
-        completion(token, errorMessage: nil, grant)
+    func complete(_ token: String, _ app: SignInApp) -> HTTPResponse {
+        completion(token, errorMessage: nil, app)
     }
 
-    /// Hands the outcome back: a redirect to the callback URL, or the page that posts to the opener.
-    func completion(_ token: String?, errorMessage: String?, _ grant: TokenGrant) -> HTTPResponse {
-        if let callback = grant.callback, let origin = Origins.origin(ofURL: callback), grant.origins.contains(origin) {
+    /// Hands the outcome back: for a share page, a redirect back to it (with `ckWebAuthToken`
+    /// when signed in; A47); for an app, a redirect to its callback URL, or the page that posts
+    /// to the opener (A8).
+    func completion(_ token: String?, errorMessage: String?, _ app: SignInApp) -> HTTPResponse {
+        if let path = app.returnPath {
+            let location = path + (token.map { "?ckWebAuthToken=" + SignInHTML.percent($0) } ?? "")
+            var response = HTTPResponse(status: 303, headers: [("location", location)], body: [])
+            response.headers += Self.securityHeaders(origins: [])
+            return response
+        }
+        if let callback = app.callback, let origin = Origins.origin(ofURL: callback), app.origins.contains(origin) {
             let separator = callback.contains("?") ? "&" : "?"
             let parameter = token.map { "ckWebAuthToken=" + SignInHTML.percent($0) }
                 ?? "errorMessage=" + SignInHTML.percent(errorMessage ?? "Sign-in failed.")
             var response = HTTPResponse(status: 303, headers: [("location", callback + separator + parameter)], body: [])
-            response.headers += Self.securityHeaders(origins: grant.origins)
+            response.headers += Self.securityHeaders(origins: app.origins)
             return response
         }
-        return page(SignInHTML.complete(session: token, errorMessage: errorMessage, origins: grant.origins), status: 200, origins: grant.origins)
+        return page(SignInHTML.complete(session: token, errorMessage: errorMessage, origins: app.origins), status: 200, origins: app.origins)
     }
 
     // MARK: CSRF
 
-    /// The form's API token grant and a fresh CSRF field, or nil when the CSRF check fails.
-    func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> ((token: String, grant: TokenGrant), String)? {
+    /// The form's app and a fresh CSRF field, or nil when the CSRF check fails.
+    func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> (SignInApp, String)? {
         guard let cookie = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], let sent = fields["csrf"],
               Digest.equal(Array(sent.utf8), Array(csrfToken(cookie).utf8)) else { return nil }
-        guard case .success(let app) = try self.app(fields["ckAPIToken"]) else { return nil }
+        guard case .success(let app) = try self.app(fields) else { return nil }
         return (app, csrfToken(cookie))
     }
 

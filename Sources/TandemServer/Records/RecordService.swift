@@ -8,14 +8,18 @@ public struct RequestScope: Sendable {
     /// The caller's user record name.
     public var user: String
     public var deviceID: String
-    /// The server's base URL as the client reaches it (share URLs).
+    /// The server's base URL as the client reaches it (share URLs in answers).
     public var baseURL: String
+    /// The base URL for links emailed to other people (share invitations): the trusted one of
+    /// `RequestContext.mailLinkBaseURL`, never a forged Host; nil mails no such link (A38, A45).
+    public var mailBaseURL: String?
 
-    public init(database: DatabaseScope, user: String, deviceID: String = "", baseURL: String = "") {
+    public init(database: DatabaseScope, user: String, deviceID: String = "", baseURL: String = "", mailBaseURL: String? = nil) {
         self.database = database
         self.user = user
         self.deviceID = deviceID
         self.baseURL = baseURL
+        self.mailBaseURL = mailBaseURL
     }
 }
 
@@ -160,7 +164,7 @@ public struct RecordService: Sendable {
                     : try ShareMembershipNotices.post(tx, batch.participantChanges, actor: scope.user, container: scope.database.container,
                                                       environment: scope.database.environment, at: now)
                 let mails = batch.invitations.isEmpty ? []
-                    : try invitations?.compose(tx, batch.invitations, inviter: scope.user, baseURL: batch.baseURL) ?? []
+                    : try invitations?.compose(tx, batch.invitations, inviter: scope.user, baseURL: scope.mailBaseURL) ?? []
                 return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event, notices: notices,
                                      mails: mails)
             }, afterCommit: { outcome in

@@ -24,6 +24,11 @@ import TandemStore
 ///   a head naming a server-to-server key (`X-Apple-CloudKit-Request-KeyID`) is admitted to
 ///   the bounded path, its signature checked once the body is read.
 ///
+/// - Accounts requests (`/auth/1/`): at most 64 KiB, admitted first: the operation's credential
+///   (the app's API token, or a user token) is checked from the head exactly as the route checks
+///   it (`AccountRoutes.caller`); the sign-in page's forms (`/signin…`), whose senders are not
+///   signed in, at most 64 KiB and charged to the client's address (decisions A39).
+///
 /// An admitted body is charged to a holder (`HTTPAdmission.admitted`): the owner of the upload
 /// URL, the signed-in user, else the client's address; one holder may have at most 4 spooled
 /// and 16 MiB of in-memory bodies being received at once (decisions E2).
@@ -38,6 +43,9 @@ enum BodyAdmission {
         if credentialedPrefixes.contains(where: head.path.hasPrefix) {
             return HTTPBodyPolicy(limit: Limits.jsonBodyBytes, admitFirst: true)
         }
+        if head.path.hasPrefix(AccountRoutes.prefix) { return AccountRoutes.bodyPolicy(head) }
+        // The sign-in page's forms come from people not signed in: small bodies only (A39).
+        if head.path == "/signin" || head.path.hasPrefix("/signin/") { return HTTPBodyPolicy(limit: AccountRoutes.bodyBytes) }
         if head.path.hasPrefix(AssetRoutes.uploadPrefix) && head.method == "POST" {
             return HTTPBodyPolicy(limit: Limits.assetBytes + 1, spooled: true, admitFirst: true)
         }
@@ -58,6 +66,7 @@ enum BodyAdmission {
         if credentialedPrefixes.contains(where: head.path.hasPrefix) {
             return try credentials(head, services)
         }
+        if head.path.hasPrefix(AccountRoutes.prefix) { return try AccountRoutes.admission(head, services) }
         var holder: String?
         if let refusal = try refusal(for: head, services, holder: &holder) { return .refused(refusal) }
         return .admitted(holder: holder)

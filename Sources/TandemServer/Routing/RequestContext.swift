@@ -34,7 +34,7 @@ public struct RequestContext: Sendable {
     public var scope: RequestScope {
         RequestScope(database: DatabaseScope(container: container, environment: environment, database: database,
                                              owner: user?.recordName ?? ""),
-                     user: user?.recordName ?? "", deviceID: parameters["deviceID"] ?? "", baseURL: baseURL)
+                     user: user?.recordName ?? "", deviceID: parameters["deviceID"] ?? "", baseURL: baseURL, mailBaseURL: mailLinkBaseURL)
     }
 
     /// The body as a JSON object.
@@ -72,7 +72,7 @@ public struct RequestContext: Sendable {
     }
 
     /// The base URL for links emailed to a person (sign-up and password-reset links, which carry
-    /// a secret): `--public-url` when configured; otherwise the Host header only when it names
+    /// a secret, and share invitations; A45): `--public-url` when configured; otherwise the Host header only when it names
     /// this machine (`localhost`, `127.x.x.x`, `[::1]`, with any port); else nil, and no such
     /// email is sent. A forged Host would otherwise mail a person a link to another server that
     /// then receives the secret ("password reset poisoning"; decisions A38).

@@ -179,6 +179,11 @@ extension ModifyContext {
         if let allows = changes.allowsAccessRequests { share.allowsAccessRequests = allows }
         guard let requested = changes.participants else { return }
         var kept = Set<String>()
+        // Declined invitations (A44): listed by participantId (a share sent back as fetched) they
+        // stay as they are; added again by lookupInfo they are invited again; left out they are
+        // dropped from the list.
+        let declined = current.filter(\.isDeclined)
+        var stillDeclined = Set<String>(), reinvited = Set<String>()
         let owner = try tx.user(matching: UserIdentity(userRecordName: share.owner))?.identity ?? UserIdentity(userRecordName: share.owner)
         for request in requested {
             // The owner may appear in the list (a share sent back as fetched); nobody else is OWNER.
@@ -190,6 +195,8 @@ extension ModifyContext {
             }
             if let match = active.first(where: { Self.matches(request, $0) }) {
                 guard kept.insert(match.participantID).inserted else {
+                    // Invited again by lookupInfo, and also sent back as fetched: one person.
+                    if reinvited.contains(match.participantID) && request.participantID == match.participantID { continue }
                     throw CloudKitError.badRequest("participant '\(match.userRecordName ?? match.email ?? match.phone ?? match.participantID)' appears twice in participants")
                 }
                 var updated = match
@@ -210,13 +217,22 @@ extension ModifyContext {
                 continue
             }
             if dropped.contains(where: { Self.matches(request, $0) }) { continue }
+            if let id = request.participantID, declined.contains(where: { $0.participantID == id }) {
+                stillDeclined.insert(id)
+                continue
+            }
             let participant = try newParticipant(request, share: share, principal: principal, publicPermission: newPublic, current: current)
             guard participant.userRecordName != share.owner else { continue }
+            if declined.contains(where: { $0.participantID == participant.participantID }) { reinvited.insert(participant.participantID) }
             try tx.putParticipant(participant, share: share)
             if let user = participant.userRecordName { batch.participantChanges.append(.init(share: share, user: user, added: true)) }
             batch.invitations.append(.init(share: share, participant: participant))
             active.append(participant)
             kept.insert(participant.participantID)
+        }
+        for var participant in declined where !stillDeclined.contains(participant.participantID) && !reinvited.contains(participant.participantID) {
+            participant.declinedAt = nil
+            try tx.putParticipant(participant, share: share)
         }
         let removing = active.filter { !kept.contains($0.participantID) }
         if !removing.isEmpty && newPublic != .none {

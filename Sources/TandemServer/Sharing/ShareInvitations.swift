@@ -33,7 +33,14 @@ struct ShareInvitations: Sendable {
     }
 
     /// The emails for `added`, read inside the save's transaction (after its last write).
-    func compose(_ reader: any StoreReading, _ added: [Added], inviter: String, baseURL: String) throws -> [AccountMail] {
+    /// `baseURL` is the trusted base for emailed links (`RequestScope.mailBaseURL`); without one
+    /// nobody is mailed and the server says once why (A38, A45): a share URL built from a forged
+    /// Host would send the invitee to another server.
+    func compose(_ reader: any StoreReading, _ added: [Added], inviter: String, baseURL: String?) throws -> [AccountMail] {
+        guard let baseURL else {
+            if added.contains(where: { $0.participant.status == .pending && $0.participant.email != nil }) { accounts.untrustedHost() }
+            return []
+        }
         var mails: [AccountMail] = []
         var inviterName: String?
         for item in added where item.participant.status == .pending {

@@ -15,7 +15,9 @@ struct SharePresenter {
         let mine = stored.first { $0.userRecordName == viewer && $0.status != .removed }
         let manages = isOwner || (mine?.role == .administrator && mine?.status == .accepted)
         var people: [Share.Participant] = [try ownerParticipant(share, showContact: manages)]
-        for participant in stored where participant.status != .removed {
+        // A declined invitation stays in the list, REMOVED, for those who manage the share (A44):
+        // CloudKit's answer to an invitation is an acceptance status.
+        for participant in stored where participant.status != .removed || (manages && participant.isDeclined) {
             let isSelf = participant.userRecordName == viewer
             guard manages || isSelf || participant.status == .accepted else { continue }
             people.append(try present(participant, showContact: manages || isSelf))

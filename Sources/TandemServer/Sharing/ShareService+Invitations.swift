@@ -43,7 +43,8 @@ extension ShareService {
     }
 
     /// Declines each invitation: the caller's participation becomes `REMOVED` as leaving does
-    /// (the share record is touched so the owner's feeds and subscriptions hear of it). Only
+    /// (the share record is touched so the owner's feeds and subscriptions hear of it), marked
+    /// declined, so the share's owner and administrators see the person `REMOVED` (A44). Only
     /// for an invitation not yet accepted.
     /// - Returns: per item, the short GUID, or `NOT_FOUND` (no share, or not invited: the same
     ///   answer), `BAD_REQUEST` for the owner and for a participant who already accepted.
@@ -58,6 +59,8 @@ extension ShareService {
                     guard var mine = standing.participation else { throw CloudKitError(.notFound, AccessPolicy.hiddenReason) }
                     mine.status = .removed
                     mine.userRecordName = user.recordName
+                    // Remembered, so the owner sees the answer: REMOVED in the share's participants (A44).
+                    mine.declinedAt = Clock.milliseconds()
                     try tx.putParticipant(mine, share: share)
                     return try ShareRecords.participantsChanged(tx, share: share, by: user.recordName, container: scope.database.container,
                                                                 environment: scope.database.environment, deviceID: scope.deviceID,

@@ -15,6 +15,11 @@ struct LandingPageHTML {
     var description = "Ask the owner for access to this item."
     var imageURL: String?
     var action: Action?
+    /// The sign-in page that returns here, for a signed-out visitor (A47); nil when signed in.
+    var signInURL: String?
+    /// The page was opened with `ckWebAuthToken` in its URL (back from the sign-in page): its
+    /// script keeps the token for the buttons and takes it out of the URL.
+    var keepsToken = false
 
     func render() -> String {
         var head = """
@@ -43,6 +48,9 @@ struct LandingPageHTML {
         case nil:
             body = "<p>This item is private. Ask the owner for access.</p>"
         }
+        if let signInURL {
+            body += "<p><a id=\"signin\" href=\"\(Self.escape(signInURL))\">Sign in</a> to open or accept it.</p>"
+        }
         return """
             <!doctype html>
             <html lang="en">
@@ -61,10 +69,25 @@ struct LandingPageHTML {
             \(image)
             \(body)
             <p id="status"></p>
+            \(keepsToken ? Self.keepToken : "")
             </body>
             </html>
             """
     }
+
+    /// Back from the sign-in page, the URL holds `ckWebAuthToken` (A47): kept where the buttons
+    /// look for the token, and taken out of the address bar and history.
+    static let keepToken = """
+        <script>
+        (function () {
+          const query = new URLSearchParams(location.search), token = query.get("ckWebAuthToken");
+          if (!token) return;
+          localStorage.setItem("tandem.token", token);
+          query.delete("ckWebAuthToken");
+          history.replaceState(null, "", location.pathname + (query.toString() ? "?" + query.toString() : ""));
+        })();
+        </script>
+        """
 
     /// A button that posts `payload` with the user token kept in this browser (localStorage
     /// `tandem.token`, asked for once). A token the server refuses (401) is forgotten, so the

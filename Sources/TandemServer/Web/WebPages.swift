@@ -10,7 +10,9 @@ import TandemStore
 /// A stranger sees a share's title, thumbnail and owner only when the share is public; a
 /// private share (or a token that names nothing) gets the same generic "ask the owner" page,
 /// plus a request button when the owner allows access requests (decisions D7). A signed-in
-/// participant (Bearer token or `ckWebAuthToken`) sees their share.
+/// participant (Bearer token or `ckWebAuthToken`) sees their share. A signed-out visitor gets a
+/// "Sign in" link to `/signin?return=/share/{shortGUID}`, which comes back here with
+/// `ckWebAuthToken` (A47); the page keeps that token for its buttons and drops it from the URL.
 struct WebPages: Sendable {
     let services: Services
 
@@ -31,9 +33,12 @@ struct WebPages: Sendable {
             return try thumbnail(found)
         }
         guard rest.count == 1 else { throw CloudKitError(.notFound, "no page at \(path)") }
-        let viewer = try? services.authenticator.user(headers: context.request.head.headers["authorization"], parameters: context.parameters,
-                                                      container: found?.container ?? "", signInURL: "")
-        return try landingPage(found, requested: guid, viewer: viewer, base: context.baseURL)
+        // The page is the server's own: a user token alone (Bearer, or `ckWebAuthToken` as the
+        // sign-in page sends the person back with it, A47) names the viewer, no API token needed.
+        let presented = Authenticator.presentedUserToken(authorization: context.request.head.headers["authorization"], parameters: context.parameters)
+        let viewer = presented.flatMap { try? services.authenticator.user(token: $0, container: found?.container ?? "") }
+        return try landingPage(found, requested: guid, viewer: viewer, base: context.baseURL,
+                               keepsToken: context.parameters["ckWebAuthToken"] != nil)
     }
 
     /// `applinks` for `/share/*` with the app IDs the server was configured with.
@@ -87,12 +92,18 @@ struct WebPages: Sendable {
     }
 
     private func landingPage(_ found: (share: StoredShare, container: String, environment: Environment)?, requested: String,
-                             viewer: UserAccount?, base: String) throws -> HTTPResponse {
+                             viewer: UserAccount?, base: String, keepsToken: Bool) throws -> HTTPResponse {
         let shown = try visible(found, viewer: viewer)
         let guid = found?.share.shortGUID ?? ""
         // The page's own URL as asked for: the same for a private share and for no share at all.
         let pageURL = base + "/share/" + (requested.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         var page = LandingPageHTML(pageURL: pageURL)
+        page.keepsToken = keepsToken
+        // Signed out: a way to sign in that comes back here (A47). Offered for every well-formed
+        // token, so a private share's page and a page for no share stay alike (D7).
+        if viewer == nil && ShareTokens.isWellFormed(requested) {
+            page.signInURL = "/signin?return=" + SignInHTML.percent("/share/" + requested)
+        }
         if let found, let shown {
             page.title = shown.title
             page.description = "Shared by \(shown.ownerName)"
@@ -103,8 +114,10 @@ struct WebPages: Sendable {
             page.action = .requestAccess(requestURL: "\(base)/tandem/1/\(found.container)/\(found.environment.rawValue)/shares/requestAccess",
                                          shortGUID: guid)
         }
+        // After sign-in the page's URL holds `ckWebAuthToken` (until its script takes it out):
+        // no referrer may carry it elsewhere.
         return HTTPResponse(status: 200, headers: [("content-type", "text/html; charset=utf-8"), ("cache-control", "no-store"),
-                                                   ("x-content-type-options", "nosniff")],
+                                                   ("x-content-type-options", "nosniff"), ("referrer-policy", "no-referrer")],
                             body: Array(page.render().utf8))
     }
 }

@@ -28,4 +28,9 @@ extension SQLiteStoreTransaction {
         try db.run("UPDATE server_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL", [.integer(time), .text(id)])
         return db.changes > 0
     }
+
+    func revokeServerKeys(user: String, at time: Int64) throws -> Int {
+        try db.run("UPDATE server_keys SET revoked_at = ? WHERE user_record_name = ? AND revoked_at IS NULL", [.integer(time), .text(user)])
+        return db.changes
+    }
 }

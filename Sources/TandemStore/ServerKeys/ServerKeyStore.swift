@@ -37,4 +37,7 @@ public protocol ServerKeyWriting: ServerKeyReading {
     func addServerKey(_ key: StoredServerKey) throws
     /// Revokes a key; false when it was unknown or already revoked.
     func revokeServerKey(id: String, at time: Int64) throws -> Bool
+    /// Revokes every key that acts as `user`, in every container (their account is being
+    /// deleted; decisions A43); returns how many were working.
+    func revokeServerKeys(user: String, at time: Int64) throws -> Int
 }

@@ -16,7 +16,8 @@ extension SQLiteStoreTransaction {
     }
 
     private static let participantColumns = """
-        p.participant_id, p.user_record_name, p.email, p.phone, p.role, p.permission, p.status, p.approved_requester, p.added_at
+        p.participant_id, p.user_record_name, p.email, p.phone, p.role, p.permission, p.status, p.approved_requester, p.added_at,
+        p.declined_at
         """
 
     private static func storedParticipant(_ row: SQLiteStatement, from index: Int32 = 0) -> StoredParticipant {
@@ -24,7 +25,8 @@ extension SQLiteStoreTransaction {
                           phone: optionalText(row, index + 3), role: Share.Role(rawValue: row.text(index + 4)) ?? .privateUser,
                           permission: Share.Permission(rawValue: row.text(index + 5)) ?? .readOnly,
                           status: Share.AcceptanceStatus(rawValue: row.text(index + 6)) ?? .pending,
-                          isApprovedRequester: row.int64(index + 7) != 0, addedAt: row.int64(index + 8))
+                          isApprovedRequester: row.int64(index + 7) != 0, addedAt: row.int64(index + 8),
+                          declinedAt: row.isNull(index + 9) ? nil : row.int64(index + 9))
     }
 
     func share(zone: StoredZone, recordName: String) throws -> StoredShare? {
@@ -205,14 +207,16 @@ extension SQLiteStoreTransaction {
     func putParticipant(_ participant: StoredParticipant, share: StoredShare) throws {
         try db.run("""
             INSERT INTO share_participants (share_id, participant_id, user_record_name, email, phone, role, permission, status,
-                approved_requester, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                approved_requester, added_at, declined_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (participant_id) DO UPDATE SET user_record_name = excluded.user_record_name, email = excluded.email,
                 phone = excluded.phone, role = excluded.role, permission = excluded.permission, status = excluded.status,
-                approved_requester = excluded.approved_requester
+                approved_requester = excluded.approved_requester, declined_at = excluded.declined_at
             """, [.integer(share.key), .text(participant.participantID), participant.userRecordName.map(SQLiteValue.text) ?? .null,
                   participant.email.map(SQLiteValue.text) ?? .null, participant.phone.map { .text(PhoneNumbers.normalize($0)) } ?? .null,
                   .text(participant.role.rawValue), .text(participant.permission.rawValue), .text(participant.status.rawValue),
-                  .integer(participant.isApprovedRequester ? 1 : 0), .integer(participant.addedAt)])
+                  .integer(participant.isApprovedRequester ? 1 : 0), .integer(participant.addedAt),
+                  // Only a REMOVED participation can be a declined one.
+                  participant.status == .removed ? participant.declinedAt.map(SQLiteValue.integer) ?? .null : .null])
     }
 
     func deleteParticipant(participantID: String) throws {

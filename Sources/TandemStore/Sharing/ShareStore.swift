@@ -43,9 +43,14 @@ public struct StoredParticipant: Sendable, Hashable {
     public var status: Share.AcceptanceStatus
     public var isApprovedRequester: Bool
     public var addedAt: Int64
+    /// When the person declined the invitation (`shares/declineInvitation`), milliseconds since
+    /// 1970; nil otherwise. Only a `REMOVED` participant has one: it is shown to the share's
+    /// managers as `REMOVED` until the owner saves the share without it (decisions A44).
+    public var declinedAt: Int64?
 
     public init(participantID: String, userRecordName: String?, email: String?, phone: String?, role: Share.Role,
-                permission: Share.Permission, status: Share.AcceptanceStatus, isApprovedRequester: Bool, addedAt: Int64) {
+                permission: Share.Permission, status: Share.AcceptanceStatus, isApprovedRequester: Bool, addedAt: Int64,
+                declinedAt: Int64? = nil) {
         self.participantID = participantID
         self.userRecordName = userRecordName
         self.email = email
@@ -55,7 +60,11 @@ public struct StoredParticipant: Sendable, Hashable {
         self.status = status
         self.isApprovedRequester = isApprovedRequester
         self.addedAt = addedAt
+        self.declinedAt = declinedAt
     }
+
+    /// Whether this is an invitation the person declined (and the owner has not dropped yet).
+    public var isDeclined: Bool { status == .removed && declinedAt != nil }
 }
 
 /// Reads of shares, participants and share membership.

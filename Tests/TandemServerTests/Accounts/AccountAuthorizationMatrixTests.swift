@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemCore
+import TandemTestSupport
 
 /// Every accounts endpoint × every kind of caller, against the real server (DESIGN.md §6; the
 /// sharing endpoints' matrix is AuthorizationMatrixTests). Each case gets fresh tokens, so a case
@@ -31,6 +32,10 @@ struct AccountAuthorizationMatrixTests {
         /// The sign-in page's passkey steps (CSRF-protected forms; user tokens play no part).
         case passkeyOptions, passkeySignIn, passkeySignUp
         case accountSettings
+        /// `POST signout` with no body and no content-length (`curl -X POST`; A40).
+        case signoutBodiless
+        /// The sign-in page opened from a share page (`/signin?return=/share/{shortGUID}`; A47).
+        case sharePageSignIn
         var description: String { rawValue }
     }
 
@@ -65,6 +70,9 @@ struct AccountAuthorizationMatrixTests {
         .passkeySignUp:  ["HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 400", "HTTP 403", "HTTP 403"],
         // POST account {invitationEmails} (A31).
         .accountSettings: ["ok", "ok", failed, failed, required, required, required],
+        .signoutBodiless: ["ok", "ok", failed, failed, required, required, required],
+        // Anyone may open it (a share URL reaches people who are signed out); credentials play no part.
+        .sharePageSignIn: ["ok", "ok", "ok", "ok", "ok", "ok", "ok"],
     ]
 
     struct World {
@@ -146,6 +154,15 @@ struct AccountAuthorizationMatrixTests {
             response = try server.auth("sessions/revoke", ["sessionID": "0123456789abcdef"], apiToken: api, bearer: user)
         case .accountSettings:
             response = try server.auth("account", ["invitationEmails": true], apiToken: api, bearer: user)
+        case .signoutBodiless:
+            let socket = try RawSocket(port: server.port)
+            let query = api.map { "?ckAPIToken=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") } ?? ""
+            socket.send("POST /auth/1/\(TestServer.container)/signout\(query) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                        + (user.map { "Authorization: Bearer \($0)\r\n" } ?? "") + "\r\n")
+            let reply = socket.readUntilClosed(seconds: 20)
+            response = TestServer.Response(status: reply.status ?? 0, body: Data(reply.body.utf8), headers: [:])
+        case .sharePageSignIn:
+            response = try server.request("GET", server.baseURL + "/signin?return=%2Fshare%2F" + String(repeating: "c", count: 26), token: .some(user))
         case .accountDelete:
             response = try server.auth("account/delete", ["password": "not the password"], apiToken: api, bearer: user)
         case .signinPage, .accountDeletePage:

@@ -89,6 +89,34 @@ struct AccountDeletionTests {
         try expectGone(server, w, app: app)
     }
 
+    /// A server-to-server key acts as its user: deleting the account revokes it in the same
+    /// transaction, `tandem key list` shows it revoked, and a request signed with it is refused
+    /// (A43; QA: the key of a deleted user was listed active).
+    @Test func aDeletedUsersServerKeysAreRevokedWithTheAccount() throws {
+        let (server, app) = try Self.lazy.get()
+        let holder = try server.person("keyholder")
+        let key = try server.serverKey(user: holder.email)
+        let signed = try server.signed("POST", "records/modify", body: ServerKeyTests.create(unique("before")), key: key)
+        #expect(signed.status == 200, "\(signed.text)")
+        let removed = try runTandem(["user", "remove", holder.email, "--yes", "--data", server.dataDirectory])
+        #expect(removed.status == 0 && removed.output.contains("server-keys-revoked=1"), "\(removed)")
+        let listed = try runTandem(["key", "list", "--container", TestServer.container, "--data", server.dataDirectory])
+        let line = listed.output.split(separator: "\n").first { $0.hasPrefix(key.id) }.map(String.init) ?? ""
+        #expect(line.contains("revoked=") && !line.contains("active"), "\(listed.output)")
+        let refused = try server.signed("POST", "records/modify", body: ServerKeyTests.create(unique("after")), key: key)
+        #expect(refused.status == 401 && refused.json.serverErrorCode == "AUTHENTICATION_FAILED" && refused.text.contains("revoked"),
+                "\(refused.text)")
+
+        // Self-service deletion reports the keys it revoked.
+        let email = "\(unique("keyed"))@example.com".lowercased()
+        try server.signUpVerified(email, password: "keyed password", apiToken: app)
+        let token = try server.signIn(email, password: "keyed password", apiToken: app)
+        let own = try server.serverKey(user: email)
+        let deleted = try server.auth("account/delete", ["password": "keyed password"], bearer: token)
+        #expect(deleted.status == 200 && deleted.json["serverKeysRevoked"] == 1, "\(deleted.text)")
+        #expect(try server.sqlite("SELECT revoked_at IS NOT NULL FROM server_keys WHERE key_id = '\(own.id)'") == "1")
+    }
+
     @Test func theOperatorRemovesAUserWithTheCLI() throws {
         let (server, app) = try Self.lazy.get()
         let w = try world(server, app: app)
@@ -97,7 +125,8 @@ struct AccountDeletionTests {
         #expect(try server.currentUser(w.bob.token) == w.bob.recordName)
         let removed = try runTandem(["user", "remove", w.bob.email, "--yes", "--data", server.dataDirectory])
         #expect(removed.status == 0, "\(removed)")
-        #expect(removed.output.contains("zones=2 records=4 shares-stopped=1 participations-ended=1 sessions-revoked=1"), "\(removed.output)")
+        #expect(removed.output.contains("zones=2 records=4 shares-stopped=1 participations-ended=1 sessions-revoked=1 server-keys-revoked=0"),
+                "\(removed.output)")
         let twice = try runTandem(["user", "remove", w.bob.email, "--yes", "--data", server.dataDirectory])
         #expect(twice.status == 1 && twice.error.contains("no user"), "\(twice)")
         // Another process revoked the token: the server's cache may keep it up to 30 s (A6).

@@ -54,7 +54,7 @@ struct EmailTests {
         _ = try server.signIn(email, password: "mailed password", apiToken: world.app)
         // A link works once.
         let again = try form.post(server, "/signin/verify", ["token": URLComponents(string: link)!.queryItems!.first { $0.name == "token" }!.value!])
-        #expect(again.status == 403, "\(again.status)")
+        #expect(again.status == 410 && again.text.contains("used already"), "\(again.status)")
 
         // Signing up again with the address: the owner is told, and the message holds no link.
         _ = try server.auth("signup", ["email": .string(email), "password": "someone else"], apiToken: world.app)
@@ -106,6 +106,71 @@ struct EmailTests {
         _ = try server.signIn(email, password: "new password", apiToken: world.app)
         let reused = try server.auth("password/set", ["token": .string(secret), "password": "third password"], apiToken: world.app)
         #expect(reused.json.serverErrorCode == "AUTHENTICATION_FAILED", "\(reused.text)")
+    }
+}
+
+/// Emailed links that cannot be followed any more say why, on the page and in the JSON API, and
+/// change nothing (A46; QA): expired (`--link-lifetime` makes them expire in a second here) or
+/// used already.
+@Suite("Account email: expired and used links")
+struct EmailLinkRefusalTests {
+    static func secret(_ mail: String) throws -> (link: String, secret: String) {
+        let link = try #require(SMTPSink.link(in: mail), "\(mail)")
+        return (link, try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "token" }?.value))
+    }
+
+    @Test func anExpiredLinkIsRefusedOnThePageAndInTheAPI() throws {
+        let sink = try SMTPSink()
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--smtp-url", "smtp://127.0.0.1:\(sink.port)", "--link-lifetime", "1"])
+        let app = try server.apiToken(origins: ["https://app.example"])
+        let newcomer = "\(unique("late"))@example.com".lowercased()
+        _ = try server.auth("signup", ["email": .string(newcomer), "password": "late password"], apiToken: app)
+        let member = "\(unique("forgetful"))@example.com".lowercased()
+        try TestServer.admin(["user", "add", "--email", member, "--data", server.dataDirectory])
+        _ = try server.auth("password/reset", ["email": .string(member)], apiToken: app)
+        let verify = try Self.secret(try sink.message(to: newcomer))
+        let reset = try Self.secret(try sink.message(to: member))
+        Thread.sleep(forTimeInterval: 1.5)
+
+        for (link, name) in [(verify.link, "sign-up"), (reset.link, "reset")] {
+            let page = try server.request("GET", link, token: .some(nil))
+            #expect(page.status == 410 && page.text.contains("expired") && !page.text.contains("<form"), "\(name): \(page.status) \(page.text)")
+        }
+        let verified = try server.auth("verify", ["token": .string(verify.secret)], apiToken: app)
+        #expect(verified.status == 401 && verified.json["tandemReason"] == "LINK_EXPIRED" && verified.text.contains("expired"), "\(verified.text)")
+        let set = try server.auth("password/set", ["token": .string(reset.secret), "password": "a new password"], apiToken: app)
+        #expect(set.status == 401 && set.json["tandemReason"] == "LINK_EXPIRED" && set.text.contains("new password reset link"), "\(set.text)")
+        // The page's form (POST) says the same, and nothing was created or changed.
+        let form = try FormPage(try server.request("GET", server.baseURL + "/signin/reset?ckAPIToken=" + app, token: .some(nil)))
+        let posted = try form.post(server, "/signin/verify", ["token": verify.secret])
+        #expect(posted.status == 410 && posted.text.contains("expired"), "\(posted.status) \(posted.text)")
+        #expect(try server.sqlite("SELECT count(*) FROM users WHERE email = '\(newcomer)'") == "0")
+        #expect(try server.sqlite("SELECT count(*) FROM sign_in_methods m JOIN users u ON u.record_name = m.user_record_name WHERE u.email = '\(member)'") == "0")
+    }
+
+    @Test func aUsedLinkCannotBeReplayed() throws {
+        let world = try EmailTests.world()
+        let server = world.server
+        let email = "\(unique("once"))@example.com".lowercased()
+        _ = try server.auth("signup", ["email": .string(email), "password": "only once"], apiToken: world.app)
+        let verify = try Self.secret(try world.sink.message(to: email))
+        #expect(try server.auth("verify", ["token": .string(verify.secret)], apiToken: world.app).status == 200)
+        let replayed = try server.auth("verify", ["token": .string(verify.secret)], apiToken: world.app)
+        #expect(replayed.status == 401 && replayed.json["tandemReason"] == "LINK_USED" && replayed.text.contains("used already"), "\(replayed.text)")
+        let page = try server.request("GET", verify.link, token: .some(nil))
+        #expect(page.status == 410 && page.text.contains("used already"), "\(page.status) \(page.text)")
+
+        _ = try server.auth("password/reset", ["email": .string(email)], apiToken: world.app)
+        let reset = try Self.secret(try world.sink.message(to: email, subject: "Reset your password"))
+        #expect(try server.auth("password/set", ["token": .string(reset.secret), "password": "second password"], apiToken: world.app).status == 200)
+        let again = try server.auth("password/set", ["token": .string(reset.secret), "password": "third password"], apiToken: world.app)
+        #expect(again.json["tandemReason"] == "LINK_USED", "\(again.text)")
+        let resetPage = try server.request("GET", reset.link, token: .some(nil))
+        #expect(resetPage.status == 410 && resetPage.text.contains("used already"), "\(resetPage.status) \(resetPage.text)")
+        _ = try server.signIn(email, password: "second password", apiToken: world.app)
+        // A link nobody sent is unknown, not expired or used.
+        let unknown = try server.auth("verify", ["token": "never-sent"], apiToken: world.app)
+        #expect(unknown.status == 401 && unknown.json["tandemReason"] == nil && unknown.text.contains("unknown"), "\(unknown.text)")
     }
 }
 

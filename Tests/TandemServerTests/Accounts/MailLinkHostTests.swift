@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemCore
 @testable import TandemServer
 
 /// Emailed sign-up and reset links never point at a Host the client made up (A38): without
@@ -47,6 +48,51 @@ import Testing
             .map { try String(contentsOfFile: world.sink.directory + "/" + $0, encoding: .utf8) }
             .filter { $0.contains("X-Envelope-To: \(victim)") || $0.contains("X-Envelope-To: \(newcomer)") }
         #expect(all.count == 2 && !all.contains { $0.contains("evil.example") }, "\(all)")
+    }
+
+    /// A share invitation carries the share URL: built from a forged Host it would send the
+    /// invitee to another server, so it follows the same rule as the links above (A45; QA: the
+    /// invitation used the Host header). A save made with a forged Host invites the person but
+    /// mails nothing; one made at localhost mails a localhost share URL.
+    @Test func aForgedHostNeverReachesAnInvitationEmail() throws {
+        let world = try ShareInvitationTests.world()
+        let server = world.server
+        let owner = try server.person("owner")
+        let invitee = "\(unique("forged-invitee"))@example.com".lowercased()
+        let marker = "\(unique("marker"))@example.com".lowercased()
+        let note = try server.shareNote(owner: owner)
+        func save(_ participants: [JSONValue], host: String) throws -> String {
+            let share = try server.shareRecord(note, as: owner)
+            let body = Body.modify([Body.operation("update", name: note.shareName, recordType: nil, tag: share["recordChangeTag"]?.stringValue,
+                                                   fields: [:], extra: ["participants": .array(participants)])], zone: note.zone)
+            return try Self.curl(server.databaseURL("records/modify"), body: body, token: owner.token, host: host)
+        }
+        for host in ["evil.example", "localhost.evil.example:\(server.port)"] {
+            let saved = try save([Invite.address(invitee)], host: host)
+            #expect(saved.contains("\"recordName\":\"\(note.shareName)\"") && !saved.contains("serverErrorCode"), "\(saved)")
+        }
+        let local = "localhost:\(server.port)"
+        _ = try save([Invite.address(invitee), Invite.address(marker)], host: local)
+        let mail = try world.sink.message(to: marker)
+        #expect(SMTPSink.link(in: mail) == "http://\(local)/share/\(note.guid)", "\(mail)")
+        #expect(world.messages(to: invitee).isEmpty, "the invitee was invited with a forged Host only: not mailed")
+        let sent = try FileManager.default.contentsOfDirectory(atPath: world.sink.directory).filter { $0.hasSuffix(".eml") }
+            .map { try String(contentsOfFile: world.sink.directory + "/" + $0, encoding: .utf8) }
+        #expect(!sent.contains { $0.contains("evil.example") }, "no message names the forged Host")
+    }
+
+    /// POSTs JSON with a bearer token and the given Host header (curl sends it as is).
+    static func curl(_ url: String, body: JSONValue, token: String, host: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "-H", "Host: \(host)", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/json",
+                             "--data-binary", String(decoding: JSONWriter.bytes(body), as: UTF8.self), url]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// POSTs JSON to `/auth/1/{container}/{path}` with the given Host header (curl sends it as is).

@@ -132,6 +132,32 @@ import TandemCore
         #expect(get.status == 405, "\(get.status)")
     }
 
+    /// A token that is not shaped as an ID token is malformed input: `BAD_REQUEST` saying what
+    /// is wrong, not `AUTHENTICATION_FAILED` (A41; QA: a header without `alg` or a payload without
+    /// `iss` answered 401). Nothing is created and nothing counts against the rate limits.
+    @Test(arguments: [
+        ("no dots", "not a token", "not a JWT"),
+        ("two parts", "e30.e30", "three parts"),
+        ("a part that is not base64url", "e30.e30.!!", "base64url"),
+        ("a header that is not JSON", OIDCSignInTests.b64("not json") + "." + OIDCSignInTests.b64(#"{"iss":"x","sub":"y"}"#) + ".c2ln", "header is not a JSON object"),
+        ("a header without alg", OIDCSignInTests.b64(#"{"typ":"JWT"}"#) + "." + OIDCSignInTests.b64(#"{"iss":"x","sub":"y"}"#) + ".c2ln", "no 'alg'"),
+        ("alg that is not a string", OIDCSignInTests.b64(#"{"alg":256}"#) + "." + OIDCSignInTests.b64(#"{"iss":"x","sub":"y"}"#) + ".c2ln", "no 'alg'"),
+        ("kid that is not a string", OIDCSignInTests.b64(#"{"alg":"RS256","kid":7}"#) + "." + OIDCSignInTests.b64(#"{"iss":"x","sub":"y"}"#) + ".c2ln", "'kid'"),
+        ("a payload without iss", OIDCSignInTests.b64(#"{"alg":"RS256"}"#) + "." + OIDCSignInTests.b64(#"{"sub":"y"}"#) + ".c2ln", "no 'iss'"),
+    ])
+    func aMalformedIDTokenIsABadRequestWithItsReason(label: String, token: String, reason: String) throws {
+        let world = try Self.world()
+        let response = try exchange(world, token)
+        #expect(response.status == 400 && response.json.serverErrorCode == "BAD_REQUEST", "\(label): \(response.status) \(response.text)")
+        #expect(response.json["reason"]?.stringValue?.contains(reason) == true, "\(label): \(response.text)")
+    }
+
+    /// base64url without padding (RFC 7515 §2).
+    static func b64(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
     @Test func withoutTheLoopbackOpeningTheIssuerIsNotFetched() throws {
         let provider = try OIDCProvider()
         let server = try TestServer(extraArguments: TestServer.cheapHash + ["--oidc-exchange", "\(TestServer.container),\(provider.issuer),\(Self.audience)"])

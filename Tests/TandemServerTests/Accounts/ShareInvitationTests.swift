@@ -137,7 +137,7 @@ struct ShareInvitationTests {
         #expect(mine["ownerIdentity"]?["lookupInfo"]?["emailAddress"] == nil, "the owner's email is not shown")
         #expect(try invitations(stranger).isEmpty && invitations(owner).isEmpty)
 
-        // Declining: the owner's zone feed carries the share again, without the decliner.
+        // Declining: the owner's zone feed carries the share again, the decliner REMOVED (A44).
         var ownerFeed = ZoneMirror()
         try ownerFeed.catchUp(server, zoneID: ["zoneName": .string(note.zone)], as: owner)
         let declined = try server.tandem("shares/declineInvitation", ["shortGUIDs": [["value": .string(note.guid)]]], as: decliner)
@@ -147,7 +147,8 @@ struct ShareInvitationTests {
         #expect(ownerFeed.pages > before)
         let share = try #require(ownerFeed.records[note.shareName])
         let people = share["participants"]?.arrayValue ?? []
-        #expect(!people.contains { $0["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue == decliner.email }, "\(share)")
+        #expect(people.first { $0["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue == decliner.email }?["acceptanceStatus"] == "REMOVED",
+                "\(share)")
         #expect(people.contains { $0["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue == accepter.email }, "\(share)")
         #expect(try server.sqlite("SELECT status FROM share_participants WHERE email = '\(decliner.email)'") == "REMOVED")
         #expect(try invitations(decliner).isEmpty)
@@ -166,6 +167,55 @@ struct ShareInvitationTests {
         #expect(try invitations(accepter).isEmpty)
         let late = try server.tandem("shares/declineInvitation", ["shortGUIDs": [["value": .string(note.guid)]]], as: accepter)
         #expect(late.json["results"]?.arrayValue?.first?.serverErrorCode == "BAD_REQUEST", "\(late.text)")
+    }
+
+    /// CloudKit answers an invitation with an acceptance status, so a decline shows: the owner
+    /// sees the person `REMOVED` (QA: they vanished from the list). A save that sends the share
+    /// back as fetched keeps them so and mails nobody; adding them again by lookupInfo invites
+    /// them again (mailed, listed); a save that leaves them out drops them (A44).
+    @Test func aDeclinedInviteeShowsAsRemovedUntilTheOwnerInvitesThemAgainOrDropsThem() throws {
+        let world = try Self.world()
+        let server = world.server
+        let owner = try server.person("owner")
+        let decliner = try server.person("decliner")
+        let keeper = try server.person("keeper")
+        let note = try server.shareNote(owner: owner, participants: [Invite.email(decliner), Invite.email(keeper)])
+        _ = try world.sink.message(to: decliner.email)
+        let declined = try server.tandem("shares/declineInvitation", ["shortGUIDs": [["value": .string(note.guid)]]], as: decliner)
+        #expect(declined.json["results"]?.arrayValue?.first?["status"] == "DECLINED", "\(declined.text)")
+
+        func people() throws -> [JSONValue] { try server.shareRecord(note, as: owner)["participants"]?.arrayValue ?? [] }
+        func status(_ person: Person) throws -> String? {
+            try people().first { $0["userIdentity"]?["userRecordName"]?.stringValue == person.recordName }?["acceptanceStatus"]?.stringValue
+        }
+        let listed = try people()
+        #expect(try status(decliner) == "REMOVED" && status(keeper) == "INVITED", "\(listed)")
+        // Those who are not managing the share do not see the decline.
+        _ = try server.accept(note, as: keeper)
+        let seenByKeeper = try server.shareRecord(note, as: keeper)["participants"]?.arrayValue ?? []
+        #expect(!seenByKeeper.contains { $0["userIdentity"]?["userRecordName"]?.stringValue == decliner.recordName }, "\(seenByKeeper)")
+
+        // Sent back as fetched (participants by participantId, as the SDK saves a share): unchanged.
+        let asFetched: [JSONValue] = try people().filter { $0["type"] != "OWNER" }.map { ["participantId": $0["participantId"] ?? .null] }
+        try world.save(note, participants: asFetched, title: "Groceries, again")
+        try world.mark(note, keeping: asFetched)
+        #expect(try status(decliner) == "REMOVED")
+        #expect(world.messages(to: decliner.email).count == 1, "re-saving invites nobody again")
+
+        // Added again by lookupInfo (beside the fetched entry): invited again, mailed, listed.
+        let withMarker = try people().filter { $0["type"] != "OWNER" }.map { JSONValue.object(["participantId": $0["participantId"] ?? .null]) }
+        try world.save(note, participants: withMarker + [Invite.email(decliner)])
+        #expect(try status(decliner) == "INVITED")
+        _ = try world.sink.message(to: decliner.email, after: world.messages(to: decliner.email)[0])
+        let invitations = try server.tandem("shares/invitations", [:], as: decliner).json["invitations"]?.arrayValue ?? []
+        #expect(invitations.contains { $0["shortGUID"]?.stringValue == note.guid })
+
+        // Declined again, then left out of a save: gone from the list.
+        _ = try server.tandem("shares/declineInvitation", ["shortGUIDs": [["value": .string(note.guid)]]], as: decliner)
+        #expect(try status(decliner) == "REMOVED")
+        try world.save(note, participants: [Invite.email(keeper)])
+        #expect(try status(decliner) == nil)
+        #expect(try status(keeper) == "ACCEPTED")
     }
 
     @Test func anOperatorTemplateReplacesTheInvitationText() throws {

@@ -21,13 +21,37 @@ struct OIDCSignIn: SignInMethod {
     var nonce: String?
 
     /// `issuer|sub` as the token claims them, unverified: for rate limits only.
-    /// - Throws: `BAD_REQUEST` when `idToken` is missing or is not a JWT.
+    /// - Throws: `BAD_REQUEST` with the reason when `idToken` is missing or is not shaped as an
+    ///   ID token (`shape`); nothing is counted against the rate limits then.
     func accountKey(_ credential: [String: String]) throws -> String {
         guard let token = credential["idToken"], !token.isEmpty else { throw CloudKitError.badRequest("'idToken' is required") }
-        guard let jws = try? CompactJWS(token) else { throw CloudKitError.badRequest("'idToken' is not a JWT (header.payload.signature)") }
+        let jws = try Self.shape(token)
         let iss = if case .string(let s)? = jws.payload["iss"] { s } else { "" }
         let sub = if case .string(let s)? = jws.payload["sub"] { s } else { "" }
         return "oidc:" + iss + "|" + sub
+    }
+
+    /// The token as a JWS whose shape is an ID token's, checked without any key (decisions A41):
+    /// three base64url parts (at most 16 KiB), a header and payload that are JSON objects, a
+    /// header `alg` that is a string and a `kid` that is a string when present, and a payload
+    /// `iss` that is a string. A token that fails here is malformed input, not a credential
+    /// that failed: whether it is signed, by whom, for whom and until when is judged by
+    /// `IDTokenVerifier` (`AUTHENTICATION_FAILED`).
+    /// - Throws: `BAD_REQUEST` naming the first problem.
+    static func shape(_ token: String) throws -> CompactJWS {
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS(token)
+        } catch {
+            throw CloudKitError.badRequest("'idToken' is not a JWT (header.payload.signature): \(error)")
+        }
+        guard case .string? = jws.header["alg"] else { throw CloudKitError.badRequest("'idToken' is malformed: its header has no 'alg' string") }
+        switch jws.header["kid"] {
+        case nil, .string?: break
+        default: throw CloudKitError.badRequest("'idToken' is malformed: its header's 'kid' is not a string")
+        }
+        guard case .string? = jws.payload["iss"] else { throw CloudKitError.badRequest("'idToken' is malformed: its payload has no 'iss' string") }
+        return jws
     }
 
     /// The account the verified token proves, linked or made now.

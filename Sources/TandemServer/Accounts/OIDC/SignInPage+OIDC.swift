@@ -22,30 +22,32 @@ extension SignInPage {
     /// How long a started provider sign-in may take.
     static let flowMilliseconds: Int64 = 10 * 60 * 1000
 
-    /// The names of the providers offered for `container`.
-    func providerNames(_ container: String) -> [String] {
-        services.accounts.settings.oidc.providers(container: container).map(\.name)
+    /// The names of the providers offered for an app's container (none for a share page's
+    /// sign-in, A47).
+    func providerNames(_ app: SignInApp) -> [String] {
+        guard app.apiToken != nil else { return [] }
+        return services.accounts.settings.oidc.providers(container: app.container).map(\.name)
     }
 
     func startProviderSignIn(_ context: RequestContext) throws -> HTTPResponse {
-        let app: (token: String, grant: TokenGrant)
-        switch try self.app(context.parameters["ckAPIToken"]) {
+        let app: SignInApp
+        switch try self.app(["ckAPIToken": context.parameters["ckAPIToken"] ?? ""]) {
         case .failure(let problem): return page(SignInHTML.problem(problem.message), status: problem.status, origins: [])
         case .success(let found): app = found
         }
-        let container = app.grant.container ?? ""
-        guard let provider = services.accounts.settings.oidc.providers(container: container).first(where: { $0.name == context.parameters["provider"] }) else {
-            return page(SignInHTML.problem("This app offers no sign-in provider of that name."), status: 404, origins: app.grant.origins)
+        let container = app.container
+        guard let apiToken = app.apiToken, let provider = services.accounts.settings.oidc.providers(container: container).first(where: { $0.name == context.parameters["provider"] }) else {
+            return page(SignInHTML.problem("This app offers no sign-in provider of that name."), status: 404, origins: app.origins)
         }
         let metadata: OIDCProviderDirectory.Metadata
         do {
             metadata = try services.oidc.metadata(issuer: provider.issuer)
         } catch {
             services.accounts.log.message("accounts: OpenID Connect provider \(provider.name) (\(provider.issuer)) cannot be used: \(error)")
-            return page(SignInHTML.problem("\(provider.name) cannot be reached right now. Try again later."), status: 502, origins: app.grant.origins)
+            return page(SignInHTML.problem("\(provider.name) cannot be reached right now. Try again later."), status: 502, origins: app.origins)
         }
         let flow = Tokens.random(prefix: "")
-        let state = ProviderFlow.state(container: container, provider: provider.name, apiToken: app.token, flow: flow, secret: services.secret,
+        let state = ProviderFlow.state(container: container, provider: provider.name, apiToken: apiToken, flow: flow, secret: services.secret,
                                        expiresAt: Clock.milliseconds() + Self.flowMilliseconds)
         func q(_ value: String) -> String { value.addingPercentEncoding(withAllowedCharacters: OIDCProviderDirectory.unreserved) ?? "" }
         let query = [("response_type", "code"), ("client_id", provider.clientID), ("redirect_uri", redirectURI(context)),
@@ -55,7 +57,7 @@ extension SignInPage {
         let location = metadata.authorizationEndpoint + (metadata.authorizationEndpoint.contains("?") ? "&" : "?") + query
         let secure = context.baseURL.hasPrefix("https://") ? "; Secure" : ""
         var response = HTTPResponse(status: 303, headers: [("location", location)], body: [])
-        response.headers += Self.securityHeaders(origins: app.grant.origins)
+        response.headers += Self.securityHeaders(origins: app.origins)
         response.headers.append(("set-cookie", "\(Self.flowCookie)=\(flow); Path=/signin/oidc; HttpOnly; SameSite=Lax; Max-Age=600\(secure)"))
         return response
     }
@@ -74,21 +76,21 @@ extension SignInPage {
             return page(SignInHTML.problem("This sign-in expired or was started in another browser. Go back to the app and sign in again."),
                         status: 403, origins: [])
         }
-        let app: (token: String, grant: TokenGrant)
-        switch try self.app(started.apiToken) {
+        let app: SignInApp
+        switch try self.app(["ckAPIToken": started.apiToken]) {
         case .failure(let problem): return page(SignInHTML.problem(problem.message), status: problem.status, origins: [])
         case .success(let found): app = found
         }
-        let container = app.grant.container ?? ""
+        let container = app.container
         guard container == started.container,
               let provider = services.accounts.settings.oidc.providers(container: container).first(where: { $0.name == started.provider }) else {
-            return page(SignInHTML.problem("This app no longer offers that sign-in provider."), status: 404, origins: app.grant.origins)
+            return page(SignInHTML.problem("This app no longer offers that sign-in provider."), status: 404, origins: app.origins)
         }
         if let error = parameters["error"] {
-            return completion(nil, errorMessage: "\(provider.name) did not sign you in (\(error)).", app.grant)
+            return completion(nil, errorMessage: "\(provider.name) did not sign you in (\(error)).", app)
         }
         guard let code = parameters["code"], !code.isEmpty, code.utf8.count <= 4096 else {
-            return page(SignInHTML.problem("\(provider.name) sent no authorization code."), status: 400, origins: app.grant.origins)
+            return page(SignInHTML.problem("\(provider.name) sent no authorization code."), status: 400, origins: app.origins)
         }
         let accounts = services.accounts
         do {
@@ -101,23 +103,23 @@ extension SignInPage {
                                     nonce: ProviderFlow.nonce(flow: flow, secret: services.secret))
             let session = try accounts.signIn(with: method, credential: ["idToken": idToken], container: container, consent: false,
                                               device: context.request.head.headers["user-agent"], address: context.request.head.remoteAddress)
-            return complete(session.token, app.grant)
+            return complete(session.token, app)
         } catch let consent as AccountService.ConsentRequired {
             // The page's own CSRF cookie is SameSite=Strict, so it did not come with the
             // provider's redirect: the consent form gets it (or a new one) now.
             let (cookie, setCookie) = csrfCookie(context)
             let ticket = Ticket.make(user: consent.user.recordName, container: container, secret: services.secret,
                                      expiresAt: Clock.milliseconds() + Self.ticketMilliseconds)
-            var response = page(SignInHTML.consent(app: container, email: consent.user.email ?? provider.name + " account", csrf: csrfToken(cookie),
-                                                   apiToken: app.token, ticket: ticket), status: 200, origins: app.grant.origins)
+            var response = page(SignInHTML.consent(app: app, email: consent.user.email ?? provider.name + " account", csrf: csrfToken(cookie),
+                                                   ticket: ticket), status: 200, origins: app.origins)
             if let setCookie { response.headers.append(("set-cookie", setCookie)) }
             return response
         } catch let error as IDTokenError {
             accounts.log.message("accounts: sign-in with \(provider.name) failed: \(error)")
-            return page(SignInHTML.problem("\(provider.name) could not sign you in: \(error)"), status: 502, origins: app.grant.origins)
+            return page(SignInHTML.problem("\(provider.name) could not sign you in: \(error)"), status: 502, origins: app.origins)
         } catch let error as CloudKitError {
             let status = error.code == .throttled ? 429 : error.code == .tryAgainLater ? 502 : 401
-            return page(SignInHTML.problem("\(provider.name) could not sign you in: \(error.reason)"), status: status, origins: app.grant.origins)
+            return page(SignInHTML.problem("\(provider.name) could not sign you in: \(error.reason)"), status: status, origins: app.origins)
         }
     }
 

@@ -14,8 +14,7 @@ import TandemStore
 /// `AUTHENTICATION_FAILED` (401) with the reason, and nothing is created.
 enum TokenExchange {
     static func respond(_ context: RequestContext, _ services: Services, container: String) throws -> HTTPResponse {
-        // The sender is known (the API token) before the body is read.
-        _ = try AccountRoutes.app(context, services, container: container)
+        // The caller (`AccountRoutes.caller`) checked the API token, from the head, before the body was read.
         let trusted = services.accounts.settings.oidc.exchanges.filter { $0.container == container }
         guard !trusted.isEmpty else {
             throw CloudKitError(.authenticationFailed, "container '\(container)' trusts no identity provider for token exchange (tandem serve --oidc-exchange)")

@@ -5,21 +5,21 @@
 /// ceremony, fills the form's hidden fields with the answer (base64url) and submits it, so the
 /// flow ends as the password's does (consent, then `{ckSession}` or the callback).
 enum PasskeyHTML {
-    static func signIn(csrf: String, apiToken: String) -> String {
+    static func signIn(csrf: String, app: SignInApp) -> String {
         """
         <form method="post" action="/signin/passkey" id="passkey-signin" hidden>
-        \(SignInHTML.hidden("csrf", csrf))\(SignInHTML.hidden("ckAPIToken", apiToken))\(answerFields(["credentialID", "clientDataJSON", "authenticatorData", "signature", "userHandle"]))
+        \(SignInHTML.hidden("csrf", csrf))\(app.field)\(answerFields(["credentialID", "clientDataJSON", "authenticatorData", "signature", "userHandle"]))
         <p class="error passkey-error" id="passkey-error" role="alert" hidden></p>
         <button type="submit" id="passkey-signin-button">Sign in with a passkey</button>
         </form>
         """
     }
 
-    static func signUp(csrf: String, apiToken: String) -> String {
+    static func signUp(csrf: String, app: SignInApp) -> String {
         """
         <form method="post" action="/signin/passkey/signup" id="passkey-signup" hidden>
         <h2>Or sign up with a passkey</h2>
-        \(SignInHTML.hidden("csrf", csrf))\(SignInHTML.hidden("ckAPIToken", apiToken))\(answerFields(["clientDataJSON", "attestationObject"]))
+        \(SignInHTML.hidden("csrf", csrf))\(app.field)\(answerFields(["clientDataJSON", "attestationObject"]))
         <p class="error passkey-error" id="passkey-error" role="alert" hidden></p>
         <label>Name <input type="text" name="name" id="passkey-name" autocomplete="name" maxlength="200"></label>
         <label>Email <input type="email" name="email" id="passkey-email" autocomplete="username" required></label>
@@ -51,7 +51,7 @@ enum PasskeyHTML {
           function options(form, purpose, extra) {
             var body = new URLSearchParams();
             body.set("csrf", form.elements.csrf.value);
-            body.set("ckAPIToken", form.elements.ckAPIToken.value);
+            ["ckAPIToken", "return"].forEach(function (name) { if (form.elements[name]) body.set(name, form.elements[name].value); });
             body.set("purpose", purpose);
             Object.keys(extra).forEach(function (key) { body.set(key, extra[key]); });
             return fetch("/signin/passkey/options", { method: "POST", body: body, credentials: "same-origin" }).then(function (response) {

@@ -23,7 +23,7 @@ extension SignInPage {
             return forbidden()
         }
         let binding = "page:" + csrf
-        let container = app.grant.container ?? ""
+        let container = app.container
         let address = context.request.head.remoteAddress
         let accounts = services.accounts
         switch context.request.head.path {
@@ -43,31 +43,24 @@ extension SignInPage {
         case "/signin/passkey/signup":
             do {
                 try accounts.signUpWithPasskey(fields, binding: binding, container: container, address: address,
-                                               linkBase: context.mailLinkBaseURL.map { $0 + "/signin/verify?ckAPIToken=" + SignInHTML.percent(app.token) })
-                return page(SignInHTML.checkEmail(apiToken: app.token), status: 200, origins: app.grant.origins)
+                                               linkBase: context.mailLinkBaseURL.map { $0 + "/signin/verify?" + app.query })
+                return page(SignInHTML.checkEmail(app: app), status: 200, origins: app.origins)
             } catch let error as CloudKitError where [.badRequest, .authenticationFailed, .throttled].contains(error.code) {
                 let status = error.code == .badRequest ? 400 : error.code == .throttled ? 429 : 403
-                return page(SignInHTML.signUpForm(app: container, csrf: csrf, apiToken: app.token, error: "The passkey was not accepted: " + error.reason),
-                            status: status, origins: app.grant.origins)
+                return page(SignInHTML.signUpForm(app: app, csrf: csrf, error: "The passkey was not accepted: " + error.reason),
+                            status: status, origins: app.origins)
             }
         default:
             var credential = fields
             credential["binding"] = binding
             credential["container"] = container
             do {
-                let session = try accounts.signIn(with: accounts.passkey, credential: credential, container: container, consent: false,
-                                                  device: context.request.head.headers["user-agent"], address: address)
-                return complete(session.token, app.grant)
-            } catch let consent as AccountService.ConsentRequired {
-                let ticket = Ticket.make(user: consent.user.recordName, container: container, secret: services.secret,
-                                         expiresAt: Clock.milliseconds() + Self.ticketMilliseconds)
-                return page(SignInHTML.consent(app: container, email: consent.user.email ?? "", csrf: csrf, apiToken: app.token, ticket: ticket),
-                            status: 200, origins: app.grant.origins)
+                return try signIn(with: accounts.passkey, credential: credential, app: app, csrf: csrf, context)
             } catch let error as CloudKitError where [.badRequest, .authenticationFailed, .throttled].contains(error.code) {
                 let status = error.code == .badRequest ? 400 : error.code == .throttled ? 429 : 401
-                var response = page(SignInHTML.signInForm(app: container, csrf: csrf, apiToken: app.token,
-                                                          error: "Passkey sign-in failed: " + error.reason, origins: app.grant.origins),
-                                    status: status, origins: app.grant.origins)
+                var response = page(SignInHTML.signInForm(app: app, csrf: csrf, error: "Passkey sign-in failed: " + error.reason,
+                                                          providers: providerNames(app)),
+                                    status: status, origins: app.origins)
                 if let retry = error.retryAfter { response.headers.append(("retry-after", String(retry))) }
                 return response
             }
