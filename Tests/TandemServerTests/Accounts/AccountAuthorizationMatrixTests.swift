@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemCore
+import TandemTestSupport
 
 /// Every accounts endpoint × every kind of caller, against the real server (DESIGN.md §6; the
 /// sharing endpoints' matrix is AuthorizationMatrixTests). Each case gets fresh tokens, so a case
