@@ -569,5 +569,12 @@ enum Migrations {
         SQLiteMigration(version: 14, sql: """
         ALTER TABLE users ADD COLUMN invitation_emails INTEGER NOT NULL DEFAULT 1;
         """),
+        // Avatars (issue 16 item 1; decisions A39): the checksum of the picture's file in avatars/
+        // and its checked image type. The index answers "does anyone still use this file?".
+        SQLiteMigration(version: 15, sql: """
+        ALTER TABLE users ADD COLUMN avatar_checksum TEXT;
+        ALTER TABLE users ADD COLUMN avatar_type TEXT;
+        CREATE INDEX users_by_avatar ON users(avatar_checksum) WHERE avatar_checksum IS NOT NULL;
+        """),
     ]
 }

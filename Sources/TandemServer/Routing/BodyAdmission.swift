@@ -16,7 +16,9 @@ import TandemStore
 ///   admitted first: the headers, the date, the key (known, not revoked, of the container) and
 ///   the database are checked from the head (else 401); the signature, which covers the body's
 ///   hash, is checked once the body is read.
-/// - Preview images (1 MiB) are admitted like journal uploads, then read into memory.
+/// - Preview images (1 MiB) are admitted like journal uploads, then read into memory; so are
+///   avatars (`POST /auth/1/{container}/account/avatar`, 1 MiB; decisions A39): the user token is
+///   authenticated from the head (else 421 or 401) and an over-long `content-length` is 413.
 /// - JSON bodies of routes that need credentials (`/database/1/`, `/device/1/`, `/tandem/1/`)
 ///   are admitted first too: the user (or for schemas and links the admin token) is
 ///   authenticated from the head, so a missing credential is 421 and a bad one 401 before a
@@ -41,6 +43,7 @@ enum BodyAdmission {
         if head.path.hasPrefix(AssetRoutes.uploadPrefix) && head.method == "POST" {
             return HTTPBodyPolicy(limit: Limits.assetBytes + 1, spooled: true, admitFirst: true)
         }
+        if AvatarRoutes.isUpload(head) { return HTTPBodyPolicy(limit: AvatarImage.maximumBytes + 1, admitFirst: true) }
         if head.path.hasPrefix(JournalRoutes.prefix) && head.method == "POST" {
             if head.path.hasSuffix("/preview") { return HTTPBodyPolicy(limit: JournalRoutes.previewBytes + 1, admitFirst: true) }
             return HTTPBodyPolicy(limit: Limits.journalAttachmentBytes + 1, spooled: true, admitFirst: true)
@@ -110,6 +113,14 @@ enum BodyAdmission {
             }
             holder = "user " + upload.owner
             return nil
+        }
+        if AvatarRoutes.isUpload(head) {
+            let container = head.path.dropFirst(AccountRoutes.prefix.count).prefix { $0 != "/" }
+            let context = RequestContext(request: HTTPRequest(head: head))
+            let (_, user) = try AccountRoutes.signedIn(context, services, container: String(container))
+            holder = "user " + user.recordName
+            return length > AvatarImage.maximumBytes
+                ? CloudKitError(.limitExceeded, "an avatar may be at most \(AvatarImage.maximumBytes) bytes (1 MiB); got \(length)") : nil
         }
         guard head.path.hasPrefix(JournalRoutes.prefix) else { return nil }
         let context = RequestContext(request: HTTPRequest(head: head))
