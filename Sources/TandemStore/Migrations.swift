@@ -577,5 +577,12 @@ enum Migrations {
         WHERE revoked_at IS NULL AND user_record_name IN (SELECT record_name FROM users WHERE deleted_at IS NOT NULL);
         ALTER TABLE share_participants ADD COLUMN declined_at INTEGER;
         """),
+        // Avatars (issue 16 item 1; decisions A48): the checksum of the picture's file in avatars/
+        // and its checked image type. The index answers "does anyone still use this file?".
+        SQLiteMigration(version: 16, sql: """
+        ALTER TABLE users ADD COLUMN avatar_checksum TEXT;
+        ALTER TABLE users ADD COLUMN avatar_type TEXT;
+        CREATE INDEX users_by_avatar ON users(avatar_checksum) WHERE avatar_checksum IS NOT NULL;
+        """),
     ]
 }

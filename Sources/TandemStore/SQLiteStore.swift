@@ -2,12 +2,13 @@ import Foundation
 import TandemCore
 public import TandemSQLite
 
-/// The embedded store: one SQLite file (`tandem.sqlite`) and an `assets/` folder inside the data
+/// The embedded store: one SQLite file (`tandem.sqlite`) and `assets/` and `avatars/` folders inside the data
 /// directory. WAL mode; `synchronous=FULL` by default (an acknowledged write survives power
 /// loss), `NORMAL` on request (DESIGN.md §4).
 public final class SQLiteStore: Store {
     public let database: SQLiteDatabase
     public let assets: AssetFiles
+    public let avatars: AssetFiles
     public let path: String
 
     /// Opens or creates the store in `directory` (created if missing, mode 0700; the database
@@ -27,6 +28,7 @@ public final class SQLiteStore: Store {
         // SQLite makes its -wal and -shm files with the database file's mode from now on.
         DataDirectory.restrict([path, path + "-wal", path + "-shm"])
         assets = try AssetFiles(directory: directory + "/assets")
+        avatars = try AssetFiles(directory: directory + "/avatars")
     }
 
     public func read<T>(_ body: (any StoreReading) throws -> T) throws -> T {

@@ -16,6 +16,9 @@ public protocol Store: Sendable {
                             afterCommit: @escaping @Sendable (T) -> Void) throws -> T
     /// Content-addressed asset files.
     var assets: AssetFiles { get }
+    /// Content-addressed avatar files, apart from `assets` so that removing an avatar's file
+    /// never touches a record's asset (decisions A48).
+    var avatars: AssetFiles { get }
     func close()
 }
 
@@ -84,15 +87,18 @@ public struct UserAccount: Sendable, Hashable {
     public var phoneNumber: String?
     /// Whether others may find this person by email or phone (`users/discover`, `users/lookup/email`).
     public var discoverable: Bool
+    /// Their picture, when they set one (decisions A48).
+    public var avatar: Avatar?
 
     public init(recordName: String, email: String?, givenName: String?, familyName: String?, phoneNumber: String? = nil,
-                discoverable: Bool = false) {
+                discoverable: Bool = false, avatar: Avatar? = nil) {
         self.recordName = recordName
         self.email = email
         self.givenName = givenName
         self.familyName = familyName
         self.phoneNumber = phoneNumber
         self.discoverable = discoverable
+        self.avatar = avatar
     }
 
     /// The person as others see them.
@@ -239,7 +245,8 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
 
 /// Writes, inside one transaction.
 public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, SubscriptionWriting, SchemaWriting, LinkWriting, IdentityWriting,
-    ConversationWriting, HighlightWriting, CollaborationWriting, AccountWriting, AccountDeletionWriting, ExternalIdentityWriting, ServerKeyWriting {
+    ConversationWriting, HighlightWriting, CollaborationWriting, AccountWriting, AccountDeletionWriting, ExternalIdentityWriting, ServerKeyWriting,
+    AvatarWriting {
     func createContainer(_ id: String, at time: Int64) throws -> Bool
     /// Adds an account and links share invitations addressed to its email or phone.
     func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount

@@ -22,6 +22,7 @@ extension CommandLine {
                        [--webhook-allow CIDR]...   (let webhooks and association fetches reach this block, over http too; default: https to public addresses only)
                        [--max-database-mib N]   (cap tandem.sqlite at N MiB: past it writes are refused as on a full disk, reads go on)
         \(AccountCommand.serveUsage)
+        \(ServeCommand.usage)
           tandem container create ID [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
@@ -62,67 +63,11 @@ extension CommandLine {
             if let status = try KeyCommand.run(options, data: data) { return status }
             switch (options.words.first, options.words.dropFirst().first, options.words.count) {
             case ("serve", nil, 1):
-                var configuration = ServerConfiguration(dataDirectory: data)
-                configuration.host = options.value("host") ?? configuration.host
-                if let port = options.value("port") {
-                    guard let n = Int(port), (0...65535).contains(n) else { throw UsageError("--port must be 0–65535") }
-                    configuration.port = n
-                }
-                if let sync = options.value("synchronous") {
-                    guard let level = SQLiteSynchronous(rawValue: sync.uppercased()) else { throw UsageError("--synchronous must be full or normal") }
-                    configuration.synchronous = level
-                }
-                if let workers = options.value("workers") {
-                    guard let n = Int(workers), n > 0 else { throw UsageError("--workers must be a positive number") }
-                    configuration.workerCount = n
-                }
-                configuration.logRequests = !options.flag("quiet")
-                if let limit = options.value("participant-limit") {
-                    guard let n = Int(limit), n >= 2 else { throw UsageError("--participant-limit must be at least 2 (the owner and one more)") }
-                    configuration.participantLimit = n
-                }
-                if let retention = options.value("change-retention") {
-                    guard let seconds = Double(retention), seconds > 0 else { throw UsageError("--change-retention must be a positive number of seconds") }
-                    configuration.changeRetentionSeconds = seconds
-                    configuration.purgeIntervalSeconds = min(configuration.purgeIntervalSeconds, max(seconds / 4, 0.1))
-                }
-                if let queue = options.value("stream-queue") {
-                    guard let n = Int(queue), n >= 1 else { throw UsageError("--stream-queue must be a positive number of messages") }
-                    configuration.streamQueueMessages = n
-                }
-                if let limit = options.value("session-participant-limit") {
-                    guard let n = Int(limit), n >= 2 else { throw UsageError("--session-participant-limit must be at least 2") }
-                    configuration.sessionParticipantLimit = n
-                }
-                if let rate = options.value("session-rate") {
-                    guard let n = Double(rate), n > 0 else { throw UsageError("--session-rate must be a positive number of messages per second") }
-                    configuration.sessionMessageRate = n
-                    configuration.sessionMessageBurst = max(1, n * 2)
-                }
-                if let burst = options.value("session-burst") {
-                    guard let n = Double(burst), n >= 1 else { throw UsageError("--session-burst must be at least 1 message") }
-                    configuration.sessionMessageBurst = n
-                }
-                if let ids = options.value("app-ids") {
-                    configuration.appIDs = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                }
-                if let ttl = options.value("links-ttl") {
-                    guard let n = Int(ttl), n >= 0 else { throw UsageError("--links-ttl must be a number of seconds") }
-                    configuration.linksTTL = n
-                }
-                configuration.linksFetchOrigin = try fetchOrigin(options)
-                configuration.webhookAllow = try webhookAllow(options)
-                if let cap = options.value("max-database-mib") {
-                    guard let n = Int(cap), n >= 1, n <= Int.max >> 20 else { throw UsageError("--max-database-mib must be a positive number of MiB") }
-                    configuration.maximumDatabaseBytes = n << 20
-                }
-                if let url = options.value("public-url") {
-                    guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
-                    configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
-                }
-                try AccountCommand.configure(&configuration.accounts, options)
+                // `--config FILE` holds the same settings as the flags; flags given here win.
+                let merged = try ServeCommand.options(options)
+                let configuration = try ServeCommand.configuration(merged, data: merged.value("data") ?? "./tandem-data")
                 let server = try TandemServer(configuration: configuration)
-                if options.flag("stop-on-stdin-eof") { StdinWatch.stopWhenStandardInputCloses(server) }
+                if merged.flag("stop-on-stdin-eof") { StdinWatch.stopWhenStandardInputCloses(server) }
                 try server.runUntilSignalled()
             case ("container", "create", 3):
                 let id = options.words[2]
@@ -288,7 +233,37 @@ struct Options {
         }
     }
 
+    /// No words and no options.
+    init() {}
+
     func value(_ name: String) -> String? { values[name] }
     func all(_ name: String) -> [String] { repeated[name] ?? [] }
-    func flag(_ name: String) -> Bool { values[name] != nil }
+    /// Whether a switch is on: given as `--name` (or `--name=true`), not `--name=false`.
+    func flag(_ name: String) -> Bool { values[name] != nil && values[name] != "false" }
+
+    /// Adds a value of `name` (the last one is `value(_:)`; all of them are `all(_:)`).
+    mutating func set(_ name: String, _ value: String) {
+        values[name] = value
+        repeated[name, default: []].append(value)
+    }
+
+    /// Only the option `name`, without words.
+    func only(_ name: String) -> Options {
+        var options = Options()
+        options.values[name] = values[name]
+        options.repeated[name] = repeated[name]
+        return options
+    }
+
+    /// These options with `other`'s words and every option `other` gives in place of this one's
+    /// (a repeatable option's whole list is replaced).
+    func overridden(by other: Options) -> Options {
+        var merged = self
+        merged.words = other.words
+        for (name, value) in other.values {
+            merged.values[name] = value
+            merged.repeated[name] = other.repeated[name]
+        }
+        return merged
+    }
 }

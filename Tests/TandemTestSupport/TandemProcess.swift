@@ -8,12 +8,16 @@ public enum TandemProcess {
     /// --build-tests` builds it beside the tests).
     public static var binary: String {
         if let path = ProcessInfo.processInfo.environment["TANDEM_BINARY"] { return path }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         for configuration in ["debug", "release"] {
             let path = root.appendingPathComponent(".build/\(configuration)/tandem").path
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
         return root.appendingPathComponent(".build/debug/tandem").path
+    }
+
+    /// The repository's root folder (test peers live under its `.build/` and `Tests/`).
+    public static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
     /// Runs an admin command; returns the last line of its standard output. Throws when it

@@ -90,13 +90,39 @@ extension Container {
         let api = try appToken(apiToken)
         var body: JSONObject = ["email": .string(email), "password": .string(password), "consent": .bool(consent)]
         if let device { body["device"] = .string(device) }
-        let answer = try await accountsRequest("signin", body: body, apiToken: api)
-        guard let token = answer["ckWebAuthToken"]?.stringValue, let user = answer["userRecordName"]?.stringValue else {
-            throw TandemError(.internalError, "signin answered without ckWebAuthToken and userRecordName")
-        }
-        let credentials = Credentials.apiToken(api, webAuthToken: token)
-        transport.account.replace(credentials, user: user, byContainer: true)
-        return credentials
+        return try adoptSession(try await accountsRequest("signin", body: body, apiToken: api), operation: "signin", apiToken: api)
+    }
+
+    /// Trades an ID token (a JWT) from the app's own identity provider for a Tandem session
+    /// (`POST /auth/1/{container}/token/exchange`, Supabase's "third-party auth"; decisions A22)
+    /// and makes every later request as that person, as `signIn(email:password:)` does: the
+    /// credentials become `.apiToken(apiToken, webAuthToken:)`, returned here, told to
+    /// `credentialsChanged`, and `accountChanges` tells `signedIn` or `switched`.
+    ///
+    /// For a server or command-line app that already signed the person in elsewhere. The
+    /// operator must trust the token's issuer and audience for this container (`tandem serve
+    /// --oidc-exchange CONTAINER,ISSUER,AUDIENCE`). The server checks the signature against the
+    /// issuer's JWK Set (RS256 or ES256), `iss`, `aud`, `exp`/`nbf`/`iat` (60 s skew) and `sub`
+    /// (A18); the identity (issuer, `sub`) names one account, made at its first exchange and
+    /// linked by a verified email (A20). No `consent` parameter: the backend speaks for its user,
+    /// so the container's consent is recorded with the first exchange.
+    /// - Parameters:
+    ///   - idToken: the compact JWS as the identity provider issued it.
+    ///   - apiToken: the app's API token of this container; nil uses the one in `credentials`.
+    ///   - device: a name for the session in the person's session list.
+    /// - Throws: `notAuthenticated` for a token that breaks any rule (signature, `alg`, key not
+    ///   in the JWK Set, issuer not trusted here, audience, expiry), for an identity whose
+    ///   verified email belongs to an account with an unverified email (nothing is linked, A20),
+    ///   or a wrong API token; the reason says which. `invalidArguments` for text that is not a
+    ///   JWT, or no API token; `requestRateLimited` with `retryAfterSeconds` after too many
+    ///   failures (the sign-in limits, A5; not retried here); `serviceUnavailable` when the
+    ///   issuer's discovery document or keys cannot be fetched now. One attempt.
+    @discardableResult
+    public func signIn(exchanging idToken: String, apiToken: String? = nil, device: String? = nil) async throws(TandemError) -> Credentials {
+        let api = try appToken(apiToken)
+        var body: JSONObject = ["idToken": .string(idToken)]
+        if let device { body["device"] = .string(device) }
+        return try adoptSession(try await accountsRequest("token/exchange", body: body, apiToken: api), operation: "token/exchange", apiToken: api)
     }
 
     /// Ends the session on the server (`POST /auth/1/{container}/signout`: the token stops
@@ -116,6 +142,17 @@ extension Container {
             // Already over on the server.
         }
         transport.account.replace(current.signedOut, user: nil, byContainer: true)
+    }
+
+    /// Makes the session a sign-in answered (`{ckWebAuthToken, userRecordName, …}`) the
+    /// container's credentials, telling the account tracker who signed in.
+    private func adoptSession(_ answer: JSONValue, operation: String, apiToken: String) throws(TandemError) -> Credentials {
+        guard let token = answer["ckWebAuthToken"]?.stringValue, let user = answer["userRecordName"]?.stringValue else {
+            throw TandemError(.internalError, "\(operation) answered without ckWebAuthToken and userRecordName")
+        }
+        let credentials = Credentials.apiToken(apiToken, webAuthToken: token)
+        transport.account.replace(credentials, user: user, byContainer: true)
+        return credentials
     }
 
     /// The API token to send: `given`, else the one in `credentials`.

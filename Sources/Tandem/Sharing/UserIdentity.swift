@@ -26,6 +26,11 @@ public struct UserIdentity: Sendable, Hashable {
     public var userRecordID: Record.ID?
     public var lookupInfo: LookupInfo?
     public var nameComponents: PersonNameComponents?
+    /// The person's picture (Tandem's `avatarURL`; decisions A48): a signed URL that works
+    /// without credentials for 1–2 hours, given for the signed-in user's own identity
+    /// (`currentUserIdentity()`) and for discoverable people found by a lookup; nil without a
+    /// picture or where their name is not shown. Look them up again for a fresh one.
+    public var avatarURL: URL?
     /// True when the person has an account (`hasiCloudAccount`).
     public var hasAccount: Bool { userRecordID != nil }
 
@@ -38,6 +43,7 @@ public struct UserIdentity: Sendable, Hashable {
             names.familyName = wire.familyName
             nameComponents = names
         }
+        avatarURL = wire.avatarURL.flatMap { URL(string: $0) }
     }
 
     init(lookupInfo: LookupInfo) {

@@ -43,13 +43,19 @@ final class Transport: Sendable {
     /// tracker (a changed user is an `AccountChange`). `generation` is the credentials'
     /// generation the answer is about (now when nil). With `attempts`, at most that many tries.
     func currentUserRecordName(generation: Int? = nil, attempts: Int? = nil) async throws(TandemError) -> String {
+        try await currentUser(generation: generation, attempts: attempts).name
+    }
+
+    /// `users/current`'s answer (the caller's identity) and its user record name, told to the
+    /// account tracker as `currentUserRecordName` does.
+    func currentUser(generation: Int? = nil, attempts: Int? = nil) async throws(TandemError) -> (name: String, identity: JSONValue) {
         let generation = generation ?? account.snapshot.generation
         let json = try await self.json(databaseURL(.public, "users/current"), body: nil, attempts: attempts)
         guard let name = json["userRecordName"]?.stringValue else {
             throw TandemError(.internalError, "users/current answered without a userRecordName")
         }
         account.learned(user: name, generation: generation)
-        return name
+        return (name, json)
     }
 
     /// The user token a request presents: its Bearer header, else its `ckWebAuthToken`.

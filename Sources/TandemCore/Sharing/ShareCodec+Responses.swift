@@ -26,12 +26,14 @@ extension ShareCodec {
                                  dateAddedToShare: json["dateAddedToShare"]?.int64Value)
     }
 
-    /// A user identity dictionary of a response (`userRecordName`, `lookupInfo`, `nameComponents`).
+    /// A user identity dictionary of a response (`userRecordName`, `lookupInfo`, `nameComponents`,
+    /// Tandem's `avatarURL`).
     public static func decodeIdentity(_ json: JSONValue) -> UserIdentity {
         let lookup = json["lookupInfo"]
         return UserIdentity(userRecordName: json["userRecordName"]?.stringValue ?? lookup?["userRecordName"]?.stringValue,
                             emailAddress: lookup?["emailAddress"]?.stringValue, phoneNumber: lookup?["phoneNumber"]?.stringValue,
                             givenName: json["nameComponents"]?["givenName"]?.stringValue,
-                            familyName: json["nameComponents"]?["familyName"]?.stringValue)
+                            familyName: json["nameComponents"]?["familyName"]?.stringValue,
+                            avatarURL: json["avatarURL"]?.stringValue)
     }
 }

@@ -71,7 +71,7 @@ public enum ShareCodec {
     }
 
     /// A user identity dictionary: `userRecordName` (when the person has an account),
-    /// `nameComponents`, `lookupInfo`, and Tandem's `hasiCloudAccount`.
+    /// `nameComponents`, `lookupInfo`, and Tandem's `hasiCloudAccount` and `avatarURL` (when set).
     public static func encodeIdentity(_ identity: UserIdentity) -> JSONValue {
         var names = JSONObject()
         if let given = identity.givenName { names["givenName"] = .string(given) }
@@ -81,6 +81,7 @@ public enum ShareCodec {
         o["nameComponents"] = .object(names)
         o["lookupInfo"] = encodeLookupInfo(identity)
         o["hasiCloudAccount"] = .bool(identity.hasAccount)
+        if let avatar = identity.avatarURL { o["avatarURL"] = .string(avatar) }
         return .object(o)
     }
 

@@ -10,14 +10,18 @@ public struct UserIdentity: Sendable, Hashable {
     public var phoneNumber: String?
     public var givenName: String?
     public var familyName: String?
+    /// Tandem's `avatarURL`: a signed URL of the person's picture, given where their name is
+    /// visible to the reader (their own identity, or a discoverable person's; decisions A48).
+    public var avatarURL: String?
 
     public init(userRecordName: String? = nil, emailAddress: String? = nil, phoneNumber: String? = nil,
-                givenName: String? = nil, familyName: String? = nil) {
+                givenName: String? = nil, familyName: String? = nil, avatarURL: String? = nil) {
         self.userRecordName = userRecordName
         self.emailAddress = emailAddress
         self.phoneNumber = phoneNumber
         self.givenName = givenName
         self.familyName = familyName
+        self.avatarURL = avatarURL
     }
 
     /// True when the person has an account (the framework's `hasiCloudAccount`).

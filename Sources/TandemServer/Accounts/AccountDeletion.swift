@@ -14,7 +14,8 @@ public import TandemStore
 ///    `SESSION_REVOKED`; `tandem key list` shows the keys revoked), and their sign-in methods,
 ///    consents, emailed links, upload slots and subscriptions are deleted; the `users` row stays
 ///    without email, names or phone, so the record name is never reused and the email can sign
-///    up again as a new account.
+///    up again as a new account; their avatar is cleared and its file erased once the deletion
+///    committed (unless another account set the same bytes; decisions A48).
 ///
 /// Records they wrote into other people's zones and the public database stay (they belong to
 /// those zones' owners and the app), as do asset files: they are content-addressed and shared by
@@ -58,6 +59,7 @@ public struct AccountDeletion: Sendable {
     public func delete(user: String) throws -> Report {
         let now = Clock.milliseconds()
         let hub = self.hub
+        let avatars = store.avatars
         return try store.write({ tx -> Outcome in
             guard let account = try tx.user(recordNameOrEmail: user), account.recordName == user else {
                 throw CloudKitError(.notFound, "no account '\(user)'")
@@ -82,16 +84,20 @@ public struct AccountDeletion: Sendable {
                 events.append(ChangeEvent(container: owned.container, environment: owned.environment, zone: owned.zone, deviceID: "",
                                           records: [], zoneChanged: true, formerViewers: viewers))
             }
+            let unusedAvatar = try tx.setAvatar(user: user, nil)
             report.sessionsRevoked = try tx.eraseAccount(user: user, at: now)
             report.serverKeysRevoked = try tx.revokeServerKeys(user: user, at: now)
-            return Outcome(report: report, events: events)
+            return Outcome(report: report, events: events, unusedAvatar: unusedAvatar)
         }, afterCommit: { outcome in
             outcome.events.forEach { hub?.publish($0) }
+            if let checksum = outcome.unusedAvatar { avatars.remove(checksum: checksum) }
         }).report
     }
 
     struct Outcome: @unchecked Sendable {
         var report: Report
         var events: [ChangeEvent]
+        /// The avatar file no account holds any more (erased after the commit).
+        var unusedAvatar: String?
     }
 }

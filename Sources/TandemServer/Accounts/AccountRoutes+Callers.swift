@@ -18,12 +18,13 @@ extension AccountRoutes {
         "signup": .apiToken, "verify": .apiToken, "password/reset": .apiToken, "password/set": .apiToken, "signin": .apiToken,
         "token/exchange": .apiToken,
         "signout": .userToken, "account": .userToken, "sessions": .userToken, "sessions/revoke": .userToken, "account/delete": .userToken,
+        "account/avatar": .userToken, "account/avatar/remove": .userToken,
     ]
 
     /// Operations whose `POST` needs no body: one sent without `content-length` (as
     /// `curl -X POST` does) is taken as empty rather than answered 411 (A40). `account/delete`
     /// needs a password only from accounts that have one.
-    static let bodiless: Set<String> = ["signout", "account/delete"]
+    static let bodiless: Set<String> = ["signout", "account/delete", "account/avatar/remove"]
 
     /// The largest body of an accounts request, in bytes: their fields are an email, a password
     /// (≤ 1024 bytes, A3), a name, an ID token (≤ 16 KiB, `CompactJWS.maximumBytes`), so 64 KiB

@@ -14,8 +14,10 @@ import TandemStore
 /// | `signin` | POST | `ckAPIToken` | `{email, password, consent?, device?}` → `{ckWebAuthToken, userRecordName, sessionID, expiresAt}` |
 /// | `token/exchange` | POST | `ckAPIToken` | `{idToken, device?}` (a trusted issuer's ID token) → as `signin` (`TokenExchange`) |
 /// | `signout` | POST | user token | no body (or any) → `{revoked: 1}`: the presented token stops working |
-/// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName, invitationEmails}` |
+/// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName, invitationEmails, avatarURL?}` |
 /// | `account` | POST | user token | `{invitationEmails: false}` (or `true`) → the account: share invitation emails off or on (A31) |
+/// | `account/avatar` | POST | user token | the picture's bytes (`image/png`, `image/jpeg`, `image/webp`, ≤ 1 MiB) → the account with `avatarURL` (A48) |
+/// | `account/avatar/remove` | POST | user token | → the account without `avatarURL` |
 /// | `sessions` | GET | user token | → `{sessions: [{sessionID, device, createdAt, lastUsedAt, expiresAt, current}]}` |
 /// | `sessions/revoke` | POST | user token | `{sessionID}` or `{all: true}` → `{revoked: N}` |
 /// | `account/delete` | POST | user token | `{password}` (or, without a password, no body and a sign-in in the last 10 minutes) → `{deleted: true, zonesDeleted, recordsDeleted, sharesStopped, participationsEnded, sessionsRevoked, serverKeysRevoked}` (A15, A43) |
@@ -107,7 +109,15 @@ enum AccountRoutes {
             guard method == "GET" || method == "POST" else { throw MethodNotAllowed(allowed: "GET, POST") }
             guard let person else { throw CloudKitError(.internalError, "account without a person") }
             let body = method == "POST" ? try context.jsonBody() : [:]
-            return Responses.json(try AccountSettingsRoute.apply(body, user: person.user.recordName, store: services.store))
+            return Responses.json(try AccountSettingsRoute.apply(body, user: person.user.recordName, context, services))
+        case "account/avatar":
+            try require("POST")
+            guard let person else { throw CloudKitError(.internalError, "account/avatar without a person") }
+            return Responses.json(try AvatarRoutes(services: services).set(context, user: person.user.recordName))
+        case "account/avatar/remove":
+            try require("POST")
+            guard let person else { throw CloudKitError(.internalError, "account/avatar/remove without a person") }
+            return Responses.json(try AvatarRoutes(services: services).remove(context, user: person.user.recordName))
         case "sessions":
             try require("GET")
             guard let person else { throw CloudKitError(.internalError, "sessions without a person") }

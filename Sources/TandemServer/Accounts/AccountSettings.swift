@@ -38,4 +38,12 @@ public struct AccountSettings: Sendable {
 
     /// Whether `text` is valid for `passwordHash`.
     public static func isValidPasswordHash(_ text: String) -> Bool { Argon2id.Parameters(text) != nil }
+
+    /// One Argon2id hash of `password` with `parameters`, as sign-up makes it (PHC string); nil
+    /// when `parameters` are not valid. For `tandem-bench`'s hash time (A3).
+    /// - Throws: when libargon2 refuses (out of memory).
+    public static func hashPassword(_ password: String, parameters: String) throws -> String? {
+        guard let parsed = Argon2id.Parameters(parameters) else { return nil }
+        return try Argon2id(parameters: parsed, concurrentHashes: 1).hash(password)
+    }
 }

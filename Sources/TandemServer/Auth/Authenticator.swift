@@ -139,8 +139,9 @@ public final class Authenticator: Sendable {
     }
 
     /// Forgets every cached grant (on every thread): called after a revocation through this
-    /// server, so it applies to the next request. (A `tandem token revoke` from another process
-    /// applies within the 30-second cache.)
+    /// server, so it applies to the next request, and after a change to the account a grant
+    /// carries (its avatar, A48). (A `tandem token revoke` from another process applies within
+    /// the 30-second cache.)
     public func revoked() {
         epoch.add(1, ordering: .relaxed)
     }

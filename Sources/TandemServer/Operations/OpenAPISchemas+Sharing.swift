@@ -5,7 +5,7 @@ extension OpenAPISchemas {
     static var sharing: JSONObject {
         let lookupInfo = object(["emailAddress": string, "phoneNumber": string, "userRecordName": string])
         let identity = object(["userRecordName": string, "nameComponents": object(["givenName": string, "familyName": string]),
-                               "lookupInfo": lookupInfo, "hasiCloudAccount": boolean])
+                               "lookupInfo": lookupInfo, "hasiCloudAccount": boolean, "avatarURL": string])
         let enumeration = { (values: [String]) -> JSONValue in ["type": "string", "enum": .array(values.map(JSONValue.string))] }
         let participant = object([
             "participantId": string, "userIdentity": identity,

@@ -97,10 +97,11 @@ enum OpenAPISchemas {
                 "recordName": string, "fieldName": string, "fileChecksum": string, "size": integer, "receipt": string,
                 "serverErrorCode": string, "reason": string,
             ]))]),
-            "User": object(["userRecordName": string, "firstName": string, "lastName": string]),
+            "User": object(["userRecordName": string, "firstName": string, "lastName": string, "avatarURL": string]),
             "UserIdentities": object(["users": array(object([
                 "userRecordName": string, "nameComponents": object(["givenName": string, "familyName": string]),
                 "lookupInfo": object(["emailAddress": string, "phoneNumber": string, "userRecordName": string]),
+                "avatarURL": string,
             ]))]),
         ]
     }

@@ -163,6 +163,11 @@ public final class APIRouter: HTTPResponder {
                 guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
                 return (endpoint, try PushTokenRoutes.poll(context, services))
             }
+            if path.hasPrefix(AvatarRoutes.downloadPrefix) {
+                endpoint = "avatars/download"
+                guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
+                return (endpoint, try AvatarRoutes(services: services).download(context))
+            }
             if path.hasPrefix(AssetRoutes.downloadPrefix) {
                 endpoint = "assets/download"
                 guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
@@ -234,7 +239,7 @@ public final class APIRouter: HTTPResponder {
             response.headers.append(("allow", error.allowed))
             return (endpoint, response)
         } catch let error as UnsupportedMediaType {
-            return (endpoint, Responses.error(.badRequest("content-type '\(error.type)' is not accepted; send JSON (application/json or text/plain)"),
+            return (endpoint, Responses.error(.badRequest("content-type '\(error.type)' is not accepted; \(error.accepted)"),
                                              uuid: context.uuid, status: 415))
         } catch let error as SQLiteError where error.code.primary == .busy {
             var busy = CloudKitError(.tryAgainLater, "the database is busy; retry shortly")
@@ -306,7 +311,12 @@ public final class APIRouter: HTTPResponder {
 }
 
 struct MethodNotAllowed: Error { var allowed: String }
-struct UnsupportedMediaType: Error { var type: String }
+/// A body of a type the endpoint does not take: 415 with `BAD_REQUEST`.
+struct UnsupportedMediaType: Error {
+    var type: String
+    /// What to send instead.
+    var accepted = "send JSON (application/json or text/plain)"
+}
 
 /// One thread's known containers; only its own thread touches it.
 final class ContainerSet: @unchecked Sendable {

@@ -16,7 +16,9 @@ import TandemStore
 ///   admitted first: the headers, the date, the key (known, not revoked, of the container) and
 ///   the database are checked from the head (else 401); the signature, which covers the body's
 ///   hash, is checked once the body is read.
-/// - Preview images (1 MiB) are admitted like journal uploads, then read into memory.
+/// - Preview images (1 MiB) are admitted like journal uploads, then read into memory; so are
+///   avatars (`POST /auth/1/{container}/account/avatar`, 1 MiB; decisions A48): the user token is
+///   authenticated from the head (else 421 or 401) and an over-long `content-length` is 413.
 /// - JSON bodies of routes that need credentials (`/database/1/`, `/device/1/`, `/tandem/1/`)
 ///   are admitted first too: the user (or for schemas and links the admin token) is
 ///   authenticated from the head, so a missing credential is 421 and a bad one 401 before a
@@ -43,6 +45,8 @@ enum BodyAdmission {
         if credentialedPrefixes.contains(where: head.path.hasPrefix) {
             return HTTPBodyPolicy(limit: Limits.jsonBodyBytes, admitFirst: true)
         }
+        // Avatars are accounts paths with a picture's body (A48): their own, larger bound.
+        if AvatarRoutes.isUpload(head) { return HTTPBodyPolicy(limit: AvatarImage.maximumBytes + 1, admitFirst: true) }
         if head.path.hasPrefix(AccountRoutes.prefix) { return AccountRoutes.bodyPolicy(head) }
         // The sign-in page's forms come from people not signed in: small bodies only (A39).
         if head.path == "/signin" || head.path.hasPrefix("/signin/") { return HTTPBodyPolicy(limit: AccountRoutes.bodyBytes) }
@@ -66,8 +70,12 @@ enum BodyAdmission {
         if credentialedPrefixes.contains(where: head.path.hasPrefix) {
             return try credentials(head, services)
         }
-        if head.path.hasPrefix(AccountRoutes.prefix) { return try AccountRoutes.admission(head, services) }
         var holder: String?
+        if AvatarRoutes.isUpload(head) {
+            if let refusal = try refusal(for: head, services, holder: &holder) { return .refused(refusal) }
+            return .admitted(holder: holder)
+        }
+        if head.path.hasPrefix(AccountRoutes.prefix) { return try AccountRoutes.admission(head, services) }
         if let refusal = try refusal(for: head, services, holder: &holder) { return .refused(refusal) }
         return .admitted(holder: holder)
     }
@@ -119,6 +127,14 @@ enum BodyAdmission {
             }
             holder = "user " + upload.owner
             return nil
+        }
+        if AvatarRoutes.isUpload(head) {
+            let container = head.path.dropFirst(AccountRoutes.prefix.count).prefix { $0 != "/" }
+            let context = RequestContext(request: HTTPRequest(head: head))
+            let (_, user) = try AccountRoutes.signedIn(context, services, container: String(container))
+            holder = "user " + user.recordName
+            return length > AvatarImage.maximumBytes
+                ? CloudKitError(.limitExceeded, "an avatar may be at most \(AvatarImage.maximumBytes) bytes (1 MiB); got \(length)") : nil
         }
         guard head.path.hasPrefix(JournalRoutes.prefix) else { return nil }
         let context = RequestContext(request: HTTPRequest(head: head))

@@ -12,7 +12,8 @@ import TandemStore
 ///   `Origin` and its `ckAPIToken` is the container's API token listing that origin (decisions
 ///   A8), the origin is echoed with `Vary: Origin`; any other origin gets no allow header (the
 ///   browser then withholds the answer). Never `*`.
-/// - Capability URLs (`/webcourier/1/`, `/upload/1/`, signed `/assets/1/` download URLs): `*`,
+/// - Capability URLs (`/webcourier/1/`, `/upload/1/`, signed `/assets/1/` download URLs and
+///   `/avatars/1/` URLs, A48): `*`,
 ///   since the URL itself is the credential.
 /// - `OPTIONS` on those paths is a preflight: `204` with `Access-Control-Allow-Methods: GET, POST`,
 ///   `Access-Control-Allow-Headers: content-type, range` plus the three server-to-server
@@ -40,7 +41,7 @@ enum CORS {
     static func audience(_ head: HTTPRequestHead) -> Audience {
         let path = head.path
         if path.hasPrefix(WebCourier.prefix) || path.hasPrefix(AssetRoutes.uploadPrefix) { return .anyone }
-        if path.hasPrefix(AssetRoutes.downloadPrefix) {
+        if path.hasPrefix(AssetRoutes.downloadPrefix) || path.hasPrefix(AvatarRoutes.downloadPrefix) {
             return QueryString.parse(head.query)["s"] != nil ? .anyone : .none
         }
         guard apiPrefixes.contains(where: { path.hasPrefix($0) }) else { return .none }

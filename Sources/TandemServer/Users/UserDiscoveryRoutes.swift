@@ -18,7 +18,12 @@ enum UserDiscoveryRoutes {
                 let users = try services.store.read {
                     try $0.sharingPartners(of: scope.user, container: scope.database.container, environment: scope.database.environment)
                 }
-                return Responses.json(.object(["users": .array(users.filter(\.discoverable).map { ShareCodec.encodeIdentity($0.identity) })]))
+                let reader = scope.user
+                return Responses.json(.object(["users": .array(users.filter(\.discoverable).map { user in
+                    var identity = user.identity
+                    identity.avatarURL = AvatarRoutes.visibleURL(of: user, reader: reader, base: context.baseURL, signer: context.assetSigner)
+                    return ShareCodec.encodeIdentity(identity)
+                })]))
             },
             DatabaseRoute(operation: "users/discover", method: "POST", databases: [.public],
                           summary: "Find discoverable people by lookup info (email, phone or user record name)",
@@ -37,6 +42,8 @@ enum UserDiscoveryRoutes {
                     // Give back only the contact detail the caller already had.
                     identity.emailAddress = lookup.emailAddress
                     identity.phoneNumber = lookup.phoneNumber
+                    identity.avatarURL = AvatarRoutes.visibleURL(of: user, reader: context.scope.user, base: context.baseURL,
+                                                                 signer: context.assetSigner)
                     return ShareCodec.encodeIdentity(identity)
                 }
                 return Responses.json(.object(["users": .array(users)]))
@@ -48,7 +55,7 @@ enum UserDiscoveryRoutes {
                 let found = try services.store.read { reader in try emails.map { try reader.user(matching: UserIdentity(emailAddress: $0)) } }
                 let users: [JSONValue] = zip(emails, found).compactMap { email, user in
                     guard let user, user.discoverable else { return nil }
-                    var o = userDictionary(user)
+                    var o = userDictionary(user, context)
                     o["emailAddress"] = .string(email)
                     return .object(o)
                 }
@@ -60,7 +67,7 @@ enum UserDiscoveryRoutes {
                 let found = try services.store.read { reader in try names.map { try reader.user(matching: UserIdentity(userRecordName: $0)) } }
                 let users: [JSONValue] = found.compactMap { user in
                     guard let user else { return nil }
-                    return .object(user.discoverable ? userDictionary(user) : ["userRecordName": .string(user.recordName)])
+                    return .object(user.discoverable ? userDictionary(user, context) : ["userRecordName": .string(user.recordName)])
                 }
                 return Responses.json(.object(["users": .array(users)]))
             },
@@ -105,11 +112,15 @@ enum UserDiscoveryRoutes {
         }
     }
 
-    /// A User dictionary: `userRecordName`, `firstName`, `lastName`.
-    static func userDictionary(_ user: UserAccount) -> JSONObject {
+    /// A User dictionary: `userRecordName`, `firstName`, `lastName`, and Tandem's `avatarURL`
+    /// (signed for the caller) when the person set a picture and may be seen (A48).
+    static func userDictionary(_ user: UserAccount, _ context: RequestContext) -> JSONObject {
         var o: JSONObject = ["userRecordName": .string(user.recordName)]
         if let given = user.givenName { o["firstName"] = .string(given) }
         if let family = user.familyName { o["lastName"] = .string(family) }
+        if let avatar = AvatarRoutes.visibleURL(of: user, reader: context.scope.user, base: context.baseURL, signer: context.assetSigner) {
+            o["avatarURL"] = .string(avatar)
+        }
         return o
     }
 }

@@ -15,29 +15,32 @@ enum UserRoutes {
             DatabaseRoute(operation: "users/current", method: "GET", databases: [.public, .private],
                           summary: "The caller's user record name and name", requestSchema: nil, responseSchema: "User") { context in
                 let user = context.user!
-                var o = identityObject(user)
+                var o = identityObject(user, context)
                 if let given = user.givenName { o["firstName"] = .string(given) }
                 if let family = user.familyName { o["lastName"] = .string(family) }
                 return Responses.json(.object(o))
             },
             DatabaseRoute(operation: "users/caller", method: "GET", databases: [.public, .private],
                           summary: "The caller's user identity", requestSchema: nil, responseSchema: "UserIdentities") { context in
-                var o = identityObject(context.user!)
-                o["users"] = .array([.object(identityObject(context.user!))])
+                var o = identityObject(context.user!, context)
+                o["users"] = .array([.object(identityObject(context.user!, context))])
                 return Responses.json(.object(o))
             },
         ]
     }
 
-    /// A user identity dictionary: `userRecordName`, `nameComponents`, `lookupInfo`.
-    static func identity(_ user: UserAccount) -> JSONValue { .object(identityObject(user)) }
-
-    static func identityObject(_ user: UserAccount) -> JSONObject {
+    /// The caller's identity dictionary: `userRecordName`, `nameComponents`, `lookupInfo`, and
+    /// Tandem's `avatarURL` (signed for the caller) when they set a picture (A48).
+    static func identityObject(_ user: UserAccount, _ context: RequestContext) -> JSONObject {
         var names = JSONObject()
         if let given = user.givenName { names["givenName"] = .string(given) }
         if let family = user.familyName { names["familyName"] = .string(family) }
         var lookup: JSONObject = ["userRecordName": .string(user.recordName)]
         if let email = user.email { lookup["emailAddress"] = .string(email) }
-        return ["userRecordName": .string(user.recordName), "nameComponents": .object(names), "lookupInfo": .object(lookup)]
+        var o: JSONObject = ["userRecordName": .string(user.recordName), "nameComponents": .object(names), "lookupInfo": .object(lookup)]
+        if let avatar = AvatarRoutes.url(of: user, reader: user.recordName, base: context.baseURL, signer: context.assetSigner) {
+            o["avatarURL"] = .string(avatar)
+        }
+        return o
     }
 }

@@ -19,7 +19,7 @@ public protocol ExternalIdentityWriting: ExternalIdentityReading {
 extension SQLiteStoreTransaction {
     func user(signInKind kind: String, subject: String) throws -> UserAccount? {
         try db.queryOne("""
-            SELECT u.record_name, u.email, u.given_name, u.family_name, u.phone, u.discoverable
+            SELECT \(Self.userColumns(of: "u"))
             FROM sign_in_methods m JOIN users u ON u.record_name = m.user_record_name WHERE m.kind = ? AND m.subject = ?
             """, [.text(kind), .text(subject)]) { Self.userAccount($0, from: 0) }
     }

@@ -12,7 +12,13 @@ extension SQLiteStoreTransaction {
         return db.changes > 0
     }
 
-    static let userColumns = "record_name, email, given_name, family_name, phone, discoverable"
+    static let userColumnNames = ["record_name", "email", "given_name", "family_name", "phone", "discoverable", "avatar_checksum", "avatar_type"]
+    static let userColumns = userColumnNames.joined(separator: ", ")
+
+    /// `userColumns` of the table aliased `alias`.
+    static func userColumns(of alias: String) -> String {
+        userColumnNames.map { alias + "." + $0 }.joined(separator: ", ")
+    }
 
     func user(recordNameOrEmail key: String) throws -> UserAccount? {
         // A deleted account (A15) is nobody: its row stays only so its record name is never reused.
@@ -46,20 +52,20 @@ extension SQLiteStoreTransaction {
 
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant? {
         try db.queryOne("""
-            SELECT t.kind, t.container_id, u.record_name, u.email, u.given_name, u.family_name, u.phone, u.discoverable,
-                   t.device, t.last_used_at, t.expires_at, t.idle_ms, t.revoked_at, t.origins, t.callback, t.created_at, t.rotated_at
+            SELECT t.kind, t.container_id, t.device, t.last_used_at, t.expires_at, t.idle_ms, t.revoked_at, t.origins, t.callback,
+                   t.created_at, t.rotated_at, \(Self.userColumns(of: "u"))
             FROM tokens t LEFT JOIN users u ON u.record_name = t.user_record_name WHERE t.hash = ?
             """, [.blob(hash)]) { row in
             let kind = TokenGrant.Kind(rawValue: row.text(0)) ?? .user
             let container = row.isNull(1) ? nil : row.text(1)
-            let user = row.isNull(2) ? nil : Self.userAccount(row, from: 2)
-            let session = TokenSession(device: Self.optionalText(row, 8), lastUsedAt: row.isNull(9) ? row.int64(15) : row.int64(9),
-                                       expiresAt: row.isNull(10) ? nil : row.int64(10), idleMilliseconds: row.isNull(11) ? nil : row.int64(11),
-                                       revokedAt: row.isNull(12) ? nil : row.int64(12), createdAt: row.int64(15),
-                                       rotatedAt: row.isNull(16) ? nil : row.int64(16))
-            let origins = Self.optionalText(row, 13).map { $0.split(separator: "\n").map(String.init) } ?? []
+            let user = row.isNull(11) ? nil : Self.userAccount(row, from: 11)
+            let session = TokenSession(device: Self.optionalText(row, 2), lastUsedAt: row.isNull(3) ? row.int64(9) : row.int64(3),
+                                       expiresAt: row.isNull(4) ? nil : row.int64(4), idleMilliseconds: row.isNull(5) ? nil : row.int64(5),
+                                       revokedAt: row.isNull(6) ? nil : row.int64(6), createdAt: row.int64(9),
+                                       rotatedAt: row.isNull(10) ? nil : row.int64(10))
+            let origins = Self.optionalText(row, 7).map { $0.split(separator: "\n").map(String.init) } ?? []
             return TokenGrant(kind: kind, user: user, container: container, session: session, origins: origins,
-                              callback: Self.optionalText(row, 14))
+                              callback: Self.optionalText(row, 8))
         }
     }
 
@@ -67,7 +73,8 @@ extension SQLiteStoreTransaction {
     static func userAccount(_ row: SQLiteStatement, from index: Int32) -> UserAccount {
         UserAccount(recordName: row.text(index), email: optionalText(row, index + 1), givenName: optionalText(row, index + 2),
                     familyName: optionalText(row, index + 3), phoneNumber: optionalText(row, index + 4),
-                    discoverable: row.int64(index + 5) != 0)
+                    discoverable: row.int64(index + 5) != 0,
+                    avatar: row.isNull(index + 6) ? nil : Avatar(checksum: row.text(index + 6), contentType: optionalText(row, index + 7) ?? ""))
     }
 
     static func userAccount(_ row: SQLiteStatement) -> UserAccount { userAccount(row, from: 0) }

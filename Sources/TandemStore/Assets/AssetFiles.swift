@@ -66,6 +66,13 @@ public struct AssetFiles: Sendable {
         return checksum
     }
 
+    /// Deletes the file with this checksum, if any (journal files, unused avatars; record
+    /// assets are never deleted, as identical bytes share a file).
+    public func remove(checksum: String) {
+        guard let path = path(forChecksum: checksum) else { return }
+        unlink(path)
+    }
+
     /// The bytes of a stored file, or nil if there is none.
     public func read(checksum: String) -> [UInt8]? {
         guard let path = path(forChecksum: checksum), let data = FileManager.default.contents(atPath: path) else { return nil }

@@ -7,12 +7,6 @@ extension AssetFiles {
         try AssetFiles(directory: dataDirectory + "/journal")
     }
 
-    /// Deletes the file with this checksum, if any.
-    public func remove(checksum: String) {
-        guard let path = path(forChecksum: checksum) else { return }
-        unlink(path)
-    }
-
     /// Deletes every file (the directory stays, with its `tmp/`).
     public func removeAll() {
         let manager = FileManager.default

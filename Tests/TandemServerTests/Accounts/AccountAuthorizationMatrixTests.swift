@@ -36,6 +36,8 @@ struct AccountAuthorizationMatrixTests {
         case signoutBodiless
         /// The sign-in page opened from a share page (`/signin?return=/share/{shortGUID}`; A47).
         case sharePageSignIn
+        /// Avatars (A48): set (a PNG body), remove, and a signed download URL of another account's.
+        case accountAvatar, accountAvatarRemove, avatarDownload
         var description: String { rawValue }
     }
 
@@ -73,6 +75,11 @@ struct AccountAuthorizationMatrixTests {
         .signoutBodiless: ["ok", "ok", failed, failed, required, required, required],
         // Anyone may open it (a share URL reaches people who are signed out); credentials play no part.
         .sharePageSignIn: ["ok", "ok", "ok", "ok", "ok", "ok", "ok"],
+        // The sender is authenticated from the head, before the picture is read.
+        .accountAvatar: ["ok", "ok", failed, failed, required, required, required],
+        .accountAvatarRemove: ["ok", "ok", failed, failed, required, required, required],
+        // A capability URL: the signature names the reader; the caller's credentials play no part.
+        .avatarDownload: ["ok", "ok", "ok", "ok", "ok", "ok", "ok"],
     ]
 
     struct World {
@@ -81,7 +88,12 @@ struct AccountAuthorizationMatrixTests {
         var otherApp: String
         var email: String
         var provider: OIDCProvider
+        /// The avatar URL of another account (so that removing the matrix account's cannot race it).
+        var avatarURL: String
     }
+
+    /// A 1×1 PNG.
+    static let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")!
 
     static let lock = NSLock()
     nonisolated(unsafe) static var shared: World?
@@ -99,7 +111,14 @@ struct AccountAuthorizationMatrixTests {
         let otherApp = try server.apiToken(container: "iCloud.com.example.matrix")
         let email = "matrix@example.com"
         try server.signUpVerified(email, password: "matrix password", apiToken: app)
-        let made = World(server: server, app: app, otherApp: otherApp, email: email, provider: provider)
+        let pictured = try server.request("POST", "\(server.baseURL)/auth/1/\(TestServer.container)/account/avatar", body: png,
+                                          token: .some(server.token), headers: ["Content-Type": "image/png"])
+        guard let avatarURL = pictured.json["avatarURL"]?.stringValue else { throw TestFailure("account/avatar: \(pictured.text)") }
+        // One exchange first, so the issuer's keys are cached: while they are being fetched, a
+        // concurrent exchange is answered TRY_AGAIN_LATER at once (A19), and the cases run in parallel.
+        let primed = try server.auth("token/exchange", ["idToken": .string(try provider.mint(sub: "matrix-primer", clientID: "matrix"))], apiToken: app)
+        guard primed.status == 200 else { throw TestFailure("token/exchange: \(primed.text)") }
+        let made = World(server: server, app: app, otherApp: otherApp, email: email, provider: provider, avatarURL: avatarURL)
         shared = made
         return made
     }
@@ -163,6 +182,16 @@ struct AccountAuthorizationMatrixTests {
             response = TestServer.Response(status: reply.status ?? 0, body: Data(reply.body.utf8), headers: [:])
         case .sharePageSignIn:
             response = try server.request("GET", server.baseURL + "/signin?return=%2Fshare%2F" + String(repeating: "c", count: 26), token: .some(user))
+        case .accountAvatar:
+            var url = "\(server.baseURL)/auth/1/\(TestServer.container)/account/avatar"
+            if let api { url += "?ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+            response = try server.request("POST", url, body: Self.png, token: .some(user), headers: ["Content-Type": "image/png"])
+        case .accountAvatarRemove:
+            response = try server.auth("account/avatar/remove", [:], apiToken: api, bearer: user)
+        case .avatarDownload:
+            var url = world.avatarURL
+            if let api { url += "&ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+            response = try server.request("GET", url, token: .some(user))
         case .accountDelete:
             response = try server.auth("account/delete", ["password": "not the password"], apiToken: api, bearer: user)
         case .signinPage, .accountDeletePage:

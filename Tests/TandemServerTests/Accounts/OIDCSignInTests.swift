@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemCore
+import TandemTestSupport
 
 /// OpenID Connect against a real provider on loopback (oidc-provider-mock, Tests/OIDC): the token
 /// exchange (`POST /auth/1/{container}/token/exchange`) links by (issuer, sub) and refuses every

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Runs the built `tandem` with `arguments`; returns its exit status, standard output and
-/// standard error.
+/// standard error. Its standard input is empty (a `serve --stop-on-stdin-eof` that should have
+/// been refused stops at once instead of serving for ever).
 func runTandem(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: TestServer.binary)
@@ -9,6 +10,7 @@ func runTandem(_ arguments: [String]) throws -> (status: Int32, output: String, 
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
+    process.standardInput = FileHandle.nullDevice
     try process.run()
     let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -1,22 +1,22 @@
-import Foundation
-import TandemTestSupport
+public import Foundation
 
 /// A real OpenID Connect provider on loopback: Tests/OIDC/oidc_provider.py (oidc-provider-mock,
 /// over authlib) running under .build/oidc-venv (`scripts/bootstrap --test`). Its issuer is
 /// `http://127.0.0.1:PORT`; the server under test reaches it with `--webhook-allow 127.0.0.0/8`.
-final class OIDCProvider: @unchecked Sendable {
+/// Shared by TandemServerTests (the exchange endpoint and the sign-in page) and the SDK's
+/// TandemTests (`Container.signIn(exchanging:)`).
+public final class OIDCProvider: @unchecked Sendable {
     let process = Process()
     private let input = Pipe()
-    let port: Int
-    var issuer: String { "http://127.0.0.1:\(port)" }
+    public let port: Int
+    public var issuer: String { "http://127.0.0.1:\(port)" }
 
-    static var root: URL { SMTPSink.root }
-    static var python: String { root.appendingPathComponent(".build/oidc-venv/bin/python").path }
-    static var script: String { root.appendingPathComponent("Tests/OIDC/oidc_provider.py").path }
+    static var python: String { TandemProcess.root.appendingPathComponent(".build/oidc-venv/bin/python").path }
+    static var script: String { TandemProcess.root.appendingPathComponent("Tests/OIDC/oidc_provider.py").path }
 
-    init() throws {
+    public init() throws {
         guard FileManager.default.isExecutableFile(atPath: Self.python) else {
-            throw TestFailure("no \(Self.python): run scripts/bootstrap --test (installs oidc-provider-mock)")
+            throw TandemProcessError("no \(Self.python): run scripts/bootstrap --test (installs oidc-provider-mock)")
         }
         process.executableURL = URL(fileURLWithPath: Self.python)
         process.arguments = [Self.script, "serve"]
@@ -27,7 +27,7 @@ final class OIDCProvider: @unchecked Sendable {
         ExitCleanup.terminateAtExit(process)
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw TestFailure("the OIDC provider did not start") }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw TandemProcessError("the OIDC provider did not start") }
         self.port = port
     }
 
@@ -38,7 +38,7 @@ final class OIDCProvider: @unchecked Sendable {
 
     /// An ID token the provider signs for `sub` and audience `clientID`, after setting the
     /// user's claims (`aud`, `iss`, `exp` there override the token's own).
-    func mint(sub: String, clientID: String, claims: [String: Any]? = nil, nonce: String? = nil) throws -> String {
+    public func mint(sub: String, clientID: String, claims: [String: Any]? = nil, nonce: String? = nil) throws -> String {
         var arguments = ["mint", "--issuer", issuer, "--client-id", clientID, "--sub", sub]
         if let claims { arguments += ["--claims", String(decoding: try JSONSerialization.data(withJSONObject: claims), as: UTF8.self)] }
         if let nonce { arguments += ["--nonce", nonce] }
@@ -46,7 +46,7 @@ final class OIDCProvider: @unchecked Sendable {
     }
 
     /// `token`'s claims signed by a key the provider's JWK Set does not hold (`kid: not-in-jwks`).
-    func resignWithUnknownKey(_ token: String) throws -> String { try Self.run(["resign", "--token", token]) }
+    public func resignWithUnknownKey(_ token: String) throws -> String { try Self.run(["resign", "--token", token]) }
 
     static func run(_ arguments: [String]) throws -> String {
         let process = Process()
@@ -57,11 +57,12 @@ final class OIDCProvider: @unchecked Sendable {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        ExitCleanup.terminateAtExit(process)
         // Both are small (a token, or a traceback).
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("oidc_provider.py \(arguments.first ?? ""): \(errors)") }
+        guard process.terminationStatus == 0 else { throw TandemProcessError("oidc_provider.py \(arguments.first ?? ""): \(errors)") }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -1,0 +1,45 @@
+import TandemSQLite
+
+/// A person's picture (issue 16 item 1; decisions A48): the checksum of its bytes in the
+/// store's `avatars` files and the image type it was checked to be.
+public struct Avatar: Sendable, Hashable {
+    /// SHA-256 of the bytes, 64 lowercase hex digits (the file's name in `Store.avatars`).
+    public var checksum: String
+    /// `image/png`, `image/jpeg` or `image/webp`.
+    public var contentType: String
+
+    public init(checksum: String, contentType: String) {
+        self.checksum = checksum
+        self.contentType = contentType
+    }
+}
+
+/// Setting and clearing avatars. A file in `Store.avatars` is removed once no account holds its
+/// checksum; the writes below say when (they run in the store's single writer, so the answer
+/// cannot be overtaken by another account setting the same bytes).
+public protocol AvatarWriting {
+    /// Sets (or, with nil, clears) the avatar of the live account `user`. Returns the checksum of
+    /// the avatar it replaced when no account holds it any more (its file may go), else nil.
+    /// - Throws: `AvatarAccountGone` when there is no such account or it was deleted.
+    func setAvatar(user: String, _ avatar: Avatar?) throws -> String?
+    /// Whether any account holds an avatar with `checksum`.
+    func avatarInUse(checksum: String) throws -> Bool
+}
+
+/// The account whose avatar was to change does not exist (or was deleted).
+public struct AvatarAccountGone: Error {}
+
+extension SQLiteStoreTransaction {
+    func setAvatar(user: String, _ avatar: Avatar?) throws -> String? {
+        guard let previous = try db.queryOne("SELECT avatar_checksum FROM users WHERE record_name = ? AND deleted_at IS NULL",
+                                             [.text(user)], { Self.optionalText($0, 0) }) else { throw AvatarAccountGone() }
+        try db.run("UPDATE users SET avatar_checksum = ?, avatar_type = ? WHERE record_name = ?",
+                   [avatar.map { .text($0.checksum) } ?? .null, avatar.map { .text($0.contentType) } ?? .null, .text(user)])
+        guard let previous, previous != avatar?.checksum, try !avatarInUse(checksum: previous) else { return nil }
+        return previous
+    }
+
+    func avatarInUse(checksum: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM users WHERE avatar_checksum = ? LIMIT 1", [.text(checksum)]) { _ in true } ?? false
+    }
+}

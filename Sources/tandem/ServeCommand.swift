@@ -1,0 +1,168 @@
+import Foundation
+import TandemCore
+import TandemServer
+import TandemSQLite
+
+/// `tandem serve`: its settings from flags and from an optional JSON file (`--config FILE`).
+///
+/// The file is one JSON object whose keys are the flags' names without `--` and whose values are
+/// what the flag would take: a string or a number for a setting (`"port": 8080`,
+/// `"smtp-url": "smtp://mail:587"`), `true`/`false` for a switch (`"quiet": true`), and an
+/// array of strings for a repeatable flag (`"oidc-exchange": ["C,ISSUER,AUD"]`). It is read
+/// with the project's JSON parser (Jansson: duplicate keys, comments and trailing commas are
+/// refused). Flags on the command line win over the file; a repeatable flag given there
+/// replaces the file's list. An unknown key, a value of the wrong JSON type, or a value the
+/// flag would refuse stops `tandem serve` before anything starts, with a message naming the
+/// file and the key, and exit status 64 (decisions A49).
+enum ServeCommand {
+    /// How a key of the file maps to a flag.
+    enum Kind {
+        /// `--name VALUE`: a string or a number in the file.
+        case value
+        /// `--name`: true or false in the file.
+        case flag
+        /// `--name VALUE`, repeatable: an array of strings (or one string) in the file.
+        case repeated
+    }
+
+    /// Every setting of `tandem serve`, by flag name.
+    static let keys: [String: Kind] = [
+        "host": .value, "port": .value, "data": .value, "synchronous": .value, "workers": .value, "quiet": .flag,
+        "public-url": .value, "stop-on-stdin-eof": .flag, "participant-limit": .value, "change-retention": .value,
+        "session-participant-limit": .value, "session-rate": .value, "session-burst": .value, "stream-queue": .value,
+        "app-ids": .value, "links-ttl": .value, "links-fetch-origin": .value, "webhook-allow": .repeated,
+        "max-database-mib": .value,
+        "password-hash": .value, "session-idle": .value, "session-lifetime": .value, "sign-in-attempts": .value,
+        "smtp-url": .value, "smtp-from": .value, "smtp-user": .value, "smtp-password": .value, "mail-templates": .value,
+        "oidc-exchange": .repeated, "oidc-provider": .repeated, "passkey-rp-id": .value, "passkey-user-verification": .value,
+    ]
+
+    static let usage = """
+                       [--config FILE.json]   (the settings above as one JSON object, keys without "--": {"port": 8080,
+                                  "smtp-url": "smtp://mail:587", "quiet": true, "oidc-exchange": ["C,ISSUER,AUD"]};
+                                  flags given here win; an unknown key or a bad value stops the server, naming the key)
+        """
+
+    /// The command line's options over those of `--config FILE` (when given).
+    /// - Throws: `UsageError` naming the file (and the key) when it cannot be read, is not a JSON
+    ///   object, or holds an unknown key or a value its flag would refuse.
+    static func options(_ commandLine: Options) throws -> Options {
+        guard let path = commandLine.value("config") else { return commandLine }
+        let file = try options(fromFile: path)
+        // Each of the file's settings is checked alone, so that an error names its key.
+        for key in file.values.keys.sorted() {
+            do {
+                _ = try configuration(file.only(key), data: "./tandem-data")
+            } catch let error as UsageError {
+                throw UsageError("--config \(path): \"\(key)\": \(error.message)")
+            }
+        }
+        return file.overridden(by: commandLine)
+    }
+
+    /// The settings in the JSON file at `path`, as options.
+    static func options(fromFile path: String) throws -> Options {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UsageError("--config \(path): cannot read the file")
+        }
+        let root: JSONValue
+        do { root = try JSONParser.parse([UInt8](data)) } catch {
+            throw UsageError("--config \(path): not valid JSON: \(error)")
+        }
+        guard case .object(let object) = root else {
+            throw UsageError("--config \(path): the file must hold one JSON object of settings, found \(root.kindName)")
+        }
+        var options = Options()
+        for (key, value) in object.entries {
+            guard let kind = keys[key] else {
+                let hint = key.hasPrefix("--") ? " (write keys without the leading --)" : ""
+                throw UsageError("--config \(path): unknown key \"\(key)\"\(hint); the keys are the flags of tandem serve: "
+                    + keys.keys.sorted().joined(separator: ", "))
+            }
+            func wrong(_ expected: String) -> UsageError {
+                UsageError("--config \(path): \"\(key)\" must be \(expected), not \(value.kindName)")
+            }
+            switch (kind, value) {
+            case (.value, .string(let text)): options.set(key, text)
+            case (.value, .int(let n)): options.set(key, String(n))
+            case (.value, .double(let n)): options.set(key, String(n))
+            case (.value, _): throw wrong("a string or a number")
+            case (.flag, .bool(let on)): if on { options.set(key, "true") }
+            case (.flag, _): throw wrong("true or false")
+            case (.repeated, .string(let text)): options.set(key, text)
+            case (.repeated, .array(let items)):
+                for item in items {
+                    guard case .string(let text) = item else { throw wrong("an array of strings") }
+                    options.set(key, text)
+                }
+            case (.repeated, _): throw wrong("an array of strings")
+            }
+        }
+        return options
+    }
+
+    /// The server's configuration from `options` (flags, or a file's settings).
+    /// - Throws: `UsageError` for a value a flag does not take.
+    static func configuration(_ options: Options, data: String) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration(dataDirectory: data)
+        configuration.host = options.value("host") ?? configuration.host
+        if let port = options.value("port") {
+            guard let n = Int(port), (0...65535).contains(n) else { throw UsageError("--port must be 0–65535") }
+            configuration.port = n
+        }
+        if let sync = options.value("synchronous") {
+            guard let level = SQLiteSynchronous(rawValue: sync.uppercased()) else { throw UsageError("--synchronous must be full or normal") }
+            configuration.synchronous = level
+        }
+        if let workers = options.value("workers") {
+            guard let n = Int(workers), n > 0 else { throw UsageError("--workers must be a positive number") }
+            configuration.workerCount = n
+        }
+        configuration.logRequests = !options.flag("quiet")
+        if let limit = options.value("participant-limit") {
+            guard let n = Int(limit), n >= 2 else { throw UsageError("--participant-limit must be at least 2 (the owner and one more)") }
+            configuration.participantLimit = n
+        }
+        if let retention = options.value("change-retention") {
+            guard let seconds = Double(retention), seconds > 0 else { throw UsageError("--change-retention must be a positive number of seconds") }
+            configuration.changeRetentionSeconds = seconds
+            configuration.purgeIntervalSeconds = min(configuration.purgeIntervalSeconds, max(seconds / 4, 0.1))
+        }
+        if let queue = options.value("stream-queue") {
+            guard let n = Int(queue), n >= 1 else { throw UsageError("--stream-queue must be a positive number of messages") }
+            configuration.streamQueueMessages = n
+        }
+        if let limit = options.value("session-participant-limit") {
+            guard let n = Int(limit), n >= 2 else { throw UsageError("--session-participant-limit must be at least 2") }
+            configuration.sessionParticipantLimit = n
+        }
+        if let rate = options.value("session-rate") {
+            guard let n = Double(rate), n > 0 else { throw UsageError("--session-rate must be a positive number of messages per second") }
+            configuration.sessionMessageRate = n
+            configuration.sessionMessageBurst = max(1, n * 2)
+        }
+        if let burst = options.value("session-burst") {
+            guard let n = Double(burst), n >= 1 else { throw UsageError("--session-burst must be at least 1 message") }
+            configuration.sessionMessageBurst = n
+        }
+        if let ids = options.value("app-ids") {
+            configuration.appIDs = ids.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        if let ttl = options.value("links-ttl") {
+            guard let n = Int(ttl), n >= 0 else { throw UsageError("--links-ttl must be a number of seconds") }
+            configuration.linksTTL = n
+        }
+        configuration.linksFetchOrigin = try CommandLine.fetchOrigin(options)
+        configuration.webhookAllow = try CommandLine.webhookAllow(options)
+        if let cap = options.value("max-database-mib") {
+            guard let n = Int(cap), n >= 1, n <= Int.max >> 20 else { throw UsageError("--max-database-mib must be a positive number of MiB") }
+            configuration.maximumDatabaseBytes = n << 20
+        }
+        if let url = options.value("public-url") {
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
+            configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
+        }
+        try AccountCommand.configure(&configuration.accounts, options)
+        return configuration
+    }
+}
