@@ -569,5 +569,20 @@ enum Migrations {
         SQLiteMigration(version: 14, sql: """
         ALTER TABLE users ADD COLUMN invitation_emails INTEGER NOT NULL DEFAULT 1;
         """),
+        // The web console (issue 18, decisions C1–C3): server administrators, and console
+        // sessions (the `tandem_console` cookie) stored by token hash with idle and absolute limits.
+        SQLiteMigration(version: 15, sql: """
+        ALTER TABLE users ADD COLUMN server_admin INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE console_sessions (
+            hash BLOB PRIMARY KEY,
+            user_record_name TEXT NOT NULL REFERENCES users(record_name),
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            idle_ms INTEGER NOT NULL,
+            revoked_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX console_sessions_by_user ON console_sessions(user_record_name);
+        """),
     ]
 }

@@ -211,9 +211,23 @@ final class AccountService: Sendable {
     ///   `consent`.
     func signIn(with method: any SignInMethod, credential: [String: String], container: String, consent: Bool,
                 device: String?, address: String) throws -> Session {
-        let key = try method.accountKey(credential)
+        let user = try authenticate(with: method, credential: credential, address: address)
         let now = Clock.milliseconds()
-        try limiter.checkSignIn(account: key, address: address, at: now)
+        if try !store.read({ try $0.hasConsent(user: user.recordName, container: container) }) {
+            guard consent else { throw ConsentRequired(user: user) }
+            try store.write { try $0.addConsent(user: user.recordName, container: container, at: now) }
+        }
+        return try issueSession(user: user, container: container, device: device, at: now)
+    }
+
+    /// The account a credential proves, under the sign-in rate limits (A5): checked before the
+    /// credential, a failure counted, a success clearing the account's count. Used by `signIn`
+    /// and by the web console's sign-in (decisions C2), which issues its own kind of session.
+    /// - Throws: `BAD_REQUEST` for a malformed credential, `THROTTLED` (with `retryAfter`),
+    ///   `AUTHENTICATION_FAILED` for a wrong credential or an unknown account (one answer).
+    func authenticate(with method: any SignInMethod, credential: [String: String], address: String) throws -> UserAccount {
+        let key = try method.accountKey(credential)
+        try limiter.checkSignIn(account: key, address: address, at: Clock.milliseconds())
         let proved: UserAccount?
         do {
             proved = try method.authenticate(credential)
@@ -227,11 +241,7 @@ final class AccountService: Sendable {
             throw CloudKitError(.authenticationFailed, "the email or password is wrong")
         }
         limiter.recordSuccess(account: key)
-        if try !store.read({ try $0.hasConsent(user: user.recordName, container: container) }) {
-            guard consent else { throw ConsentRequired(user: user) }
-            try store.write { try $0.addConsent(user: user.recordName, container: container, at: now) }
-        }
-        return try issueSession(user: user, container: container, device: device, at: now)
+        return user
     }
 
     func issueSession(user: UserAccount, container: String, device: String?, at now: Int64) throws -> Session {

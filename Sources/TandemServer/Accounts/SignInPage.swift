@@ -25,7 +25,7 @@ import TandemStore
 struct SignInPage {
     let services: Services
 
-    static let csrfCookie = "tandem_csrf"
+    static let csrfCookie = FormCSRF.cookieName
     /// How long the consent step may wait after the password was checked.
     static let ticketMilliseconds: Int64 = 10 * 60 * 1000
 
@@ -76,7 +76,7 @@ struct SignInPage {
     /// The app an API token stands for, or a problem page's message.
     func app(_ apiToken: String?) throws -> Result<(token: String, grant: TokenGrant), PageProblem> {
         guard let apiToken, !apiToken.isEmpty, let grant = try services.store.read({ try $0.grant(forTokenHash: Tokens.hash(apiToken)) }),
-              grant.kind == .api, let container = grant.container else {
+              grant.kind == .api, grant.session.revokedAt == nil, let container = grant.container else {
             return .failure(PageProblem(status: 400, message: "Open this page from the app you want to sign in to (it needs the app's ckAPIToken)."))
         }
         if grant.callback == nil && grant.origins.isEmpty {
@@ -230,36 +230,30 @@ struct SignInPage {
 
     /// The form's API token grant and a fresh CSRF field, or nil when the CSRF check fails.
     func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> ((token: String, grant: TokenGrant), String)? {
-        guard let cookie = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], let sent = fields["csrf"],
-              Digest.equal(Array(sent.utf8), Array(csrfToken(cookie).utf8)) else { return nil }
+        guard let csrf = self.csrf.check(context, fields) else { return nil }
         guard case .success(let app) = try self.app(fields["ckAPIToken"]) else { return nil }
-        return (app, csrfToken(cookie))
+        return (app, csrf)
     }
 
     func forbidden() -> HTTPResponse {
         page(SignInHTML.problem("This form expired or did not come from this site. Go back, reload the page and try again."), status: 403, origins: [])
     }
 
+    /// The sign-in pages' CSRF mechanism (A9), scoped to `/signin`.
+    var csrf: FormCSRF { FormCSRF(secret: services.secret, path: "/signin") }
+
     /// The request's CSRF cookie, or a new one with its Set-Cookie header.
     func csrfCookie(_ context: RequestContext) -> (String, String?) {
-        if let value = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], value.count == 43 { return (value, nil) }
-        let value = Tokens.random(prefix: "")
-        let secure = context.baseURL.hasPrefix("https://") ? "; Secure" : ""
-        return (value, "\(Self.csrfCookie)=\(value); Path=/signin; HttpOnly; SameSite=Strict\(secure)")
+        let (value, setCookie) = csrf.cookie(context)
+        return (value, setCookie)
     }
 
     func csrfToken(_ cookie: String) -> String {
-        Digest.hex(Digest.hmacSHA256(key: services.secret, message: Array(("csrf|" + cookie).utf8)))
+        csrf.token(cookie)
     }
 
     static func cookies(_ header: String?) -> [String: String] {
-        var result: [String: String] = [:]
-        for part in (header ?? "").split(separator: ";") {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2 else { continue }
-            result[String(pair[0].trimmingCharacters(in: .whitespaces))] = String(pair[1].trimmingCharacters(in: .whitespaces))
-        }
-        return result
+        FormCSRF.cookies(header)
     }
 
     // MARK: Responses
