@@ -36,11 +36,12 @@ enum ConsoleAssets {
         .created{background:#fff8e1;border-color:#d4a017}
         code{font-family:ui-monospace,Menlo,monospace;font-size:.9em}
         code.wrap{overflow-wrap:anywhere;word-break:break-all}
-        .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
-        table{border-collapse:collapse;width:100%;background:#fff;margin:.5rem 0 1rem}
+        .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%}
+        table{border-collapse:collapse;width:100%;min-width:40rem;background:#fff;margin:.5rem 0 1rem}
         caption{text-align:left;font-weight:600;padding:.25rem 0}
         th,td{border-bottom:1px solid #d2d2d7;padding:.4rem .5rem;text-align:left;vertical-align:top}
-        td{overflow-wrap:anywhere}
+        td button{white-space:nowrap}
+        #log td:nth-child(3){overflow-wrap:anywhere}
         tr.status-4xx td:nth-child(4){color:#8a5a00;font-weight:600}
         tr.status-5xx td:nth-child(4){color:#b3261e;font-weight:700}
         dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}

@@ -33,9 +33,10 @@ struct ConsoleChart {
         return 10 * power
     }
 
-    /// A polyline's `points` for `values`, the newest at the right edge, spaced for a full history.
+    /// A polyline's `points` for `values`, the newest at the right edge.
     func points(_ values: [Double]) -> String {
-        let step = Self.width / Double(ConsoleMonitor.capacity - 2)
+        // At least 30 slots, so a short history is a line, not a dot at the edge.
+        let step = Self.width / Double(max(values.count - 1, 29))
         let scale = self.scale
         return values.enumerated().map { index, value in
             let x = Self.width - Double(values.count - 1 - index) * step

@@ -82,7 +82,7 @@ enum ConsoleHTML {
         let head = headers.map { "<th scope=\"col\">\(escape($0))</th>" }.joined()
         let body = rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined(separator: "\n")
         return """
-            <div class="scroll"><table id="\(id)"><caption>\(escape(caption))</caption><thead><tr>\(head)</tr></thead><tbody>
+            <div class="scroll" tabindex="0" role="region" aria-label="\(escape(caption))"><table id="\(id)"><caption>\(escape(caption))</caption><thead><tr>\(head)</tr></thead><tbody>
             \(body)
             </tbody></table></div>
             """

@@ -38,7 +38,7 @@ extension ConsolePage {
             \(ConsoleHTML.field("Path starts with", name: "path", value: filter.pathPrefix, autocomplete: "off", placeholder: "/database/1/"))
             <button type="submit" id="log-filter-submit">Filter</button></form>
             <p class="hint" id="log-status">The last \(log.recent.capacity) requests this server answered, newest first; new ones appear as they come.</p>
-            <div class="scroll"><table id="log"><caption>Requests</caption><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Method</th><th scope="col">Path</th>
+            <div class="scroll" tabindex="0" role="region" aria-label="Requests"><table id="log"><caption>Requests</caption><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Method</th><th scope="col">Path</th>
             <th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Request ID</th></tr></thead>
             <tbody id="log-rows" data-after="\(entries.first?.sequence ?? 0)" data-status="\(ConsoleHTML.escape(filter.status))" data-path="\(ConsoleHTML.escape(filter.pathPrefix))">
             \(rows)

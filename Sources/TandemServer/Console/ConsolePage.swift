@@ -110,7 +110,7 @@ struct ConsolePage: Sendable {
         switch (head.method, segments.first) {
         case ("POST", "signout"?) where segments.count == 1:
             let clear = try sessions.signOut(tokenHash: visit.tokenHash, secure: visit.context.baseURL.hasPrefix("https://"))
-            var response = redirect("/console/signin")
+            var response = redirect("/console/signin?done=signed-out")
             response.headers.append(("set-cookie", clear))
             return response
         case (_, nil), (_, "containers"?):
@@ -205,6 +205,7 @@ struct ConsolePage: Sendable {
         if try !ConsoleAdmin.exists(store: services.store) { return redirect("/console/setup") }
         let (cookie, setCookie) = csrf.cookie(context)
         let body = """
+            \(ConsoleHTML.notice(context.parameters["done"] == "signed-out" && error == nil ? "You signed out." : nil))
             \(ConsoleHTML.error(error))
             \(ConsoleHTML.form(action: "/console/signin", csrf: csrf.token(cookie), id: "signin", fields: """
                 \(ConsoleHTML.field("Email", name: "email", type: "email", value: email, required: true, autocomplete: "username"))
