@@ -8,7 +8,7 @@ check; exits 0 when all pass, 1 on the first failure, 2 when the browser cannot 
 
   desktop  `/` leads to the setup page; the first administrator is created with the code;
            the console lists containers; a container is created; an API token with an allowed
-           origin is created and shown once; the request log lists requests and adds new ones
+           origin is created and shown once; a schema is imported and shown with its indexes; the request log lists requests and adds new ones
            as they come; the charts are drawn and redrawn by the page's script; no script
            errors or CSP violations.
   phone    at 390 px wide (mobile emulation) the same pages fit the width (tables scroll inside
@@ -120,6 +120,20 @@ def main():
         check(len(rows) == 1 and "https://app.example" in rows[0] and "message" in rows[0], "the token is listed with its origin and callback mode", rows)
         shot(browser, "container-desktop")
 
+        tab_to(browser, "schema-development")
+        press(browser, "Enter")
+        wait_path(browser, "/console/containers/" + a.container + "/schema/development", "the development schema page")
+        tab_to(browser, "field-ckdb")
+        browser.evaluate("document.getElementById('field-ckdb').select()")
+        type_text(browser, "DEFINE SCHEMA\n  RECORD TYPE Trip (\n    title STRING QUERYABLE SORTABLE,\n    GRANT READ TO \"_world\"\n  );\n")
+        tab_to(browser, "import-submit")
+        press(browser, "Enter")
+        browser.wait_for("document.getElementById('notice') && document.getElementById('notice').textContent.startsWith('Imported')",
+                         what="the schema import to finish")
+        page = facts(browser)
+        check("Trip" in page["text"] and "QUERYABLE, SORTABLE" in page["text"], "the imported record type is shown with its indexes", page["text"][:400])
+        shot(browser, "schema-desktop")
+
         tab_to(browser, "nav-logs")
         press(browser, "Enter")
         wait_path(browser, "/console/logs", "the request log")
@@ -153,6 +167,7 @@ def main():
     def phone(browser):
         browser.page("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
         for path, name in [("/console/", "containers"), ("/console/containers/" + a.container, "container"),
+                           ("/console/containers/" + a.container + "/schema/development", "schema"),
                            ("/console/users", "users"), ("/console/logs", "logs"), ("/console/metrics", "metrics")]:
             browser.open(a.server + path)
             page = facts(browser)

@@ -17,12 +17,17 @@ enum ConsoleAssets {
         h2{font-size:1.25rem;margin-top:2rem}
         a{color:#0058b0}
         a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #ff9f0a;outline-offset:2px}
-        form{margin:.5rem 0 1rem;max-width:32rem}
+        form{margin:.5rem 0 1rem;max-width:40rem}
         form.inline{display:inline;margin:0}
         form.filters{max-width:none;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:flex-end}
         form.filters label{margin:0}
         label{display:block;font-weight:600;margin:.75rem 0 .25rem}
-        input{font:inherit;width:100%;padding:.5rem;border:1px solid #86868b;border-radius:6px;background:#fff}
+        input,textarea{font:inherit;width:100%;padding:.5rem;border:1px solid #86868b;border-radius:6px;background:#fff}
+        textarea{font-family:ui-monospace,Menlo,monospace;font-size:.9rem}
+        textarea:focus-visible{outline:3px solid #ff9f0a;outline-offset:2px}
+        label.check{font-weight:400}
+        label.check input{width:auto;margin-right:.4rem}
+        .grants{color:#515154}
         form.filters input{width:14rem}
         button{font:inherit;padding:.45rem 1rem;border-radius:6px;border:1px solid #0058b0;background:#0071e3;color:#fff;cursor:pointer;margin-top:.75rem}
         form.inline button,header button{margin-top:0;padding:.25rem .7rem}

@@ -27,6 +27,8 @@ extension ConsolePage {
                 return try containerList(visit, error: error.reason, id: id, status: 400)
             }
             return redirect("/console/containers/" + ConsoleHTML.percent(id))
+        case (_, 3) where segments[1] == "schema":
+            return try schema(visit, container: segments[0], environment: segments[2])
         case ("GET", 1):
             return try containerPage(visit, segments[0], notice: visit.fields["done"].flatMap { Self.notices[$0] })
         case ("POST", 2) where segments[1] == "tokens":
@@ -100,7 +102,8 @@ extension ConsolePage {
             \(ConsoleHTML.notice(notice))
             \(createdBox)
             <h2>Environments</h2>
-            <ul id="environments"><li>development: \(container.zones["development"] ?? 0) zones</li><li>production: \(container.zones["production"] ?? 0) zones</li></ul>
+            <ul id="environments"><li>development: \(container.zones["development"] ?? 0) zones · <a id="schema-development" href="/console/containers/\(escapedID)/schema/development">schema</a></li>
+            <li>production: \(container.zones["production"] ?? 0) zones · <a id="schema-production" href="/console/containers/\(escapedID)/schema/production">schema</a></li></ul>
             <h2>API tokens</h2>
             \(ConsoleHTML.table(id: "api-tokens", caption: "API tokens (ckAPIToken) of \(id)", headers: ["ID", "Allowed origins", "Sign-in callback", "Created", ""],
                                 rows: tokenRows, empty: "No API tokens yet."))

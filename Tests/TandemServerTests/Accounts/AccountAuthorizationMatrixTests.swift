@@ -209,13 +209,15 @@ extension AccountAuthorizationMatrixTests {
     }
 
     enum ConsoleEndpoint: String, CaseIterable, CustomStringConvertible {
-        case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke
+        case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke, schemaPage, schemaImport
         case users, userPage, sessionsRevoke, verify, removePage, remove
         case logs, logsJSON, metrics, metricsJSON, signout
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
-        var isAction: Bool { [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .sessionsRevoke, .verify, .remove, .signout].contains(self) }
+        var isAction: Bool {
+            [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .sessionsRevoke, .verify, .remove, .signout].contains(self)
+        }
     }
 
     /// In `ConsoleCaller.allCases` order: admin, adminNoCSRF, adminWrongCSRF, nonAdmin, signedOutSession, anonymous.
@@ -277,6 +279,14 @@ extension AccountAuthorizationMatrixTests {
         case .containerCreate:
             let id = "iCloud.com.example.\(unique("m"))"
             return ConsoleTarget(path: "/console/containers", fields: ["id": id]) { try server.sqlite("SELECT count(*) FROM containers WHERE id = '\(id)'") == "1" }
+        case .schemaPage: return ConsoleTarget(path: "/console/containers/\(container)/schema/production")
+        case .schemaImport:
+            let id = "iCloud.com.example.\(unique("m"))"
+            try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
+            return ConsoleTarget(path: "/console/containers/\(id)/schema/development",
+                                 fields: ["ckdb": "DEFINE SCHEMA\n  RECORD TYPE Note (title STRING QUERYABLE);\n"]) {
+                try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)'") == "1"
+            }
         case .tokenCreate:
             let origin = "https://\(unique("m").lowercased()).example"
             return ConsoleTarget(path: "/console/containers/\(container)/tokens", fields: ["origins": origin]) {

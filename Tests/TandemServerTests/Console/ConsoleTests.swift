@@ -252,6 +252,41 @@ import TandemCrypto
         #expect(refused.status == 401, "\(refused.text)")
     }
 
+    @Test func schemasAreShownAndImportedWithErrorsAtLineAndColumn() throws {
+        let browser = try Self.admin()
+        let server = browser.server
+        let id = "iCloud.com.example.\(unique("schema"))"
+        try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
+        let empty = try browser.get("/console/containers/\(id)/schema/development")
+        #expect(empty.status == 200 && empty.text.contains("No record types yet."), "\(empty.text)")
+
+        let broken = "DEFINE SCHEMA\n  RECORD TYPE Note (\n    title STRNG QUERYABLE\n  );\n"
+        let refused = try browser.post("/console/containers/\(id)/schema/development", ["ckdb": broken])
+        #expect(refused.status == 400 && refused.text.contains("Line 3, column 11:"), "\(refused.text)")
+        #expect(refused.text.contains("field-ckdb-error") && refused.text.contains("title STRNG QUERYABLE"), "the text comes back to be fixed")
+        #expect(try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)'") == "0")
+
+        let text = "DEFINE SCHEMA\n  CREATE ROLE editor;\n  RECORD TYPE Note (\n    title STRING QUERYABLE SORTABLE,\n    body STRING SEARCHABLE,\n    GRANT READ TO \"_world\",\n    GRANT WRITE, CREATE TO editor\n  );\n"
+        let imported = try browser.post("/console/containers/\(id)/schema/development", ["ckdb": text])
+        #expect(imported.status == 200 && imported.text.contains("Imported:"), "\(imported.text)")
+        #expect(imported.text.contains("<td>title</td><td>STRING</td><td>QUERYABLE, SORTABLE</td>"), "\(imported.text)")
+        #expect(imported.text.contains("READ to _world") && imported.text.contains("CREATE, WRITE to editor") && imported.text.contains("Custom roles: editor"))
+        let exported = try TestServer.admin(["schema", "export", "--container", id, "--environment", "development", "--data", server.dataDirectory])
+        #expect(!exported.isEmpty)
+        #expect(try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)' AND environment = 'development'") == "1")
+
+        // Production: a change that can lose data needs the force box, as `--force` on the CLI.
+        #expect(try browser.post("/console/containers/\(id)/schema/production", ["ckdb": text]).status == 200)
+        let losing = "DEFINE SCHEMA\n  RECORD TYPE Note (title STRING QUERYABLE);\n"
+        let unforced = try browser.post("/console/containers/\(id)/schema/production", ["ckdb": losing])
+        #expect(unforced.status == 400 && unforced.text.contains("could lose production data"), "\(unforced.text)")
+        #expect(try server.sqlite("SELECT text LIKE '%body%' FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "1")
+        let forced = try browser.post("/console/containers/\(id)/schema/production", ["ckdb": losing, "force": "yes"])
+        #expect(forced.status == 200, "\(forced.text)")
+        #expect(try server.sqlite("SELECT text LIKE '%body%' FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "0")
+        #expect(try browser.get("/console/containers/\(id)/schema/staging").status == 404)
+    }
+
     // MARK: Users
 
     @Test func usersAreFoundAndTheirSessionsRevokedEmailVerifiedAndAccountRemoved() throws {
