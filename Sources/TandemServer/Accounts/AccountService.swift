@@ -222,7 +222,7 @@ final class AccountService: Sendable {
 
     /// The account a credential proves, under the sign-in rate limits (A5): checked before the
     /// credential, a failure counted, a success clearing the account's count. Used by `signIn`
-    /// and by the web console's sign-in (decisions C2), which issues its own kind of session.
+    /// and by the web console's sign-in (decisions C9), which issues its own kind of session.
     /// - Throws: `BAD_REQUEST` for a malformed credential, `THROTTLED` (with `retryAfter`),
     ///   `AUTHENTICATION_FAILED` for a wrong credential or an unknown account (one answer).
     func authenticate(with method: any SignInMethod, credential: [String: String], address: String) throws -> UserAccount {

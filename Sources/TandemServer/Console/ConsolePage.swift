@@ -3,14 +3,15 @@ import TandemCore
 import TandemHTTP
 import TandemStore
 
-/// The web console at `/console/` (issue 18; decisions C1–C8), for server administrators:
+/// The web console at `/console/` (issue 18; decisions C1–C10), for server administrators:
 ///
 /// - `GET /` — leads to the console (`303` to `/console/`).
 /// - `GET|POST /console/setup` — the first administrator, with the code `tandem serve` printed.
 /// - `GET|POST /console/signin`, `POST /console/signout` — the console session.
 /// - `GET /console/`, `POST /console/containers`, `GET /console/containers/{id}`,
 ///   `POST /console/containers/{id}/tokens`, `…/tokens/revoke`, `…/keys/revoke` — containers,
-///   API tokens and server-to-server keys (`ConsolePage+Containers.swift`).
+///   API tokens and server-to-server keys (`ConsolePage+Containers.swift`);
+///   `GET|POST /console/containers/{id}/schema/{environment}` (`ConsolePage+Schema.swift`).
 /// - `GET /console/users`, `GET /console/users/{recordName}`, `POST …/sessions/revoke`,
 ///   `…/verify`, `GET|POST …/remove` — accounts (`ConsolePage+Users.swift`).
 /// - `GET /console/logs`, `/console/logs.json`, `/console/metrics`, `/console/metrics.json` — the
