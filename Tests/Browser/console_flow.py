@@ -12,7 +12,8 @@ check; exits 0 when all pass, 1 on the first failure, 2 when the browser cannot 
            as they come; the charts are drawn and redrawn by the page's script; no script
            errors or CSP violations.
   phone    at 390 px wide (mobile emulation) the same pages fit the width (tables scroll inside
-           their box); signing out leads to the sign-in page.
+           their box); signing out leads to the sign-in page, which refuses a wrong password and
+           signs the administrator in again.
 
 Screenshots (PNG) of each page at both widths go to --screenshots.
 """
@@ -181,7 +182,13 @@ def main():
         shot(browser, "signin-phone")
         go(browser, a.server + "/console/")
         wait_path(browser, "/console/signin", "a signed-out visit to lead to sign-in")
-        check(True, "signed out, the console leads to sign-in")
+        fill(browser, [("field-email", "admin@example.com"), ("field-password", "a wrong password")], "signin-submit")
+        browser.wait_for("!!document.getElementById('error')", what="the wrong-password message")
+        check("wrong" in browser.evaluate("document.getElementById('error').textContent"), "phone: a wrong password is refused with a message")
+        browser.evaluate("document.getElementById('field-password').value = ''")
+        fill(browser, [("field-password", "a long password")], "signin-submit")
+        wait_path(browser, "/console/", "the console after signing in")
+        check(facts(browser)["h1"] == "Containers", "phone: the administrator signs in again with the keyboard")
 
     def checks(browser):
         desktop(browser)

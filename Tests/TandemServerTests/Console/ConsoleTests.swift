@@ -119,6 +119,19 @@ import TandemCrypto
         #expect(try !server.command(["admin", "list"], input: "").output.contains(email))
     }
 
+    @Test func apiTokensAreListedAndRevokedFromTheCLI() throws {
+        let server = try Self.server
+        let token = try server.apiToken(origins: ["https://cli.example"])
+        let id = String(Self.sha256Hex(token).prefix(16)).lowercased()
+        let list = try server.command(["token", "list", "--api", "--container", TestServer.container], input: "")
+        #expect(list.output.contains("\(id)\tactive\torigins=https://cli.example\tcallback=message"), "\(list)")
+        #expect(try server.command(["token", "revoke", "--api", "nothex", "--container", TestServer.container], input: "").status == 1)
+        let revoked = try server.command(["token", "revoke", "--api", id, "--container", TestServer.container], input: "")
+        #expect(revoked.status == 0, "\(revoked)")
+        #expect(try server.command(["token", "revoke", "--api", id, "--container", TestServer.container], input: "").status == 1, "once only")
+        #expect(try server.command(["token", "list", "--api", "--container", TestServer.container], input: "").output.contains("\(id)\trevoked"))
+    }
+
     // MARK: Session
 
     @Test func signInSetsAHardenedCookieAndSignOutEndsTheSession() throws {
