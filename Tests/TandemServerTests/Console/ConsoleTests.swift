@@ -160,6 +160,20 @@ import TandemCrypto
         #expect(replay.status == 303 && replay.headers["location"] == "/console/signin")
     }
 
+    /// The limits are read from the stored session on every request: a session last used over an
+    /// hour ago, or past its 12 hours, leads to sign-in.
+    @Test func idleAndAbsoluteLimitsEndASession() throws {
+        let server = try Self.server
+        for column in ["last_used_at = last_used_at - 3600001", "expires_at = created_at - 1"] {
+            let browser = try Self.admin()
+            let hash = Self.sha256Hex(try #require(browser.cookies["tandem_console"]))
+            #expect(try browser.get("/console/users").status == 200)
+            _ = try server.sqlite("UPDATE console_sessions SET \(column) WHERE hash = X'\(hash)'")
+            let after = try browser.get("/console/users")
+            #expect(after.status == 303 && after.headers["location"] == "/console/signin", "\(column): \(after.status)")
+        }
+    }
+
     @Test func signInIsRateLimitedLikeTheSignInPage() throws {
         let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "2,50,600"])
         try server.addAdmin("root@example.com", password: Self.password)
