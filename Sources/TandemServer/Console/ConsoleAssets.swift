@@ -28,6 +28,7 @@ enum ConsoleAssets {
         label.check{font-weight:400}
         label.check input{width:auto;margin-right:.4rem}
         .grants{color:#515154}
+        li.losing{color:#b3261e}
         form.filters input{width:14rem}
         button{font:inherit;padding:.45rem 1rem;border-radius:6px;border:1px solid #0058b0;background:#0071e3;color:#fff;cursor:pointer;margin-top:.75rem}
         form.inline button,header button{margin-top:0;padding:.25rem .7rem}

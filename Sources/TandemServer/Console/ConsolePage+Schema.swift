@@ -9,11 +9,17 @@ import TandemStore
 /// text through `SchemaService.importSchema` (as `tandem schema import`): a file that does not
 /// parse is shown again with its line, column and reason beside it, and nothing changes;
 /// data-losing changes to production need the force box (the same rule as the CLI's `--force`).
+/// The development page lists what deploying would change in production (data-losing changes
+/// marked) and deploys through `SchemaService.promote`, as `tandem schema promote`.
 extension ConsolePage {
     /// The largest schema import form a console page takes.
     static let schemaBodyBytes = 1 << 20
 
     func schema(_ visit: Visit, container: String, environment name: String) throws -> HTTPResponse {
+        if name == "deploy" {
+            guard visit.context.request.head.method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
+            return try deploy(visit, container: container)
+        }
         guard let environment = Environment(rawValue: name) else {
             throw CloudKitError(.notFound, "environment must be development or production, not '\(name)'")
         }
@@ -42,6 +48,20 @@ extension ConsolePage {
         }
     }
 
+    /// Copies the development schema to production through `SchemaService.promote` (as
+    /// `tandem schema promote`): data-losing changes need the force box.
+    private func deploy(_ visit: Visit, container: String) throws -> HTTPResponse {
+        guard try services.store.read({ try $0.containerExists(container) }) else { throw CloudKitError(.notFound, "no container '\(container)'") }
+        do {
+            let outcome = try SchemaService(store: services.store).promote(container: container, force: visit.fields["force"] == "yes")
+            let count = outcome.changes.count
+            return try schemaPage(visit, container, .production, text: nil, error: nil,
+                                  notice: "Deployed to production: \(count) change\(count == 1 ? "" : "s").", status: 200)
+        } catch let error as CloudKitError where error.code == .badRequest {
+            return try schemaPage(visit, container, .development, text: nil, error: nil, notice: nil, deployError: error.reason, status: 400)
+        }
+    }
+
     /// Why `text` does not parse as a `.ckdb` file, or nil when it does.
     static func parseError(_ text: String) -> SchemaError? {
         do {
@@ -53,8 +73,11 @@ extension ConsolePage {
     }
 
     private func schemaPage(_ visit: Visit, _ container: String, _ environment: Environment, text: String?, error: String?,
-                            notice: String?, status: Int) throws -> HTTPResponse {
-        let current = try services.store.read { try SchemaRegistry.shared.schema($0, container: container, environment: environment) } ?? Schema()
+                            notice: String?, deployError: String? = nil, status: Int) throws -> HTTPResponse {
+        let (current, production) = try services.store.read { reader in
+            (try SchemaRegistry.shared.schema(reader, container: container, environment: environment) ?? Schema(),
+             try SchemaRegistry.shared.schema(reader, container: container, environment: .production) ?? Schema())
+        }
         let base = "/console/containers/\(ConsoleHTML.percent(container))"
         let other: Environment = environment == .development ? .production : .development
         let types = current.recordTypes.map { type -> String in
@@ -76,12 +99,32 @@ extension ConsolePage {
         let force = environment == .production ? """
             <label class="check"><input type="checkbox" name="force" value="yes" id="field-force"> Apply changes that can lose production data</label>
             """ : ""
+        var deploy = ""
+        if environment == .development {
+            // What `tandem schema promote` would change in production, data-losing changes marked.
+            let changes = production.changes(to: current)
+            let items = changes.map { change in
+                change.losesData ? "<li class=\"losing\"><strong>Can lose production data:</strong> \(ConsoleHTML.escape(change.description))</li>"
+                    : "<li>\(ConsoleHTML.escape(change.description))</li>"
+            }.joined()
+            let losing = changes.contains(where: \.losesData)
+            let force = losing ? "<label class=\"check\"><input type=\"checkbox\" name=\"force\" value=\"yes\" id=\"field-deploy-force\"> Apply the changes that can lose production data</label>" : ""
+            deploy = """
+                <h2>Deploy to production</h2>
+                \(changes.isEmpty ? "<p id=\"deploy-none\">Production has this schema already.</p>" : """
+                    <ul id="deploy-changes">\(items)</ul>
+                    \(deployError.map { "<p class=\"error\" id=\"deploy-error\" role=\"alert\">\(ConsoleHTML.escape($0))</p>" } ?? "")
+                    \(ConsoleHTML.form(action: "\(base)/schema/deploy", csrf: visit.csrf, id: "deploy", fields: force, button: "Deploy to production"))
+                    """)
+                """
+        }
         let body = """
             \(ConsoleHTML.notice(notice))
             <p><a href="\(base)">\(ConsoleHTML.escape(container))</a> · <a id="other-environment" href="\(base)/schema/\(other.rawValue)">\(other.rawValue) schema</a></p>
             <p id="roles">Custom roles: \(current.roles.isEmpty ? "none" : ConsoleHTML.escape(current.roles.joined(separator: ", ")))</p>
             <h2>Record types</h2>
             \(current.recordTypes.isEmpty ? "<p id=\"no-types\">No record types yet.</p>" : types)
+            \(deploy)
             <h2>Import</h2>
             <p class="hint">Replaces this environment's schema with the text, as <code>tandem schema import</code> does.</p>
             \(ConsoleHTML.form(action: "\(base)/schema/\(environment.rawValue)", csrf: visit.csrf, id: "import", fields: textarea + force, button: "Import schema"))

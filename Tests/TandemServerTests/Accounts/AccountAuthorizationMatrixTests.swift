@@ -209,14 +209,14 @@ extension AccountAuthorizationMatrixTests {
     }
 
     enum ConsoleEndpoint: String, CaseIterable, CustomStringConvertible {
-        case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke, schemaPage, schemaImport
+        case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke, schemaPage, schemaImport, schemaDeploy
         case users, userPage, sessionsRevoke, verify, removePage, remove
         case logs, logsJSON, metrics, metricsJSON, signout
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
         var isAction: Bool {
-            [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .sessionsRevoke, .verify, .remove, .signout].contains(self)
+            [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout].contains(self)
         }
     }
 
@@ -286,6 +286,12 @@ extension AccountAuthorizationMatrixTests {
             return ConsoleTarget(path: "/console/containers/\(id)/schema/development",
                                  fields: ["ckdb": "DEFINE SCHEMA\n  RECORD TYPE Note (title STRING QUERYABLE);\n"]) {
                 try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)'") == "1"
+            }
+        case .schemaDeploy:
+            let id = "iCloud.com.example.\(unique("m"))"
+            try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
+            return ConsoleTarget(path: "/console/containers/\(id)/schema/deploy") {
+                try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "1"
             }
         case .tokenCreate:
             let origin = "https://\(unique("m").lowercased()).example"

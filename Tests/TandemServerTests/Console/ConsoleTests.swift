@@ -302,6 +302,20 @@ import TandemCrypto
         #expect(!exported.isEmpty)
         #expect(try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)' AND environment = 'development'") == "1")
 
+        // Deploying lists what production would get, then applies it as `tandem schema promote`.
+        let development = try browser.get("/console/containers/\(id)/schema/development")
+        #expect(development.text.contains("<li>added record type Note (2 fields, 2 grants)</li>"), "\(development.text)")
+        let deployed = try browser.post("/console/containers/\(id)/schema/deploy")
+        #expect(deployed.status == 200 && deployed.text.contains("Deployed to production"), "\(deployed.text)")
+        #expect(try browser.get("/console/containers/\(id)/schema/development").text.contains("Production has this schema already."))
+        // A data-losing deployment needs the force box.
+        #expect(try browser.post("/console/containers/\(id)/schema/development", ["ckdb": "DEFINE SCHEMA\n  CREATE ROLE editor;\n"]).status == 200)
+        let marked = try browser.get("/console/containers/\(id)/schema/development")
+        #expect(marked.text.contains("<li class=\"losing\"><strong>Can lose production data:</strong> removed record type Note"), "\(marked.text)")
+        let unforcedDeploy = try browser.post("/console/containers/\(id)/schema/deploy")
+        #expect(unforcedDeploy.status == 400 && unforcedDeploy.text.contains("deploy-error"))
+        #expect(try server.sqlite("SELECT text LIKE '%Note%' FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "1")
+
         // Production: a change that can lose data needs the force box, as `--force` on the CLI.
         #expect(try browser.post("/console/containers/\(id)/schema/production", ["ckdb": text]).status == 200)
         let losing = "DEFINE SCHEMA\n  RECORD TYPE Note (title STRING QUERYABLE);\n"
