@@ -7,18 +7,23 @@ import TandemStore
 /// (`/console/signin`, C9): forms under the console's CSRF check (C4), sessions issued by
 /// `ConsoleSessions` (C3).
 extension ConsolePage {
-    func showSetup(_ context: RequestContext, code: String, email: String = "", error: String?, status: Int) throws -> HTTPResponse {
+    /// The setup form; `error` is shown beside the input named `field` (`code`, `email`,
+    /// `password`), or above the form when `field` is nil.
+    func showSetup(_ context: RequestContext, code: String, email: String = "", error: String?, field: String? = nil,
+                   status: Int) throws -> HTTPResponse {
         guard try !ConsoleAdmin.exists(store: services.store) else { return redirect("/console/signin") }
         let (cookie, setCookie) = csrf.cookie(context)
         let body: String
         if services.consoleSetup.isOpen {
             body = """
                 <p id="setup-text">Create the first administrator. Enter the setup code <code>tandem serve</code> printed in its terminal, and the email and password the administrator signs in with.</p>
-                \(ConsoleHTML.error(error))
+                \(ConsoleHTML.error(field == nil ? error : nil))
                 \(ConsoleHTML.form(action: "/console/setup", csrf: csrf.token(cookie), id: "setup", fields: """
-                    \(ConsoleHTML.field("Setup code", name: "code", value: code, required: true, autocomplete: "off"))
-                    \(ConsoleHTML.field("Email", name: "email", type: "email", value: email, required: true, autocomplete: "username"))
-                    \(ConsoleHTML.field("Password", name: "password", type: "password", required: true, autocomplete: "new-password", hint: "At least 8 characters."))
+                    \(ConsoleHTML.field("Setup code", name: "code", value: code, required: true, autocomplete: "off", error: field == "code" ? error : nil))
+                    \(ConsoleHTML.field("Email", name: "email", type: "email", value: email, required: true, autocomplete: "username",
+                                        error: field == "email" ? error : nil))
+                    \(ConsoleHTML.field("Password", name: "password", type: "password", required: true, autocomplete: "new-password",
+                                        error: field == "password" ? error : nil, hint: "At least 8 characters."))
                     """, button: "Create administrator"))
                 """
         } else {
@@ -39,14 +44,19 @@ extension ConsolePage {
         }
         let code = fields["code"] ?? "", email = fields["email"] ?? ""
         guard services.consoleSetup.matches(code) else {
-            return try showSetup(context, code: "", email: email, error: "The setup code is wrong or was used. Copy it from the terminal where tandem serve runs.", status: 403)
+            return try showSetup(context, code: "", email: email, error: "The setup code is wrong or was used. Copy it from the terminal where tandem serve runs.",
+                                 field: "code", status: 403)
         }
         let normalized: String
         do {
             normalized = try EmailAddress.normalize(email)
+        } catch let error as CloudKitError {
+            return try showSetup(context, code: code, email: email, error: error.reason, field: "email", status: 400)
+        }
+        do {
             _ = try PasswordSignIn.password(fields["password"], forNewAccount: true)
         } catch let error as CloudKitError {
-            return try showSetup(context, code: code, email: email, error: error.reason, status: 400)
+            return try showSetup(context, code: code, email: email, error: error.reason, field: "password", status: 400)
         }
         // An existing account proves its password first (under the sign-in limits), so the code
         // alone cannot take over someone's account.
@@ -60,11 +70,12 @@ extension ConsolePage {
                                                        address: context.request.head.remoteAddress)
             } catch let error as CloudKitError {
                 return try showSetup(context, code: code, email: email, error: error.code == .throttled ? "Too many attempts. Try again later."
-                                     : "This email has an account: enter its password.", status: error.code == .throttled ? 429 : 401)
+                                     : "This email has an account: enter its password.", field: error.code == .throttled ? nil : "password",
+                                     status: error.code == .throttled ? 429 : 401)
             }
         }
         guard services.consoleSetup.consume(code) else {
-            return try showSetup(context, code: "", email: email, error: "The setup code is wrong or was used.", status: 403)
+            return try showSetup(context, code: "", email: email, error: "The setup code is wrong or was used.", field: "code", status: 403)
         }
         let added: ConsoleAdmin.Added
         do {

@@ -53,7 +53,8 @@ import TandemCrypto
         let wrong = try browser.post("/console/setup", fields.merging(["code": "not-the-code"]) { $1 })
         #expect(wrong.status == 403 && wrong.text.contains("setup code is wrong"), "\(wrong.text)")
         let short = try browser.post("/console/setup", ["code": code, "email": "first@example.com", "password": "short"])
-        #expect(short.status == 400 && short.text.contains("at least 8"), "\(short.text)")
+        #expect(short.status == 400 && short.text.contains("<span class=\"field-error\" id=\"field-password-error\">a password needs at least 8"), "\(short.text)")
+        #expect(wrong.text.contains("id=\"field-code-error\""), "the code's error is beside the code")
         #expect(try server.sqlite("SELECT count(*) FROM users WHERE server_admin = 1") == "0")
 
         let done = try browser.post("/console/setup", fields.merging(["code": code]) { $1 })
