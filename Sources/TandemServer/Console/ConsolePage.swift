@@ -11,7 +11,8 @@ import TandemStore
 /// - `GET /console/`, `POST /console/containers`, `GET /console/containers/{id}`,
 ///   `POST /console/containers/{id}/tokens`, `…/tokens/revoke`, `…/keys/revoke` — containers,
 ///   API tokens and server-to-server keys (`ConsolePage+Containers.swift`);
-///   `GET|POST /console/containers/{id}/schema/{environment}` (`ConsolePage+Schema.swift`).
+///   `GET|POST /console/containers/{id}/schema/{environment}`, `POST …/schema/deploy`
+///   (`ConsolePage+Schema.swift`).
 /// - `GET /console/users`, `GET /console/users/{recordName}`, `POST …/sessions/revoke`,
 ///   `…/verify`, `GET|POST …/remove` — accounts (`ConsolePage+Users.swift`).
 /// - `GET /console/logs`, `/console/logs.json`, `/console/metrics`, `/console/metrics.json` — the
