@@ -3,7 +3,7 @@ import TandemCore
 import TandemHTTP
 import TandemStore
 
-/// Accounts: search, a person's containers, sign-in methods and sessions; revoke sessions, mark
+/// Accounts: search, a person's containers, sign-in methods, sessions and subscriptions; revoke sessions, mark
 /// the email verified, remove the account after a confirmation step. Changes go through
 /// `AccountAdmin` (as `tandem token revoke`, `tandem user verify`) and `AccountDeletion` (as
 /// the self-service deletion, A15), and empty the server's token caches so they apply at once.
@@ -58,8 +58,9 @@ extension ConsolePage {
 
     private func userPage(_ visit: Visit, _ key: String, notice: String?) throws -> HTTPResponse {
         let (profile, _, sessions) = try AccountAdmin.show(key, store: services.store)
-        let (methods, consents, admin) = try services.store.read { reader in
-            (try reader.signInMethods(user: profile.recordName), try reader.consents(user: profile.recordName), try reader.isServerAdmin(user: profile.recordName))
+        let (methods, consents, admin, subscriptions) = try services.store.read { reader in
+            (try reader.signInMethods(user: profile.recordName), try reader.consents(user: profile.recordName),
+             try reader.isServerAdmin(user: profile.recordName), try reader.subscriptions(owner: profile.recordName, limit: Self.searchLimit))
         }
         let base = "/console/users/\(ConsoleHTML.percent(profile.recordName))"
         let methodRows = methods.map { method in
@@ -71,6 +72,16 @@ extension ConsolePage {
              ConsoleHTML.time(session.session.lastUsedAt ?? session.createdAt),
              ConsoleHTML.form(action: base + "/sessions/revoke", csrf: visit.csrf, id: "revoke-session-\(session.id)", inline: true,
                               fields: ConsoleHTML.hidden("session", session.id), button: "Revoke", danger: true)]
+        }
+        let subscriptionRows = subscriptions.map { stored -> [String] in
+            let subscription = stored.subscription
+            let watches: String = switch subscription.kind {
+            case .query: "records of type " + (subscription.query?.recordType ?? "?")
+            case .zone: "zone " + (subscription.zoneID?.zoneName ?? "?")
+            case .database: "the database"
+            }
+            return [ConsoleHTML.escape(stored.container), stored.environment.rawValue, stored.scope.rawValue, ConsoleHTML.escape(subscription.subscriptionID),
+                    ConsoleHTML.escape(watches), ConsoleHTML.escape(subscription.webhookURL ?? "—")]
         }
         let verify = profile.emailVerified || profile.email == nil ? ""
             : ConsoleHTML.form(action: base + "/verify", csrf: visit.csrf, id: "verify", inline: true, fields: "", button: "Mark email verified")
@@ -94,6 +105,9 @@ extension ConsolePage {
             \(ConsoleHTML.table(id: "sessions", caption: "Sessions that are not revoked", headers: ["ID", "Container", "Device", "Created", "Last used", ""],
                                 rows: sessionRows, empty: "No sessions."))
             <p class="actions">\(revokeAll)</p>
+            <h2>Subscriptions</h2>
+            \(ConsoleHTML.table(id: "subscriptions", caption: "Subscriptions", headers: ["Container", "Environment", "Database", "ID", "Watches", "Webhook"],
+                                rows: subscriptionRows, empty: "No subscriptions."))
             <h2>Remove the account</h2>
             <p><a id="remove-link" class="danger" href="\(base)/remove">Remove this account…</a></p>
             """

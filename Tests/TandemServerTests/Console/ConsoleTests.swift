@@ -342,12 +342,18 @@ import TandemCrypto
                                    token: .some(first))
         #expect(zone.status == 200, "\(zone.text)")
 
+        let subscribed = try server.post("subscriptions/modify", ["operations": [["operationType": "create", "subscription": [
+            "subscriptionID": "console-watch", "subscriptionType": "query", "query": ["recordType": "Memo"], "firesOn": ["create"]]]]], token: .some(first))
+        #expect(subscribed.status == 200, "\(subscribed.text)")
+
         let search = try browser.get("/console/users?q=" + String(email.prefix(10)))
         #expect(search.status == 200 && search.text.contains(">\(email)</a>"), "\(search.text)")
         #expect(try browser.get("/console/users?q=Hopper").text.contains(recordName))
         #expect(!(try browser.get("/console/users?q=%25no-such-person%25").text.contains(recordName)))
         let page = try browser.get("/console/users/\(recordName)")
         #expect(page.status == 200 && page.text.contains("unverified"))
+        #expect(page.text.contains("<td>\(TestServer.container)</td><td>development</td><td>private</td><td>console-watch</td><td>records of type Memo</td>"),
+                "\(page.text)")
         let sessions = page.text.components(separatedBy: "name=\"session\" value=\"").dropFirst().map { String($0.prefix(16)) }
         #expect(sessions.count == 2, "\(page.text)")
 
