@@ -169,6 +169,7 @@ def main():
         browser.page("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
         for path, name in [("/console/", "containers"), ("/console/containers/" + a.container, "container"),
                            ("/console/containers/" + a.container + "/schema/development", "schema"),
+                           ("/console/containers/" + a.container + "/shares/development", "shares"),
                            ("/console/users", "users"), ("/console/logs", "logs"), ("/console/metrics", "metrics")]:
             browser.open(a.server + path)
             page = facts(browser)

@@ -27,6 +27,8 @@ extension ConsolePage {
                 return try containerList(visit, error: error.reason, id: id, status: 400)
             }
             return redirect("/console/containers/" + ConsoleHTML.percent(id))
+        case ("GET", 3) where segments[1] == "shares":
+            return try sharesPage(visit, container: segments[0], environment: segments[2])
         case (_, 3) where segments[1] == "schema":
             return try schema(visit, container: segments[0], environment: segments[2])
         case ("GET", 1):
@@ -102,8 +104,8 @@ extension ConsolePage {
             \(ConsoleHTML.notice(notice))
             \(createdBox)
             <h2>Environments</h2>
-            <ul id="environments"><li>development: \(container.zones["development"] ?? 0) zones · <a id="schema-development" href="/console/containers/\(escapedID)/schema/development">schema</a></li>
-            <li>production: \(container.zones["production"] ?? 0) zones · <a id="schema-production" href="/console/containers/\(escapedID)/schema/production">schema</a></li></ul>
+            <ul id="environments"><li>development: \(container.zones["development"] ?? 0) zones · <a id="schema-development" href="/console/containers/\(escapedID)/schema/development">schema</a> · <a id="shares-development" href="/console/containers/\(escapedID)/shares/development">shares</a></li>
+            <li>production: \(container.zones["production"] ?? 0) zones · <a id="schema-production" href="/console/containers/\(escapedID)/schema/production">schema</a> · <a id="shares-production" href="/console/containers/\(escapedID)/shares/production">shares</a></li></ul>
             <h2>API tokens</h2>
             \(ConsoleHTML.table(id: "api-tokens", caption: "API tokens (ckAPIToken) of \(id)", headers: ["ID", "Allowed origins", "Sign-in callback", "Created", ""],
                                 rows: tokenRows, empty: "No API tokens yet."))
@@ -119,6 +121,26 @@ extension ConsolePage {
                                 rows: keyRows, empty: "No server-to-server keys. Add one with: tandem key add --container \(id) --user EMAIL --public-key pub.pem"))
             """
         return page(ConsoleHTML.page(title: id, csrf: visit.csrf, current: "containers", body: body), status: status)
+    }
+
+    /// The container environment's shares, newest first (read-only; decisions C11).
+    private func sharesPage(_ visit: Visit, container: String, environment name: String) throws -> HTTPResponse {
+        guard let environment = Environment(rawValue: name) else { throw CloudKitError(.notFound, "environment must be development or production, not '\(name)'") }
+        guard try services.store.read({ try $0.containerExists(container) }) else { throw CloudKitError(.notFound, "no container '\(container)'") }
+        let shares = try services.store.read { try $0.shareSummaries(container: container, environment: environment.rawValue, limit: 200) }
+        let rows = shares.map { share -> [String] in
+            ["<a href=\"/share/\(ConsoleHTML.escape(share.shortGUID))\">\(ConsoleHTML.escape(share.shortGUID))</a>",
+             "<a href=\"/console/users/\(ConsoleHTML.escape(share.owner))\">\(ConsoleHTML.escape(share.ownerEmail ?? share.owner))</a>",
+             ConsoleHTML.escape(share.zoneName), ConsoleHTML.escape(share.rootName ?? "the whole zone"), ConsoleHTML.escape(share.publicPermission),
+             "\(share.accepted)", "\(share.invited)", share.allowsAccessRequests ? "\(share.requests)" : "off", ConsoleHTML.time(share.createdAt)]
+        }
+        let body = """
+            <p><a href="/console/containers/\(ConsoleHTML.percent(container))">\(ConsoleHTML.escape(container))</a></p>
+            \(ConsoleHTML.table(id: "shares", caption: "Shares in \(environment.rawValue) (newest 200)",
+                                headers: ["Share", "Owner", "Zone", "Root record", "Public permission", "Accepted", "Invited", "Access requests", "Created"],
+                                rows: rows, empty: "No shares in this environment."))
+            """
+        return page(ConsoleHTML.page(title: "\(container) · \(environment.rawValue) shares", csrf: visit.csrf, current: "containers", body: body), status: 200)
     }
 
     private func createToken(_ visit: Visit, _ id: String) throws -> HTTPResponse {

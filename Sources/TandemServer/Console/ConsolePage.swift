@@ -3,7 +3,7 @@ import TandemCore
 import TandemHTTP
 import TandemStore
 
-/// The web console at `/console/` (issue 18; decisions C1–C10), for server administrators:
+/// The web console at `/console/` (issue 18; decisions C1–C11), for server administrators:
 ///
 /// - `GET /` — leads to the console (`303` to `/console/`).
 /// - `GET|POST /console/setup` — the first administrator, with the code `tandem serve` printed.
@@ -11,6 +11,7 @@ import TandemStore
 /// - `GET /console/`, `POST /console/containers`, `GET /console/containers/{id}`,
 ///   `POST /console/containers/{id}/tokens`, `…/tokens/revoke`, `…/keys/revoke` — containers,
 ///   API tokens and server-to-server keys (`ConsolePage+Containers.swift`);
+///   `GET /console/containers/{id}/shares/{environment}`;
 ///   `GET|POST /console/containers/{id}/schema/{environment}`, `POST …/schema/deploy`
 ///   (`ConsolePage+Schema.swift`).
 /// - `GET /console/users`, `GET /console/users/{recordName}`, `POST …/sessions/revoke`,

@@ -67,6 +67,40 @@ public struct ContainerSummary: Sendable, Hashable {
     }
 }
 
+/// A share as the console's list shows it (decisions C11).
+public struct ShareSummary: Sendable, Hashable {
+    public var shortGUID: String
+    /// The zone owner's user record name.
+    public var owner: String
+    public var ownerEmail: String?
+    public var zoneName: String
+    /// The root record's name; nil for a zone-wide share.
+    public var rootName: String?
+    /// `NONE`, `READ_ONLY` or `READ_WRITE`.
+    public var publicPermission: String
+    public var allowsAccessRequests: Bool
+    public var accepted: Int
+    public var invited: Int
+    /// Access requests waiting for the owner.
+    public var requests: Int
+    public var createdAt: Int64
+
+    public init(shortGUID: String, owner: String, ownerEmail: String?, zoneName: String, rootName: String?, publicPermission: String,
+                allowsAccessRequests: Bool, accepted: Int, invited: Int, requests: Int, createdAt: Int64) {
+        self.shortGUID = shortGUID
+        self.owner = owner
+        self.ownerEmail = ownerEmail
+        self.zoneName = zoneName
+        self.rootName = rootName
+        self.publicPermission = publicPermission
+        self.allowsAccessRequests = allowsAccessRequests
+        self.accepted = accepted
+        self.invited = invited
+        self.requests = requests
+        self.createdAt = createdAt
+    }
+}
+
 /// Reads for server administrators and the web console.
 public protocol ConsoleReading {
     /// Whether any account (not deleted) is a server administrator.
@@ -83,6 +117,8 @@ public protocol ConsoleReading {
     /// Accounts (not deleted) whose email, display name or given/family name contains `text`
     /// (case-insensitive), oldest first, at most `limit`. Empty text: every account.
     func searchProfiles(_ text: String, limit: Int) throws -> [AccountProfile]
+    /// The shares of a container environment, newest first, at most `limit`.
+    func shareSummaries(container: String, environment: String, limit: Int) throws -> [ShareSummary]
     /// The containers the user consented to (decisions A2), by ID.
     func consents(user: String) throws -> [String]
 }

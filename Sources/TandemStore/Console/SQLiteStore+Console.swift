@@ -88,6 +88,21 @@ extension SQLiteStoreTransaction {
             """, [.text(pattern), .text(text), .integer(Int64(limit))], Self.profile)
     }
 
+    func shareSummaries(container: String, environment: String, limit: Int) throws -> [ShareSummary] {
+        try db.query("""
+            SELECT s.short_guid, z.owner, u.email, z.name, s.root_name, s.public_permission, s.allows_access_requests, s.created_at,
+                (SELECT count(*) FROM share_participants p WHERE p.share_id = s.id AND p.status = 'ACCEPTED' AND p.role != 'OWNER'),
+                (SELECT count(*) FROM share_participants p WHERE p.share_id = s.id AND p.status = 'INVITED'),
+                (SELECT count(*) FROM share_requesters r WHERE r.share_id = s.id)
+            FROM zones z JOIN shares s ON s.zone_id = z.id LEFT JOIN users u ON u.record_name = z.owner
+            WHERE z.container_id = ? AND z.environment = ? ORDER BY s.id DESC LIMIT ?
+            """, [.text(container), .text(environment), .integer(Int64(limit))]) { row in
+            ShareSummary(shortGUID: row.text(0), owner: row.text(1), ownerEmail: Self.optionalText(row, 2), zoneName: row.text(3),
+                         rootName: Self.optionalText(row, 4), publicPermission: row.text(5), allowsAccessRequests: row.int64(6) != 0,
+                         accepted: Int(row.int64(8)), invited: Int(row.int64(9)), requests: Int(row.int64(10)), createdAt: row.int64(7))
+        }
+    }
+
     func consents(user: String) throws -> [String] {
         try db.query("SELECT container_id FROM container_consents WHERE user_record_name = ? ORDER BY container_id", [.text(user)]) { $0.text(0) }
     }

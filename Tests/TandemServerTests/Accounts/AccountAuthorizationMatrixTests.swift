@@ -209,7 +209,7 @@ extension AccountAuthorizationMatrixTests {
     }
 
     enum ConsoleEndpoint: String, CaseIterable, CustomStringConvertible {
-        case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke, schemaPage, schemaImport, schemaDeploy
+        case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke, schemaPage, schemaImport, schemaDeploy, sharesPage
         case users, userPage, sessionsRevoke, verify, removePage, remove
         case logs, logsJSON, metrics, metricsJSON, signout
         var description: String { rawValue }
@@ -279,6 +279,7 @@ extension AccountAuthorizationMatrixTests {
         case .containerCreate:
             let id = "iCloud.com.example.\(unique("m"))"
             return ConsoleTarget(path: "/console/containers", fields: ["id": id]) { try server.sqlite("SELECT count(*) FROM containers WHERE id = '\(id)'") == "1" }
+        case .sharesPage: return ConsoleTarget(path: "/console/containers/\(container)/shares/development")
         case .schemaPage: return ConsoleTarget(path: "/console/containers/\(container)/schema/production")
         case .schemaImport:
             let id = "iCloud.com.example.\(unique("m"))"

@@ -263,6 +263,18 @@ import TandemCrypto
         #expect(try browser.get("/console/containers/iCloud.com.example.none").status == 404)
     }
 
+    @Test func sharesAreListedWithTheirOwnerAndPermission() throws {
+        let browser = try Self.admin()
+        let server = browser.server
+        let created = try LandingPageBrowserTests.share(server, title: "Console share", publicPermission: "READ_ONLY")
+        let page = try browser.get("/console/containers/\(TestServer.container)/shares/development")
+        #expect(page.status == 200)
+        let row = try #require(page.text.components(separatedBy: "<tr>").first { $0.contains(created.shortGUID) }, "\(page.text)")
+        #expect(row.contains(">ada@example.com</a>") && row.contains("<td>\(created.zone)</td>") && row.contains("<td>READ_ONLY</td>"), "\(row)")
+        #expect(!(try browser.get("/console/containers/\(TestServer.container)/shares/production").text.contains(created.shortGUID)))
+        #expect(try browser.get("/console/containers/\(TestServer.container)/shares/staging").status == 404)
+    }
+
     @Test func serverKeysAreListedAndRevoked() throws {
         let browser = try Self.admin()
         let server = browser.server
