@@ -18,6 +18,8 @@ struct ConsoleChart {
     /// Shown after numbers, e.g. `req/s`, `ms`.
     var unit: String
     var series: [Series]
+    /// Values are counts (open connections): shown without decimals.
+    var integers = false
 
     static let width = 300.0
     static let height = 120.0
@@ -49,11 +51,15 @@ struct ConsoleChart {
         value >= 100 ? String(format: "%.0f", value) : value >= 10 ? String(format: "%.1f", value) : String(format: "%.2f", value)
     }
 
-    var maxLabel: String { "\(Self.format(scale)) \(unit)" }
+    func label(_ value: Double) -> String {
+        (integers ? String(format: "%.0f", value) : Self.format(value)) + (unit.isEmpty ? "" : " " + unit)
+    }
+
+    var maxLabel: String { label(scale) }
 
     /// The latest value of each series, for the caption.
     var summary: String {
-        series.map { "\($0.label) \(Self.format($0.values.last ?? 0)) \(unit)" }.joined(separator: " · ")
+        series.map { "\($0.label) \(label($0.values.last ?? 0))" }.joined(separator: " · ")
     }
 
     func svg() -> String {

@@ -83,7 +83,7 @@ extension ConsolePage {
                          series: [.init(name: "server", label: "5xx", values: points.map(\.errorsPerSecond)),
                                   .init(name: "client", label: "4xx", values: points.map(\.clientErrorsPerSecond))]),
             ConsoleChart(id: "chart-connections", title: "Open connections", unit: "",
-                         series: [.init(name: "open", label: "open", values: points.map { Double($0.openConnections) })]),
+                         series: [.init(name: "open", label: "open", values: points.map { Double($0.openConnections) })], integers: true),
         ]
     }
 
