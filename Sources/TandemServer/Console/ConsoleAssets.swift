@@ -91,7 +91,7 @@ enum ConsoleAssets {
           if (rows) {
             var poll = function () {
               var query = "after=" + encodeURIComponent(rows.dataset.after) + "&status=" + encodeURIComponent(rows.dataset.status) +
-                "&path=" + encodeURIComponent(rows.dataset.path);
+                "&path=" + encodeURIComponent(rows.dataset.path) + "&id=" + encodeURIComponent(rows.dataset.id || "");
               get("/console/logs.json?" + query, function (body) {
                 var entries = body.entries || [];
                 for (var i = entries.length - 1; i >= 0; i--) {

@@ -21,7 +21,8 @@ extension ConsolePage {
 
     private func filter(_ visit: Visit) -> RecentRequests.Filter {
         RecentRequests.Filter(status: (visit.fields["status"] ?? "").trimmingCharacters(in: .whitespaces).lowercased(),
-                              pathPrefix: (visit.fields["path"] ?? "").trimmingCharacters(in: .whitespaces))
+                              pathPrefix: (visit.fields["path"] ?? "").trimmingCharacters(in: .whitespaces),
+                              requestID: (visit.fields["id"] ?? "").trimmingCharacters(in: .whitespaces).lowercased())
     }
 
     static let statusHint = "A class such as 4xx or a code such as 404; empty for all."
@@ -36,11 +37,12 @@ extension ConsolePage {
             \(ConsoleHTML.field("Status", name: "status", value: filter.status, autocomplete: "off", placeholder: "5xx",
                                 error: valid ? nil : "Give a class such as 4xx or a three-digit code.", hint: Self.statusHint))
             \(ConsoleHTML.field("Path starts with", name: "path", value: filter.pathPrefix, autocomplete: "off", placeholder: "/database/1/"))
+            \(ConsoleHTML.field("Request ID", name: "id", value: filter.requestID, autocomplete: "off", placeholder: "uuid from an error body"))
             <button type="submit" id="log-filter-submit">Filter</button></form>
             <p class="hint" id="log-status">The last \(log.recent.capacity) requests this server answered, newest first; new ones appear as they come.</p>
             <div class="scroll" tabindex="0" role="region" aria-label="Requests"><table id="log"><caption>Requests</caption><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Method</th><th scope="col">Path</th>
             <th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Request ID</th></tr></thead>
-            <tbody id="log-rows" data-after="\(entries.first?.sequence ?? 0)" data-status="\(ConsoleHTML.escape(filter.status))" data-path="\(ConsoleHTML.escape(filter.pathPrefix))">
+            <tbody id="log-rows" data-after="\(entries.first?.sequence ?? 0)" data-status="\(ConsoleHTML.escape(filter.status))" data-path="\(ConsoleHTML.escape(filter.pathPrefix))" data-id="\(ConsoleHTML.escape(filter.requestID))">
             \(rows)
             </tbody></table></div>
             """

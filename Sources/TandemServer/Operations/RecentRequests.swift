@@ -20,13 +20,16 @@ final class RecentRequests: Sendable {
     }
 
     /// Which entries to show: `status` is `2xx`, `4xx`, `5xx` (a class) or a code such as `404`;
-    /// `pathPrefix` matches the start of the path. Empty means any.
+    /// `pathPrefix` matches the start of the path; `requestID` is an error body's `uuid`. Empty
+    /// means any.
     struct Filter: Sendable {
         var status = ""
         var pathPrefix = ""
+        var requestID = ""
 
         func matches(_ entry: Entry) -> Bool {
             if !pathPrefix.isEmpty && !entry.path.hasPrefix(pathPrefix) { return false }
+            if !requestID.isEmpty && entry.uuid != requestID { return false }
             if status.isEmpty { return true }
             if status.count == 3, status.hasSuffix("xx"), let first = status.first?.wholeNumberValue { return entry.status / 100 == first }
             return Int(status) == entry.status

@@ -409,6 +409,9 @@ import TandemCrypto
         let after = try #require(json.json["after"]?.int64Value)
         let later = try browser.get("/console/logs.json?status=\(failed.status)&after=\(after)")
         #expect(later.json["entries"]?.arrayValue?.contains { $0["uuid"]?.stringValue == uuid } == false)
+        // An error body's uuid finds its one request.
+        let byID = try browser.get("/console/logs?id=" + uuid.uppercased())
+        #expect(byID.text.components(separatedBy: "<tr class=").count == 2 && byID.text.contains(uuid), "\(byID.text.prefix(3000))")
         let invalid = try browser.get("/console/logs?status=abc")
         #expect(invalid.status == 400 && invalid.text.contains("field-status-error"))
     }
