@@ -87,6 +87,8 @@ public final class TandemServer: Sendable {
     /// Group session journal files: no session survives a restart (decisions G2), so files left
     /// by sessions that were live when the last process stopped are deleted at start (D37).
     let journal: AssetFiles
+    /// The console's first-run setup code, printed at start when there is no administrator.
+    let consoleSetup: ConsoleSetup
     private let stopped = Mutex<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -112,6 +114,7 @@ public final class TandemServer: Sendable {
                                 outbound: OutboundRule(allowed: configuration.webhookAllow),
                                 accountSettings: configuration.accounts)
         webhooks = services.webhooks
+        consoleSetup = services.consoleSetup
         webCourier = services.webCourier
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },
@@ -138,6 +141,12 @@ public final class TandemServer: Sendable {
         journal.removeAll()   // after binding: a second process on the same data directory fails above
         purger.start()
         log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
+        if let code = try consoleSetup.open(store: store) {
+            // Printed once, to the terminal only (decisions C2).
+            let wildcard = ["0.0.0.0", "::", "[::]", ""].contains(configuration.host)
+            let base = configuration.publicURL ?? "http://\(wildcard ? "127.0.0.1" : configuration.host):\(http.port)"
+            log.message("no server administrator yet: create the first one at \(base)/console/setup?code=\(code) (or run: tandem admin add EMAIL)")
+        }
     }
 
     /// The bound port.

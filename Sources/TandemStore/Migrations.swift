@@ -584,5 +584,20 @@ enum Migrations {
         ALTER TABLE users ADD COLUMN avatar_type TEXT;
         CREATE INDEX users_by_avatar ON users(avatar_checksum) WHERE avatar_checksum IS NOT NULL;
         """),
+        // The web console (issue 18, decisions C1–C3): server administrators, and console
+        // sessions (the `tandem_console` cookie) stored by token hash with idle and absolute limits.
+        SQLiteMigration(version: 17, sql: """
+        ALTER TABLE users ADD COLUMN server_admin INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE console_sessions (
+            hash BLOB PRIMARY KEY,
+            user_record_name TEXT NOT NULL REFERENCES users(record_name),
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            idle_ms INTEGER NOT NULL,
+            revoked_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX console_sessions_by_user ON console_sessions(user_record_name);
+        """),
     ]
 }

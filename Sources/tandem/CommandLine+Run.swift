@@ -28,6 +28,7 @@ extension CommandLine {
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--origin https://app.example,...] [--sign-in-callback message|URL] [--data DIR]
         \(AccountCommand.usage)
+        \(AdminCommand.usage)
         \(KeyCommand.usage)
           tandem user roles --email EMAIL --container ID --environment development|production [ROLE... | --clear] [--replace] [--data DIR]   (no ROLE: show them)
           tandem schema validate FILE.ckdb
@@ -59,6 +60,7 @@ extension CommandLine {
         }
         let data = options.value("data") ?? "./tandem-data"
         do {
+            if let status = try AdminCommand.run(options, data: data) { return status }
             if let status = try AccountCommand.run(options, data: data) { return status }
             if let status = try KeyCommand.run(options, data: data) { return status }
             switch (options.words.first, options.words.dropFirst().first, options.words.count) {
@@ -200,7 +202,7 @@ struct UsageError: Error, CustomStringConvertible {
 
 /// Words and `--name value` / `--flag` options.
 struct Options {
-    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force", "replace", "all", "yes"]
+    static let flags: Set<String> = ["api", "quiet", "stop-on-stdin-eof", "discoverable", "clear", "admin", "force", "replace", "all", "yes", "password-stdin"]
     var words: [String] = []
     var values: [String: String] = [:]
     /// Every value given for each option, in order (`value(_:)` is the last one).

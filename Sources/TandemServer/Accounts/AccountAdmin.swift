@@ -46,6 +46,30 @@ public enum AccountAdmin {
         return (normalized, callback)
     }
 
+    /// The container's API tokens (IDs, origins, callback), revoked ones included, oldest first.
+    /// - Throws: `NOT_FOUND` for an unknown container.
+    public static func apiTokens(container: String, store: any Store) throws -> [StoredAPIToken] {
+        try store.read { reader in
+            guard try reader.containerExists(container) else { throw CloudKitError(.notFound, "no container '\(container)'") }
+            return try reader.apiTokens(container: container)
+        }
+    }
+
+    /// Revokes the container's API token `id` (16 hex digits from `apiTokens`): its sign-in page,
+    /// CORS answers and sign-ins refuse it from then on (a running server within its 30-second
+    /// token cache when revoked from another process).
+    /// - Throws: `BAD_REQUEST` for an ID that is not 16 hex digits, `NOT_FOUND` for an unknown or
+    ///   already revoked one.
+    public static func revokeAPIToken(container: String, id: String, store: any Store) throws {
+        guard id.count == 16, id.allSatisfy(\.isHexDigit) else {
+            throw CloudKitError.badRequest("an API token ID is 16 hex digits (tandem token list --api --container ID)")
+        }
+        let now = Clock.milliseconds()
+        guard try store.write({ try $0.revokeAPIToken(container: container, id: id, at: now) }) else {
+            throw CloudKitError(.notFound, "no API token '\(id)' of container '\(container)' that is not revoked already")
+        }
+    }
+
     /// Accounts, oldest first: one line each (record name, email, verified, name).
     public static func list(store: any Store, limit: Int = 10_000) throws -> [AccountProfile] {
         try store.read { try $0.profiles(limit: limit) }

@@ -233,10 +233,11 @@ final class AccountService: Sendable {
         return try issueSession(user: user, container: container, device: device, at: now)
     }
 
-    /// The account a credential proves, under the rate limits (A5): checked before the
-    /// credential, a failure counted, a success clearing the account's count. No consent is
-    /// looked at and no session issued.
-    /// - Throws: as `signIn`, without `ConsentRequired`.
+    /// The account a credential proves, under the sign-in rate limits (A5): checked before the
+    /// credential, a failure counted, a success clearing the account's count. Used by `signIn`
+    /// and by the web console's sign-in (decisions C9), which issues its own kind of session.
+    /// - Throws: `BAD_REQUEST` for a malformed credential, `THROTTLED` (with `retryAfter`),
+    ///   `AUTHENTICATION_FAILED` for a wrong credential or an unknown account (one answer).
     func authenticate(with method: any SignInMethod, credential: [String: String], address: String) throws -> UserAccount {
         let key = try method.accountKey(credential)
         try limiter.checkSignIn(account: key, address: address, at: Clock.milliseconds())

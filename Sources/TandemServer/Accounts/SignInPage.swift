@@ -26,7 +26,7 @@ import TandemStore
 struct SignInPage {
     let services: Services
 
-    static let csrfCookie = "tandem_csrf"
+    static let csrfCookie = FormCSRF.cookieName
     /// How long the consent step may wait after the password was checked.
     static let ticketMilliseconds: Int64 = 10 * 60 * 1000
 
@@ -265,36 +265,30 @@ struct SignInPage {
 
     /// The form's app and a fresh CSRF field, or nil when the CSRF check fails.
     func checkForm(_ context: RequestContext, _ fields: [String: String]) throws -> (SignInApp, String)? {
-        guard let cookie = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], let sent = fields["csrf"],
-              Digest.equal(Array(sent.utf8), Array(csrfToken(cookie).utf8)) else { return nil }
+        guard let csrf = self.csrf.check(context, fields) else { return nil }
         guard case .success(let app) = try self.app(fields) else { return nil }
-        return (app, csrfToken(cookie))
+        return (app, csrf)
     }
 
     func forbidden() -> HTTPResponse {
         page(SignInHTML.problem("This form expired or did not come from this site. Go back, reload the page and try again."), status: 403, origins: [])
     }
 
+    /// The sign-in pages' CSRF mechanism (A9), scoped to `/signin`.
+    var csrf: FormCSRF { FormCSRF(secret: services.secret, path: "/signin") }
+
     /// The request's CSRF cookie, or a new one with its Set-Cookie header.
     func csrfCookie(_ context: RequestContext) -> (String, String?) {
-        if let value = Self.cookies(context.request.head.headers["cookie"])[Self.csrfCookie], value.count == 43 { return (value, nil) }
-        let value = Tokens.random(prefix: "")
-        let secure = context.baseURL.hasPrefix("https://") ? "; Secure" : ""
-        return (value, "\(Self.csrfCookie)=\(value); Path=/signin; HttpOnly; SameSite=Strict\(secure)")
+        let (value, setCookie) = csrf.cookie(context)
+        return (value, setCookie)
     }
 
     func csrfToken(_ cookie: String) -> String {
-        Digest.hex(Digest.hmacSHA256(key: services.secret, message: Array(("csrf|" + cookie).utf8)))
+        csrf.token(cookie)
     }
 
     static func cookies(_ header: String?) -> [String: String] {
-        var result: [String: String] = [:]
-        for part in (header ?? "").split(separator: ";") {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2 else { continue }
-            result[String(pair[0].trimmingCharacters(in: .whitespaces))] = String(pair[1].trimmingCharacters(in: .whitespaces))
-        }
-        return result
+        FormCSRF.cookies(header)
     }
 
     // MARK: Responses

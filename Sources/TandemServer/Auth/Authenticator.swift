@@ -125,7 +125,8 @@ public final class Authenticator: Sendable {
 
     /// The grant of a container's API token (`ckAPIToken`), or nil when `token` is not one.
     public func apiGrant(_ token: String, container: String) throws -> TokenGrant? {
-        guard let (grant, _) = try grant(for: token), grant.kind == .api, grant.container == container else { return nil }
+        guard let (grant, _) = try grant(for: token), grant.kind == .api, grant.container == container,
+              grant.session.revokedAt == nil else { return nil }
         return grant
     }
 

@@ -30,6 +30,32 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// Every endpoint's counts added up: what the console's charts are drawn from (decisions C7).
+    struct Totals: Sendable, Hashable {
+        var requests = 0
+        /// Answers with a 5xx status.
+        var serverErrors = 0
+        /// Answers with a 4xx status.
+        var clientErrors = 0
+        /// Requests per latency bucket (not cumulative), in `Metrics.buckets` order; slower ones
+        /// are in `requests` only.
+        var buckets = [Int](repeating: 0, count: Metrics.buckets.count)
+    }
+
+    func totals() -> Totals {
+        var totals = Totals()
+        for shard in shards.everyThread {
+            for endpoint in shard.endpoints.withLock({ Array($0.values) }) {
+                totals.requests += endpoint.count
+                for (status, count) in endpoint.countsByStatus {
+                    if status >= 500 { totals.serverErrors += count } else if status >= 400 { totals.clientErrors += count }
+                }
+                for index in totals.buckets.indices { totals.buckets[index] += endpoint.bucketCounts[index] }
+            }
+        }
+        return totals
+    }
+
     func render(openConnections: Int, droppedMessages: Int = 0, bodies: HTTPBodyFigures = HTTPBodyFigures()) -> String {
         var snapshot: [String: Endpoint] = [:]
         for shard in shards.everyThread {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemStore
 
 /// One line per request to standard error, buffered and written by a background thread so
 /// workers never wait on the terminal:
@@ -8,6 +9,8 @@ public final class RequestLog: Sendable {
     private let buffer = Mutex<[UInt8]>([])
     private let enabled: Bool
     private let stopped = Atomic<Bool>(false)
+    /// The last 1,000 requests, for the console's live log (filled even when lines are not printed).
+    let recent = RecentRequests(capacity: 1000)
 
     public init(enabled: Bool) {
         self.enabled = enabled
@@ -24,6 +27,7 @@ public final class RequestLog: Sendable {
     }
 
     func record(method: String, path: String, status: Int, microseconds: Int, bytes: Int, uuid: String) {
+        recent.append(time: Clock.milliseconds(), method: method, path: path, status: status, microseconds: microseconds, uuid: uuid)
         guard enabled else { return }
         let line = "\(Self.timestamp()) \(method) \(path) \(status) \(microseconds)us \(bytes)B \(uuid)\n"
         buffer.withLock { $0.append(contentsOf: line.utf8) }

@@ -17,6 +17,8 @@ public final class APIRouter: HTTPResponder {
     /// Tandem's own operations under `/tandem/1/{container}/{environment}/`.
     let tandemRoutes: [String: [DatabaseRoute]]
     let web: WebPages
+    /// The web console (`/console/`) and `GET /`.
+    let console: ConsolePage
     let openAPI: [UInt8]
     /// Containers seen to exist, per thread; containers are never deleted, so a hit needs no
     /// database read.
@@ -44,6 +46,7 @@ public final class APIRouter: HTTPResponder {
         routes = Dictionary(grouping: table, by: \.operation)
         tandemRoutes = Dictionary(grouping: tandemTable, by: \.operation)
         web = WebPages(services: services)
+        console = ConsolePage(services: services, log: log, monitor: ConsoleMonitor(metrics: metrics, openConnections: connectionCount))
         openAPI = JSONWriter.bytes(OpenAPIDocument.build(routes: table + tandemTable))
     }
 
@@ -175,6 +178,10 @@ public final class APIRouter: HTTPResponder {
             }
             if let response = try AccountRoutes.respond(context, services, endpoint: &endpoint) {
                 return (endpoint, response)
+            }
+            if let page = try console.respond(context) {
+                endpoint = "console"
+                return (endpoint, page)
             }
             if let page = try web.respond(&context) {
                 endpoint = "web"

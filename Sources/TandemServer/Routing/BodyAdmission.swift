@@ -57,6 +57,10 @@ enum BodyAdmission {
             if head.path.hasSuffix("/preview") { return HTTPBodyPolicy(limit: JournalRoutes.previewBytes + 1, admitFirst: true) }
             return HTTPBodyPolicy(limit: Limits.journalAttachmentBytes + 1, spooled: true, admitFirst: true)
         }
+        // Console forms are small (decisions C5); their senders are known only once the cookie is read.
+        if head.path.hasPrefix("/console/") {
+            return HTTPBodyPolicy(limit: head.path.contains("/schema/") ? ConsolePage.schemaBodyBytes : ConsolePage.formBodyBytes)
+        }
         return HTTPBodyPolicy(limit: Limits.jsonBodyBytes)
     }
 

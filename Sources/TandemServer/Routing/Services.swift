@@ -41,6 +41,8 @@ struct Services: Sendable {
     /// OpenID Connect issuers' discovery documents and keys, fetched through the outbound rule.
     let oidc: OIDCProviderDirectory
     let secret: [UInt8]
+    /// The console's first-run setup code (decisions C2).
+    let consoleSetup = ConsoleSetup()
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
          hub: ChangeHub, log: RequestLog, links: LinkService? = nil, journal: AssetFiles,

@@ -40,6 +40,7 @@ extension SQLiteStoreTransaction {
             """, [.text(user), .integer(time)]) { $0.int64(0) } ?? 0
         try db.run("UPDATE tokens SET revoked_at = ? WHERE user_record_name = ? AND revoked_at IS NULL", [.integer(time), .text(user)])
         let email = try db.queryOne("SELECT email FROM users WHERE record_name = ?", [.text(user)]) { Self.optionalText($0, 0) } ?? nil
+        try db.run("UPDATE console_sessions SET revoked_at = ? WHERE user_record_name = ? AND revoked_at IS NULL", [.integer(time), .text(user)])
         try db.run("DELETE FROM sign_in_methods WHERE user_record_name = ?", [.text(user)])
         try db.run("DELETE FROM container_consents WHERE user_record_name = ?", [.text(user)])
         try db.run("DELETE FROM account_links WHERE user_record_name = ? OR email = ?", [.text(user), email.map(SQLiteValue.text) ?? .null])
@@ -47,7 +48,7 @@ extension SQLiteStoreTransaction {
         try db.run("DELETE FROM subscriptions WHERE owner = ?", [.text(user)])
         try db.run("""
             UPDATE users SET email = NULL, given_name = NULL, family_name = NULL, phone = NULL, display_name = NULL,
-            discoverable = 0, email_verified = 0, deleted_at = ? WHERE record_name = ?
+            discoverable = 0, email_verified = 0, server_admin = 0, deleted_at = ? WHERE record_name = ?
             """, [.integer(time), .text(user)])
         return Int(sessions)
     }

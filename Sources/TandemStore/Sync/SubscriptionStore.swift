@@ -21,6 +21,9 @@ public struct StoredSubscription: Sendable, Hashable {
 }
 
 public protocol SubscriptionReading {
+    /// Every subscription of the user in every container, environment and database, oldest
+    /// first, at most `limit` (the console's user page).
+    func subscriptions(owner: String, limit: Int) throws -> [StoredSubscription]
     /// The user's subscriptions in one database, oldest first.
     func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription]
     /// The subscriptions of everyone who sees `zone`: its owner and its shared-database viewers

@@ -230,3 +230,190 @@ struct AccountAuthorizationMatrixTests {
         #expect(outcome == want, "\(endpoint) as \(caller): \(response.status) \(response.text.prefix(300))")
     }
 }
+
+// MARK: The web console (issue 18)
+
+/// Every console page and action × every kind of browser (decisions C3–C5). Outcomes: "ok" (200,
+/// or a 303 that is not to sign-in), "signin" (303 to `/console/signin`), "HTTP 403", or a JSON
+/// endpoint's `serverErrorCode`. An action refused for any reason must leave the store as it was;
+/// one that is "ok" must change it (each case gets its own target).
+extension AccountAuthorizationMatrixTests {
+    enum ConsoleCaller: String, CaseIterable, CustomStringConvertible {
+        /// A live administrator session with the page's CSRF field.
+        case admin
+        /// The administrator's session, the form without its `csrf` field.
+        case adminNoCSRF
+        /// The administrator's session, a `csrf` field that does not fit the cookie.
+        case adminWrongCSRF
+        /// A live session of an account that is no longer an administrator.
+        case nonAdmin
+        /// A session that was signed out.
+        case signedOutSession
+        /// No cookie at all.
+        case anonymous
+        var description: String { rawValue }
+    }
+
+    enum ConsoleEndpoint: String, CaseIterable, CustomStringConvertible {
+        case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke, schemaPage, schemaImport, schemaDeploy, sharesPage
+        case users, userPage, sessionsRevoke, verify, removePage, remove
+        case logs, logsJSON, metrics, metricsJSON, signout
+        var description: String { rawValue }
+
+        var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
+        var isAction: Bool {
+            [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout].contains(self)
+        }
+    }
+
+    /// In `ConsoleCaller.allCases` order: admin, adminNoCSRF, adminWrongCSRF, nonAdmin, signedOutSession, anonymous.
+    static func consoleExpected(_ endpoint: ConsoleEndpoint) -> [String] {
+        if endpoint.isJSON { return ["ok", "ok", "ok", "ACCESS_DENIED", required, required] }
+        if endpoint.isAction { return ["ok", "HTTP 403", "HTTP 403", "HTTP 403", "signin", "signin"] }
+        return ["ok", "ok", "ok", "HTTP 403", "signin", "signin"]
+    }
+
+    struct ConsoleWorld {
+        var server: TestServer
+        /// The session of an administrator who was demoted afterwards.
+        var formerAdmin: [String: String]
+    }
+
+    static let consoleLock = NSLock()
+    nonisolated(unsafe) static var consoleShared: ConsoleWorld?
+
+    static func consoleWorld() throws -> ConsoleWorld {
+        consoleLock.lock()
+        defer { consoleLock.unlock() }
+        if let consoleShared { return consoleShared }
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60"])
+        try server.addAdmin("root@example.com", password: "matrix password")
+        try server.addAdmin("former@example.com", password: "matrix password")
+        let former = ConsoleClient(server)
+        guard try former.signIn("former@example.com", "matrix password").status == 303 else { throw TestFailure("former admin sign-in") }
+        try former.get("/console/")
+        try TestServer.admin(["admin", "remove", "former@example.com", "--data", server.dataDirectory])
+        let world = ConsoleWorld(server: server, formerAdmin: former.cookies)
+        consoleShared = world
+        return world
+    }
+
+    /// A fresh target for an action, and a probe telling whether the action happened.
+    struct ConsoleTarget {
+        var path: String
+        var fields: [String: String] = [:]
+        var changed: () throws -> Bool = { false }
+    }
+
+    static func consoleTarget(_ endpoint: ConsoleEndpoint, _ server: TestServer, session: ConsoleClient) throws -> ConsoleTarget {
+        let container = TestServer.container
+        func user() throws -> (email: String, recordName: String, token: String) {
+            let email = "\(unique("m"))@example.com".lowercased()
+            let recordName = try TestServer.admin(["user", "add", "--email", email, "--data", server.dataDirectory])
+            return (email, recordName, try TestServer.admin(["token", "create", "--user", email, "--data", server.dataDirectory]))
+        }
+        switch endpoint {
+        case .home: return ConsoleTarget(path: "/console/")
+        case .containerPage: return ConsoleTarget(path: "/console/containers/\(container)")
+        case .users: return ConsoleTarget(path: "/console/users?q=example")
+        case .userPage: return ConsoleTarget(path: "/console/users/\(server.userRecordName)")
+        case .removePage: return ConsoleTarget(path: "/console/users/\(server.userRecordName)/remove")
+        case .logs: return ConsoleTarget(path: "/console/logs?status=2xx")
+        case .logsJSON: return ConsoleTarget(path: "/console/logs.json?path=/console/")
+        case .metrics: return ConsoleTarget(path: "/console/metrics")
+        case .metricsJSON: return ConsoleTarget(path: "/console/metrics.json")
+        case .containerCreate:
+            let id = "iCloud.com.example.\(unique("m"))"
+            return ConsoleTarget(path: "/console/containers", fields: ["id": id]) { try server.sqlite("SELECT count(*) FROM containers WHERE id = '\(id)'") == "1" }
+        case .sharesPage: return ConsoleTarget(path: "/console/containers/\(container)/shares/development")
+        case .schemaPage: return ConsoleTarget(path: "/console/containers/\(container)/schema/production")
+        case .schemaImport:
+            let id = "iCloud.com.example.\(unique("m"))"
+            try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
+            return ConsoleTarget(path: "/console/containers/\(id)/schema/development",
+                                 fields: ["ckdb": "DEFINE SCHEMA\n  RECORD TYPE Note (title STRING QUERYABLE);\n"]) {
+                try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)'") == "1"
+            }
+        case .schemaDeploy:
+            let id = "iCloud.com.example.\(unique("m"))"
+            try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
+            return ConsoleTarget(path: "/console/containers/\(id)/schema/deploy") {
+                try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "1"
+            }
+        case .tokenCreate:
+            let origin = "https://\(unique("m").lowercased()).example"
+            return ConsoleTarget(path: "/console/containers/\(container)/tokens", fields: ["origins": origin]) {
+                try server.sqlite("SELECT count(*) FROM tokens WHERE origins = '\(origin)'") == "1"
+            }
+        case .tokenRevoke:
+            let token = try server.apiToken(origins: ["https://app.example"])
+            let hash = ConsoleTests.sha256Hex(token)
+            return ConsoleTarget(path: "/console/containers/\(container)/tokens/revoke", fields: ["token": String(hash.prefix(16)).lowercased()]) {
+                try server.sqlite("SELECT revoked_at IS NOT NULL FROM tokens WHERE hash = X'\(hash)'") == "1"
+            }
+        case .keyRevoke:
+            let key = try server.serverKey(user: "ada@example.com")
+            return ConsoleTarget(path: "/console/containers/\(container)/keys/revoke", fields: ["key": key.id]) {
+                try server.sqlite("SELECT revoked_at IS NOT NULL FROM server_keys WHERE key_id = '\(key.id)'") == "1"
+            }
+        case .sessionsRevoke:
+            let person = try user()
+            return ConsoleTarget(path: "/console/users/\(person.recordName)/sessions/revoke", fields: ["all": "yes"]) {
+                try server.sqlite("SELECT count(*) FROM tokens WHERE user_record_name = '\(person.recordName)' AND revoked_at IS NOT NULL") == "1"
+            }
+        case .verify:
+            let person = try user()
+            return ConsoleTarget(path: "/console/users/\(person.recordName)/verify") {
+                try server.sqlite("SELECT email_verified FROM users WHERE record_name = '\(person.recordName)'") == "1"
+            }
+        case .remove:
+            let person = try user()
+            return ConsoleTarget(path: "/console/users/\(person.recordName)/remove", fields: ["confirm": person.email]) {
+                try server.sqlite("SELECT deleted_at IS NOT NULL FROM users WHERE record_name = '\(person.recordName)'") == "1"
+            }
+        case .signout:
+            let hash = ConsoleTests.sha256Hex(session.cookies["tandem_console"] ?? "none")
+            return ConsoleTarget(path: "/console/signout") {
+                try server.sqlite("SELECT revoked_at IS NOT NULL FROM console_sessions WHERE hash = X'\(hash)'") == "1"
+            }
+        }
+    }
+
+    @Test("console endpoint × caller", arguments: ConsoleEndpoint.allCases, ConsoleCaller.allCases)
+    func consoleMatrix(endpoint: ConsoleEndpoint, caller: ConsoleCaller) throws {
+        let world = try Self.consoleWorld()
+        let server = world.server
+        // Every caller starts from a fresh administrator session, so a sign-out in one case cannot disturb another.
+        let browser = ConsoleClient(server)
+        guard try browser.signIn("root@example.com", "matrix password").status == 303 else { throw TestFailure("admin sign-in") }
+        try browser.get("/console/")
+        let target = try Self.consoleTarget(endpoint, server, session: browser)
+        var cookies = browser.cookies
+        var fields = target.fields
+        fields["csrf"] = browser.csrf
+        switch caller {
+        case .admin: break
+        case .adminNoCSRF: fields["csrf"] = nil
+        case .adminWrongCSRF: fields["csrf"] = String(repeating: "0", count: 64)
+        case .nonAdmin: cookies = world.formerAdmin.merging(["tandem_csrf": browser.cookies["tandem_csrf"] ?? ""]) { $1 }
+        case .signedOutSession:
+            let other = ConsoleClient(server)
+            _ = try other.signIn("root@example.com", "matrix password")
+            try other.get("/console/")
+            try other.post("/console/signout")
+            cookies = ["tandem_console": try #require(other.setCookies.first { $0.hasPrefix("tandem_console=tdc_") }?
+                .split(separator: ";").first?.dropFirst("tandem_console=".count).description), "tandem_csrf": browser.cookies["tandem_csrf"] ?? ""]
+        case .anonymous: cookies = ["tandem_csrf": browser.cookies["tandem_csrf"] ?? ""]
+        }
+        let response = endpoint.isAction ? try browser.request("POST", target.path, form: fields, cookies: cookies)
+            : try browser.request("GET", target.path, cookies: cookies)
+        var outcome = response.json.serverErrorCode ?? "HTTP \(response.status)"
+        if response.status == 200 && response.json.serverErrorCode == nil { outcome = "ok" }
+        if response.status == 303 { outcome = response.headers["location"] == "/console/signin" ? "signin" : "ok" }
+        let want = Self.consoleExpected(endpoint)[ConsoleCaller.allCases.firstIndex(of: caller)!]
+        #expect(outcome == want, "\(endpoint) as \(caller): \(response.status) \(response.headers["location"] ?? "") \(response.text.prefix(300))")
+        if endpoint.isAction {
+            #expect(try target.changed() == (want == "ok"), "\(endpoint) as \(caller): the store \(want == "ok" ? "did not change" : "changed")")
+        }
+    }
+}

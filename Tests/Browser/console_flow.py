@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The web console (issue 18) in headless Chromium, driven over the DevTools protocol.
+
+Run by Tests/TandemServerTests/Console/ConsoleBrowserTests.swift against a fresh `tandem serve`
+(no administrator yet) with the setup URL it printed; runnable by hand with the same arguments.
+Forms are filled and sent with the keyboard only (Tab, typing, Enter). Prints one line per
+check; exits 0 when all pass, 1 on the first failure, 2 when the browser cannot start.
+
+  desktop  `/` leads to the setup page; the first administrator is created with the code;
+           the console lists containers; a container is created; an API token with an allowed
+           origin is created and shown once; a schema is imported and shown with its indexes; the request log lists requests and adds new ones
+           as they come; the charts are drawn and redrawn by the page's script; no script
+           errors or CSP violations.
+  phone    at 390 px wide (mobile emulation) the same pages fit the width (tables scroll inside
+           their box); signing out leads to the sign-in page, which refuses a wrong password and
+           signs the administrator in again.
+
+Screenshots (PNG) of each page at both widths go to --screenshots.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import BrowserError, check, run_checks  # noqa: E402
+
+KEYS = {"Tab": ("Tab", 9, None), "Enter": ("Enter", 13, "\r")}
+
+
+def press(browser, name, shift=False):
+    code, virtual, text = KEYS[name]
+    for kind in ("keyDown", "keyUp"):
+        params = {"type": kind, "key": name, "code": code, "windowsVirtualKeyCode": virtual, "modifiers": 8 if shift else 0}
+        if text and kind == "keyDown":
+            params["text"] = text
+        browser.page("Input.dispatchKeyEvent", params)
+
+
+def tab_to(browser, element_id, limit=60):
+    """Presses Tab until the element with `element_id` has focus (as a keyboard user would)."""
+    for _ in range(limit):
+        if browser.evaluate("document.activeElement && document.activeElement.id") == element_id:
+            return
+        press(browser, "Tab")
+    raise BrowserError(f"Tab never reached #{element_id}")
+
+
+def type_text(browser, text):
+    browser.page("Input.insertText", {"text": text})
+
+
+def fill(browser, values, submit):
+    """Tabs to each field in turn, types its value, then presses Enter on `submit`."""
+    for element_id, value in values:
+        tab_to(browser, element_id)
+        type_text(browser, value)
+    tab_to(browser, submit)
+    press(browser, "Enter")
+
+
+def go(browser, url):
+    """Navigates without waiting for `url` itself: the console answers some URLs with a redirect."""
+    browser.events.clear()
+    result = browser.page("Page.navigate", {"url": url})
+    if result.get("errorText"):
+        raise BrowserError(f"navigating to {url}: {result['errorText']}")
+
+
+def wait_path(browser, path, what):
+    return browser.wait_for(f"location.pathname === {json.dumps(path)} && document.readyState === 'complete'", what=what)
+
+
+def facts(browser):
+    return browser.evaluate("""(() => ({
+        h1: (document.querySelector('h1') || {}).textContent,
+        text: document.body.innerText,
+        overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        labelled: [...document.querySelectorAll('input:not([type=hidden])')].every(i => i.labels && i.labels.length > 0),
+    }))()""")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--server", required=True, help="http://127.0.0.1:PORT")
+    parser.add_argument("--setup-url", required=True, help="the URL `tandem serve` printed")
+    parser.add_argument("--container", default="iCloud.com.example.browser")
+    parser.add_argument("--screenshots", required=True, help="directory for the screenshots")
+    a = parser.parse_args()
+    os.makedirs(a.screenshots, exist_ok=True)
+    code = a.setup_url.split("code=", 1)[1]
+
+    def shot(browser, name):
+        browser.screenshot(os.path.join(a.screenshots, name + ".png"))
+
+    def desktop(browser):
+        browser.page("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        go(browser, a.server + "/")
+        wait_path(browser, "/console/setup", "/ to lead to the setup page")
+        page = facts(browser)
+        check(page["h1"] == "Create the first admin", "a newcomer at / is led to create the first admin", page["h1"])
+        check(page["labelled"], "setup: every field has a label")
+        shot(browser, "setup-desktop")
+        fill(browser, [("field-code", code), ("field-email", "admin@example.com"), ("field-password", "a long password")], "setup-submit")
+        wait_path(browser, "/console/", "the console after setup")
+        check(facts(browser)["h1"] == "Containers", "setup signs the administrator in and shows the containers")
+
+        fill(browser, [("field-id", a.container)], "create-container-submit")
+        wait_path(browser, "/console/containers/" + a.container, "the new container's page")
+        page = facts(browser)
+        check(page["h1"] == a.container and "development: 0 zones" in page["text"], "the container was created with its environments", page["text"][:300])
+
+        fill(browser, [("field-origins", "https://app.example")], "create-token-submit")
+        token = browser.wait_for("(document.getElementById('new-token') || {}).textContent", what="the new API token")
+        check(token.startswith("tdk_"), "the new API token is shown once", token)
+        rows = browser.evaluate("[...document.querySelectorAll('#api-tokens tbody tr')].map(r => r.innerText)")
+        check(len(rows) == 1 and "https://app.example" in rows[0] and "message" in rows[0], "the token is listed with its origin and callback mode", rows)
+        shot(browser, "container-desktop")
+
+        tab_to(browser, "schema-development")
+        press(browser, "Enter")
+        wait_path(browser, "/console/containers/" + a.container + "/schema/development", "the development schema page")
+        tab_to(browser, "field-ckdb")
+        browser.evaluate("document.getElementById('field-ckdb').select()")
+        type_text(browser, "DEFINE SCHEMA\n  RECORD TYPE Trip (\n    title STRING QUERYABLE SORTABLE,\n    GRANT READ TO \"_world\"\n  );\n")
+        tab_to(browser, "import-submit")
+        press(browser, "Enter")
+        browser.wait_for("document.getElementById('notice') && document.getElementById('notice').textContent.startsWith('Imported')",
+                         what="the schema import to finish")
+        page = facts(browser)
+        check("Trip" in page["text"] and "QUERYABLE, SORTABLE" in page["text"], "the imported record type is shown with its indexes", page["text"][:400])
+        shot(browser, "schema-desktop")
+
+        tab_to(browser, "nav-logs")
+        press(browser, "Enter")
+        wait_path(browser, "/console/logs", "the request log")
+        paths = browser.evaluate("[...document.querySelectorAll('#log-rows tr td:nth-child(3)')].map(c => c.textContent)")
+        check("/console/containers/" + a.container + "/tokens" in paths, "the log lists the token request", paths[:10])
+        before = browser.evaluate("document.querySelectorAll('#log-rows tr').length")
+        missing = "/database/1/iCloud.nowhere/development/private/records/query"
+        uuid = None
+        try:
+            urllib.request.urlopen(urllib.request.Request(a.server + missing, data=b"{}", method="POST"), timeout=30)
+        except urllib.error.HTTPError as error:
+            uuid = json.loads(error.read()).get("uuid")
+        check(uuid, "a failing request answers with a uuid")
+        found = browser.wait_for(f"[...document.querySelectorAll('#log-rows tr')].some(r => r.innerText.includes({json.dumps(uuid)}))",
+                                 timeout=20, what="the new request to appear in the log")
+        check(found and browser.evaluate("document.querySelectorAll('#log-rows tr').length") > before,
+              "the log adds the new request with the error body's uuid, without a reload")
+        shot(browser, "logs-desktop")
+
+        tab_to(browser, "nav-metrics")
+        press(browser, "Enter")
+        wait_path(browser, "/console/metrics", "the metrics page")
+        charts = browser.evaluate("[...document.querySelectorAll('figure.chart svg')].length")
+        check(charts == 4, "four charts: requests, latency, errors, open connections", charts)
+        browser.wait_for("document.getElementById('charts').dataset.updated", timeout=20, what="the script to redraw the charts")
+        browser.wait_for("document.getElementById('chart-requests-rate').getAttribute('points').split(' ').length >= 2",
+                         timeout=20, what="the requests chart to have a line")
+        shot(browser, "metrics-desktop")
+        check(not browser.exceptions(), "no script errors or CSP violations", browser.exceptions())
+
+    def phone(browser):
+        browser.page("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+        for path, name in [("/console/", "containers"), ("/console/containers/" + a.container, "container"),
+                           ("/console/containers/" + a.container + "/schema/development", "schema"),
+                           ("/console/containers/" + a.container + "/shares/development", "shares"),
+                           ("/console/users", "users"), ("/console/logs", "logs"), ("/console/metrics", "metrics")]:
+            browser.open(a.server + path)
+            page = facts(browser)
+            check(page["overflow"] <= 0, f"phone: {path} fits 390 px without sideways scrolling", page["overflow"])
+            shot(browser, name + "-phone")
+        check(not browser.exceptions(), "phone: no script errors or CSP violations", browser.exceptions())
+        tab_to(browser, "signout-submit")
+        press(browser, "Enter")
+        wait_path(browser, "/console/signin", "the sign-in page after signing out")
+        check("You signed out." in facts(browser)["text"], "signing out leads to the sign-in page")
+        shot(browser, "signin-phone")
+        go(browser, a.server + "/console/")
+        wait_path(browser, "/console/signin", "a signed-out visit to lead to sign-in")
+        fill(browser, [("field-email", "admin@example.com"), ("field-password", "a wrong password")], "signin-submit")
+        browser.wait_for("!!document.getElementById('error')", what="the wrong-password message")
+        check("wrong" in browser.evaluate("document.getElementById('error').textContent"), "phone: a wrong password is refused with a message")
+        browser.evaluate("document.getElementById('field-password').value = ''")
+        fill(browser, [("field-password", "a long password")], "signin-submit")
+        wait_path(browser, "/console/", "the console after signing in")
+        check(facts(browser)["h1"] == "Containers", "phone: the administrator signs in again with the keyboard")
+
+    def checks(browser):
+        desktop(browser)
+        phone(browser)
+
+    return run_checks(checks, "all console checks passed")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+import TandemCore
+import TandemTestSupport
+
+/// The web console end to end in headless Chromium (Tests/Browser/console_flow.py; `scripts/bootstrap
+/// --test` installs Chromium): first administrator, sign-in, a container and an API token, the
+/// live request log and the charts, at desktop width and at 390 px, keyboard only. Screenshots go
+/// to `.build/screenshots/console/` for a reviewer to look at.
+@Suite struct ConsoleBrowserTests {
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    @Test(.timeLimit(.minutes(5)))
+    func theConsoleWorksInHeadlessChromium() throws {
+        let server = try TestServer(extraArguments: TestServer.cheapHash)
+        let code = try #require(server.setupCode, "no setup URL printed: \(server.standardError?.value ?? "")")
+        let screenshots = ProcessInfo.processInfo.environment["TANDEM_BROWSER_SCREENSHOTS"].map { $0 + "/console" }
+            ?? Self.root.appendingPathComponent(".build/screenshots/console").path
+        let driver = Self.root.appendingPathComponent("Tests/Browser/console_flow.py").path
+        let run = try LandingPageBrowserTests.python([
+            driver, "--server", server.baseURL, "--setup-url", "\(server.baseURL)/console/setup?code=\(code)", "--screenshots", screenshots,
+        ], timeout: 240)
+        #expect(run.status == 0, "console_flow.py exited \(run.status)\n--- stdout\n\(run.output)\n--- stderr\n\(run.errors)")
+        #expect(try server.sqlite("SELECT count(*) FROM tokens WHERE kind = 'api' AND container_id = 'iCloud.com.example.browser' AND origins = 'https://app.example'") == "1",
+                "the token the browser created is in the store")
+    }
+}
