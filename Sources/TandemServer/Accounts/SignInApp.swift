@@ -49,7 +49,7 @@ struct SignInApp: Sendable {
     static func resolve(_ fields: [String: String], store: any Store) throws -> Result<SignInApp, PageProblem> {
         if let apiToken = fields["ckAPIToken"], !apiToken.isEmpty {
             guard let grant = try store.read({ try $0.grant(forTokenHash: Tokens.hash(apiToken)) }), grant.kind == .api,
-                  let container = grant.container else {
+                  grant.session.revokedAt == nil, let container = grant.container else {
                 return .failure(PageProblem(status: 400, message: "Open this page from the app you want to sign in to (it needs the app's ckAPIToken)."))
             }
             if grant.callback == nil && grant.origins.isEmpty {
