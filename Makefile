@@ -1,5 +1,6 @@
 # Tandem: `make run` serves on 127.0.0.1:8080 with embedded SQLite in ./tandem-data;
-# `make test` runs every test; `make bench` prints the benchmark figures.
+# `make test` runs every test; `make bench` prints the benchmark figures; `make deb` builds the
+# Debian package in .build/deb/ (CONFIG=debug packages the debug build instead of a release one).
 SWIFT ?= swift
 DATA ?= ./tandem-data
 PORT ?= 8080
@@ -8,8 +9,9 @@ ASYNC_SERVER_SUITES = '^TandemServerTests\.(CollaborationScenarioTests|Conversat
 SEEDS ?= 200
 SEED_BASE ?= 1
 STEPS ?= 40
+CONFIG ?= release
 
-.PHONY: bootstrap test-bootstrap build run test soak bench clean
+.PHONY: bootstrap test-bootstrap build run test soak bench deb clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -43,6 +45,10 @@ test: test-bootstrap
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --skip '^TandemHTTPTests\.' --skip '^TandemTests\.' --skip $(ASYNC_SERVER_SUITES)
 	@# Every benchmark figure at tiny sizes, so a figure that no longer runs fails CI (its numbers mean nothing).
 	.build/debug/tandem-bench --smoke
+	@# The Debian package of the debug build: installed with dpkg -i, served as the tandem user,
+	@# removed and purged (scripts/test-deb; needs root, through sudo otherwise; decision F27).
+	$(MAKE) deb CONFIG=debug
+	scripts/test-deb .build/deb/tandem-debug.deb
 
 # The LocalStore convergence test (issue 15) for many seeds: SEEDS=N from SEED_BASE, STEPS
 # random operations each (make test runs three seeds). A failure prints its seed and the run's log.
@@ -54,6 +60,13 @@ soak: test-bootstrap
 bench: bootstrap
 	$(SWIFT) build -c release
 	.build/release/tandem-bench $(BENCH_ARGS)
+
+# The Debian package (dpkg-deb): /usr/bin/tandem, the Swift runtime in /usr/lib/tandem, a systemd
+# unit, /etc/tandem/tandem.json, the tandem user (decisions F20–F29).
+deb:
+	@scripts/bootstrap --deb
+	$(SWIFT) build -c $(CONFIG) --product tandem
+	SWIFT=$(SWIFT) scripts/make-deb $(CONFIG)
 
 clean:
 	$(SWIFT) package clean
