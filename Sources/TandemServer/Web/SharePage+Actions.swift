@@ -9,8 +9,10 @@ import TandemStore
 /// rule, limit and invitation email is the API's. A field the page can check itself (an email
 /// address, a permission) is checked before any service is called, so bad input writes nothing.
 extension SharePage {
+    /// Performs `action` as `viewer` and answers the redirect to `base?done={action}` (`base`:
+    /// the page's path, `/share/{shortGUID}` or the console's, C17).
     func perform(_ action: String, fields: [String: String], viewer: ShareSession.Viewer, found: Found,
-                 visit: inout Visit) throws -> HTTPResponse {
+                 visit: inout Visit, base: String) throws -> HTTPResponse {
         let user = viewer.user
         let guid = visit.guid
         let context = visit.context
@@ -79,7 +81,7 @@ extension SharePage {
         default:
             throw CloudKitError(.notFound, "no such action")
         }
-        return redirect("/share/\(guid)?done=\(action)")
+        return redirect("\(base)?done=\(action)")
     }
 
     // MARK: Through records/modify

@@ -71,7 +71,7 @@ struct SharePage: Sendable {
         let fields = FormBody.parse(context.request.body)
         guard csrf.check(context, fields) != nil else { return finish(forbidden(), visit) }
         do {
-            return finish(try perform(action, fields: fields, viewer: viewer, found: found, visit: &visit), visit)
+            return finish(try perform(action, fields: fields, viewer: viewer, found: found, visit: &visit, base: "/share/\(guid)"), visit)
         } catch let error as CloudKitError {
             return try refused(visit, action: action, fields: fields, field: nil, error)
         } catch let problem as FieldProblem {
@@ -82,10 +82,17 @@ struct SharePage: Sendable {
     /// The page again, with the reason beside the form (and field) it concerns, and the
     /// service's HTTP status.
     private func refused(_ visit: Visit, action: String, fields: [String: String], field: String?, _ error: CloudKitError) throws -> HTTPResponse {
-        let problem = SharePageHTML.Problem(form: fields["form"].flatMap(Self.formID) ?? action, field: field, message: Self.message(error),
-                                            code: error.code.rawValue, values: fields.filter { $0.key != "csrf" })
-        return try page(visit, notice: nil, problem: problem, status: error.code.httpStatus)
+        try page(visit, notice: nil, problem: Self.problem(action: action, fields: fields, field: field, error), status: error.code.httpStatus)
     }
+
+    /// The problem to show for a refused form.
+    static func problem(action: String, fields: [String: String], field: String?, _ error: CloudKitError) -> SharePageHTML.Problem {
+        SharePageHTML.Problem(form: fields["form"].flatMap(Self.formID) ?? action, field: field, message: Self.message(error),
+                              code: error.code.rawValue, values: fields.filter { $0.key != "csrf" })
+    }
+
+    /// The forms an owner's page has, which a console administrator may send for the owner (C17).
+    static let ownerActions: Set<String> = ["invite", "participant", "remove", "public-link", "approve", "deny", "stop"]
 
     /// The page's forms (`/share/{shortGUID}/{action}`).
     static let actions: Set<String> = ["accept", "decline", "request", "leave", "invite", "participant", "remove", "public-link",
@@ -119,15 +126,20 @@ struct SharePage: Sendable {
     func signInURL(_ guid: String) -> String { "/signin?return=" + SignInHTML.percent("/share/" + guid) }
 
     private func page(_ visit: Visit, notice: String?, problem: SharePageHTML.Problem?, status: Int) throws -> HTTPResponse {
-        let view = try services.store.read { try SharePageView.read($0, visit.found?.share, viewer: visit.viewer?.user) }
-        let requested = visit.guid.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        var html = SharePageHTML(view: view, guid: visit.guid, pageURL: visit.context.baseURL + "/share/" + requested, csrf: visit.csrf)
+        var html = try html(visit.found?.share, guid: visit.guid, viewer: visit.viewer?.user, baseURL: visit.context.baseURL, csrf: visit.csrf)
         // Offered for every well-formed token, so a private share's page and a page for no share stay alike (D7).
         if visit.viewer == nil && ShareTokens.isWellFormed(visit.guid) { html.signInURL = signInURL(visit.guid) }
         html.notice = notice
         html.problem = problem
         return finish(HTTPResponse(status: status, headers: [("content-type", "text/html; charset=utf-8")] + Self.securityHeaders,
                                    body: Array(html.render().utf8)), visit)
+    }
+
+    /// The page of `share` as `viewer` sees it (also the console's, C17).
+    func html(_ share: StoredShare?, guid: String, viewer: UserAccount?, baseURL: String, csrf: String?) throws -> SharePageHTML {
+        let view = try services.store.read { try SharePageView.read($0, share, viewer: viewer) }
+        let requested = guid.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return SharePageHTML(view: view, guid: guid, pageURL: baseURL + "/share/" + requested, csrf: csrf)
     }
 
     private func finish(_ response: HTTPResponse, _ visit: Visit) -> HTTPResponse {

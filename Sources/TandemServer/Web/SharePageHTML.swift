@@ -29,6 +29,10 @@ struct SharePageHTML {
     /// What the last action did (`?done=` after a redirect).
     var notice: String?
     var problem: Problem?
+    /// Where the forms post: `/share/{shortGUID}`, or the console's page for it (C17).
+    var formBase: String?
+    /// Said at the top instead of "Signed in as" when a console administrator acts for the owner (C17).
+    var actingNote: String?
 
     var description: String {
         view.ownerName.map { "Shared by \($0)" } ?? "Ask the owner for access to this item."
@@ -84,6 +88,7 @@ struct SharePageHTML {
     }
 
     private var viewerBar: String {
+        if let actingNote { return "<header><p id=\"acting\">\(Self.escape(actingNote))</p><p><a href=\"/console/\">Back to the console</a></p></header>" }
         guard let csrf, let name = view.viewerName else { return "" }
         return "<header><p id=\"viewer\">Signed in as \(Self.escape(name))</p>"
             + form("signout", csrf: csrf, fields: "", button: "Sign out", inline: true) + "</header>"
@@ -231,7 +236,7 @@ struct SharePageHTML {
     /// A POST form to `/share/{guid}/{action}` with its CSRF field; the button's id is `{id}-submit`.
     private func form(_ id: String, action: String? = nil, csrf: String, fields: String, button: String, inline: Bool = false,
                       danger: Bool = false, secondary: Bool = false) -> String {
-        let target = "/share/\(guid)/\(action ?? id)"
+        let target = "\(formBase ?? "/share/\(guid)")/\(action ?? id)"
         let kind = danger ? " class=\"danger\"" : secondary ? " class=\"secondary\"" : ""
         return "<form method=\"post\" action=\"\(Self.escape(target))\" id=\"\(Self.escape(id))\"\(inline ? " class=\"inline\"" : "")>"
             + Self.hidden("csrf", csrf) + (action == nil ? "" : Self.hidden("form", id)) + fields
