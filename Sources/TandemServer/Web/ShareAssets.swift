@@ -43,6 +43,7 @@ enum ShareAssets {
           table,tbody,tr,td{display:block;width:100%}
           tr{border-bottom:1px solid #d2d2d7;padding:.5rem 0}
           td{border:0;padding:.15rem 0}
+          td[data-label]::before{content:attr(data-label) ": ";font-weight:600}
         }
         """
 

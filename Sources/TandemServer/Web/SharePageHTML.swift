@@ -202,10 +202,11 @@ struct SharePageHTML {
                 actions += form("\(id)-remove", action: "remove", csrf: csrf, fields: who, button: "Remove", inline: true, danger: true)
             }
             actions += problemText([id, "\(id)-remove"])
+            // `data-label` names the column where a narrow screen shows the row as lines (ShareAssets).
             rows += "<tr><td>\(Self.escape(person.name))<span class=\"hint\">\(Self.escape(person.contact))</span></td>"
-                + "<td>\(Self.escape(Self.roleNames[person.role] ?? person.role.rawValue))</td>"
-                + "<td>\(Self.escape(Self.permissionNames[person.permission] ?? person.permission.rawValue))</td>"
-                + "<td>\(Self.escape(status))</td><td>\(actions)</td></tr>"
+                + "<td data-label=\"Role\">\(Self.escape(Self.roleNames[person.role] ?? person.role.rawValue))</td>"
+                + "<td data-label=\"Permission\">\(Self.escape(Self.permissionNames[person.permission] ?? person.permission.rawValue))</td>"
+                + "<td data-label=\"Status\">\(Self.escape(status))</td><td>\(actions)</td></tr>"
         }
         if rows.isEmpty { rows = "<tr><td colspan=\"5\">Nobody yet. Invite people below.</td></tr>" }
         return """
