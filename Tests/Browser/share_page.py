@@ -19,6 +19,9 @@ pass, 1 on the first failure, 2 when the browser cannot start.
            owner signs in again; the management page fits (the people table becomes rows); the
            invitee's permission is changed; Stop sharing without its box ticked is refused
            beside the box, ticked it stops the share.
+  console  still at 390 px: a server administrator signs in to the console, opens another share
+           of the owner's from the console's share list, reads that they act for the owner, and
+           invites someone with the keyboard; the page fits.
 
 No script errors or CSP violations anywhere. Screenshots (PNG) go to --screenshots.
 """
@@ -72,6 +75,10 @@ def main():
     parser.add_argument("--owner-password", required=True)
     parser.add_argument("--invitee-email", required=True)
     parser.add_argument("--invitee-password", required=True)
+    parser.add_argument("--admin-email", required=True, help="a server administrator (tandem admin add)")
+    parser.add_argument("--admin-password", required=True)
+    parser.add_argument("--container", required=True)
+    parser.add_argument("--console-share", required=True, help="shortGUID of another private share of the owner's")
     parser.add_argument("--screenshots", required=True, help="directory for the screenshots")
     a = parser.parse_args()
     os.makedirs(a.screenshots, exist_ok=True)
@@ -193,9 +200,30 @@ def main():
         shot(browser, "stopped-phone")
         check(not browser.exceptions(), "phone: no script errors or CSP violations", browser.exceptions())
 
+    def console(browser):
+        go(browser, a.server + "/console/")
+        wait_path(browser, "/console/signin", "the console's sign-in page")
+        fill(browser, [("field-email", a.admin_email), ("field-password", a.admin_password)], "signin-submit")
+        wait_path(browser, "/console/", "the console")
+        browser.open(f"{a.server}/console/containers/{a.container}/shares/development")
+        link = f"/console/shares/{a.console_share}"
+        check(browser.evaluate(f"!!document.querySelector('a[href=\"{link}\"]')"), "console: the share list links to the share's console page")
+        browser.open(a.server + link)
+        acting = browser.evaluate("(document.getElementById('acting') || {}).textContent || ''")
+        check(a.owner_email in acting and a.admin_email in acting, "console: the page says whom the administrator acts for, as whom", acting)
+        fill(browser, [("field-email", "friend@example.com")], "invite-submit")
+        browser.wait_for("(document.getElementById('notice') || {}).textContent === 'Invitation sent.'", what="the console's invitation")
+        check(browser.evaluate("location.pathname") == link, "console: back on the console's page of the share")
+        rows = browser.evaluate(ROWS)
+        check(len(rows) == 1 and "friend@example.com" in rows[0][0] and rows[0][3] == "Invited", "console: the invitee is listed", rows)
+        check(page_facts(browser)["overflow"] <= 0, "console: the page fits 390 px", page_facts(browser)["overflow"])
+        shot(browser, "console-share-phone")
+        check(not browser.exceptions(), "console: no script errors or CSP violations", browser.exceptions())
+
     def checks(browser):
         desktop(browser)
         phone(browser)
+        console(browser)
 
     return run_checks(checks, "all share page checks passed")
 

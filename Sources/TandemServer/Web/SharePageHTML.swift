@@ -203,7 +203,8 @@ struct SharePageHTML {
             }
             actions += problemText([id, "\(id)-remove"])
             // `data-label` names the column where a narrow screen shows the row as lines (ShareAssets).
-            rows += "<tr><td>\(Self.escape(person.name))<span class=\"hint\">\(Self.escape(person.contact))</span></td>"
+            let contact = person.contact == person.name ? "" : "<span class=\"hint\">\(Self.escape(person.contact))</span>"
+            rows += "<tr><td>\(Self.escape(person.name))\(contact)</td>"
                 + "<td data-label=\"Role\">\(Self.escape(Self.roleNames[person.role] ?? person.role.rawValue))</td>"
                 + "<td data-label=\"Permission\">\(Self.escape(Self.permissionNames[person.permission] ?? person.permission.rawValue))</td>"
                 + "<td data-label=\"Status\">\(Self.escape(status))</td><td>\(actions)</td></tr>"

@@ -5,7 +5,8 @@ import TandemTestSupport
 
 /// The share page end to end in headless Chromium (Tests/Browser/share_page.py; `scripts/bootstrap
 /// --test` installs Chromium): sign-in from the page and back, the owner's management, the
-/// invitee's acceptance, at desktop width and at 390 px, keyboard only. Screenshots go to
+/// invitee's acceptance, a console administrator acting for the owner (C17), at desktop width
+/// and at 390 px, keyboard only. Screenshots go to
 /// `.build/screenshots/share/` for a reviewer to look at.
 @Suite struct SharePageBrowserTests {
     /// A share with `title` of a new root record in a new zone of the user with `token`; its shortGUID.
@@ -38,6 +39,8 @@ import TandemTestSupport
         let title = "Garden plan"
         let guid = try Self.share(server, token: token, title: title, publicPermission: "NONE")
         let open = try Self.share(server, token: token, title: "Open day", publicPermission: "READ_ONLY", thumbnail: LandingPageBrowserTests.png)
+        let other = try Self.share(server, token: token, title: "Book list", publicPermission: "NONE")
+        try server.addAdmin("root@example.com", password: "admin password")
 
         let screenshots = ProcessInfo.processInfo.environment["TANDEM_BROWSER_SCREENSHOTS"].map { $0 + "/share" }
             ?? ConsoleBrowserTests.root.appendingPathComponent(".build/screenshots/share").path
@@ -45,10 +48,13 @@ import TandemTestSupport
         let run = try LandingPageBrowserTests.python([
             driver, "--server", server.baseURL, "--public", open, "--public-title", "Open day", "--share", guid, "--title", title,
             "--owner-email", owner, "--owner-password", "owner password", "--invitee-email", invitee, "--invitee-password", "invitee password",
-            "--screenshots", screenshots,
+            "--admin-email", "root@example.com", "--admin-password", "admin password", "--container", TestServer.container,
+            "--console-share", other, "--screenshots", screenshots,
         ], timeout: 240)
         #expect(run.status == 0, "share_page.py exited \(run.status)\n--- stdout\n\(run.output)\n--- stderr\n\(run.errors)")
         // What the browser did is in the store: the share it stopped is gone.
         #expect(try server.sqlite("SELECT count(*) FROM shares WHERE short_guid = '\(guid)'") == "0", "the stopped share is gone")
+        #expect(try server.sqlite("SELECT count(*) FROM share_participants WHERE email = 'friend@example.com'") == "1",
+                "the administrator's invitation is stored")
     }
 }
