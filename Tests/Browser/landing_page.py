@@ -6,14 +6,16 @@ shares and users it created; runnable by hand with the same arguments. Prints on
 check and exits 0 when all pass, 1 on the first failure, 2 when the browser cannot start.
 
   public page   title, "Shared by", og:title, og:image, the thumbnail loaded (naturalWidth > 0),
-                no script errors; a screenshot; Accept with a refused token reports it and forgets
-                it; Accept again prompts, the driver types a second user's token, #status says
-                accepted, the token is kept in localStorage `tandem.token`, and records/resolve as
-                that user says participantStatus ACCEPTED.
+                no script errors; a screenshot; a session cookie the server refuses reads as
+                signed out (a Sign in link, no Accept); with a second user's session (the page's
+                `tandem_share` cookie, as the sign-in page sets it; share_page.py signs in for
+                real) Accept says accepted, nothing is kept in localStorage, and records/resolve
+                as that user says participantStatus ACCEPTED as PUBLIC_USER.
   private page  anonymous: no title, owner, image or Accept button, and the same text as a
                 share that does not exist.
-  requestable   a private share allowing access requests: Request access, #status says sent,
-                and the owner's records/lookup of the share lists the requester in `requesters`.
+  requestable   a private share allowing access requests, as a signed-in stranger: Request
+                access, the page says sent, and the owner's records/lookup of the share lists the
+                requester in `requesters`.
 """
 
 import argparse
@@ -31,6 +33,12 @@ from cdp import run_checks, CheckFailed, check  # noqa: E402
 
 ACCEPTED_TEXT = "Accepted. Open the app to see it."
 REQUESTED_TEXT = "Request sent. The owner will decide."
+
+
+def session(browser, server, guid, token):
+    """The page's session cookie, as the sign-in page sets it (HttpOnly, for that page only)."""
+    browser.page("Network.setCookie", {"name": "tandem_share", "value": token, "url": f"{server}/share/{guid}",
+                                       "path": f"/share/{guid}", "httpOnly": True, "sameSite": "Lax"})
 
 
 
@@ -60,7 +68,8 @@ PAGE_FACTS = """(() => {
           ogDescription: meta("og:description"), ogURL: meta("og:url"),
           image: img ? {src: img.src, complete: img.complete, naturalWidth: img.naturalWidth} : null,
           accept: !!document.getElementById("accept"), request: !!document.getElementById("request"),
-          status: document.getElementById("status") ? document.getElementById("status").textContent : null};
+          signin: !!document.getElementById("signin"),
+          status: document.getElementById("notice") ? document.getElementById("notice").textContent : null};
 })()"""
 
 
@@ -79,7 +88,6 @@ def public_page(browser, a, screenshots):
     check(page["ogImage"] == thumbnail, "public: og:image is the thumbnail URL", page["ogImage"])
     check(page["image"] is not None and page["image"]["src"] == thumbnail, "public: the page shows the thumbnail", page["image"])
     check(page["image"]["complete"] and page["image"]["naturalWidth"] > 0, "public: the thumbnail loaded (naturalWidth > 0)", page["image"])
-    check(page["accept"], "public: there is an Accept button")
     check(not page["request"], "public: no Request access button")
     check(not browser.exceptions(), "public: no script errors or failed loads", browser.exceptions())
     shot = os.path.join(screenshots, "public-share.png")
@@ -87,22 +95,22 @@ def public_page(browser, a, screenshots):
     check(os.path.getsize(shot) > 1000, "public: screenshot taken", shot)
     print(f"screenshot: {shot}", flush=True)
 
-    # A token the server refuses is shown and forgotten, so the next click asks for another.
-    browser.evaluate("localStorage.setItem('tandem.token', 'not-a-token')")
-    browser.click("#accept")
-    status = browser.wait_for("document.getElementById('status').textContent", what="#status after Accept with a bad token")
-    check("not valid" in status and "another token" in status, "accept: a refused token is reported", status)
-    check(browser.evaluate("localStorage.getItem('tandem.token')") is None, "accept: the refused token is forgotten")
-    browser.events.clear()  # Chromium logs the 401 as a failed load
+    check(page["signin"] and not page["accept"], "public, signed out: a Sign in link and no Accept button")
 
-    # Without a stored token the page asks with prompt(); the driver types the second user's token.
-    browser.evaluate("document.getElementById('status').textContent = ''")
-    browser.prompt_answer = a.accepter_token
-    browser.click("#accept")
-    status = browser.wait_for("document.getElementById('status').textContent", what="#status after Accept")
-    check(browser.dialogs == ["Your Tandem user token"], "accept: the page asked for a token once", browser.dialogs)
-    check(status == ACCEPTED_TEXT, "accept: #status says accepted", status)
-    check(browser.evaluate("localStorage.getItem('tandem.token')") == a.accepter_token, "accept: the token is kept in localStorage tandem.token")
+    # A session the server refuses (unknown token) reads as signed out.
+    session(browser, a.server, a.public, "tdu_not-a-token")
+    browser.open(url)
+    page = browser.evaluate(PAGE_FACTS)
+    check(page["signin"] and not page["accept"], "public: a refused session reads as signed out", page)
+
+    session(browser, a.server, a.public, a.accepter_token)
+    browser.open(url)
+    check(browser.evaluate(PAGE_FACTS)["accept"], "public, signed in: an Accept button")
+    browser.click("#accept-submit")
+    status = browser.wait_for("(document.getElementById('notice') || {}).textContent", what="the notice after Accept")
+    check(status == ACCEPTED_TEXT, "accept: the page says accepted", status)
+    check(browser.evaluate("localStorage.length") == 0 and browser.evaluate("document.cookie") == "",
+          "accept: no token in localStorage or in a script-readable cookie")
     check(not browser.exceptions(), "accept: no script errors", browser.exceptions())
     code, body = api(a.server, f"/database/1/{a.container}/{a.environment}/public/records/resolve",
                      {"shortGUIDs": [{"value": a.public}]}, a.accepter_token)
@@ -113,7 +121,6 @@ def public_page(browser, a, screenshots):
 
 
 def private_page(browser, a):
-    browser.evaluate("localStorage.clear()")
     browser.open(f"{a.server}/share/{a.private}")
     page = browser.evaluate(PAGE_FACTS)
     leaks = [s for s in (a.private_title, a.owner_name, a.owner_name.split()[0]) if s in page["text"] or s in page["title"]]
@@ -135,20 +142,21 @@ def private_page(browser, a):
 
 
 def requestable_page(browser, a):
-    browser.evaluate("localStorage.clear()")
-    browser.dialogs.clear()
     browser.open(f"{a.server}/share/{a.requestable}")
     page = browser.evaluate(PAGE_FACTS)
     check(a.requestable_title not in page["text"] and a.owner_name not in page["text"],
           "requestable: no title or owner for an anonymous viewer", page["text"])
-    check(page["request"] and not page["accept"], "requestable: a Request access button and no Accept button")
-    # The requester's token is already stored, so no prompt.
-    browser.evaluate(f"localStorage.setItem('tandem.token', {json.dumps(a.requester_token)})")
-    browser.click("#request")
-    status = browser.wait_for("document.getElementById('status').textContent", what="#status after Request access")
-    check(status == REQUESTED_TEXT, "requestable: #status says the request was sent", status)
+    check(not page["request"] and not page["accept"] and page["signin"], "requestable, signed out: only a Sign in link")
+    session(browser, a.server, a.requestable, a.requester_token)
+    browser.open(f"{a.server}/share/{a.requestable}")
+    page = browser.evaluate(PAGE_FACTS)
+    check(page["request"] and not page["accept"], "requestable, signed in: a Request access button and no Accept button")
+    check(a.requestable_title not in page["text"], "requestable: still no title for a stranger", page["text"])
+    browser.click("#request-submit")
+    status = browser.wait_for("(document.getElementById('notice') || {}).textContent", what="the notice after Request access")
+    check(status == REQUESTED_TEXT, "requestable: the page says the request was sent", status)
+    check(browser.evaluate("!!document.getElementById('requested')"), "requestable: the page says the request waits for the owner")
     check(not browser.exceptions(), "requestable: no script errors", browser.exceptions())
-    check(not browser.dialogs, "requestable: no prompt with a stored token", browser.dialogs)
     code, body = api(a.server, f"/database/1/{a.container}/{a.environment}/private/records/lookup",
                      {"zoneID": {"zoneName": a.owner_zone}, "records": [{"recordName": a.requestable_share}]}, a.owner_token)
     record = (body.get("records") or [{}])[0]

@@ -78,7 +78,7 @@ import TandemCore
         #expect(html.contains("<title>\(escaped)</title>"))
         #expect(html.contains("<h1>\(escaped)</h1>"))
         #expect(html.contains("<meta property=\"og:title\" content=\"\(escaped)\">"))
-        // The only script on the page is the Accept button's.
+        // The only script on the page is the page's own file (no inline script).
         #expect(html.components(separatedBy: "<script").count == 2)
     }
 

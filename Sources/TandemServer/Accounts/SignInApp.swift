@@ -8,8 +8,8 @@ import TandemStore
 /// - An app, named by its API token (`ckAPIToken`): the token is posted to the app's allowed
 ///   origins, or the browser is sent to its callback URL (A8). A first sign-in asks consent (A10).
 /// - A share page of this server (`return=/share/{shortGUID}`), for a person who opened a share
-///   URL signed out: the browser is sent back to that page with `ckWebAuthToken` in the query,
-///   as the callback mode does for an app. Only a share page's path is accepted, so the page is
+///   URL signed out: the browser is sent back to that page with the session in the page's own
+///   cookie (`ShareSession`, C13). Only a share page's path is accepted, so the page is
 ///   no open redirect; no consent is asked or recorded (the token goes to this server's own
 ///   page, not to an app); providers (A23) are not offered.
 struct SignInApp: Sendable {

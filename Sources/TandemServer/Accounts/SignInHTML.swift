@@ -143,7 +143,7 @@ enum SignInHTML {
         page(title: "Cannot sign in here", body: "<p class=\"error\" id=\"error\">\(escape(message))</p>")
     }
 
-    static func escape(_ text: String) -> String { LandingPageHTML.escape(text) }
+    static func escape(_ text: String) -> String { SharePageHTML.escape(text) }
 
     static func percent(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
 

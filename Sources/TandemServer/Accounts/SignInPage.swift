@@ -240,13 +240,16 @@ struct SignInPage {
         completion(token, errorMessage: nil, app)
     }
 
-    /// Hands the outcome back: for a share page, a redirect back to it (with `ckWebAuthToken`
-    /// when signed in; A47); for an app, a redirect to its callback URL, or the page that posts
+    /// Hands the outcome back: for a share page, a redirect back to it (with the session in the
+    /// page's cookie when signed in; A47, C13); for an app, a redirect to its callback URL, or the page that posts
     /// to the opener (A8).
     func completion(_ token: String?, errorMessage: String?, _ app: SignInApp) -> HTTPResponse {
         if let path = app.returnPath {
-            let location = path + (token.map { "?ckWebAuthToken=" + SignInHTML.percent($0) } ?? "")
-            var response = HTTPResponse(status: 303, headers: [("location", location)], body: [])
+            // The session goes into the share page's own cookie, never into its URL (C13).
+            var response = HTTPResponse(status: 303, headers: [("location", path)], body: [])
+            if let token, let guid = SignInApp.sharePageGUID(path) {
+                response.headers.append(("set-cookie", ShareSession.setCookie(token, guid: guid, secure: services.publicURL?.hasPrefix("https://") ?? false)))
+            }
             response.headers += Self.securityHeaders(origins: [])
             return response
         }

@@ -5,7 +5,7 @@ import Foundation
 /// style, so pages run under the console's CSP (decisions C4). Every interpolated value is
 /// HTML-escaped with `escape`.
 enum ConsoleHTML {
-    static func escape(_ text: String) -> String { LandingPageHTML.escape(text) }
+    static func escape(_ text: String) -> String { SharePageHTML.escape(text) }
 
     /// A whole page. `csrf` nil: a signed-out page (no navigation, no sign-out button).
     static func page(title: String, csrf: String?, current: String = "", body: String) -> String {

@@ -123,13 +123,14 @@ extension ConsolePage {
         return page(ConsoleHTML.page(title: id, csrf: visit.csrf, current: "containers", body: body), status: status)
     }
 
-    /// The container environment's shares, newest first (read-only; decisions C11).
+    /// The container environment's shares, newest first (decisions C11); each links to its page
+    /// in the console, where an administrator acts for the owner (C17).
     private func sharesPage(_ visit: Visit, container: String, environment name: String) throws -> HTTPResponse {
         guard let environment = Environment(rawValue: name) else { throw CloudKitError(.notFound, "environment must be development or production, not '\(name)'") }
         guard try services.store.read({ try $0.containerExists(container) }) else { throw CloudKitError(.notFound, "no container '\(container)'") }
         let shares = try services.store.read { try $0.shareSummaries(container: container, environment: environment.rawValue, limit: 200) }
         let rows = shares.map { share -> [String] in
-            ["<a href=\"/share/\(ConsoleHTML.escape(share.shortGUID))\">\(ConsoleHTML.escape(share.shortGUID))</a>",
+            ["<a href=\"/console/shares/\(ConsoleHTML.escape(share.shortGUID))\">\(ConsoleHTML.escape(share.shortGUID))</a>",
              "<a href=\"/console/users/\(ConsoleHTML.escape(share.owner))\">\(ConsoleHTML.escape(share.ownerEmail ?? share.owner))</a>",
              ConsoleHTML.escape(share.zoneName), ConsoleHTML.escape(share.rootName ?? "the whole zone"), ConsoleHTML.escape(share.publicPermission),
              "\(share.accepted)", "\(share.invited)", share.allowsAccessRequests ? "\(share.requests)" : "off", ConsoleHTML.time(share.createdAt)]

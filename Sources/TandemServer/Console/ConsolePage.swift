@@ -11,7 +11,8 @@ import TandemStore
 /// - `GET /console/`, `POST /console/containers`, `GET /console/containers/{id}`,
 ///   `POST /console/containers/{id}/tokens`, `…/tokens/revoke`, `…/keys/revoke` — containers,
 ///   API tokens and server-to-server keys (`ConsolePage+Containers.swift`);
-///   `GET /console/containers/{id}/shares/{environment}`;
+///   `GET /console/containers/{id}/shares/{environment}`; `GET|POST /console/shares/{shortGUID}…`,
+///   a share's page acting for its owner (`ConsolePage+SharePage.swift`, C17);
 ///   `GET|POST /console/containers/{id}/schema/{environment}`, `POST …/schema/deploy`
 ///   (`ConsolePage+Schema.swift`).
 /// - `GET /console/users`, `GET /console/users/{recordName}`, `POST …/sessions/revoke`,
@@ -120,6 +121,8 @@ struct ConsolePage: Sendable {
             return try containers(visit, segments: Array(segments.dropFirst()))
         case (_, "users"?):
             return try users(visit, segments: Array(segments.dropFirst()))
+        case (_, "shares"?):
+            return try sharePage(visit, segments: Array(segments.dropFirst()))
         case (_, "logs"?), (_, "logs.json"?), (_, "metrics"?), (_, "metrics.json"?):
             return try monitoring(visit, segments: segments)
         default:

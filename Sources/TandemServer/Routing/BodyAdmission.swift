@@ -61,6 +61,8 @@ enum BodyAdmission {
         if head.path.hasPrefix("/console/") {
             return HTTPBodyPolicy(limit: head.path.contains("/schema/") ? ConsolePage.schemaBodyBytes : ConsolePage.formBodyBytes)
         }
+        // Share page forms are small (decisions C16); their senders are known only once the cookie is read.
+        if head.path.hasPrefix(SharePage.prefix) { return HTTPBodyPolicy(limit: SharePage.formBodyBytes) }
         return HTTPBodyPolicy(limit: Limits.jsonBodyBytes)
     }
 

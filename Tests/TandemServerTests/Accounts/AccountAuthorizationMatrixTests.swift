@@ -258,11 +258,14 @@ extension AccountAuthorizationMatrixTests {
         case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke, schemaPage, schemaImport, schemaDeploy, sharesPage
         case users, userPage, sessionsRevoke, verify, removePage, remove
         case logs, logsJSON, metrics, metricsJSON, signout
+        /// A share's page in the console, and its invite form sent for the owner (C17).
+        case sharePage, shareInvite
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
         var isAction: Bool {
-            [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout].contains(self)
+            [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout,
+             .shareInvite].contains(self)
         }
     }
 
@@ -326,6 +329,15 @@ extension AccountAuthorizationMatrixTests {
             let id = "iCloud.com.example.\(unique("m"))"
             return ConsoleTarget(path: "/console/containers", fields: ["id": id]) { try server.sqlite("SELECT count(*) FROM containers WHERE id = '\(id)'") == "1" }
         case .sharesPage: return ConsoleTarget(path: "/console/containers/\(container)/shares/development")
+        case .sharePage:
+            let note = try server.shareNote(owner: try server.person("owner"))
+            return ConsoleTarget(path: "/console/shares/\(note.guid)")
+        case .shareInvite:
+            let note = try server.shareNote(owner: try server.person("owner"))
+            let email = "\(unique("m"))@example.com".lowercased()
+            return ConsoleTarget(path: "/console/shares/\(note.guid)/invite", fields: ["email": email, "permission": "READ_ONLY"]) {
+                try server.sqlite("SELECT count(*) FROM share_participants WHERE email = '\(email)'") == "1"
+            }
         case .schemaPage: return ConsoleTarget(path: "/console/containers/\(container)/schema/production")
         case .schemaImport:
             let id = "iCloud.com.example.\(unique("m"))"

@@ -3,9 +3,10 @@ import Testing
 import TandemCore
 import TandemTestSupport
 
-/// The share page's "Sign in" (A47; QA: a signed-out visitor of a private share had no way to
-/// sign in): the sign-in page with `return=/share/{shortGUID}` sends the person back to that
-/// page with their session, never anywhere else, over plain HTTP as a browser does it.
+/// The share page's "Sign in" (A47, C13; QA: a signed-out visitor of a private share had no way
+/// to sign in): the sign-in page with `return=/share/{shortGUID}` sends the person back to that
+/// page with their session in the page's cookie, never anywhere else, over plain HTTP as a
+/// browser does it.
 @Suite struct SharePageSignInTests {
     static let lazy = LazyAccountServer(TestServer.cheapHash)
 
@@ -61,21 +62,24 @@ import TandemTestSupport
         #expect(wrong.status == 401 && wrong.header("location") == nil, "\(wrong.text)")
         let done = try form.post(server, "/signin", ["return": "/share/" + note.guid, "email": email, "password": "invitee password"])
         #expect(done.status == 303, "\(done.text)")
-        let location = try #require(done.header("location"))
-        #expect(location.hasPrefix("/share/\(note.guid)?ckWebAuthToken="), "\(location)")
-        let token = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "ckWebAuthToken" }?.value)
+        #expect(done.header("location") == "/share/\(note.guid)", "the session never travels in the URL (C13)")
+        let cookie = try #require(SharePageVisit.setCookies(done).first { $0.hasPrefix("tandem_share=") }, "\(done.text)")
+        #expect(cookie.contains("; Path=/share/\(note.guid);") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "\(cookie)")
+        let token = String(cookie.dropFirst("tandem_share=".count).prefix { $0 != ";" })
         #expect(try server.currentUser(token) == invitee)
         #expect(try server.sqlite("SELECT count(*) FROM container_consents WHERE user_record_name = '\(invitee)'") == "0",
                 "no app got the token, so no consent was asked or recorded")
 
-        // Back on the share page, signed in: the invitation can be accepted; the page keeps the
-        // token for its button and takes it out of the URL, and sends no referrer.
-        let back = try server.request("GET", server.baseURL + location, token: .some(nil))
-        #expect(back.status == 200 && back.text.contains(#"id="accept""#) && Self.signInLink(back.text) == nil, "\(back.text)")
-        #expect(back.text.contains("localStorage.setItem(\"tandem.token\", token)") && back.text.contains("history.replaceState"))
-        #expect(back.headers["referrer-policy"] == "no-referrer", "\(back.headers)")
-        let accepted = try server.post("records/accept", ["shortGUIDs": [["value": .string(note.guid)]]], token: .some(token), database: "public")
-        #expect(accepted.json["results"]?.arrayValue?.first?["participantStatus"] == "ACCEPTED", "\(accepted.text)")
+        // Back on the share page with the cookie, signed in: the invitation is accepted with the
+        // page's form; the page sends no referrer.
+        var page = SharePageVisit(server: server, guid: note.guid, token: token)
+        let back = try page.open()
+        #expect(back.status == 200 && back.body.contains(#"id="accept""#) && Self.signInLink(back.body) == nil, "\(back.text)")
+        #expect(!back.body.contains(token) && !back.body.contains("localStorage"), "the page never holds the token")
+        #expect(back.header("referrer-policy") == "no-referrer", "\(back.text)")
+        #expect(SharePageVisit.outcome(try page.post("accept", [:])) == "ok")
+        let resolved = try server.post("records/resolve", ["shortGUIDs": [["value": .string(note.guid)]]], token: .some(token), database: "public")
+        #expect(resolved.json["results"]?.arrayValue?.first?["participantStatus"] == "ACCEPTED", "\(resolved.text)")
     }
 
     /// Only this server's share pages are returned to: any other value is refused before a
@@ -106,5 +110,6 @@ import TandemTestSupport
         let form = try Form(try server.request("GET", server.baseURL + link, token: .some(nil)))
         let done = try form.post(server, "/signin", ["return": "/share/" + guid, "email": email, "password": "wanderer password"])
         #expect(done.status == 303 && done.header("location") == "/share/" + guid, "\(done.text)")
+        #expect(!SharePageVisit.setCookies(done).contains { $0.hasPrefix("tandem_share=") }, "no session for a URL that names no share")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemCore
+import TandemTestSupport
 
 /// Every sharing-relevant endpoint × every role, against the real server (DESIGN.md §6). Each
 /// case gets a fresh shared note, so cases that change the share cannot disturb each other.
@@ -29,6 +30,11 @@ struct AuthorizationMatrixTests {
         case publicSubscription
         /// POST …/public/users/lookup/contacts: always no users (Tandem keeps no contacts).
         case contactsLookup
+        /// The share page `/share/{shortGUID}` with the caller's session cookie (C12–C16): what it
+        /// offers (`manage`, `leave`, `accept`, `request`, `unavailable`, `signin`), and its forms;
+        /// a POST's outcome is `ok` (303 back), `signin` (303 to the sign-in page), or the
+        /// service's code shown beside the form. `pageNoCSRF` is the invite form without its field.
+        case sharePage, pageAccept, pageDecline, pageRequest, pageLeave, pageInvite, pagePublicLink, pageApprove, pageStop, pageNoCSRF
         var description: String { rawValue }
     }
 
@@ -61,6 +67,16 @@ struct AuthorizationMatrixTests {
         .declineInvitation:      ["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "ok", hidden, hidden, auth],
         .publicSubscription:     ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", auth],
         .contactsLookup:         ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", auth],
+        .sharePage:              ["manage", "manage", "leave", "leave", "leave", "accept", "unavailable", "unavailable", "signin"],
+        .pageAccept:             ["ok", "ok", "ok", "ok", "ok", "ok", hidden, hidden, "signin"],
+        .pageDecline:            ["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "ok", hidden, hidden, "signin"],
+        .pageRequest:            ["BAD_REQUEST", invited, invited, invited, invited, invited, "ok", "ok", "signin"],
+        .pageLeave:              ["BAD_REQUEST", "ok", "ok", "ok", "ok", zone, zone, zone, "signin"],
+        .pageInvite:             ["ok", "ok", denied, denied, denied, zone, zone, zone, "signin"],
+        .pagePublicLink:         ["ok", denied, denied, denied, denied, zone, zone, zone, "signin"],
+        .pageApprove:            ["ok", "ok", denied, denied, denied, hidden, hidden, hidden, "signin"],
+        .pageStop:               ["ok", denied, denied, denied, denied, denied, denied, denied, "signin"],
+        .pageNoCSRF:             ["HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "signin"],
     ]
 
     /// The people, made once: the same accounts take each role in every fresh world.
@@ -141,11 +157,11 @@ struct AuthorizationMatrixTests {
     func matrix(endpoint: Endpoint, role: Role) throws {
         let server = try Shared.server
         let cast = try Self.sharedCast(server)
-        let needsRequests = endpoint == .requestAccess || endpoint == .approveRequesters
+        let needsRequests = [.requestAccess, .approveRequesters, .pageRequest, .pageApprove].contains(endpoint)
         let note = try Self.world(server, cast, role: role, allowsRequests: needsRequests)
         let caller = cast.person(role)
         let isOwner = role == .owner
-        if endpoint == .approveRequesters {
+        if endpoint == .approveRequesters || endpoint == .pageApprove {
             let asked = try server.tandem("shares/requestAccess", ["shortGUIDs": [["value": .string(note.guid)]]], as: cast.requester)
             guard asked.json["results"]?.arrayValue?.first?["status"] == "REQUESTED" else { throw TestFailure("request: \(asked.text)") }
         }
@@ -254,8 +270,36 @@ struct AuthorizationMatrixTests {
             let response = try server.request("POST", url, body: Data(#"{"apnsEnvironment":"development"}"#.utf8), token: .some(caller?.token))
             let outcome = Self.outcome(response)
             result = outcome == "ok" && response.json["webcourierURL"] == nil ? "no webcourierURL" : outcome
+        case .sharePage, .pageAccept, .pageDecline, .pageRequest, .pageLeave, .pageInvite, .pagePublicLink, .pageApprove, .pageStop, .pageNoCSRF:
+            result = try Self.sharePageOutcome(endpoint, server: server, note: note, caller: caller, cast: cast)
         }
         let want = Self.expected[endpoint]![Role.allCases.firstIndex(of: role)!]
         #expect(result == want, "\(endpoint) as \(role)")
+    }
+
+    /// The share page as `caller` (their token in the page's session cookie; signed out without one).
+    static func sharePageOutcome(_ endpoint: Endpoint, server: TestServer, note: SharedNote, caller: Person?, cast: Cast) throws -> String {
+        var page = SharePageVisit(server: server, guid: note.guid, token: caller?.token)
+        let shown = try page.open()
+        if caller == nil { page.csrf = String(repeating: "0", count: 64) }  // signed out: no form; the session is checked first
+        switch endpoint {
+        case .sharePage:
+            for (id, view) in [("invite", "manage"), ("leave", "leave"), ("accept", "accept"), ("request", "request"),
+                               ("signin", "signin"), ("unavailable", "unavailable")] where shown.body.contains("id=\"\(id)\"") {
+                return view
+            }
+            return "HTTP \(shown.status ?? 0): \(shown.body)"
+        case .pageAccept: return SharePageVisit.outcome(try page.post("accept", [:]))
+        case .pageDecline: return SharePageVisit.outcome(try page.post("decline", [:]))
+        case .pageRequest: return SharePageVisit.outcome(try page.post("request", [:]))
+        case .pageLeave: return SharePageVisit.outcome(try page.post("leave", [:]))
+        case .pageInvite: return SharePageVisit.outcome(try page.post("invite", ["email": cast.newcomer.email, "permission": "READ_ONLY"]))
+        case .pagePublicLink: return SharePageVisit.outcome(try page.post("public-link", ["permission": "READ_ONLY"]))
+        case .pageApprove: return SharePageVisit.outcome(try page.post("approve", ["user": cast.requester.recordName]))
+        case .pageStop: return SharePageVisit.outcome(try page.post("stop", ["confirm": "yes"]))
+        case .pageNoCSRF:
+            return SharePageVisit.outcome(try page.post("invite", ["email": cast.newcomer.email, "permission": "READ_ONLY"], csrf: .some(nil)))
+        default: return "not a share page case"
+        }
     }
 }
