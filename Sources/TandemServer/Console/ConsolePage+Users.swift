@@ -63,6 +63,11 @@ extension ConsolePage {
              try reader.isServerAdmin(user: profile.recordName), try reader.subscriptions(owner: profile.recordName, limit: Self.searchLimit))
         }
         let base = "/console/users/\(ConsoleHTML.percent(profile.recordName))"
+        let consentLinks = consents.map { container in
+            // Their private data, as the data browser shows it acting as them (C20).
+            let data = "/console/containers/\(ConsoleHTML.percent(container))/data/development?database=private&amp;user=\(ConsoleHTML.percent(profile.recordName))"
+            return "<a href=\"/console/containers/\(ConsoleHTML.percent(container))\">\(ConsoleHTML.escape(container))</a> (<a href=\"\(data)\">private data</a>)"
+        }.joined(separator: ", ")
         let methodRows = methods.map { method in
             [ConsoleHTML.escape(method.kind), ConsoleHTML.time(method.createdAt), ConsoleHTML.time(method.lastUsedAt)]
         }
@@ -96,7 +101,7 @@ extension ConsolePage {
             <dt>Name</dt><dd>\(ConsoleHTML.escape(profile.displayName ?? "—"))</dd>
             <dt>Created</dt><dd>\(ConsoleHTML.time(profile.createdAt))</dd>
             <dt>Server administrator</dt><dd id="admin">\(admin ? "yes" : "no")</dd>
-            <dt>Containers</dt><dd id="consents">\(consents.isEmpty ? "none" : consents.map { "<a href=\"/console/containers/\(ConsoleHTML.escape(ConsoleHTML.percent($0)))\">\(ConsoleHTML.escape($0))</a>" }.joined(separator: ", "))</dd>
+            <dt>Containers</dt><dd id="consents">\(consents.isEmpty ? "none" : consentLinks)</dd>
             </dl>
             <p class="actions">\(verify)</p>
             <h2>Sign-in methods</h2>

@@ -258,11 +258,13 @@ extension AccountAuthorizationMatrixTests {
         case home, containerCreate, containerPage, tokenCreate, tokenRevoke, keyRevoke, schemaPage, schemaImport, schemaDeploy, sharesPage
         case users, userPage, sessionsRevoke, verify, removePage, remove
         case logs, logsJSON, metrics, metricsJSON, signout
+        case dataPage, recordPage, recordSave, recordDelete
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
         var isAction: Bool {
-            [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout].contains(self)
+            [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout,
+             .recordSave, .recordDelete].contains(self)
         }
     }
 
@@ -370,6 +372,25 @@ extension AccountAuthorizationMatrixTests {
             let person = try user()
             return ConsoleTarget(path: "/console/users/\(person.recordName)/remove", fields: ["confirm": person.email]) {
                 try server.sqlite("SELECT deleted_at IS NOT NULL FROM users WHERE record_name = '\(person.recordName)'") == "1"
+            }
+        case .dataPage: return ConsoleTarget(path: "/console/containers/\(container)/data/development?database=private&user=ada%40example.com&type=Note")
+        case .recordPage:
+            let name = unique("m")
+            try server.create(name, fields: ["title": Body.field("matrix")])
+            return ConsoleTarget(path: "/console/containers/\(container)/data/development/record?database=private&user=ada%40example.com&name=\(name)")
+        case .recordSave:
+            let name = unique("m")
+            return ConsoleTarget(path: "/console/containers/\(container)/data/development/record",
+                                 fields: ["database": "private", "user": "ada@example.com", "name": name, "type": "Note", "rows": "1",
+                                          "name0": "title", "type0": "STRING", "value0": "matrix"]) {
+                try server.sqlite("SELECT count(*) FROM records WHERE name = '\(name)'") == "1"
+            }
+        case .recordDelete:
+            let name = unique("m")
+            let tag = try server.create(name, fields: ["title": Body.field("matrix")])["recordChangeTag"]?.stringValue ?? ""
+            return ConsoleTarget(path: "/console/containers/\(container)/data/development/record/delete",
+                                 fields: ["database": "private", "user": "ada@example.com", "name": name, "tag": tag]) {
+                try server.sqlite("SELECT count(*) FROM records WHERE name = '\(name)'") == "0"
             }
         case .signout:
             let hash = ConsoleTests.sha256Hex(session.cookies["tandem_console"] ?? "none")
