@@ -146,7 +146,7 @@ def main():
         wait_path(browser, data + "/record", "the new record form")
         check(facts(browser)["labelled"], "record form: every field has a label")
         fill(browser, [("field-name", "lisbon"), ("field-name0", "title"), ("field-value0", "Lisbon")], "edit-record-submit")
-        browser.wait_for("document.getElementById('notice') && document.getElementById('fields')", what="the saved record")
+        browser.wait_for("!!(document.getElementById('notice') && document.getElementById('fields'))", what="the saved record")
         check("Lisbon" in browser.evaluate("document.getElementById('fields').innerText"), "data: a record is created with the keyboard")
         tab_to(browser, "field-value0")
         browser.evaluate("document.getElementById('field-value0').select()")
