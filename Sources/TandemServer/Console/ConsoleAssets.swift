@@ -67,7 +67,8 @@ enum ConsoleAssets {
         .key-0::before{background:#0071e3}
         .key-1::before{background:#d70015}
         .summary{margin:.25rem 0 0;font-size:.9rem}
-        form.wide{max-width:48rem}
+        form.wide,#edit-record{max-width:none}
+        fieldset.row{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:0 1rem}
         fieldset{border:1px solid #d2d2d7;border-radius:8px;margin:.75rem 0;padding:.25rem 1rem .75rem;background:#fff}
         legend{font-weight:600;padding:0 .25rem}
         select{font:inherit;width:100%;padding:.45rem;border:1px solid #86868b;border-radius:6px;background:#fff}

@@ -174,10 +174,10 @@ extension ConsolePage {
             let types = FieldType.ScalarType.allCases.filter { $0 != .asset }.map { ($0.rawValue, $0.rawValue) }
             filterRows += """
                 <fieldset class="row" id="filter\(row)"><legend>Filter \(row)</legend>
-                \(ConsoleHTML.field("Field", name: "field\(row)", value: fields["field\(row)"] ?? "", autocomplete: "off", placeholder: "title or ___createTime", error: built.errors["field\(row)"]))
-                \(select("comparator\(row)", label: "Comparator", options: comparators, chosen: fields["comparator\(row)"] ?? "EQUALS"))
-                \(select("valueType\(row)", label: "Value type", options: types, chosen: fields["valueType\(row)"] ?? "STRING"))
-                \(ConsoleHTML.field("Value", name: "value\(row)", value: fields["value\(row)"] ?? "", autocomplete: "off"))
+                <div>\(ConsoleHTML.field("Field", name: "field\(row)", value: fields["field\(row)"] ?? "", autocomplete: "off", placeholder: "title or ___createTime", error: built.errors["field\(row)"]))</div>
+                <div>\(select("comparator\(row)", label: "Comparator", options: comparators, chosen: fields["comparator\(row)"] ?? "EQUALS"))</div>
+                <div>\(select("valueType\(row)", label: "Value type", options: types, chosen: fields["valueType\(row)"] ?? "STRING"))</div>
+                <div>\(ConsoleHTML.field("Value", name: "value\(row)", value: fields["value\(row)"] ?? "", autocomplete: "off"))</div>
                 </fieldset>
                 """
         }
@@ -185,24 +185,24 @@ extension ConsolePage {
         for row in 1...Self.sortRows {
             sortRows += """
                 <fieldset class="row" id="sort\(row)"><legend>Sort \(row)</legend>
-                \(ConsoleHTML.field("Field", name: "sort\(row)", value: fields["sort\(row)"] ?? "", autocomplete: "off", error: built.errors["sort\(row)"]))
-                \(select("order\(row)", label: "Order", options: [("ascending", "ascending"), ("descending", "descending")], chosen: fields["order\(row)"] ?? "ascending"))
+                <div>\(ConsoleHTML.field("Field", name: "sort\(row)", value: fields["sort\(row)"] ?? "", autocomplete: "off", error: built.errors["sort\(row)"]))</div>
+                <div>\(select("order\(row)", label: "Order", options: [("ascending", "ascending"), ("descending", "descending")], chosen: fields["order\(row)"] ?? "ascending"))</div>
                 </fieldset>
                 """
         }
         let databases = DatabaseType.allCases.map { ($0.rawValue, $0.rawValue) }
         return """
             <form method="get" action="\(selection.base)" id="query" class="wide">
-            <fieldset><legend>Database</legend>
-            \(select("database", label: "Database", options: databases, chosen: selection.database.rawValue))
-            \(selection.errors["database"].map { "<span class=\"field-error\" id=\"field-database-error\">\(ConsoleHTML.escape($0))</span>" } ?? "")
-            \(ConsoleHTML.field("Act as (email or user record name)", name: "user", value: selection.userText, autocomplete: "off", placeholder: "you",
-                                error: selection.errors["user"], hint: "The console reads and writes as this account, with its rights. Empty: you."))
-            \(ConsoleHTML.field("Zone", name: "zone", value: selection.zoneName, autocomplete: "off", error: selection.errors["zone"]))
-            \(zones.isEmpty ? "" : "<p class=\"hint\" id=\"zones\">Zones: \(zoneLinks)</p>")
-            \(ConsoleHTML.field("Zone owner (shared database)", name: "owner", value: selection.ownerText, autocomplete: "off", error: selection.errors["owner"]))
-            \(ConsoleHTML.field("Record type", name: "type", value: selection.recordType, autocomplete: "off", error: selection.errors["type"]))
-            \(types.isEmpty ? "" : "<p class=\"hint\" id=\"types\">In the schema: \(typeLinks)</p>")
+            <fieldset class="row"><legend>Database</legend>
+            <div>\(select("database", label: "Database", options: databases, chosen: selection.database.rawValue))
+            \(selection.errors["database"].map { "<span class=\"field-error\" id=\"field-database-error\">\(ConsoleHTML.escape($0))</span>" } ?? "")</div>
+            <div>\(ConsoleHTML.field("Act as (email or user record name)", name: "user", value: selection.userText, autocomplete: "off", placeholder: "you",
+                                error: selection.errors["user"], hint: "The console reads and writes as this account, with its rights. Empty: you."))</div>
+            <div>\(ConsoleHTML.field("Zone", name: "zone", value: selection.zoneName, autocomplete: "off", error: selection.errors["zone"]))
+            \(zones.isEmpty ? "" : "<p class=\"hint\" id=\"zones\">Zones: \(zoneLinks)</p>")</div>
+            <div>\(ConsoleHTML.field("Zone owner (shared database)", name: "owner", value: selection.ownerText, autocomplete: "off", error: selection.errors["owner"]))</div>
+            <div>\(ConsoleHTML.field("Record type", name: "type", value: selection.recordType, autocomplete: "off", error: selection.errors["type"]))
+            \(types.isEmpty ? "" : "<p class=\"hint\" id=\"types\">In the schema: \(typeLinks)</p>")</div>
             </fieldset>
             <fieldset><legend>Query</legend>
             <p class="hint">Field names as in the schema; system fields as ___recordID, ___createTime, ___modTime, ___createdBy, ___modifiedBy. A list comparator (IN, NOT_IN, LIST_CONTAINS_ALL…) takes values separated by commas; NEAR takes 'latitude, longitude, metres'; a TIMESTAMP is ISO 8601 (2026-12-03T04:05:06Z) or milliseconds.</p>
