@@ -219,7 +219,7 @@ extension ConsolePage {
         // The page's columns: its records' field names, in name order, the first six.
         let names = Array(Set(records.flatMap(\.fields.keys)).sorted().prefix(6))
         let rows = records.map { record -> [String] in
-            let link = "<a href=\"\(selection.base)/record?\(selection.query)&amp;name=\(ConsoleHTML.percent(record.recordName))\">\(ConsoleHTML.escape(record.recordName))</a>"
+            let link = "<a href=\"\(selection.base)/record?\(ConsoleHTML.escape(selection.query))&amp;name=\(ConsoleHTML.percent(record.recordName))\">\(ConsoleHTML.escape(record.recordName))</a>"
             return [link] + names.map { name in record.fields[name].map { ConsoleHTML.escape(Self.shortText($0)) } ?? "" }
                 + [ConsoleHTML.time(record.modified?.timestamp), "<code>\(ConsoleHTML.escape(record.recordChangeTag ?? ""))</code>"]
         }
@@ -233,7 +233,7 @@ extension ConsolePage {
         return """
             <h2>Records</h2>
             <p id="results-summary">\(records.count) \(records.count == 1 ? "record" : "records") of type \(ConsoleHTML.escape(selection.recordType)) in the \(ConsoleHTML.escape(selection.summary))\(next == nil ? "" : "; more follow").
-            <a id="new-record" href="\(selection.base)/record?\(selection.query)">Create a \(ConsoleHTML.escape(selection.recordType)) record</a></p>
+            <a id="new-record" href="\(selection.base)/record?\(ConsoleHTML.escape(selection.query))">Create a \(ConsoleHTML.escape(selection.recordType)) record</a></p>
             \(ConsoleHTML.table(id: "records", caption: "Records of type \(selection.recordType)", headers: ["Record name"] + names + ["Modified", "Change tag"],
                                 rows: rows, empty: "No records match."))
             \(paging.isEmpty ? "" : "<p class=\"paging\">\(paging.joined(separator: " · "))</p>")

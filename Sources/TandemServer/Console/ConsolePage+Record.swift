@@ -51,7 +51,7 @@ extension ConsolePage {
             }
             if record == nil && history.isEmpty { throw CloudKitError(.notFound, "no record '\(name)' in the \(selection.summary)") }
         }
-        let back = "<p><a id=\"back\" href=\"\(selection.base)?\(selection.query)\">Back to the \(ConsoleHTML.escape(selection.summary))</a></p>"
+        let back = "<p><a id=\"back\" href=\"\(selection.base)?\(ConsoleHTML.escape(selection.query))\">Back to the \(ConsoleHTML.escape(selection.summary))</a></p>"
         var body = ConsoleHTML.notice(visit.fields["done"].flatMap { Self.dataNotices[$0] }) + back
         if let problem { body += "<p class=\"error\" id=\"record-error\" role=\"alert\">\(ConsoleHTML.escape(problem))</p>" }
         if let record {
@@ -85,7 +85,7 @@ extension ConsolePage {
         }
         func link(_ name: String?) -> String {
             guard let name else { return "—" }
-            return "<a href=\"\(selection.base)/record?\(selection.query)&amp;name=\(ConsoleHTML.percent(name))\">\(ConsoleHTML.escape(name))</a>"
+            return "<a href=\"\(selection.base)/record?\(ConsoleHTML.escape(selection.query))&amp;name=\(ConsoleHTML.percent(name))\">\(ConsoleHTML.escape(name))</a>"
         }
         return """
             <dl id="system-fields">
@@ -109,7 +109,7 @@ extension ConsolePage {
                     guard case .reference(let reference) = element else { return nil }
                     var target = selection
                     if let zone = reference.zoneID?.zoneName { target.zoneName = zone }
-                    return "<a class=\"reference\" href=\"\(selection.base)/record?\(target.query)&amp;name=\(ConsoleHTML.percent(reference.recordName))\">\(ConsoleHTML.escape(reference.recordName))</a>"
+                    return "<a class=\"reference\" href=\"\(selection.base)/record?\(ConsoleHTML.escape(target.query))&amp;name=\(ConsoleHTML.percent(reference.recordName))\">\(ConsoleHTML.escape(reference.recordName))</a>"
                         + (reference.action == .none ? "" : " (\(reference.action.rawValue))")
                 }.joined(separator: "<br>")
             case .asset, .list(_, of: .asset):
