@@ -121,9 +121,17 @@ extension ConsolePage {
 
     /// The confirmation step: says what goes, and asks for the account's email (or record name) typed out.
     private func removalPage(_ visit: Visit, _ key: String, error: String?, status: Int) throws -> HTTPResponse {
-        let profile = try AccountAdmin.show(key, store: services.store).profile
+        let (profile, _, sessions) = try AccountAdmin.show(key, store: services.store)
         let name = profile.email ?? profile.recordName
+        // What goes, counted as the deletion (A15) will find it.
+        let (zones, records, participations) = try services.store.read { reader in
+            let zones = try reader.privateZones(owner: profile.recordName)
+            return (zones.count, try zones.reduce(0) { $0 + (try reader.recordCount(zone: $1.zone)) }, try reader.participations(user: profile.recordName).count)
+        }
+        func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
         let body = """
+            <ul id="remove-counts"><li id="goes-zones">\(count(zones, "private zone", "private zones"))</li><li id="goes-records">\(count(records, "record in them", "records in them"))</li>
+            <li id="goes-participations">\(count(participations, "participation in others' shares", "participations in others' shares"))</li><li id="goes-sessions">\(count(sessions.count, "session", "sessions"))</li></ul>
             <p id="remove-warning">Removing <strong>\(ConsoleHTML.escape(name))</strong> deletes the account's private zones and records in every container,
             ends its shares and participations, and revokes its sessions. Records it wrote in others' zones and in public databases stay. This cannot be undone.</p>
             \(ConsoleHTML.form(action: "/console/users/\(ConsoleHTML.percent(profile.recordName))/remove", csrf: visit.csrf, id: "remove", fields: """
