@@ -56,7 +56,7 @@ struct ConsoleDataSelection {
         ownerText = (fields["owner"] ?? "").trimmingCharacters(in: .whitespaces)
         if database == .shared {
             if ownerText.isEmpty {
-                errors["owner"] = "in the shared database, name the zone's owner"
+                errors["owner"] = "in the shared database, name the zone's owner (or pick one of the zones listed)"
             } else if let found = try reader.user(recordNameOrEmail: ownerText) {
                 owner = found.recordName
             } else {
@@ -74,7 +74,13 @@ struct ConsoleDataSelection {
 
     /// The scope the records services run in, as the HTTP API builds it for the actor.
     func scope(baseURL: String) -> RequestScope? {
-        guard let actor, errors.isEmpty else { return nil }
+        errors.isEmpty ? databaseScope(baseURL: baseURL) : nil
+    }
+
+    /// The actor's database, whatever the zone fields say: enough to list its zones, so a
+    /// shared database's zones (with their owners) can be picked before an owner is named.
+    func databaseScope(baseURL: String) -> RequestScope? {
+        guard let actor, errors["database"] == nil, errors["user"] == nil else { return nil }
         let owner = database == .public ? DatabaseScope.publicOwner : actor.recordName
         return RequestScope(database: DatabaseScope(container: container, environment: environment, database: database, owner: owner),
                             user: actor.recordName, deviceID: "console", baseURL: baseURL)

@@ -114,11 +114,13 @@ extension ConsolePage {
         var status = selection.errors.isEmpty && built.errors.isEmpty ? 200 : 400
         var results = ""
         var zones: [ZoneID] = []
-        if let scope = selection.scope(baseURL: visit.context.baseURL) {
+        if let scope = selection.databaseScope(baseURL: visit.context.baseURL) {
             zones = try services.zones.list(scope: scope).compactMap { result -> ZoneID? in
                 if case .zone(let id, _, _, _) = result { return id }
                 return nil
             }
+        }
+        if let scope = selection.scope(baseURL: visit.context.baseURL) {
             if let query = built.query {
                 do {
                     let zoneID = selection.zoneID

@@ -82,6 +82,29 @@ import TandemTestSupport
         #expect(publicZone.status == 400 && publicZone.text.contains("only the default zone"), "\(publicZone.text)")
     }
 
+    @Test func aParticipantsSharedDatabaseShowsTheSharedZoneAndRefusesWritesItMayNotMake() throws {
+        let server = try ConsoleTests.server
+        let console = try ConsoleTests.admin()
+        let owner = try server.person("owner")
+        let reader = try server.person("reader")
+        let note = try server.shareNote(owner: owner, publicPermission: "READ_ONLY")
+        try server.accept(note, as: reader)
+        let user = reader.email.replacingOccurrences(of: "@", with: "%40")
+        // No owner named yet: refused beside the field, with the shared zones to pick from.
+        let pick = try console.get(Self.base + "?database=shared&user=\(user)&type=Note")
+        #expect(pick.status == 400 && pick.text.contains("id=\"field-owner-error\"") && pick.text.contains("\(note.zone) of \(owner.recordName)</a>"), "\(pick.text)")
+        let shared = "database=shared&user=\(user)&owner=\(owner.recordName)&zone=\(note.zone)&type=Note"
+        let page = try console.get(Self.base + "?" + shared + "&sort1=___recordID")
+        #expect(Self.names(page.text) == ["child", "note"], "\(page.text)")
+        // A read-only participant cannot change the record, so neither can the console acting as one.
+        let refused = try console.post(Self.base + "/record", ["database": "shared", "user": reader.email, "owner": owner.recordName, "zone": note.zone,
+                                                               "name": "note", "tag": note.rootTag, "type": "Note", "rows": "1",
+                                                               "name0": "title", "existing0": "yes", "type0": "STRING", "value0": "Changed"])
+        #expect(refused.status == 403 && refused.text.contains("Nothing was saved"), "\(refused.status) \(refused.text)")
+        let stored = try server.sharedLookup(note, ["note"], as: reader).json.record(0)
+        #expect(stored["fields"]?["title"]?["value"] == "Groceries" && stored["recordChangeTag"]?.stringValue == note.rootTag)
+    }
+
     @Test func aRecordShowsTypedFieldsReferencesAssetsAndItsChangeLog() throws {
         let server = try ConsoleTests.server
         let console = try ConsoleTests.admin()
