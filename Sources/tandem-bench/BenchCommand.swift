@@ -62,6 +62,7 @@ enum BenchCommand {
             memories.append(query.memory)
         }
         if figures.contains(.paging) { DeepPagingFigure.rows(try DeepPagingFigure.run(options: options, report: report), report: report) }
+        if figures.contains(.console) { ConsoleDataFigure.rows(try ConsoleDataFigure.run(options: options, report: report), report: report) }
         if figures.contains(.sync) {
             let sync = try SyncFigure.run(options: options, report: report)
             FigureRows.sync(sync, report: report)

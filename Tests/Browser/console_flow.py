@@ -8,7 +8,9 @@ check; exits 0 when all pass, 1 on the first failure, 2 when the browser cannot 
 
   desktop  `/` leads to the setup page; the first administrator is created with the code;
            the console lists containers; a container is created; an API token with an allowed
-           origin is created and shown once; a schema is imported and shown with its indexes; the request log lists requests and adds new ones
+           origin is created and shown once; a schema is imported and shown with its indexes; in the
+           data browser a record is created, edited, refused with a bad value (the reason beside the
+           field, nothing saved), found by a query and opened; the request log lists requests and adds new ones
            as they come; the charts are drawn and redrawn by the page's script; no script
            errors or CSP violations.
   phone    at 390 px wide (mobile emulation) the same pages fit the width (tables scroll inside
@@ -29,7 +31,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import BrowserError, check, run_checks  # noqa: E402
 
-KEYS = {"Tab": ("Tab", 9, None), "Enter": ("Enter", 13, "\r")}
+KEYS = {"Tab": ("Tab", 9, None), "Enter": ("Enter", 13, "\r"), "ArrowDown": ("ArrowDown", 40, None)}
 
 
 def press(browser, name, shift=False):
@@ -135,6 +137,51 @@ def main():
         check("Trip" in page["text"] and "QUERYABLE, SORTABLE" in page["text"], "the imported record type is shown with its indexes", page["text"][:400])
         shot(browser, "schema-desktop")
 
+        data = "/console/containers/" + a.container + "/data/development"
+        go(browser, a.server + data + "?database=private&type=Trip")
+        wait_path(browser, data, "the data browser")
+        check(browser.evaluate("!!document.getElementById('records-empty')"), "data: an empty private zone shows no records")
+        tab_to(browser, "new-record")
+        press(browser, "Enter")
+        wait_path(browser, data + "/record", "the new record form")
+        check(facts(browser)["labelled"], "record form: every field has a label")
+        fill(browser, [("field-name", "lisbon"), ("field-name0", "title"), ("field-value0", "Lisbon")], "edit-record-submit")
+        browser.wait_for("!!(document.getElementById('notice') && document.getElementById('fields'))", what="the saved record")
+        check("Lisbon" in browser.evaluate("document.getElementById('fields').innerText"), "data: a record is created with the keyboard")
+        tab_to(browser, "field-value0")
+        browser.evaluate("document.getElementById('field-value0').select()")
+        type_text(browser, "Porto")
+        tab_to(browser, "edit-record-submit")
+        press(browser, "Enter")
+        browser.wait_for("document.getElementById('fields') && document.getElementById('fields').innerText.includes('Porto')", what="the edited record")
+        tag = browser.evaluate("document.getElementById('change-tag').textContent")
+        # A new INT64 field with a value that is not a number: refused beside the field, nothing saved.
+        tab_to(browser, "field-name1")
+        type_text(browser, "nights")
+        tab_to(browser, "field-type1")
+        press(browser, "ArrowDown")
+        press(browser, "ArrowDown")
+        check(browser.evaluate("document.getElementById('field-type1').value") == "INT64", "the type is chosen with the arrow keys")
+        tab_to(browser, "field-value1")
+        type_text(browser, "three")
+        tab_to(browser, "edit-record-submit")
+        press(browser, "Enter")
+        browser.wait_for("!!document.getElementById('field-value1-error')", what="the bad value's message")
+        check("INT64" in browser.evaluate("document.getElementById('field-value1-error').textContent"), "data: a bad value is refused beside its field")
+        shot(browser, "record-error-desktop")
+        go(browser, a.server + data + "/record?database=private&type=Trip&name=lisbon")
+        wait_path(browser, data + "/record", "the record again")
+        check(browser.evaluate("document.getElementById('change-tag').textContent") == tag, "nothing was half-saved: the change tag is as it was")
+        shot(browser, "record-desktop")
+        tab_to(browser, "back")
+        press(browser, "Enter")
+        wait_path(browser, data, "the query page")
+        fill(browser, [("field-field1", "title"), ("field-value1", "Porto")], "query-submit")
+        browser.wait_for("location.search.includes('field1=title') && document.readyState === 'complete'", what="the query's results")
+        rows = browser.evaluate("[...document.querySelectorAll('#records tbody tr')].map(r => r.innerText)")
+        check(len(rows) == 1 and "lisbon" in rows[0] and "Porto" in rows[0], "data: a query with a filter finds the record", rows)
+        shot(browser, "data-desktop")
+
         tab_to(browser, "nav-logs")
         press(browser, "Enter")
         wait_path(browser, "/console/logs", "the request log")
@@ -170,6 +217,8 @@ def main():
         for path, name in [("/console/", "containers"), ("/console/containers/" + a.container, "container"),
                            ("/console/containers/" + a.container + "/schema/development", "schema"),
                            ("/console/containers/" + a.container + "/shares/development", "shares"),
+                           ("/console/containers/" + a.container + "/data/development?database=private&type=Trip&field1=title&value1=Porto", "data"),
+                           ("/console/containers/" + a.container + "/data/development/record?database=private&type=Trip&name=lisbon", "record"),
                            ("/console/users", "users"), ("/console/logs", "logs"), ("/console/metrics", "metrics")]:
             browser.open(a.server + path)
             page = facts(browser)

@@ -67,6 +67,15 @@ enum ConsoleAssets {
         .key-0::before{background:#0071e3}
         .key-1::before{background:#d70015}
         .summary{margin:.25rem 0 0;font-size:.9rem}
+        form.wide,#edit-record{max-width:none}
+        fieldset.row{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:0 1rem}
+        fieldset{border:1px solid #d2d2d7;border-radius:8px;margin:.75rem 0;padding:.25rem 1rem .75rem;background:#fff}
+        legend{font-weight:600;padding:0 .25rem}
+        select{font:inherit;width:100%;padding:.45rem;border:1px solid #86868b;border-radius:6px;background:#fff}
+        select:focus-visible{outline:3px solid #ff9f0a;outline-offset:2px}
+        .field-name{margin:.5rem 0 0}
+        img.asset-preview{display:block;max-width:12rem;max-height:8rem;margin:.25rem 0}
+        .paging a{display:inline-block;padding:.5rem 0}
         @media (max-width:40rem){
           main{padding:.75rem}
           dl{grid-template-columns:1fr}
@@ -110,6 +119,11 @@ enum ConsoleAssets {
             };
             setInterval(poll, 2000);
           }
+          // An asset preview that is not an image hides itself (the link to download it stays).
+          Array.prototype.forEach.call(document.querySelectorAll("img.asset-preview"), function (image) {
+            var hide = function () { image.hidden = true; };
+            if (image.complete && image.naturalWidth === 0) hide(); else image.addEventListener("error", hide);
+          });
           var charts = document.getElementById("charts");
           if (charts) {
             var draw = function () {

@@ -29,6 +29,8 @@ extension ConsolePage {
             return redirect("/console/containers/" + ConsoleHTML.percent(id))
         case ("GET", 3) where segments[1] == "shares":
             return try sharesPage(visit, container: segments[0], environment: segments[2])
+        case (_, 3...) where segments[1] == "data":
+            return try data(visit, container: segments[0], environment: segments[2], rest: Array(segments.dropFirst(3)))
         case (_, 3) where segments[1] == "schema":
             return try schema(visit, container: segments[0], environment: segments[2])
         case ("GET", 1):
@@ -104,8 +106,8 @@ extension ConsolePage {
             \(ConsoleHTML.notice(notice))
             \(createdBox)
             <h2>Environments</h2>
-            <ul id="environments"><li>development: \(container.zones["development"] ?? 0) zones · <a id="schema-development" href="/console/containers/\(escapedID)/schema/development">schema</a> · <a id="shares-development" href="/console/containers/\(escapedID)/shares/development">shares</a></li>
-            <li>production: \(container.zones["production"] ?? 0) zones · <a id="schema-production" href="/console/containers/\(escapedID)/schema/production">schema</a> · <a id="shares-production" href="/console/containers/\(escapedID)/shares/production">shares</a></li></ul>
+            <ul id="environments"><li>development: \(container.zones["development"] ?? 0) zones · <a id="schema-development" href="/console/containers/\(escapedID)/schema/development">schema</a> · <a id="shares-development" href="/console/containers/\(escapedID)/shares/development">shares</a> · <a id="data-development" href="/console/containers/\(escapedID)/data/development">data</a></li>
+            <li>production: \(container.zones["production"] ?? 0) zones · <a id="schema-production" href="/console/containers/\(escapedID)/schema/production">schema</a> · <a id="shares-production" href="/console/containers/\(escapedID)/shares/production">shares</a> · <a id="data-production" href="/console/containers/\(escapedID)/data/production">data</a></li></ul>
             <h2>API tokens</h2>
             \(ConsoleHTML.table(id: "api-tokens", caption: "API tokens (ckAPIToken) of \(id)", headers: ["ID", "Allowed origins", "Sign-in callback", "Created", ""],
                                 rows: tokenRows, empty: "No API tokens yet."))

@@ -63,6 +63,11 @@ extension ConsolePage {
              try reader.isServerAdmin(user: profile.recordName), try reader.subscriptions(owner: profile.recordName, limit: Self.searchLimit))
         }
         let base = "/console/users/\(ConsoleHTML.percent(profile.recordName))"
+        let consentLinks = consents.map { container in
+            // Their private data, as the data browser shows it acting as them (C20).
+            let data = "/console/containers/\(ConsoleHTML.percent(container))/data/development?database=private&amp;user=\(ConsoleHTML.percent(profile.recordName))"
+            return "<a href=\"/console/containers/\(ConsoleHTML.percent(container))\">\(ConsoleHTML.escape(container))</a> (<a href=\"\(data)\">private data</a>)"
+        }.joined(separator: ", ")
         let methodRows = methods.map { method in
             [ConsoleHTML.escape(method.kind), ConsoleHTML.time(method.createdAt), ConsoleHTML.time(method.lastUsedAt)]
         }
@@ -96,7 +101,7 @@ extension ConsolePage {
             <dt>Name</dt><dd>\(ConsoleHTML.escape(profile.displayName ?? "—"))</dd>
             <dt>Created</dt><dd>\(ConsoleHTML.time(profile.createdAt))</dd>
             <dt>Server administrator</dt><dd id="admin">\(admin ? "yes" : "no")</dd>
-            <dt>Containers</dt><dd id="consents">\(consents.isEmpty ? "none" : consents.map { "<a href=\"/console/containers/\(ConsoleHTML.escape(ConsoleHTML.percent($0)))\">\(ConsoleHTML.escape($0))</a>" }.joined(separator: ", "))</dd>
+            <dt>Containers</dt><dd id="consents">\(consents.isEmpty ? "none" : consentLinks)</dd>
             </dl>
             <p class="actions">\(verify)</p>
             <h2>Sign-in methods</h2>
@@ -116,9 +121,17 @@ extension ConsolePage {
 
     /// The confirmation step: says what goes, and asks for the account's email (or record name) typed out.
     private func removalPage(_ visit: Visit, _ key: String, error: String?, status: Int) throws -> HTTPResponse {
-        let profile = try AccountAdmin.show(key, store: services.store).profile
+        let (profile, _, sessions) = try AccountAdmin.show(key, store: services.store)
         let name = profile.email ?? profile.recordName
+        // What goes, counted as the deletion (A15) will find it.
+        let (zones, records, participations) = try services.store.read { reader in
+            let zones = try reader.privateZones(owner: profile.recordName)
+            return (zones.count, try zones.reduce(0) { $0 + (try reader.recordCount(zone: $1.zone)) }, try reader.participations(user: profile.recordName).count)
+        }
+        func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
         let body = """
+            <ul id="remove-counts"><li id="goes-zones">\(count(zones, "private zone", "private zones"))</li><li id="goes-records">\(count(records, "record in them", "records in them"))</li>
+            <li id="goes-participations">\(count(participations, "participation in others' shares", "participations in others' shares"))</li><li id="goes-sessions">\(count(sessions.count, "session", "sessions"))</li></ul>
             <p id="remove-warning">Removing <strong>\(ConsoleHTML.escape(name))</strong> deletes the account's private zones and records in every container,
             ends its shares and participations, and revokes its sessions. Records it wrote in others' zones and in public databases stay. This cannot be undone.</p>
             \(ConsoleHTML.form(action: "/console/users/\(ConsoleHTML.percent(profile.recordName))/remove", csrf: visit.csrf, id: "remove", fields: """

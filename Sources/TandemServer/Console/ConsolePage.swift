@@ -14,7 +14,9 @@ import TandemStore
 ///   `GET /console/containers/{id}/shares/{environment}`; `GET|POST /console/shares/{shortGUID}…`,
 ///   a share's page acting for its owner (`ConsolePage+SharePage.swift`, C17);
 ///   `GET|POST /console/containers/{id}/schema/{environment}`, `POST …/schema/deploy`
-///   (`ConsolePage+Schema.swift`).
+///   (`ConsolePage+Schema.swift`);
+///   `GET /console/containers/{id}/data/{environment}`, `GET|POST …/data/{environment}/record`,
+///   `POST …/record/delete` — the data browser (`ConsolePage+Data.swift`, `ConsolePage+Record.swift`).
 /// - `GET /console/users`, `GET /console/users/{recordName}`, `POST …/sessions/revoke`,
 ///   `…/verify`, `GET|POST …/remove` — accounts (`ConsolePage+Users.swift`).
 /// - `GET /console/logs`, `/console/logs.json`, `/console/metrics`, `/console/metrics.json` — the
@@ -24,7 +26,8 @@ import TandemStore
 /// Signed out, a page answers `303` to `/console/signin` (to `/console/setup` while there is no
 /// administrator) and a JSON endpoint `401 AUTHENTICATION_REQUIRED`; a session of an account that
 /// is not an administrator gets `403`; a POST whose CSRF field does not match its cookie gets
-/// `403` and changes nothing. Every action calls the function the `tandem` CLI calls.
+/// `403` and changes nothing. Every action calls the function the `tandem` CLI calls; the data
+/// browser calls the records services the HTTP API calls (C20).
 struct ConsolePage: Sendable {
     let services: Services
     let log: RequestLog

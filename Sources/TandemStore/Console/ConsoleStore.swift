@@ -134,3 +134,34 @@ public protocol ConsoleWriting: ConsoleReading {
     /// Revokes the container's API token `id`; false when there is no such unrevoked token.
     func revokeAPIToken(container: String, id: String, at time: Int64) throws -> Bool
 }
+
+/// What the change log holds for one record (decisions C23): its latest change, and each share
+/// it left (a participant of that share saw it as deleted then). The log keeps one row per
+/// record, so this is not every version.
+public struct RecordLogEntry: Sendable, Hashable {
+    public enum Kind: String, Sendable {
+        case saved, deleted
+        /// The record left a share (moved out of its hierarchy, or the share went).
+        case leftShare
+    }
+
+    public var kind: Kind
+    /// The zone change sequence of the change.
+    public var sequence: Int64
+    /// Milliseconds since 1970.
+    public var changedAt: Int64
+    public var recordType: String
+
+    public init(kind: Kind, sequence: Int64, changedAt: Int64, recordType: String) {
+        self.kind = kind
+        self.sequence = sequence
+        self.changedAt = changedAt
+        self.recordType = recordType
+    }
+}
+
+/// Reads of the change log for the console's record page.
+public protocol RecordLogReading {
+    /// The change log's entries for `name` in `zone`, newest first.
+    func recordLog(zone: StoredZone, name: String) throws -> [RecordLogEntry]
+}

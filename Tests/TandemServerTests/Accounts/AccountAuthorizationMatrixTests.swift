@@ -260,12 +260,14 @@ extension AccountAuthorizationMatrixTests {
         case logs, logsJSON, metrics, metricsJSON, signout
         /// A share's page in the console, and its invite form sent for the owner (C17).
         case sharePage, shareInvite
+        /// The data browser, a record's page, and its save and delete forms (C20–C23).
+        case dataPage, recordPage, recordSave, recordDelete
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
         var isAction: Bool {
             [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout,
-             .shareInvite].contains(self)
+             .shareInvite, .recordSave, .recordDelete].contains(self)
         }
     }
 
@@ -382,6 +384,25 @@ extension AccountAuthorizationMatrixTests {
             let person = try user()
             return ConsoleTarget(path: "/console/users/\(person.recordName)/remove", fields: ["confirm": person.email]) {
                 try server.sqlite("SELECT deleted_at IS NOT NULL FROM users WHERE record_name = '\(person.recordName)'") == "1"
+            }
+        case .dataPage: return ConsoleTarget(path: "/console/containers/\(container)/data/development?database=private&user=ada%40example.com&type=Note")
+        case .recordPage:
+            let name = unique("m")
+            try server.create(name, fields: ["title": Body.field("matrix")])
+            return ConsoleTarget(path: "/console/containers/\(container)/data/development/record?database=private&user=ada%40example.com&name=\(name)")
+        case .recordSave:
+            let name = unique("m")
+            return ConsoleTarget(path: "/console/containers/\(container)/data/development/record",
+                                 fields: ["database": "private", "user": "ada@example.com", "name": name, "type": "Note", "rows": "1",
+                                          "name0": "title", "type0": "STRING", "value0": "matrix"]) {
+                try server.sqlite("SELECT count(*) FROM records WHERE name = '\(name)'") == "1"
+            }
+        case .recordDelete:
+            let name = unique("m")
+            let tag = try server.create(name, fields: ["title": Body.field("matrix")])["recordChangeTag"]?.stringValue ?? ""
+            return ConsoleTarget(path: "/console/containers/\(container)/data/development/record/delete",
+                                 fields: ["database": "private", "user": "ada@example.com", "name": name, "tag": tag]) {
+                try server.sqlite("SELECT count(*) FROM records WHERE name = '\(name)'") == "0"
             }
         case .signout:
             let hash = ConsoleTests.sha256Hex(session.cookies["tandem_console"] ?? "none")

@@ -4,8 +4,8 @@ import TandemCore
 import TandemTestSupport
 
 /// The web console end to end in headless Chromium (Tests/Browser/console_flow.py; `scripts/bootstrap
-/// --test` installs Chromium): first administrator, sign-in, a container and an API token, the
-/// live request log and the charts, at desktop width and at 390 px, keyboard only. Screenshots go
+/// --test` installs Chromium): first administrator, sign-in, a container and an API token, a
+/// record created, edited, refused and queried in the data browser, the live request log and the charts, at desktop width and at 390 px, keyboard only. Screenshots go
 /// to `.build/screenshots/console/` for a reviewer to look at.
 @Suite struct ConsoleBrowserTests {
     static var root: URL {

@@ -381,6 +381,7 @@ import TandemCrypto
 
         let confirm = try browser.get("/console/users/\(recordName)/remove")
         #expect(confirm.status == 200 && confirm.text.contains("Type \(email) to confirm"))
+        #expect(confirm.text.contains("<li id=\"goes-zones\">1 private zone</li><li id=\"goes-records\">0 records in them</li>"), "what goes is counted first: \(confirm.text)")
         let mistyped = try browser.post("/console/users/\(recordName)/remove", ["confirm": "someone@example.com"])
         #expect(mistyped.status == 400 && mistyped.text.contains("field-confirm-error"))
         #expect(try server.sqlite("SELECT deleted_at IS NULL FROM users WHERE record_name = '\(recordName)'") == "1")
