@@ -104,8 +104,20 @@ final class ConsoleClient: @unchecked Sendable {
 }
 
 extension TestServer {
-    /// The first-run setup code the server printed to its terminal (standard error).
+    /// The first-run setup code the server printed to its terminal (standard error), waiting up to
+    /// 10 s for the line: the server prints it just after it starts listening, so a loaded machine
+    /// may answer the first request before the line reaches the pipe.
     var setupCode: String? {
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            if let code = printedSetupCode { return code }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return nil
+    }
+
+    /// The setup code if the server has printed it by now; no waiting.
+    var printedSetupCode: String? {
         guard let text = standardError?.value, let range = text.range(of: #"/console/setup\?code=[A-Za-z0-9_-]+"#, options: .regularExpression) else { return nil }
         return String(text[range].split(separator: "=").last!)
     }
