@@ -6,7 +6,7 @@ import TandemTestSupport
 /// Cancelling a request right around the moment its answer arrives. FoundationNetworking traps
 /// ("Trying to access a behaviour for a task that in not in the registry") when
 /// `URLSessionTask.cancel()` reaches a task whose answer is arriving (seen once in CI). Before
-/// decisions F38 this test's child process died of that trap within a second on every run.
+/// decisions F37 this test's child process died of that trap within a second on every run.
 @Suite struct TransportCancellationTests {
     /// Runs in a child process (an exit test): the fault it guards against is a trap, which would
     /// end every other test of the process with it.

@@ -23,7 +23,7 @@ internal import TandemCore
 public protocol RecordValue: Sendable {}
 
 /// A value a list field can hold: every `RecordValue` but a list, so `[[Int]]` is not a record
-/// value (CloudKit has no lists of lists).
+/// value (CloudKit has no lists of lists; decisions F30).
 public protocol RecordListElement: RecordValue {}
 
 extension String: RecordListElement {}

@@ -6,7 +6,7 @@
 /// for try await notification in container.notifications { /* fetch databaseChanges(since:) */ }
 /// ```
 ///
-/// CloudKit Web Services: subscriptions/modify, `subscriptionType` `database` (decisions S1, F34).
+/// CloudKit Web Services: subscriptions/modify, `subscriptionType` `database` (decisions F34).
 public struct DatabaseSubscription: SubscriptionConvertible, Hashable {
     /// The caller's name for it: 1–255 printable ASCII characters, unique per user and database.
     public var subscriptionID: String

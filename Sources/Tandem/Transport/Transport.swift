@@ -201,7 +201,7 @@ final class Transport: Sendable {
 extension Transport {
     /// `session.data(for:)`, cancellable without deadlock or crash: a cancelled request ends at
     /// once with `URLError(.cancelled)`, and its data task is left to run out (answer or request
-    /// timeout), its answer dropped. `URLSessionTask.cancel()` is never called (decisions F38):
+    /// timeout), its answer dropped. `URLSessionTask.cancel()` is never called (decisions F37):
     /// swift-corelibs-foundation's `cancel()` on a task whose answer is arriving traps
     /// ("Trying to access a behaviour for a task that in not in the registry", seen in CI and
     /// reproduced by `TransportCancellationTests` whether or not the cancel skips tasks whose
