@@ -20,7 +20,7 @@ struct AccessLostPushTests {
         let url = try #require(Share(try saved.saveResults[share.recordID]!.get())?.url)
         _ = try await bob.accept(try await bob.shareMetadata(for: url))
         let subscriptionID = unique("shared-db")
-        try await bob.sharedDatabase.save(Subscription(subscriptionID: subscriptionID, kind: .database))
+        try await bob.sharedDatabase.save(DatabaseSubscription(subscriptionID: subscriptionID))
 
         // Remove Bob once his stream is connected (notifications are not replayed), while he listens.
         let (connected, signal) = AsyncStream.makeStream(of: Void.self)
@@ -59,7 +59,7 @@ struct AccessLostPushTests {
         let saved = try await ada.privateDatabase.modifyRecords(saving: [root, share.record], deleting: [])
         let url = try #require(Share(try saved.saveResults[share.recordID]!.get())?.url)
         let subscriptionID = unique("zone")
-        try await ada.privateDatabase.save(Subscription(subscriptionID: subscriptionID, kind: .recordZone(zone.zoneID)))
+        try await ada.privateDatabase.save(RecordZoneSubscription(zoneID: zone.zoneID, subscriptionID: subscriptionID))
 
         let (connected, signal) = AsyncStream.makeStream(of: Void.self)
         var listening = ada.notifications

@@ -14,9 +14,9 @@ struct PushTests {
         let zone = try await laptop.privateDatabase.save(RecordZone(zoneName: unique("muted")))
         let recordType = "Mute\(UUID().uuidString.prefix(6))"
         let subscriptionID = unique("mute")
-        try await laptop.privateDatabase.save(Subscription(
-            subscriptionID: subscriptionID,
-            kind: .query(Query(recordType: recordType), zoneID: zone.zoneID, firesOn: [.create], firesOnce: false)))
+        var subscription = QuerySubscription(recordType: recordType, subscriptionID: subscriptionID, options: .firesOnRecordCreation)
+        subscription.zoneID = zone.zoneID
+        try await laptop.privateDatabase.save(subscription)
 
         let writer = Task {
             var n = 0
@@ -47,7 +47,7 @@ struct PushTests {
         let container = server.ada
         let db = container.privateDatabase
         let zone = try await db.save(RecordZone(zoneName: "restarts"))
-        try await db.save(Subscription(subscriptionID: "restarts", kind: .recordZone(zone.zoneID)))
+        try await db.save(RecordZoneSubscription(zoneID: zone.zoneID, subscriptionID: "restarts"))
 
         let (received, sink) = AsyncStream.makeStream(of: PushNotification.self)
         let listener = Task {

@@ -24,7 +24,7 @@ struct SharingTests {
 
         let result = try await ada.privateDatabase.modifyRecords(saving: [trip, stop, share.record], deleting: [])
         #expect(result.partialFailure == nil)
-        let savedShare = try #require(Share(try result.saveResults[share.recordID]!.get()))
+        let savedShare = try result.savedShare(share)
         #expect(savedShare.title == "Lisbon in May")
         #expect(savedShare.owner?.userIdentity.userRecordID?.recordName == adaID.recordName)
         let invitee = try #require(savedShare.participants.first { $0.role == .privateUser })
@@ -37,6 +37,12 @@ struct SharingTests {
         let again = Share(rootRecord: trip)
         let refused = try await ada.privateDatabase.modifyRecords(saving: [again.record], deleting: [])
         #expect(refused.saveResults[again.recordID].flatMap { try? $0.get() } == nil)
+        #expect(throws: TandemError.self) { try refused.savedShare(again) }
+        // The typed accessor names what it was asked for wrongly.
+        #expect(throws: TandemError.self) { try result.savedShare(withID: trip.recordID) }
+        #expect((try? result.savedShare(withID: trip.recordID)) == nil)
+        do { _ = try result.savedShare(withID: trip.recordID) } catch { #expect(error.code == .invalidArguments) }
+        do { _ = try refused.savedShare(withID: stop.recordID) } catch { #expect(error.code == .invalidArguments) }
 
         let metadata = try await bob.shareMetadata(for: url)
         #expect(metadata.participantStatus == .pending)

@@ -51,14 +51,15 @@ struct SyncTests {
         let db = server.ada.privateDatabase
         let id = unique("sub")
         let query = Query(recordType: "Note", filters: [.greaterThan("stars", 3)])
-        let saved = try await db.save(Subscription(subscriptionID: id, kind: .query(query, zoneID: nil, firesOn: [.create], firesOnce: false)))
+        let saved = try await db.save(QuerySubscription(recordType: query.recordType, filters: query.filters, subscriptionID: id,
+                                                        options: .firesOnRecordCreation))
         #expect(saved.subscriptionID == id)
-        guard case .query(let back, _, let firesOn, _) = try await db.subscription(for: id).kind else {
-            Issue.record("expected a query subscription")
-            return
-        }
+        let back = try #require(QuerySubscription(try await db.subscription(for: id)))
         #expect(back.recordType == "Note")
-        #expect(firesOn == [.create])
+        #expect(back.filters == query.filters)
+        #expect(back.zoneID == nil)
+        #expect(back.querySubscriptionOptions == .firesOnRecordCreation)
+        #expect(RecordZoneSubscription(try await db.subscription(for: id)) == nil)
         #expect(try await db.allSubscriptions().contains { $0.subscriptionID == id })
         try await db.deleteSubscription(withID: id)
         let error = await #expect(throws: TandemError.self) { try await db.subscription(for: id) }
@@ -70,7 +71,7 @@ struct SyncTests {
         let db = container.privateDatabase
         let zone = try await db.save(RecordZone(zoneName: unique("pushed")))
         let subscriptionID = unique("zone-sub")
-        try await db.save(Subscription(subscriptionID: subscriptionID, kind: .recordZone(zone.zoneID)))
+        try await db.save(RecordZoneSubscription(zoneID: zone.zoneID, subscriptionID: subscriptionID))
 
         // Write until the stream (connecting concurrently) delivers one: the stream does not
         // replay what was sent before it connected.

@@ -19,13 +19,40 @@ public struct ModifyRecordsResult: Sendable {
         return TandemError(.partialFailure, "\(errors.count) of \(saveResults.count + deleteResults.count) items failed",
                            partialErrorsByItemID: errors)
     }
+
+    /// The share saved under `shareID` as a `Share`, with its `url` (CloudKit hands the saved
+    /// `CKShare` back in `saveResults`). Throws the share's own save error (`serverRecordChanged`,
+    /// `alreadyShared`, `tooManyParticipants`, `batchRequestFailed`, ...), or `invalidArguments`
+    /// when this call saved no record `shareID` or saved one that is not a `cloudkit.share` (F33).
+    public func savedShare(withID shareID: Record.ID) throws(TandemError) -> Share {
+        guard let result = saveResults[shareID] else {
+            throw TandemError(.invalidArguments, "this modifyRecords call saved no record '\(shareID.recordName)'")
+        }
+        let record = try result.get()
+        guard let share = Share(record) else {
+            throw TandemError(.invalidArguments, "record '\(shareID.recordName)' is a \(record.recordType), not a \(Share.recordType)")
+        }
+        return share
+    }
+
+    /// The saved version of `share` (`savedShare(withID: share.recordID)`):
+    ///
+    /// ```swift
+    /// let result = try await database.modifyRecords(saving: [trip, share.record], deleting: [])
+    /// let url = try result.savedShare(share).url!     // send it to the invitees
+    /// ```
+    public func savedShare(_ share: Share) throws(TandemError) -> Share {
+        try savedShare(withID: share.recordID)
+    }
 }
 
 extension Database {
     /// Saves one record (`CKDatabase.save(_:)`) and returns it as the server holds it now.
     ///
     /// Policy `.ifServerRecordUnchanged`. Throws the record's own error: `serverRecordChanged`
-    /// with `serverRecord` when it changed on the server (or, new, already exists),
+    /// with `serverRecord` when it changed on the server (or, new, already exists: save the
+    /// server's copy with your fields set, or use `modifyRecords` with `savePolicy` `.changedKeys`
+    /// or `.allKeys`), `invalidArguments` for a field value the SDK cannot store,
     /// `zoneNotFound`, `permissionFailure`, `invalidArguments`, `limitExceeded`, ...
     @discardableResult
     public func save(_ record: Record) async throws(TandemError) -> Record {
@@ -96,6 +123,7 @@ extension Database {
     func modifyRecords(saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID],
                        savePolicy: SavePolicy, atomically: Bool, retryingLostAnswers: Bool)
         async throws(TandemError) -> ModifyRecordsResult {
+        for record in recordsToSave { try record.checkStorable() }
         var result = ModifyRecordsResult(saveResults: [:], deleteResults: [:])
         var zones: [RecordZone.ID] = []
         for id in recordsToSave.map(\.recordID) + recordIDsToDelete where !zones.contains(id.zoneID) { zones.append(id.zoneID) }
@@ -112,7 +140,7 @@ extension Database {
                 let error = itemError(item)
                 if index < saves.count {
                     let id = saves[index].recordID
-                    if let error { result.saveResults[id] = .failure(error); continue }
+                    if let error { result.saveResults[id] = .failure(SaveErrors.inSDKTerms(error, saving: saves[index])); continue }
                     do throws(TandemError) { result.saveResults[id] = .success(try Record(json: item, scope: databaseScope)) }
                     catch { result.saveResults[id] = .failure(error) }
                 } else if index - saves.count < deletes.count {

@@ -246,6 +246,7 @@ public final class LocalStore: Sendable {
     /// (`canUpdateRecord`); a refused save is undone when the server answers.
     public func save(_ records: [Record]) throws(TandemError) {
         guard !records.isEmpty else { return }
+        for record in records { try record.checkStorable() }
         let known = Set(try mirror.zones(scope: .private))
         let newZones = Set(records.map(\.recordID.zoneID).filter {
             LocalMirror.scope(of: $0) == .private && $0 != .default && !known.contains($0)

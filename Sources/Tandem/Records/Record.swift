@@ -9,7 +9,8 @@ internal import TandemCore
 /// note["title"] = "Lisbon in May"
 /// note["stars"] = 5
 /// note = try await database.save(note)
-/// let title = note["title"] as? String     // integers read back as Int64
+/// let title = note["title"] as? String
+/// let stars = note["stars"] as? Int        // numbers read back as NSNumber: as? Int, Int64, Bool
 /// ```
 ///
 /// Keep the record the server returned and edit that: it carries the `recordChangeTag` a
@@ -51,6 +52,8 @@ public struct Record: Sendable, Hashable {
     /// Assets set from local files, uploaded on save.
     var pendingAssets: [String: URL] = [:]
     var changed: Set<String> = []
+    /// Fields set to a value the SDK cannot store, with its type: saving throws (F31).
+    var unstorable: [String: String] = [:]
     var parentChanged = false
     /// On `cloudkit.share` records: the share keys as the server sent them.
     var shareState: TandemCore.Share?
@@ -65,7 +68,9 @@ public struct Record: Sendable, Hashable {
     }
 
     /// A field's value, or nil. Setting nil removes the field on the next save. See
-    /// `RecordValue` for what each Swift type is stored as.
+    /// `RecordValue` for what each Swift type is stored as; a numeric field reads back as an
+    /// `NSNumber`, so `as? Int`, `as? Int64` and `as? Bool` all work. A value of a type the SDK
+    /// cannot store reads back as nil and makes saving the record throw `invalidArguments`.
     public subscript(key: String) -> (any RecordValue)? {
         get {
             if let url = pendingAssets[key] { return Asset(fileURL: url) }
@@ -74,15 +79,27 @@ public struct Record: Sendable, Hashable {
         set {
             changed.insert(key)
             pendingAssets[key] = nil
+            unstorable[key] = nil
             guard let newValue else { fields[key] = nil; return }
             guard let value = FieldValues.encode(newValue) else {
-                preconditionFailure("\(type(of: newValue)) is not a record value (see RecordValue)")
+                // An app's own RecordValue type: refused when the record is saved, never a trap here.
+                fields[key] = nil
+                unstorable[key] = String(describing: type(of: newValue))
+                return
             }
             if let asset = newValue as? Asset, asset.receipt == nil, asset.fileChecksum == nil, let url = asset.fileURL {
                 pendingAssets[key] = url
             }
             fields[key] = value
         }
+    }
+
+    /// Throws `invalidArguments` naming the first field set to a value of a type the SDK cannot
+    /// store (an app's own `RecordValue`), before anything is sent (F31).
+    func checkStorable() throws(TandemError) {
+        guard let (key, type) = unstorable.min(by: { $0.key < $1.key }) else { return }
+        throw TandemError(.invalidArguments, "field '\(key)' of record '\(recordID.recordName)' holds a \(type), which a record "
+            + "cannot store: use String, Int, Int64, Bool, Double, Date, Data, Reference, Location, Asset or an array of one (see RecordValue)")
     }
 
     /// The names of the fields that hold a value.
@@ -98,7 +115,7 @@ public struct Record: Sendable, Hashable {
 
     public static func == (lhs: Record, rhs: Record) -> Bool {
         lhs.recordID == rhs.recordID && lhs.recordType == rhs.recordType && lhs.recordChangeTag == rhs.recordChangeTag
-            && lhs.fields == rhs.fields && lhs.parent == rhs.parent && lhs.share == rhs.share && lhs.pendingAssets == rhs.pendingAssets
+            && lhs.fields == rhs.fields && lhs.unstorable == rhs.unstorable && lhs.parent == rhs.parent && lhs.share == rhs.share && lhs.pendingAssets == rhs.pendingAssets
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -9,7 +9,7 @@ internal import TandemCore
 /// share.title = "Lisbon in May"
 /// share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: "bob@example.com"), permission: .readWrite))
 /// let result = try await database.modifyRecords(saving: [trip, share.record], deleting: [])
-/// let saved = try Share(try result.saveResults[share.recordID]!.get())!
+/// let saved = try result.savedShare(share)
 /// print(saved.url!)       // send this to Bob; he calls container.shareMetadata(for:) and accept(_:)
 /// ```
 ///

@@ -1,11 +1,14 @@
 internal import TandemCore
 
-/// A standing request to be told about changes (CloudKit's `CKQuerySubscription`,
-/// `CKRecordZoneSubscription` and `CKDatabaseSubscription` in one value).
+/// A subscription of any kind, as the server holds it (CloudKit's `CKSubscription`): what
+/// `subscription(for:)` and `allSubscriptions()` return. Create one as a `DatabaseSubscription`,
+/// `RecordZoneSubscription` or `QuerySubscription`, and read one back as its kind with their
+/// failable `init?(_:)` (CloudKit: `as? CKQuerySubscription`).
 ///
 /// ```swift
-/// try await database.save(Subscription(subscriptionID: "everything", kind: .database))
+/// try await database.save(DatabaseSubscription(subscriptionID: "everything"))
 /// for try await notification in container.notifications { ... }
+/// let zones = try await database.allSubscriptions().compactMap(RecordZoneSubscription.init)
 /// ```
 ///
 /// Notifications say what changed, never the record's contents; fetch the changes with the
@@ -29,8 +32,13 @@ public struct Subscription: Sendable, Hashable {
     public var subscriptionID: String
     public var kind: Kind
 
+    @available(*, deprecated, message: "use DatabaseSubscription, RecordZoneSubscription or QuerySubscription (CloudKit's names)")
     public init(subscriptionID: String, kind: Kind) {
-        self.subscriptionID = subscriptionID
+        self.init(id: subscriptionID, kind: kind)
+    }
+
+    init(id: String, kind: Kind) {
+        subscriptionID = id
         self.kind = kind
     }
 
@@ -70,13 +78,18 @@ public struct Subscription: Sendable, Hashable {
 }
 
 extension Database {
-    /// Saves a subscription (`CKDatabase.save(_:)`; subscriptions/modify `create`). Private and
-    /// shared databases.
-    /// Throws `invalidArguments` (bad query), `limitExceeded` (1,000 per user and database).
+    /// Saves a subscription (`CKDatabase.save(_:)`; subscriptions/modify `create`) and returns it
+    /// as the server holds it: a `DatabaseSubscription` or `RecordZoneSubscription` (private and
+    /// shared databases) or a `QuerySubscription` (any database).
+    /// Throws `invalidArguments` (bad query, no `firesOnRecord…` option, a zone or database
+    /// subscription in the public database), `serverRecordChanged` (the ID is taken),
+    /// `limitExceeded` (1,000 per user and database).
     @discardableResult
-    public func save(_ subscription: Subscription) async throws(TandemError) -> Subscription {
-        let body: JSONObject = ["operations": .array([.object(["operationType": "create", "subscription": subscription.json])])]
-        return try await oneSubscription(try await post("subscriptions/modify", body), "subscriptions/modify")
+    public func save<S: SubscriptionConvertible>(_ subscription: S) async throws(TandemError) -> S {
+        let body: JSONObject = ["operations": .array([.object(["operationType": "create", "subscription": subscription.subscription.json])])]
+        let saved = try await oneSubscription(try await post("subscriptions/modify", body), "subscriptions/modify")
+        guard let typed = S(saved) else { throw TandemError(.internalError, "the server saved \(saved.subscriptionID) as another kind") }
+        return typed
     }
 
     /// Fetches one subscription (`CKDatabase.subscription(for:)`). Throws `unknownItem`.
@@ -108,4 +121,18 @@ extension Database {
         if let error = itemError(item) { throw error }
         return try Subscription(json: item, scope: databaseScope)
     }
+}
+
+/// A value `Database.save(_:)` takes as a subscription: `DatabaseSubscription`,
+/// `RecordZoneSubscription`, `QuerySubscription` (and the kind-less `Subscription` itself).
+public protocol SubscriptionConvertible: Sendable {
+    /// The subscription as the wire sees it.
+    var subscription: Subscription { get }
+    /// This kind's view of `subscription`, or nil when it is another kind.
+    init?(_ subscription: Subscription)
+}
+
+extension Subscription: SubscriptionConvertible {
+    public var subscription: Subscription { self }
+    public init?(_ subscription: Subscription) { self = subscription }
 }

@@ -464,7 +464,7 @@ public final class SyncEngine: Sendable {
         background.add(Task { [weak self] in
             if self?.state.read({ $0.subscriptionID }) != subscriptionID {
                 do throws(TandemError) {
-                    try await database.save(Subscription(subscriptionID: subscriptionID, kind: .database))
+                    try await database.save(DatabaseSubscription(subscriptionID: subscriptionID))
                 } catch where error.code == .serverRecordChanged {
                     // It exists already (EXISTS).
                 } catch {

@@ -199,53 +199,61 @@ final class Transport: Sendable {
 }
 
 extension Transport {
-    /// `session.data(for:)`, cancellable without deadlock. swift-corelibs-foundation's own async
-    /// `data(for:)` cancels with `URLSessionTask.cancel()` inside the task's cancellation handler;
-    /// that waits on the session queue, which may itself be waiting to resume this task — both
-    /// threads stop for good (seen cancelling a task mid-request). Here the cancel runs on another
-    /// queue, after the handler returns.
+    /// `session.data(for:)`, cancellable without deadlock or crash: a cancelled request ends at
+    /// once with `URLError(.cancelled)`, and its data task is left to run out (answer or request
+    /// timeout), its answer dropped. `URLSessionTask.cancel()` is never called (decisions F37):
+    /// swift-corelibs-foundation's `cancel()` on a task whose answer is arriving traps
+    /// ("Trying to access a behaviour for a task that in not in the registry", seen in CI and
+    /// reproduced by `TransportCancellationTests` whether or not the cancel skips tasks whose
+    /// completion handler has begun, and when run on the session's delegate queue), and called
+    /// inside the cancellation handler it deadlocks against the session queue.
     fileprivate func perform(_ request: URLRequest) async throws -> (Data, URLResponse) {
-        let handle = DataTaskHandle()
+        let pending = PendingRequest()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
+                guard pending.wait(continuation) else { return }
+                session.dataTask(with: request) { data, response, error in
                     if let error {
-                        continuation.resume(throwing: error)
+                        pending.finish(.failure(error))
                     } else if let response {
-                        continuation.resume(returning: (data ?? Data(), response))
+                        pending.finish(.success((data ?? Data(), response)))
                     } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
+                        pending.finish(.failure(URLError(.badServerResponse)))
                     }
-                }
-                handle.start(task)
+                }.resume()
             }
         } onCancel: {
-            DispatchQueue.global().async { handle.cancel() }
+            pending.finish(.failure(URLError(.cancelled)))
         }
     }
 }
 
-/// The data task of one request, started once and cancelled at most once, from any thread.
-private final class DataTaskHandle: @unchecked Sendable {
+/// The continuation of one request, resumed exactly once: by the data task's completion handler
+/// or by cancellation, whichever comes first, from any thread.
+private final class PendingRequest: @unchecked Sendable {
     private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+    private var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+    private var early: Result<(Data, URLResponse), any Error>?
 
-    func start(_ task: URLSessionDataTask) {
-        let cancelNow = lock.withLock {
-            self.task = task
-            return cancelled
+    /// Keeps `continuation` until `finish`; false (and resumed) when cancelled before the request started.
+    func wait(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
+        let cancelled = lock.withLock {
+            if early == nil { self.continuation = continuation }
+            return early
         }
-        task.resume()
-        if cancelNow { task.cancel() }
+        guard let cancelled else { return true }
+        continuation.resume(with: cancelled)
+        return false
     }
 
-    func cancel() {
-        let task = lock.withLock {
-            cancelled = true
-            return self.task
+    /// Resumes the waiting caller with `result` the first time; later calls do nothing.
+    func finish(_ result: Result<(Data, URLResponse), any Error>) {
+        let waiting = lock.withLock { () -> CheckedContinuation<(Data, URLResponse), any Error>? in
+            if continuation == nil, early == nil { early = result }
+            defer { continuation = nil }
+            return continuation
         }
-        task?.cancel()
+        waiting?.resume(with: result)
     }
 }
 
