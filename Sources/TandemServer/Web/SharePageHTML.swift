@@ -264,18 +264,22 @@ struct SharePageHTML {
 
     static func hidden(_ name: String, _ value: String) -> String { ConsoleHTML.hidden(name, value) }
 
+    /// `text` for HTML text and quoted attribute values: `& < > " '` as character references.
+    /// Scalar by scalar, not Character by Character: a quote followed by a combining mark
+    /// (`"\u{301}`) is one Swift Character that equals no `"`, yet the browser's parser still
+    /// ends the attribute at the quote.
     static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 }

@@ -173,6 +173,28 @@ import TandemTestSupport
         #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
     }
 
+    /// What a sharer or visitor types reaches the page escaped, in text and in attributes: the
+    /// share's title (heading, `<title>`, `og:title`) and a refused invitation's email, shown
+    /// again in its field. A quote followed by a combining mark (`"\u{301}`, one Swift
+    /// Character) still ends a browser's attribute value, so it is escaped too.
+    @Test func markupInATitleOrAFormValueIsEscapedEvenBeforeACombiningMark() throws {
+        let server = try Shared.server
+        let owner = try server.person("owner")
+        let note = try server.shareNote(owner: owner, publicPermission: "READ_ONLY",
+                                        title: "<b>Title</b>\"\u{301} data-injected=\"1")
+        for token in [owner.token, nil] {
+            var page = SharePageVisit(server: server, guid: note.guid, token: token)
+            let body = try page.open().body
+            #expect(!body.contains("<b>Title</b>") && !body.contains("data-injected=\"1"), "\(body)")
+            #expect(body.contains("<meta property=\"og:title\" content=\"&lt;b&gt;Title&lt;/b&gt;&quot;\u{301} data-injected=&quot;1\">"), "\(body)")
+        }
+        var page = SharePageVisit(server: server, guid: note.guid, token: owner.token)
+        try page.open()
+        let refused = try page.post("invite", ["email": "x\"\u{301} data-injected=\"2", "permission": "READ_ONLY"])
+        #expect(refused.status == 400 && refused.body.contains("aria-invalid"), "\(refused.text)")
+        #expect(!refused.body.contains("data-injected=\"2") && refused.body.contains("value=\"x&quot;\u{301} data-injected=&quot;2\""), "\(refused.body)")
+    }
+
     /// The participant ID in the row that names `email`.
     static func participantID(_ html: String, near email: String) -> String? {
         guard let row = html.components(separatedBy: "<tr>").first(where: { $0.contains(email) }),

@@ -45,9 +45,10 @@ extension TestServer {
     }
 
     /// Creates a zone, a root note with one child, and a share of the root with `participants`
-    /// (lookup info dictionaries with permission/type), all as `owner`.
+    /// (lookup info dictionaries with permission/type), all as `owner`; the share's
+    /// `cloudkit.title` is `title`.
     func shareNote(owner: Person, participants: [JSONValue] = [], publicPermission: String = "NONE",
-                   extraShareKeys: JSONObject = [:]) throws -> SharedNote {
+                   extraShareKeys: JSONObject = [:], title: String = "Groceries") throws -> SharedNote {
         let zone = unique("shared")
         let zoneResponse = try post("zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": .string(zone)]]]]],
                                     as: owner, database: "private")
@@ -59,7 +60,7 @@ extension TestServer {
             Body.operation("create", name: "note", fields: ["title": Body.field("Groceries")]),
             Body.operation("create", name: "child", fields: ["title": Body.field("Milk")], extra: ["parent": ["recordName": "note"]]),
             Body.operation("create", name: "share", recordType: "cloudkit.share",
-                           fields: ["cloudkit.title": Body.field("Groceries")], extra: shareKeys),
+                           fields: ["cloudkit.title": Body.field(.string(title))], extra: shareKeys),
         ], zone: zone), as: owner, database: "private")
         let records = response.json.records
         guard response.status == 200, records.count == 3, records.allSatisfy({ $0.serverErrorCode == nil }),
