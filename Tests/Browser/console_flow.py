@@ -15,7 +15,8 @@ check; exits 0 when all pass, 1 on the first failure, 2 when the browser cannot 
            errors or CSP violations.
   phone    at 390 px wide (mobile emulation) the same pages fit the width (tables scroll inside
            their box); signing out leads to the sign-in page, which refuses a wrong password and
-           signs the administrator in again.
+           signs the administrator in again; Back after signing out shows the sign-in page, not
+           a console page the browser kept in its back/forward cache.
 
 Screenshots (PNG) of each page at both widths go to --screenshots.
 """
@@ -239,6 +240,19 @@ def main():
         fill(browser, [("field-password", "a long password")], "signin-submit")
         wait_path(browser, "/console/", "the console after signing in")
         check(facts(browser)["h1"] == "Containers", "phone: the administrator signs in again with the keyboard")
+        # Back after signing out: no console page comes back from the browser's back/forward
+        # cache (C30). The page the sign-in's redirect showed is the one Chromium keeps.
+        go(browser, a.server + "/console/users")
+        wait_path(browser, "/console/users", "the users page")
+        tab_to(browser, "signout-submit")
+        press(browser, "Enter")
+        wait_path(browser, "/console/signin", "the sign-in page after signing out again")
+        for step in ("once", "twice"):
+            browser.evaluate("window.beforeBack = true")
+            browser.evaluate("history.back()")
+            browser.wait_for("!window.beforeBack && location.pathname === '/console/signin' && document.readyState === 'complete'",
+                             what=f"Back ({step}) after signing out to lead to the sign-in page, not a console page the browser kept")
+        check(facts(browser)["h1"] == "Sign in to the console", "phone: Back after signing out shows the sign-in page")
 
     def checks(browser):
         desktop(browser)

@@ -86,9 +86,12 @@ enum ConsoleAssets {
         """
 
     /// Polls the log and chart endpoints every 2 seconds while their page is open. New rows are
-    /// built with `textContent` (never HTML from the server).
+    /// built with `textContent` (never HTML from the server). A page the browser restores from
+    /// its back/forward cache (shown without asking the server, `no-store` or not) is reloaded,
+    /// so the Back button after signing out leads to the sign-in page, not the old page (C30).
     static let script = """
         "use strict";
+        window.addEventListener("pageshow", function (event) { if (event.persisted) location.reload(); });
         (function () {
           function get(url, done) {
             fetch(url, { credentials: "same-origin", headers: { "accept": "application/json" } })

@@ -48,9 +48,11 @@ enum ShareAssets {
         """
 
     /// "Copy link": shown only when the script runs (the field stays selectable without it);
-    /// says what happened in `#copy-status` (a live region).
+    /// says what happened in `#copy-status` (a live region). A page restored from the back/forward
+    /// cache is reloaded, so Back after "Sign out" does not show the signed-in page again (C30).
     static let script = """
         "use strict";
+        window.addEventListener("pageshow", function (event) { if (event.persisted) location.reload(); });
         (function () {
           var button = document.getElementById("copy-link"), field = document.getElementById("share-link");
           var status = document.getElementById("copy-status");
