@@ -5,7 +5,7 @@ import TandemCore
 /// becomes the wire JSON of CloudKit Web Services' field dictionary, which `FieldCodec` then
 /// decodes exactly as for `records/modify`, so the console accepts what the API accepts:
 ///
-/// - `STRING`: the text as typed. `INT64`, `DOUBLE`: a number. `BYTES`: base64.
+/// - `STRING`: the text as typed, line breaks as LF. `INT64`, `DOUBLE`: a number. `BYTES`: base64.
 /// - `TIMESTAMP`: ISO 8601 UTC (`2026-12-03T04:05:06Z`, fractional seconds allowed) or
 ///   milliseconds since 1970.
 /// - `REFERENCE`: the target's record name, in the record's zone (action `NONE`, or the action the
@@ -20,6 +20,14 @@ enum ConsoleFieldText {
     /// Decodes `text` as a value of `type`. Throws `BAD_REQUEST` with a reason fit to show beside
     /// the field (it names the field as `name`).
     static func value(_ text: String, type: FieldType, name: String, previous: FieldValue? = nil) throws(CloudKitError) -> FieldValue {
+        // A browser sends a text box's line breaks as CR LF (HTML's form encoding), whatever the
+        // value held: a STRING comes back with LF line breaks, and one whose text is the stored
+        // value's, line breaks aside, stays exactly as stored (decisions C32).
+        var text = text
+        if type == .scalar(.string) {
+            if case .string(let old)? = previous, lineFeeds(old) == lineFeeds(text) { return .string(old) }
+            text = lineFeeds(text)
+        }
         let json: JSONValue
         switch type {
         case .scalar(let scalar):
@@ -41,6 +49,11 @@ enum ConsoleFieldText {
             value = .reference(reference)
         }
         return value
+    }
+
+    /// `text` with CR LF and lone CR line breaks as LF.
+    static func lineFeeds(_ text: String) -> String {
+        text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
     }
 
     private static func scalarJSON(_ text: String, _ type: FieldType.ScalarType, name: String) throws(CloudKitError) -> JSONValue {

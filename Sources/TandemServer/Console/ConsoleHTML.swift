@@ -68,6 +68,11 @@ enum ConsoleHTML {
         return "<label for=\"\(id)\">\(escape(label))</label><input \(attributes)>\(after)"
     }
 
+    /// `text` escaped as a `<textarea>`'s content, after a line break: the HTML parser drops one
+    /// line break that follows the opening tag, so without it a value that starts with one
+    /// would lose it (decisions C32).
+    static func textareaText(_ text: String) -> String { "\n" + escape(text) }
+
     static func error(_ message: String?) -> String {
         message.map { "<p class=\"error\" id=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
     }
@@ -97,7 +102,6 @@ enum ConsoleHTML {
         return String(format: "%04d-%02d-%02d %02d:%02d UTC", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min)
     }
 
-    /// Percent-encodes all but RFC 3986's unreserved characters (letters, digits, `-._~`).
     /// Milliseconds since 1970 as `04:05:06` (UTC), for the request log.
     static func clock(_ milliseconds: Int64) -> String {
         var seconds = time_t(milliseconds / 1000)
@@ -106,6 +110,7 @@ enum ConsoleHTML {
         return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 
+    /// Percent-encodes all but RFC 3986's unreserved characters (letters, digits, `-._~`).
     static func percent(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
 
     static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")

@@ -148,7 +148,7 @@ extension ConsolePage {
                 <fieldset class="row" id="row\(index)"><legend>\(row.existing ? "Field " + ConsoleHTML.escape(row.name) : "New field")</legend>
                 <div>\(nameInput)</div>
                 <div><label for="field-type\(index)">Type</label><select name="type\(index)" id="field-type\(index)">\(options)</select></div>
-                <div><label for="field-value\(index)">Value</label><textarea name="value\(index)" id="field-value\(index)" rows="\(row.value.contains("\n") ? 4 : 1)"\(describedBy)>\(ConsoleHTML.escape(row.value))</textarea>
+                <div><label for="field-value\(index)">Value</label><textarea name="value\(index)" id="field-value\(index)" rows="\(row.value.contains("\n") ? 4 : 1)"\(describedBy)>\(ConsoleHTML.textareaText(row.value))</textarea>
                 \(row.error.map { "<span class=\"field-error\" id=\"field-value\(index)-error\">\(ConsoleHTML.escape($0))</span>" } ?? "")</div>
                 \(row.existing ? "<div><label class=\"check\"><input type=\"checkbox\" name=\"remove\(index)\" value=\"yes\" id=\"field-remove\(index)\"\(row.remove ? " checked" : "")> Remove this field</label></div>" : "")
                 </fieldset>

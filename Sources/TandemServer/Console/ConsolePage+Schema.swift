@@ -93,7 +93,7 @@ extension ConsolePage {
         }.joined(separator: "\n")
         let textarea = """
             <label for="field-ckdb">Schema (.ckdb)</label>
-            <textarea name="ckdb" id="field-ckdb" rows="14" spellcheck="false" required\(error != nil ? " aria-invalid=\"true\" aria-describedby=\"field-ckdb-error\"" : "")>\(ConsoleHTML.escape(text ?? current.ckdb))</textarea>
+            <textarea name="ckdb" id="field-ckdb" rows="14" spellcheck="false" required\(error != nil ? " aria-invalid=\"true\" aria-describedby=\"field-ckdb-error\"" : "")>\(ConsoleHTML.textareaText(text ?? current.ckdb))</textarea>
             \(error.map { "<span class=\"field-error\" id=\"field-ckdb-error\" role=\"alert\">\(ConsoleHTML.escape($0))</span>" } ?? "")
             """
         let force = environment == .production ? """

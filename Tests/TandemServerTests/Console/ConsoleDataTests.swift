@@ -137,6 +137,45 @@ import TandemTestSupport
         #expect(try console.get(Self.base + "/record?" + Self.selection(zone) + "&name=never").status == 404)
     }
 
+    /// What a browser submits for a `<textarea>` whose HTML is `html`'s element `id`: the
+    /// parser drops one line break after the opening tag, character references are decoded, and
+    /// form encoding sends every line break as CR LF (HTML's form submission).
+    static func submitted(_ html: String, textarea id: String) -> String? {
+        guard let open = html.range(of: "id=\"\(id)\""), let start = html[open.upperBound...].range(of: ">"),
+              let end = html[start.upperBound...].range(of: "</textarea>") else { return nil }
+        var text = String(html[start.upperBound..<end.lowerBound])
+        if text.hasPrefix("\n") { text.removeFirst() }
+        for (reference, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&amp;", "&")] {
+            text = text.replacingOccurrences(of: reference, with: character)
+        }
+        return text.replacingOccurrences(of: "\n", with: "\r\n")
+    }
+
+    /// Saving a record's page unchanged leaves a multi-line STRING as it was: a value that
+    /// starts with a line break keeps it, and LF line breaks do not come back as the browser's
+    /// CR LF (C32). A changed value is saved with LF line breaks.
+    @Test func savingAPageUnchangedKeepsLineBreaksAsStored() throws {
+        let server = try ConsoleTests.server
+        let console = try ConsoleTests.admin()
+        let zone = try server.makeZone("lines")
+        let stored = "\nfirst line\nsecond line"
+        try server.create("lines", fields: ["title": Body.field(.string(stored))], zone: zone)
+        let page = try console.get(Self.base + "/record?" + Self.selection(zone) + "&name=lines")
+        let typed = try #require(Self.submitted(page.text, textarea: "field-value0"), "\(page.text)")
+        let tag = try #require(Self.lookup(server, "lines", zone: zone)["recordChangeTag"]?.stringValue)
+        let selection = ["database": "private", "user": "ada@example.com", "zone": zone, "name": "lines", "tag": tag, "type": "Note", "rows": "1",
+                         "name0": "title", "existing0": "yes", "type0": "STRING"]
+        let saved = try console.post(Self.base + "/record", selection.merging(["value0": typed]) { $1 })
+        #expect(saved.status == 303, "\(saved.text)")
+        let record = try Self.lookup(server, "lines", zone: zone)
+        #expect(record["fields"]?["title"]?["value"]?.stringValue == stored, "\(record)")
+
+        let newTag = try #require(record["recordChangeTag"]?.stringValue)
+        let changed = try console.post(Self.base + "/record", selection.merging(["tag": newTag, "value0": "one\r\ntwo"]) { $1 })
+        #expect(changed.status == 303, "\(changed.text)")
+        #expect(try Self.lookup(server, "lines", zone: zone)["fields"]?["title"]?["value"]?.stringValue == "one\ntwo")
+    }
+
     @Test func recordsAreCreatedUpdatedWithTheirChangeTagAndDeletedAndBadInputSavesNothing() throws {
         let server = try ConsoleTests.server
         let console = try ConsoleTests.admin()
@@ -160,7 +199,7 @@ import TandemTestSupport
             "name": "made", "tag": tag, "type": "Note", "rows": "2", "name0": "title", "existing0": "yes", "type0": "STRING", "value0": "Changed",
             "name1": "count", "existing1": "yes", "type1": "INT64", "value1": "seven",
         ]) { $1 })
-        #expect(bad.status == 400 && bad.text.contains("id=\"field-value1-error\"") && bad.text.contains(">seven</textarea>"), "\(bad.text)")
+        #expect(bad.status == 400 && bad.text.contains("id=\"field-value1-error\"") && bad.text.contains(">\nseven</textarea>"), "\(bad.text)")
         #expect(try Self.lookup(server, "made", zone: zone)["recordChangeTag"]?.stringValue == tag, "nothing was half-saved")
 
         let updated = try console.post(Self.base + "/record", selection.merging([
