@@ -116,6 +116,9 @@ import TandemCore
         #expect(response.status == 200)
         #expect(response.headers["content-type"] == sample.contentType)
         #expect(response.body == sample.bytes)
+        // The sharer's bytes are never sniffed into a page, nor run as one (C33).
+        #expect(response.headers["x-content-type-options"] == "nosniff")
+        #expect(response.headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'; sandbox")
     }
 
     @Test func privateShareHasNoThumbnailAndItsPageNamesNothing() throws {

@@ -45,8 +45,15 @@ struct WebPages: Sendable {
                 .fields["cloudkit.thumbnailImageData"] else {
             throw CloudKitError(.notFound, "no thumbnail")
         }
-        return HTTPResponse(status: 200, headers: [("content-type", ImageTypes.sniff(bytes)), ("cache-control", "public, max-age=300")], body: bytes)
+        return HTTPResponse(status: 200, headers: [("content-type", ImageTypes.sniff(bytes)), ("cache-control", "public, max-age=300")]
+                            + Self.thumbnailHeaders, body: bytes)
     }
+
+    /// The thumbnail's bytes are the sharer's (any `cloudkit.thumbnailImageData`): never sniffed
+    /// into another type, and opened on their own they run nothing and frame nothing (C33).
+    static let thumbnailHeaders: [(String, String)] = [
+        ("x-content-type-options", "nosniff"), ("content-security-policy", "default-src 'none'; frame-ancestors 'none'; sandbox"),
+    ]
 }
 
 /// Image content types by their first bytes (PNG, JPEG, GIF, WebP; otherwise octet-stream).
