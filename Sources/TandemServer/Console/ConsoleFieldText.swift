@@ -21,13 +21,11 @@ enum ConsoleFieldText {
     /// the field (it names the field as `name`).
     static func value(_ text: String, type: FieldType, name: String, previous: FieldValue? = nil) throws(CloudKitError) -> FieldValue {
         // A browser sends a text box's line breaks as CR LF (HTML's form encoding), whatever the
-        // value held: a STRING comes back with LF line breaks, and one whose text is the stored
-        // value's, line breaks aside, stays exactly as stored (decisions C32).
-        var text = text
-        if type == .scalar(.string) {
-            if case .string(let old)? = previous, lineFeeds(old) == lineFeeds(text) { return .string(old) }
-            text = lineFeeds(text)
-        }
+        // value held. A text the form showed for the stored value and sent back unchanged (line
+        // breaks aside) keeps that value exactly, as a list's empty items and a string's own line
+        // breaks cannot travel through the text box; a changed STRING is read with LF (C32).
+        if let previous, previous.type == type, lineFeeds(Self.text(previous)) == lineFeeds(text) { return previous }
+        let text = type == .scalar(.string) ? lineFeeds(text) : text
         let json: JSONValue
         switch type {
         case .scalar(let scalar):

@@ -151,9 +151,9 @@ import TandemTestSupport
         return text.replacingOccurrences(of: "\n", with: "\r\n")
     }
 
-    /// Saving a record's page unchanged leaves a multi-line STRING as it was: a value that
-    /// starts with a line break keeps it, and LF line breaks do not come back as the browser's
-    /// CR LF (C32). A changed value is saved with LF line breaks.
+    /// Saving a record's page unchanged leaves its values as they were: a STRING that starts
+    /// with a line break keeps it, its LF line breaks do not come back as the browser's CR LF,
+    /// a list keeps its empty items (C32). A changed STRING is saved with LF line breaks.
     @Test func savingAPageUnchangedKeepsLineBreaksAsStored() throws {
         let server = try ConsoleTests.server
         let console = try ConsoleTests.admin()
@@ -169,6 +169,17 @@ import TandemTestSupport
         #expect(saved.status == 303, "\(saved.text)")
         let record = try Self.lookup(server, "lines", zone: zone)
         #expect(record["fields"]?["title"]?["value"]?.stringValue == stored, "\(record)")
+
+        // A list's empty item has no line of its own to come back on.
+        let items: JSONValue = ["a", "", "b"]
+        try server.create("items", fields: ["tags": Body.field(items, "STRING_LIST")], zone: zone)
+        let listPage = try console.get(Self.base + "/record?" + Self.selection(zone) + "&name=items")
+        let listText = try #require(Self.submitted(listPage.text, textarea: "field-value0"), "\(listPage.text)")
+        let listTag = try #require(Self.lookup(server, "items", zone: zone)["recordChangeTag"]?.stringValue)
+        let listSaved = try console.post(Self.base + "/record", selection.merging([
+            "name": "items", "tag": listTag, "name0": "tags", "type0": "STRING_LIST", "value0": listText]) { $1 })
+        #expect(listSaved.status == 303, "\(listSaved.text)")
+        #expect(try Self.lookup(server, "items", zone: zone)["fields"]?["tags"]?["value"] == items)
 
         let newTag = try #require(record["recordChangeTag"]?.stringValue)
         let changed = try console.post(Self.base + "/record", selection.merging(["tag": newTag, "value0": "one\r\ntwo"]) { $1 })
