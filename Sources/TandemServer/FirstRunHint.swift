@@ -1,6 +1,6 @@
 /// What `tandem serve` prints at start while its data directory has no container yet
 /// (decision F8): the commands that make one, a user and a token, and where the console is.
-/// Printed once per start, before the console's one-time setup line.
+/// Printed once per start, after the console's one-time setup line.
 enum FirstRunHint {
     /// The lines, `--data` spelled out unless it is the default `./tandem-data`.
     static func text(dataDirectory: String, base: String) -> String {
