@@ -1,5 +1,6 @@
-# Tandem: `make run` serves on 127.0.0.1:8080 with embedded SQLite in ./tandem-data;
-# `make test` runs every test; `make bench` prints the benchmark figures; `make deb` builds the
+# Tandem: `make run` serves on 127.0.0.1:8080 with embedded SQLite in ./tandem-data
+# (`make run PORT=9090 DATA=/srv/tandem` for others); `make test` runs every test, the README's
+# walk-through included; `make bench` prints the benchmark figures; `make deb` builds the
 # Debian package in .build/deb/ (CONFIG=debug packages the debug build instead of a release one).
 SWIFT ?= swift
 DATA ?= ./tandem-data
@@ -21,6 +22,7 @@ test-bootstrap:
 	@scripts/bootstrap --test
 
 build: bootstrap
+	@echo "building tandem (release; the first build compiles every module and takes several minutes, see README)"
 	$(SWIFT) build -c release --product tandem
 
 run: build
@@ -49,6 +51,9 @@ test: test-bootstrap
 	@# removed and purged (scripts/test-deb; needs root, through sudo otherwise; decision F27).
 	$(MAKE) deb CONFIG=debug
 	scripts/test-deb .build/deb/tandem-debug.deb
+	@# The README's shell blocks, pasted in order against a fresh server, must print what the README
+	@# shows (issue 22, decision F3): a README change that breaks the walk-through fails here.
+	scripts/readme-walkthrough --bin .build/debug
 
 # The LocalStore convergence test (issue 15) for many seeds: SEEDS=N from SEED_BASE, STEPS
 # random operations each (make test runs three seeds). A failure prints its seed and the run's log.

@@ -7,8 +7,13 @@ import Tandem
 struct Notebooks {
     let store: LocalStore
 
+    /// The app's notes: `Note` records with a `notebook` (another app's `Note`s in the same
+    /// container, like the README's curl walk-through's, are not ours to list).
     var notes: [Record] {
-        get throws { try store.records(matching: Query(recordType: "Note", sort: [.ascending("notebook"), .ascending("created")])) }
+        get throws {
+            try store.records(matching: Query(recordType: "Note", sort: [.ascending("notebook"), .ascending("created")]))
+                .filter { $0["notebook"] is String }
+        }
     }
 
     /// Adds a note to a notebook: beside its existing notes (in their zone), or in the default zone.
@@ -24,11 +29,22 @@ struct Notebooks {
         return note
     }
 
-    func edit(_ name: String, text: String) throws {
-        guard var note = try notes.first(where: { $0.recordID.recordName == name }) else { throw NotesError("no note \(name)") }
-        guard try store.canUpdateRecord(note.recordID) else { throw NotesError("\(name) is read-only for you") }
+    /// Changes a note's text; `name` is the note's record name or its current text (when only
+    /// one note has that text), so a walk-through need not know the random record names.
+    /// Returns the note's record name.
+    @discardableResult
+    func edit(_ name: String, text: String) throws -> String {
+        let all = try notes
+        let byText = all.filter { $0["text"] as? String == name }
+        guard byText.count <= 1 || all.contains(where: { $0.recordID.recordName == name }) else {
+            throw NotesError("\(byText.count) notes read \"\(name)\": name one by its ID (list shows them)")
+        }
+        guard var note = all.first(where: { $0.recordID.recordName == name }) ?? byText.first else { throw NotesError("no note \(name)") }
+        let id = note.recordID.recordName
+        guard try store.canUpdateRecord(note.recordID) else { throw NotesError("\(id) is read-only for you") }
         note["text"] = text
         try store.save([note])
+        return id
     }
 
     /// Shares a notebook with someone (a new share the first time; the same share afterwards).

@@ -5,7 +5,7 @@ import Tandem
 // notebook; edits work offline and both devices converge once they reach the server.
 //
 //   TANDEM_TOKEN=… shared-notes add Groceries "Buy milk"
-//   shared-notes list | edit NOTE TEXT | share NOTEBOOK EMAIL [--read-only] | accept URL | sync
+//   shared-notes list | edit NOTE TEXT (NOTE: its ID or its current text) | share NOTEBOOK EMAIL [--read-only] | accept URL | sync
 //
 // Environment: TANDEM_TOKEN (required), TANDEM_URL (default http://127.0.0.1:8080),
 // NOTES_FILE (default ./notes.sqlite), TANDEM_CONTAINER (default iCloud.com.example.notes).
@@ -50,8 +50,7 @@ func run(_ arguments: [String]) async throws {
         let note = try notebooks.add(rest[1], to: rest[0])
         print("added \(note.recordID.recordName) to \(rest[0])")
     case ("edit", 2):
-        try notebooks.edit(rest[0], text: rest[1])
-        print("edited \(rest[0])")
+        print("edited \(try notebooks.edit(rest[0], text: rest[1]))")
     case ("list", 0):
         for note in try notebooks.notes {
             let shared = try store.isShared(note.recordID) ? (try store.canUpdateRecord(note.recordID) ? " [shared]" : " [shared, read-only]") : ""

@@ -141,11 +141,15 @@ public final class TandemServer: Sendable {
         journal.removeAll()   // after binding: a second process on the same data directory fails above
         purger.start()
         log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
+        let wildcard = ["0.0.0.0", "::", "[::]", ""].contains(configuration.host)
+        let base = configuration.publicURL ?? "http://\(wildcard ? "127.0.0.1" : configuration.host):\(http.port)"
         if let code = try consoleSetup.open(store: store) {
             // Printed once, to the terminal only (decisions C2).
-            let wildcard = ["0.0.0.0", "::", "[::]", ""].contains(configuration.host)
-            let base = configuration.publicURL ?? "http://\(wildcard ? "127.0.0.1" : configuration.host):\(http.port)"
             log.message("no server administrator yet: create the first one at \(base)/console/setup?code=\(code) (or run: tandem admin add EMAIL)")
+        }
+        // After the setup line, which scripts and tests read right after "serving on" (F8).
+        if try store.read({ try $0.containers().isEmpty }) {
+            log.message(FirstRunHint.text(dataDirectory: configuration.dataDirectory, base: base))
         }
     }
 

@@ -2,11 +2,17 @@ import Foundation
 import TandemServer
 import TandemStore
 
-/// `tandem app add` and `tandem app domains`: apps registered to a container with their
-/// associated domains (`applinks:` entries), as the server's links/match consults them.
+/// `tandem app add`, `tandem app domains` and `tandem app list`: apps registered to a container
+/// with their associated domains (`applinks:` entries), as the server's links/match consults them.
 enum AppCommand {
     static func run(_ words: [String], options: Options, data: String) throws -> Int32 {
         guard let container = options.value("container") else { throw UsageError("app \(words.first ?? "") needs --container ID") }
+        if words[0] == "list" {
+            for app in try CommandLine.withStore(data, { store in try store.read { try $0.apps(container: container) } }) {
+                print(line(app))
+            }
+            return 0
+        }
         let app = words[1]
         let stored = try CommandLine.withStore(data) { store in
             let links = LinkService(store: store)
@@ -17,8 +23,13 @@ enum AppCommand {
                 return try links.changeDomains(app, container: container, add: list(options.value("add")), remove: list(options.value("remove")))
             }
         }
-        print("\(stored.appID) in \(stored.container): \(stored.domains.isEmpty ? "no associated domains" : stored.domains.joined(separator: " "))")
+        print(line(stored))
         return 0
+    }
+
+    /// `APPID in CONTAINER: applinks:a.com applinks:b.com`.
+    private static func line(_ app: StoredApp) -> String {
+        "\(app.appID) in \(app.container): \(app.domains.isEmpty ? "no associated domains" : app.domains.joined(separator: " "))"
     }
 
     /// `a,b` → ["a", "b"]; nil → [].

@@ -24,6 +24,7 @@ extension CommandLine {
         \(AccountCommand.serveUsage)
         \(ServeCommand.usage)
           tandem container create ID [--data DIR]
+          tandem container list [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--origin https://app.example,...] [--sign-in-callback message|URL] [--data DIR]
@@ -42,12 +43,15 @@ extension CommandLine {
           tandem links refresh DOMAIN --container ID [--links-ttl 86400] [--links-fetch-origin URL] [--webhook-allow CIDR]... [--data DIR]
           tandem app add TEAMID.bundle.id --container ID [--domains applinks:example.com,applinks:*.example.com] [--data DIR]
           tandem app domains TEAMID.bundle.id --container ID [--add applinks:a.com,...] [--remove applinks:b.com,...] [--data DIR]
+          tandem app list --container ID [--data DIR]
+        \(ListenCommand.usage)
         """
 
     /// Runs a command line; returns the process exit status.
     static func run(_ arguments: [String]) -> Int32 {
         // `tandem help`, `tandem --help`, `tandem serve -h`: the usage on standard output, success.
-        if arguments.first == "help" || arguments.contains("--help") || arguments.contains("-h") {
+        // No arguments at all: the same (F4; it said "unknown command ''").
+        if arguments.isEmpty || arguments.first == "help" || arguments.contains("--help") || arguments.contains("-h") {
             print(usage)
             return 0
         }
@@ -71,6 +75,11 @@ extension CommandLine {
                 let server = try TandemServer(configuration: configuration)
                 if merged.flag("stop-on-stdin-eof") { StdinWatch.stopWhenStandardInputCloses(server) }
                 try server.runUntilSignalled()
+            case ("listen", nil, 1):
+                return try ListenCommand.run(options)
+            case ("container", "list", 2):
+                // One container ID a line, oldest first is not promised: by ID.
+                for summary in try withStore(data, { try $0.read { try $0.containers() } }) { print(summary.id) }
             case ("container", "create", 3):
                 let id = options.words[2]
                 let created = try withStore(data) { try Admin.createContainer(id, store: $0) }
@@ -137,7 +146,7 @@ extension CommandLine {
                 } ?? 86_400
                 return try LinksCommand.refresh(domain: options.words[2], container: container, ttl: ttl,
                                                 fetchOrigin: try fetchOrigin(options), outboundAllow: try webhookAllow(options), data: data)
-            case ("app", "add", 3), ("app", "domains", 3):
+            case ("app", "add", 3), ("app", "domains", 3), ("app", "list", 2):
                 return try AppCommand.run(Array(options.words.dropFirst()), options: options, data: data)
             default:
                 throw UsageError("unknown command '\(options.words.joined(separator: " "))'")

@@ -60,7 +60,8 @@ enum SchemaCommand {
         for (type, count) in outcome.reindexed.sorted(by: { $0.key < $1.key }) {
             print("reindexed \(count) \(type) record\(count == 1 ? "" : "s")")
         }
-        print("schema of \(target) updated")
+        // Says what happened: an identical schema leaves the environment as it was (F2).
+        print(outcome.changes.isEmpty ? "schema of \(target) unchanged" : "schema of \(target) updated")
     }
 
     static func container(_ options: Options) throws -> String {

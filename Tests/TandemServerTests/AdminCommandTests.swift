@@ -26,7 +26,7 @@ import TandemCore
         #expect(result.error.contains(message), "\(result.error)")
     }
 
-    @Test(arguments: [["help"], ["--help"], ["serve", "--help"], ["user", "add", "-h"]])
+    @Test(arguments: [[], ["help"], ["--help"], ["serve", "--help"], ["user", "add", "-h"]])
     func helpPrintsTheUsageAndSucceeds(arguments: [String]) throws {
         let result = try runTandem(arguments)
         #expect(result.status == 0, "\(result.error)")

@@ -58,7 +58,7 @@ import Testing
         #expect(result.status == 0)
         #expect(result.output == """
               added field Note.body STRING SEARCHABLE
-            ! removed field Note.stars (INT64) and its values  (can lose production data)
+            ! removed field Note.stars (INT64)  (can lose production data)
             2 changes, 1 can lose production data
 
             """)

@@ -28,7 +28,9 @@ public enum SchemaChange: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// One line naming the change: `removed field Note.title (STRING)`.
+    /// One line naming the change: `removed field Note.title (STRING)`. It names what the schema
+    /// does, not what happens to records: an import or promotion never deletes stored records or
+    /// values (decision F2); `losesData` marks what a client could no longer write or read.
     public var description: String {
         switch self {
         case .roleAdded(let role): "added role \(role)"
@@ -36,9 +38,9 @@ public enum SchemaChange: Sendable, Hashable, CustomStringConvertible {
         case .rolePositionsChanged(let from, let to):
             "role positions change from \(from.joined(separator: ", ")) to \(to.joined(separator: ", ")) (users' roles are stored by position)"
         case .recordTypeAdded(let type): "added record type \(type.name) (\(Self.count(type.fields.count, "field")), \(Self.count(type.grants.count, "grant")))"
-        case .recordTypeRemoved(let type): "removed record type \(type.name) and its records"
+        case .recordTypeRemoved(let type): "removed record type \(type.name)"
         case .fieldAdded(let type, let field): "added field \(type).\(field.name) \(Self.spelled(field.type, field.options))"
-        case .fieldRemoved(let type, let field): "removed field \(type).\(field.name) (\(field.type)) and its values"
+        case .fieldRemoved(let type, let field): "removed field \(type).\(field.name) (\(field.type))"
         case .fieldTypeChanged(let type, let field, let from, let to): "changed type of field \(type).\(field) from \(from) to \(to)"
         case .fieldOptionsChanged(let type, let field, let from, let to):
             "changed options of field \(type).\(field) from \(Self.spelled(from)) to \(Self.spelled(to))"

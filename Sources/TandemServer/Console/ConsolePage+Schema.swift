@@ -8,7 +8,7 @@ import TandemStore
 /// indexes (QUERYABLE, SORTABLE, SEARCHABLE) and grants, read-only, and an import of `.ckdb`
 /// text through `SchemaService.importSchema` (as `tandem schema import`): a file that does not
 /// parse is shown again with its line, column and reason beside it, and nothing changes;
-/// data-losing changes to production need the force box (the same rule as the CLI's `--force`).
+/// data-losing changes need the force box in either environment (the CLI's `--force`, decision F2).
 /// The development page lists what deploying would change in production (data-losing changes
 /// marked) and deploys through `SchemaService.promote`, as `tandem schema promote`.
 extension ConsolePage {
@@ -96,9 +96,10 @@ extension ConsolePage {
             <textarea name="ckdb" id="field-ckdb" rows="14" spellcheck="false" required\(error != nil ? " aria-invalid=\"true\" aria-describedby=\"field-ckdb-error\"" : "")>\(ConsoleHTML.textareaText(text ?? current.ckdb))</textarea>
             \(error.map { "<span class=\"field-error\" id=\"field-ckdb-error\" role=\"alert\">\(ConsoleHTML.escape($0))</span>" } ?? "")
             """
-        let force = environment == .production ? """
-            <label class="check"><input type="checkbox" name="force" value="yes" id="field-force"> Apply changes that can lose production data</label>
-            """ : ""
+        // Both environments: an import that can lose data needs the box (decision F2).
+        let force = """
+            <label class="check"><input type="checkbox" name="force" value="yes" id="field-force"> Apply changes that can lose data</label>
+            """
         var deploy = ""
         if environment == .development {
             // What `tandem schema promote` would change in production, data-losing changes marked.

@@ -5,8 +5,10 @@ public import TandemHTTP
 public enum Responses {
     static let jsonHeaders = [("content-type", "application/json; charset=utf-8")]
 
+    /// A JSON body that ends with a newline, so an answer printed by `curl` in a terminal
+    /// ends its line (decision F5; JSON parsers ignore the trailing whitespace).
     public static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, headers: jsonHeaders, body: JSONWriter.bytes(value))
+        HTTPResponse(status: status, headers: jsonHeaders, body: JSONWriter.bytes(value) + [0x0A])
     }
 
     /// A whole-request error: `{uuid, serverErrorCode, reason, ...}` with the code's HTTP status

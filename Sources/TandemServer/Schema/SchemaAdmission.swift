@@ -83,13 +83,16 @@ extension Schema {
     /// grants (spec §5.2), which are also what CloudKit gives a new type.
     static let justInTimeGrants = [Grant(.write, to: Role.creator), Grant(.create, to: Role.icloud), Grant(.read, to: Role.world)]
 
-    /// The schema type a value's wire type implies. Numbers become `NUMBER` (spec §5.2: the type
-    /// exists for inference), which takes integers and doubles alike.
+    /// The schema type a value's wire type implies: the type the value is stored and read back
+    /// as (`{"value": 5}` is `INT64`, `{"value": 4.5}` `DOUBLE`), so a promotion deploys the
+    /// type the records already have (decision F1; it was `NUMBER`, which a file's `INT64`
+    /// then "changed").
     static func inferredType(of type: FieldType) -> DataType {
         func primitive(_ scalar: FieldType.ScalarType) -> Primitive {
             switch scalar {
             case .string: .string
-            case .int64, .double: .number(preferred: nil)
+            case .int64: .int64
+            case .double: .double
             case .timestamp: .timestamp
             case .bytes: .bytes
             case .reference: .reference

@@ -28,8 +28,9 @@ public struct SchemaService: Sendable {
 
     /// Parses `text` and makes it the schema of `environment`.
     ///
-    /// Into production, changes that could lose data (removing a type or field, changing a
-    /// field's type) are refused unless `force` (spec §5.2, "Publishing").
+    /// Changes that could lose data (removing a type or field, changing a field's type) are
+    /// refused unless `force`, in both environments and from the CLI and HTTP alike (spec §5.2,
+    /// "Publishing"; decision F2 extends it to development). Stored records are never deleted.
     /// - Throws: `BAD_REQUEST` with `FILE:LINE:COLUMN: message` for a file that does not parse,
     ///   for names or counts past ``SchemaLimits``, or listing the data-losing changes;
     ///   `NOT_FOUND` for an unknown container.
@@ -68,8 +69,9 @@ public struct SchemaService: Sendable {
             let old = try SchemaRegistry.shared.schema(tx, container: container, environment: environment) ?? Schema()
             let changes = old.changes(to: schema)
             let losing = changes.filter(\.losesData)
-            if environment == .production && !force && !losing.isEmpty {
-                throw CloudKitError.badRequest("refused: \(losing.count) of the changes could lose production data (force to apply):\n"
+            if !force && !losing.isEmpty {
+                let scope = environment == .production ? "production data" : "data (development too, decision F2)"
+                throw CloudKitError.badRequest("refused: \(losing.count) of the changes could lose \(scope); nothing was changed (force to apply):\n"
                                                + losing.map { "  \($0)" }.joined(separator: "\n"))
             }
             return (changes, try SchemaRegistry.put(schema, tx, container: container, environment: environment, at: now))

@@ -49,6 +49,8 @@ public struct StoredAssociationFile: Sendable, Hashable {
 /// Reads of apps and association files (universal links).
 public protocol LinkReading {
     func app(_ appID: String, container: String) throws -> StoredApp?
+    /// Every app registered to `container`, by app ID (`tandem app list`).
+    func apps(container: String) throws -> [StoredApp]
     /// The stored file of `domain` without its body: enough to tell whether a compiled copy is current.
     func associationFileStamp(domain: String, container: String) throws -> (version: Int64, expiresAt: Int64?)?
     func associationFile(domain: String, container: String) throws -> StoredAssociationFile?

@@ -10,6 +10,14 @@ extension SQLiteStoreTransaction {
         }
     }
 
+    func apps(container: String) throws -> [StoredApp] {
+        try db.query("SELECT app_id, container_id, domains, created_at FROM apps WHERE container_id = ? ORDER BY app_id",
+                     [.text(container)]) { row in
+            StoredApp(appID: row.text(0), container: row.text(1),
+                      domains: row.text(2).split(separator: "\n").map(String.init), createdAt: row.int64(3))
+        }
+    }
+
     func associationFileStamp(domain: String, container: String) throws -> (version: Int64, expiresAt: Int64?)? {
         try db.queryOne("SELECT version, expires_at FROM association_files WHERE container_id = ? AND domain = ?",
                         [.text(container), .text(domain)]) { row in

@@ -322,7 +322,10 @@ import TandemCrypto
         #expect(deployed.status == 200 && deployed.text.contains("Deployed to production"), "\(deployed.text)")
         #expect(try browser.get("/console/containers/\(id)/schema/development").text.contains("Production has this schema already."))
         // A data-losing deployment needs the force box.
-        #expect(try browser.post("/console/containers/\(id)/schema/development", ["ckdb": "DEFINE SCHEMA\n  CREATE ROLE editor;\n"]).status == 200)
+        // Removing Note from development can lose data too: refused without the box (F2), applied with it.
+        let unforcedImport = try browser.post("/console/containers/\(id)/schema/development", ["ckdb": "DEFINE SCHEMA\n  CREATE ROLE editor;\n"])
+        #expect(unforcedImport.status == 400 && unforcedImport.text.contains("removed record type Note"), "\(unforcedImport.text)")
+        #expect(try browser.post("/console/containers/\(id)/schema/development", ["ckdb": "DEFINE SCHEMA\n  CREATE ROLE editor;\n", "force": "yes"]).status == 200)
         let marked = try browser.get("/console/containers/\(id)/schema/development")
         #expect(marked.text.contains("<li class=\"losing\"><strong>Can lose production data:</strong> removed record type Note"), "\(marked.text)")
         let unforcedDeploy = try browser.post("/console/containers/\(id)/schema/deploy")

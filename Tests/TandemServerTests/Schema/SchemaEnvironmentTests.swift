@@ -35,8 +35,8 @@ import TandemSchema
         func field(_ name: String) -> Field? { recipe.field(named: name) }
         #expect(field("title")?.type == .string)
         #expect(field("title")?.options == [.queryable, .sortable, .searchable])
-        #expect(field("servings")?.type == .primitive(.number(preferred: nil)))
-        #expect(field("rating")?.type == .primitive(.number(preferred: nil)))
+        #expect(field("servings")?.type == .primitive(.int64), "the type it reads back as (F1)")
+        #expect(field("rating")?.type == .primitive(.double), "the type it reads back as (F1)")
         #expect(field("cooked")?.type == .timestamp)
         #expect(field("tags")?.type == .list(.string))
         #expect(field("tags")?.options == [.queryable, .searchable])
