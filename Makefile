@@ -52,7 +52,9 @@ test: test-bootstrap
 	$(MAKE) deb CONFIG=debug
 	scripts/test-deb .build/deb/tandem-debug.deb
 	@# The README's shell blocks, pasted in order against a fresh server, must print what the README
-	@# shows (issue 22, decision F3): a README change that breaks the walk-through fails here.
+	@# shows (issue 22, decision F3): a README change that breaks the walk-through fails here. First
+	@# the checker itself must fail a wrong line, a silent failure and a hang (F41).
+	scripts/test-readme-walkthrough .build/debug
 	scripts/readme-walkthrough --bin .build/debug
 
 # The LocalStore convergence test (issue 15) for many seeds: SEEDS=N from SEED_BASE, STEPS
