@@ -24,6 +24,25 @@ import TandemTestSupport
         #expect(none.status == 64 && none.error.contains("needs --container"), "\(none.error)")
     }
 
+    /// A mistyped `--data` is an error naming the directory, and leaves nothing behind (F42).
+    @Test func listCommandsOnAMissingDataDirectoryRefuseAndMakeNothing() throws {
+        let directory = NSTemporaryDirectory() + "tandem-test-missing-" + UUID().uuidString
+        for command in [["container", "list"], ["user", "list"], ["app", "list", "--container", TestServer.container]] {
+            let result = try runTandem(command + ["--data", directory])
+            #expect(result.status == 1 && result.output.isEmpty, "\(command): \(result.status) \(result.output)")
+            #expect(result.error.contains("no Tandem data in \(directory)"), "\(command): \(result.error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory), "a listing made the data directory")
+    }
+
+    /// `app list` of a container that does not exist says so, as `app add` does (F43).
+    @Test func appListOfAnUnknownContainerSaysSo() throws {
+        let server = try Shared.server
+        let result = try runTandem(["app", "list", "--container", "iCloud.com.example.nosuch", "--data", server.dataDirectory])
+        #expect(result.status == 1 && result.output.isEmpty, "\(result.status) \(result.output)")
+        #expect(result.error.contains("no container 'iCloud.com.example.nosuch'"), "\(result.error)")
+    }
+
     @Test func listenPrintsTheHelloThenEachNotificationAsAJSONLine() throws {
         let server = try TestServer()
         let subscribed = try server.post("subscriptions/modify", ["operations": [["operationType": "create", "subscription": [
