@@ -101,6 +101,16 @@ import TandemTestSupport
         #expect(server.standardError?.value.contains(hint) == false, "\(server.standardError?.value ?? "")")
     }
 
+    /// A data directory the shell would split is quoted in the hint, so its lines can be pasted (F46).
+    @Test func theHintQuotesADataDirectoryWithASpace() throws {
+        let directory = NSTemporaryDirectory() + "tandem test " + UUID().uuidString
+        ExitCleanup.removeAtExit(directory)
+        let server = try TestServer(dataDirectory: directory)
+        #expect(try eventually { server.standardError?.value.contains("tandem token create") == true }, "\(server.standardError?.value ?? "")")
+        let log = server.standardError?.value ?? ""
+        #expect(log.contains("tandem container create iCloud.com.example.notes --data '\(directory)'\n"), "\(log)")
+    }
+
     /// Polls `condition` for up to 20 seconds (the server's log is written as it starts).
     private func eventually(_ condition: () throws -> Bool) throws -> Bool {
         let deadline = Date().addingTimeInterval(20)
