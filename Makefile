@@ -50,9 +50,14 @@ test: test-bootstrap
 	@# The Debian package of the debug build: installed with dpkg -i, served as the tandem user,
 	@# removed and purged (scripts/test-deb; needs root, through sudo otherwise; decision F27).
 	$(MAKE) deb CONFIG=debug
+	@# The debug package has a folder of its own: a release package of the same commit stays (F45).
+	@case "$$(readlink .build/deb/tandem-debug.deb)" in debug/*) ;; *) echo "make-deb: the debug package is not in .build/deb/debug/ (F45)"; exit 1;; esac
+	@if [ -e .build/deb/tandem-release.deb ] && [ .build/deb/tandem-release.deb -ef .build/deb/tandem-debug.deb ]; then echo "make-deb: the debug package replaced the release one (F45)"; exit 1; fi
 	scripts/test-deb .build/deb/tandem-debug.deb
 	@# The README's shell blocks, pasted in order against a fresh server, must print what the README
-	@# shows (issue 22, decision F3): a README change that breaks the walk-through fails here.
+	@# shows (issue 22, decision F3): a README change that breaks the walk-through fails here. First
+	@# the checker itself must fail a wrong line, a silent failure and a hang (F41).
+	scripts/test-readme-walkthrough .build/debug
 	scripts/readme-walkthrough --bin .build/debug
 
 # The LocalStore convergence test (issue 15) for many seeds: SEEDS=N from SEED_BASE, STEPS

@@ -1,10 +1,13 @@
+import Foundation
+
 /// What `tandem serve` prints at start while its data directory has no container yet
 /// (decision F8): the commands that make one, a user and a token, and where the console is.
 /// Printed once per start, after the console's one-time setup line.
 enum FirstRunHint {
-    /// The lines, `--data` spelled out unless it is the default `./tandem-data`.
+    /// The lines, `--data` spelled out unless it is the default `./tandem-data`, quoted for the
+    /// shell when it needs it (a folder with a space was printed bare and split in two; F46).
     static func text(dataDirectory: String, base: String) -> String {
-        let data = ["./tandem-data", "tandem-data"].contains(dataDirectory) ? "" : " --data \(dataDirectory)"
+        let data = ["./tandem-data", "tandem-data"].contains(dataDirectory) ? "" : " --data \(shellWord(dataDirectory))"
         return """
             no containers yet: this data directory is empty. Next, in another terminal:
               tandem container create iCloud.com.example.notes\(data)
@@ -12,5 +15,14 @@ enum FirstRunHint {
               tandem token create --user you@example.com\(data)   # prints a token for Authorization: Bearer …
             or open the console at \(base)/console/ (README.md "Try it with curl" walks through the API)
             """
+    }
+
+    /// `text` as one shell word: as it is when it holds only characters no shell treats
+    /// specially, else in single quotes (a `'` inside as `'\''`).
+    private static let shellPlain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@%,=")
+
+    static func shellWord(_ text: String) -> String {
+        let plain = !text.isEmpty && text.allSatisfy(shellPlain.contains)
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

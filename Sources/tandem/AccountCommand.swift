@@ -110,7 +110,7 @@ enum AccountCommand {
         case ("token", _, _) where options.flag("admin"):
             throw UsageError("admin tokens: token create --admin [--expires DURATION] | token list --admin | token revoke --admin ID")
         case ("user", "list", 2):
-            for profile in try CommandLine.withStore(data, { try AccountAdmin.list(store: $0) }) { print(line(profile)) }
+            for profile in try CommandLine.withStore(data, existing: true, { try AccountAdmin.list(store: $0) }) { print(line(profile)) }
         case ("user", "show", 3):
             let (profile, methods, sessions) = try CommandLine.withStore(data) { try AccountAdmin.show(words[2], store: $0) }
             print(line(profile))

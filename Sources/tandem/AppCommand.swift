@@ -1,4 +1,5 @@
 import Foundation
+import TandemCore
 import TandemServer
 import TandemStore
 
@@ -8,7 +9,14 @@ enum AppCommand {
     static func run(_ words: [String], options: Options, data: String) throws -> Int32 {
         guard let container = options.value("container") else { throw UsageError("app \(words.first ?? "") needs --container ID") }
         if words[0] == "list" {
-            for app in try CommandLine.withStore(data, { store in try store.read { try $0.apps(container: container) } }) {
+            // An unknown container is an error, as `app add` says (F43), not an empty list.
+            let apps = try CommandLine.withStore(data, existing: true) { store in
+                try store.read { reader in
+                    guard try reader.containerExists(container) else { throw CloudKitError(.notFound, "no container '\(container)'") }
+                    return try reader.apps(container: container)
+                }
+            }
+            for app in apps {
                 print(line(app))
             }
             return 0

@@ -79,7 +79,7 @@ extension CommandLine {
                 return try ListenCommand.run(options)
             case ("container", "list", 2):
                 // One container ID a line, oldest first is not promised: by ID.
-                for summary in try withStore(data, { try $0.read { try $0.containers() } }) { print(summary.id) }
+                for summary in try withStore(data, existing: true, { try $0.read { try $0.containers() } }) { print(summary.id) }
             case ("container", "create", 3):
                 let id = options.words[2]
                 let created = try withStore(data) { try Admin.createContainer(id, store: $0) }
@@ -166,7 +166,13 @@ extension CommandLine {
 
     /// Opens the store, runs `body`, closes the store. A running server's writer may hold the
     /// write lock for a moment at a time; a busy database is retried for up to 30 seconds.
-    static func withStore<T>(_ directory: String, _ body: (SQLiteStore) throws -> T) throws -> T {
+    /// `existing`: for listing commands, which must find a data directory rather than make one
+    /// (a mistyped `--data` listed nothing, exit 0, and left an empty store behind; F42).
+    /// - Throws: `NOT_FOUND` "no Tandem data in DIR" when `existing` and DIR has no database.
+    static func withStore<T>(_ directory: String, existing: Bool = false, _ body: (SQLiteStore) throws -> T) throws -> T {
+        if existing && !FileManager.default.fileExists(atPath: directory + "/tandem.sqlite") {
+            throw CloudKitError(.notFound, "no Tandem data in \(directory) (tandem serve or tandem container create makes it there; --data DIR names another directory)")
+        }
         let deadline = Date().addingTimeInterval(30)
         while true {
             do {

@@ -24,6 +24,25 @@ import TandemTestSupport
         #expect(none.status == 64 && none.error.contains("needs --container"), "\(none.error)")
     }
 
+    /// A mistyped `--data` is an error naming the directory, and leaves nothing behind (F42).
+    @Test func listCommandsOnAMissingDataDirectoryRefuseAndMakeNothing() throws {
+        let directory = NSTemporaryDirectory() + "tandem-test-missing-" + UUID().uuidString
+        for command in [["container", "list"], ["user", "list"], ["app", "list", "--container", TestServer.container]] {
+            let result = try runTandem(command + ["--data", directory])
+            #expect(result.status == 1 && result.output.isEmpty, "\(command): \(result.status) \(result.output)")
+            #expect(result.error.contains("no Tandem data in \(directory)"), "\(command): \(result.error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory), "a listing made the data directory")
+    }
+
+    /// `app list` of a container that does not exist says so, as `app add` does (F43).
+    @Test func appListOfAnUnknownContainerSaysSo() throws {
+        let server = try Shared.server
+        let result = try runTandem(["app", "list", "--container", "iCloud.com.example.nosuch", "--data", server.dataDirectory])
+        #expect(result.status == 1 && result.output.isEmpty, "\(result.status) \(result.output)")
+        #expect(result.error.contains("no container 'iCloud.com.example.nosuch'"), "\(result.error)")
+    }
+
     @Test func listenPrintsTheHelloThenEachNotificationAsAJSONLine() throws {
         let server = try TestServer()
         let subscribed = try server.post("subscriptions/modify", ["operations": [["operationType": "create", "subscription": [
@@ -80,6 +99,16 @@ import TandemTestSupport
         try server.start()
         #expect(try eventually { server.standardError?.value.contains("tandem serving on") == true })
         #expect(server.standardError?.value.contains(hint) == false, "\(server.standardError?.value ?? "")")
+    }
+
+    /// A data directory the shell would split is quoted in the hint, so its lines can be pasted (F46).
+    @Test func theHintQuotesADataDirectoryWithASpace() throws {
+        let directory = NSTemporaryDirectory() + "tandem test " + UUID().uuidString
+        ExitCleanup.removeAtExit(directory)
+        let server = try TestServer(dataDirectory: directory)
+        #expect(try eventually { server.standardError?.value.contains("tandem token create") == true }, "\(server.standardError?.value ?? "")")
+        let log = server.standardError?.value ?? ""
+        #expect(log.contains("tandem container create iCloud.com.example.notes --data '\(directory)'\n"), "\(log)")
     }
 
     /// Polls `condition` for up to 20 seconds (the server's log is written as it starts).

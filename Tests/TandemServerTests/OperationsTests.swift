@@ -25,7 +25,9 @@ import TandemCore
 
     @Test func openAPIDescribesEveryEndpointAndTheErrorBody() throws {
         let server = try Shared.server
-        let document = try server.request("GET", server.baseURL + "/openapi.json", token: .some(nil)).json
+        let response = try server.request("GET", server.baseURL + "/openapi.json", token: .some(nil))
+        #expect(response.body.last == UInt8(ascii: "\n"), "ends with a newline, as every JSON answer (F5)")
+        let document = response.json
         #expect(document["openapi"] == "3.1.0")
         let paths = document["paths"]?.objectValue?.keys ?? []
         for operation in ["records/modify", "records/lookup", "records/query", "zones/list", "zones/lookup", "zones/modify",

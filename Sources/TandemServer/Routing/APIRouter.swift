@@ -47,7 +47,8 @@ public final class APIRouter: HTTPResponder {
         tandemRoutes = Dictionary(grouping: tandemTable, by: \.operation)
         web = WebPages(services: services)
         console = ConsolePage(services: services, log: log, monitor: ConsoleMonitor(metrics: metrics, openConnections: connectionCount))
-        openAPI = JSONWriter.bytes(OpenAPIDocument.build(routes: table + tandemTable))
+        // Ends with a newline, as every JSON answer (F5).
+        openAPI = JSONWriter.bytes(OpenAPIDocument.build(routes: table + tandemTable)) + [UInt8(ascii: "\n")]
     }
 
     // MARK: HTTPResponder

@@ -43,7 +43,9 @@ enum BodyAdmission {
         // A browser's CORS preflight carries no credentials and no body (J10).
         if head.method == "OPTIONS" { return HTTPBodyPolicy(limit: 0) }
         if credentialedPrefixes.contains(where: head.path.hasPrefix) {
-            return HTTPBodyPolicy(limit: Limits.jsonBodyBytes, admitFirst: true)
+            // A schema promote has no body: `curl -X POST` sends no length, which is an empty body
+            // there, as for signout (A40, F44), instead of 411.
+            return HTTPBodyPolicy(limit: Limits.jsonBodyBytes, admitFirst: true, requiresLength: !SchemaRoutes.isPromote(head))
         }
         // Avatars are accounts paths with a picture's body (A48): their own, larger bound.
         if AvatarRoutes.isUpload(head) { return HTTPBodyPolicy(limit: AvatarImage.maximumBytes + 1, admitFirst: true) }

@@ -8,7 +8,8 @@ import TandemStore
 ///
 /// - `GET  /tandem/1/{container}/{environment}/schema/export` → the `.ckdb` text (`text/plain`)
 /// - `POST /tandem/1/{container}/{environment}/schema/import[?force=true]`, body the `.ckdb` text
-/// - `POST /tandem/1/{container}/production/schema/promote[?force=true]` (development → production)
+/// - `POST /tandem/1/{container}/production/schema/promote[?force=true]` (development → production;
+///   no body, and none needs to be sent: a POST without a length is taken as empty, A40)
 ///
 /// Import and promote answer `{"changes": [...], "dataLosingChanges": n, "reindexed": {type: records}}`.
 /// User tokens are refused: a schema is the developer's, not an app user's.
@@ -41,6 +42,12 @@ enum SchemaRoutes {
         case ("import", _), ("promote", _): throw MethodNotAllowed(allowed: "POST")
         default: throw CloudKitError(.notFound, "unknown schema operation '\(operation)' (export, import, promote)")
         }
+    }
+
+    /// `POST /tandem/1/{container}/{environment}/schema/promote`: the one schema operation
+    /// without a body, so it may come without a length (`curl -X POST`; A40, F44).
+    static func isPromote(_ head: HTTPRequestHead) -> Bool {
+        head.method == "POST" && head.path.hasPrefix("/tandem/1/") && head.path.hasSuffix("/schema/promote")
     }
 
     static func outcome(_ outcome: SchemaService.Outcome) -> HTTPResponse {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemCore
 import TandemSchema
+import TandemTestSupport
 
 /// The schema commands of the built `tandem` and the admin endpoint
 /// `/tandem/1/{container}/{environment}/schema/{export,import,promote}`.
@@ -62,6 +63,34 @@ import TandemSchema
         let forced = try server.request("POST", base + "/production/schema/import?force=true", body: smaller, token: .some(admin))
         #expect(forced.status == 200)
         #expect(forced.json["dataLosingChanges"]?.int64Value == 1)
+    }
+
+    /// `curl -X POST …/schema/promote` sends no content-length: the promote has no body, so that
+    /// is an empty one (A40, F44), not 411; import still needs its length, and the admin token
+    /// is checked as before.
+    @Test func promoteNeedsNoBodyOrLength() throws {
+        let server = try SchemaServer.server
+        let container = try server.makeContainer()
+        let admin = try TestServer.admin(["token", "create", "--admin", "--data", server.dataDirectory])
+        let imported = try server.importSchema(SchemaEnvironmentTests.schema, container: container, environment: "development")
+        #expect(imported.status == 0, "\(imported.error)")
+        func bodiless(_ operation: String, token: String?, length: String = "") throws -> RawSocket.Reply {
+            let socket = try RawSocket(port: server.port)
+            socket.send("POST /tandem/1/\(container)/production/schema/\(operation) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                        + (token.map { "Authorization: Bearer \($0)\r\n" } ?? "") + length + "\r\n")
+            return socket.readUntilClosed(seconds: 20)
+        }
+        // Without a token: refused as with an empty body of stated length.
+        let anonymous = try bodiless("promote", token: nil)
+        let anonymousWithLength = try bodiless("promote", token: nil, length: "Content-Length: 0\r\n")
+        #expect(anonymous.status == anonymousWithLength.status && anonymous.body.contains("AUTHENTICATION_REQUIRED"), "\(anonymous.text)")
+        let promoted = try bodiless("promote", token: admin)
+        #expect(promoted.status == 200, "\(promoted.text)")
+        #expect(promoted.body.contains("added record type Note"), "\(promoted.text)")
+        #expect(try server.exportSchema(container: container, environment: "production")
+                == server.exportSchema(container: container, environment: "development"))
+        let importWithoutLength = try bodiless("import", token: admin)
+        #expect(importWithoutLength.status == 411, "\(importWithoutLength.text)")
     }
 
     @Test func theEndpointRefusesUserTokensAndAnonymousCallers() throws {
