@@ -57,6 +57,11 @@ public final class GroupSessionJournal: Sendable {
     @discardableResult
     public func add(_ data: Data, metadata: Data = Data()) async throws(TandemError) -> Attachment {
         guard let participant = core.state.withLock({ $0.local }) else { throw TandemError(.invalidArguments, "join the session first") }
+        // Refused here, before 100 MiB travel only to be refused: the server answers 413 on the
+        // declared length and closes, and a client still sending then sees a broken pipe.
+        guard data.count <= Limits.journalAttachmentBytes else {
+            throw TandemError(.limitExceeded, "a journal attachment has at most \(Limits.journalAttachmentBytes) bytes (100 MiB); this one has \(data.count)")
+        }
         let url = core.link.transport.journalURL(sessionID: core.id, attachmentID: nil,
                                                  query: [URLQueryItem(name: "participantID", value: participant.uuidString),
                                                          URLQueryItem(name: "metadata", value: metadata.base64EncodedString())])
