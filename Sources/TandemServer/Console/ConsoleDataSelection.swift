@@ -7,9 +7,11 @@ import TandemStore
 ///
 /// - `database`: `public` (the default), `private` or `shared`.
 /// - `user`: the account the console acts as, by email or user record name; empty means the
-///   signed-in administrator. The private and shared databases are that account's; in the public
+///   signed-in account. The private and shared databases are that account's; in the public
 ///   database the schema's grants apply to it. Every read and write runs as that account through
-///   the records services, so the console sees and changes only what it could.
+///   the records services, so the console sees and changes only what it could. Only a server
+///   administrator may name another account: for anyone else a `user` naming someone else is
+///   `ACCESS_DENIED` (decisions C50), so no link or form field changes whose data a page shows.
 /// - `zone`: the zone name (`_defaultZone` when empty); in the shared database `owner` names the
 ///   zone's owner (user record name or email).
 /// - `type`: the record type to query or create.
@@ -30,7 +32,12 @@ struct ConsoleDataSelection {
     /// Messages by field name (`database`, `user`, `zone`, `owner`, `type`).
     var errors: [String: String] = [:]
 
-    init(container: String, environment: Environment, fields: [String: String], admin: UserAccount, reader: any StoreReading) throws {
+    /// - Parameters:
+    ///   - signedIn: the console's account, acted as when `user` is empty.
+    ///   - mayActAsOthers: whether `user` may name another account (server administrators).
+    /// - Throws: `ACCESS_DENIED` when `user` names another account and `mayActAsOthers` is false.
+    init(container: String, environment: Environment, fields: [String: String], signedIn: UserAccount, mayActAsOthers: Bool,
+         reader: any StoreReading) throws {
         self.container = container
         self.environment = environment
         let databaseText = fields["database"] ?? ""
@@ -43,9 +50,12 @@ struct ConsoleDataSelection {
         }
         userText = (fields["user"] ?? "").trimmingCharacters(in: .whitespaces)
         if userText.isEmpty {
-            actor = admin
-        } else if let found = try reader.user(recordNameOrEmail: userText) {
+            actor = signedIn
+        } else if let found = try reader.user(recordNameOrEmail: userText), mayActAsOthers || found.recordName == signedIn.recordName {
             actor = found
+        } else if !mayActAsOthers {
+            // The same answer whether or not the account exists: a member learns nothing of others.
+            throw CloudKitError(.accessDenied, "you read and write only as yourself; only server administrators act as another account")
         } else {
             errors["user"] = "no account '\(userText)'"
         }

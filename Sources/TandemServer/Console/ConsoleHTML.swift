@@ -7,12 +7,16 @@ import Foundation
 enum ConsoleHTML {
     static func escape(_ text: String) -> String { SharePageHTML.escape(text) }
 
-    /// A whole page. `csrf` nil: a signed-out page (no navigation, no sign-out button).
-    static func page(title: String, csrf: String?, current: String = "", body: String) -> String {
+    /// A whole page. `csrf` nil: a signed-out page (no navigation, no sign-out button). `admin`
+    /// false: the navigation of an account that is not an administrator, without the
+    /// administrators' pages (C50).
+    static func page(title: String, csrf: String?, admin: Bool = true, current: String = "", body: String) -> String {
         var nav = ""
         if let csrf {
-            let links = [("containers", "/console/", "Containers"), ("users", "/console/users", "Users"),
-                         ("logs", "/console/logs", "Request log"), ("metrics", "/console/metrics", "Metrics")]
+            let links = admin
+                ? [("containers", "/console/", "Containers"), ("users", "/console/users", "Users"), ("logs", "/console/logs", "Request log"),
+                   ("metrics", "/console/metrics", "Metrics"), ("account", "/console/account", "Account")]
+                : [("containers", "/console/", "Containers"), ("account", "/console/account", "Account")]
             nav = "<nav aria-label=\"Console\"><ul>" + links.map { id, href, label in
                 "<li><a id=\"nav-\(id)\" href=\"\(href)\"\(id == current ? " aria-current=\"page\"" : "")>\(label)</a></li>"
             }.joined() + "</ul>" + form(action: "/console/signout", csrf: csrf, id: "signout", inline: true,

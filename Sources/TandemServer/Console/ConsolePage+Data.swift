@@ -27,7 +27,8 @@ extension ConsolePage {
         guard let environment = Environment(rawValue: name) else { throw CloudKitError(.notFound, "environment must be development or production, not '\(name)'") }
         guard try services.store.read({ try $0.containerExists(container) }) else { throw CloudKitError(.notFound, "no container '\(container)'") }
         let selection = try services.store.read {
-            try ConsoleDataSelection(container: container, environment: environment, fields: visit.fields, admin: visit.admin, reader: $0)
+            try ConsoleDataSelection(container: container, environment: environment, fields: visit.fields, signedIn: visit.user, mayActAsOthers: visit.isAdmin,
+                                     reader: $0)
         }
         switch (visit.context.request.head.method, rest) {
         case ("GET", []): return try browse(visit, selection)
@@ -140,16 +141,19 @@ extension ConsolePage {
         let body = """
             \(ConsoleHTML.notice(fields["done"].flatMap { Self.dataNotices[$0] }))
             <p><a href="/console/containers/\(ConsoleHTML.percent(selection.container))">\(ConsoleHTML.escape(selection.container))</a> · <a id="other-environment" href="/console/containers/\(ConsoleHTML.percent(selection.container))/data/\(selection.environment == .development ? "production" : "development")">\(selection.environment == .development ? "production" : "development") data</a></p>
-            \(queryForm(selection, fields: fields, built: built, zones: zones, types: schema?.recordTypes.map(\.name) ?? []))
+            \(queryForm(selection, fields: fields, built: built, zones: zones, types: schema?.recordTypes.map(\.name) ?? [], actsAsOthers: visit.isAdmin))
             \(problem.map { "<p class=\"error\" id=\"query-error\" role=\"alert\">\(ConsoleHTML.escape($0))</p>" } ?? "")
             \(results)
             """
-        return page(ConsoleHTML.page(title: "\(selection.container) · \(selection.environment.rawValue) data", csrf: visit.csrf, current: "containers", body: body),
+        return page(ConsoleHTML.page(title: "\(selection.container) · \(selection.environment.rawValue) data", csrf: visit.csrf, admin: visit.isAdmin,
+                                     current: "containers", body: body),
                     status: status)
     }
 
     /// The one GET form: selection and query builder.
-    private func queryForm(_ selection: ConsoleDataSelection, fields: [String: String], built: DataQuery, zones: [ZoneID], types: [String]) -> String {
+    /// `actsAsOthers` false: no "act as" field, the page says whose data it is (C50).
+    private func queryForm(_ selection: ConsoleDataSelection, fields: [String: String], built: DataQuery, zones: [ZoneID], types: [String],
+                           actsAsOthers: Bool) -> String {
         func select(_ name: String, label: String, options: [(String, String)], chosen: String) -> String {
             let items = options.map { value, text in
                 "<option value=\"\(ConsoleHTML.escape(value))\"\(value == chosen ? " selected" : "")>\(ConsoleHTML.escape(text))</option>"
@@ -198,8 +202,9 @@ extension ConsolePage {
             <fieldset class="row"><legend>Database</legend>
             <div>\(select("database", label: "Database", options: databases, chosen: selection.database.rawValue))
             \(selection.errors["database"].map { "<span class=\"field-error\" id=\"field-database-error\">\(ConsoleHTML.escape($0))</span>" } ?? "")</div>
-            <div>\(ConsoleHTML.field("Act as (email or user record name)", name: "user", value: selection.userText, autocomplete: "off", placeholder: "you",
-                                error: selection.errors["user"], hint: "The console reads and writes as this account, with its rights. Empty: you."))</div>
+            <div>\(actsAsOthers ? ConsoleHTML.field("Act as (email or user record name)", name: "user", value: selection.userText, autocomplete: "off", placeholder: "you",
+                                error: selection.errors["user"], hint: "The console reads and writes as this account, with its rights. Empty: you.")
+                : "<p class=\"hint\" id=\"acting-as\">You read and write as yourself, \(ConsoleHTML.escape(selection.actor.map { $0.email ?? $0.recordName } ?? "")), with your own rights.</p>")</div>
             <div>\(ConsoleHTML.field("Zone", name: "zone", value: selection.zoneName, autocomplete: "off", error: selection.errors["zone"]))
             \(zones.isEmpty ? "" : "<p class=\"hint\" id=\"zones\">Zones: \(zoneLinks)</p>")</div>
             <div>\(ConsoleHTML.field("Zone owner (shared database)", name: "owner", value: selection.ownerText, autocomplete: "off", error: selection.errors["owner"]))</div>

@@ -75,7 +75,7 @@ extension ConsolePage {
                 button: "Delete \(record.recordName)", danger: true)
         }
         let title = name.isEmpty ? "New \(selection.recordType.isEmpty ? "record" : selection.recordType + " record")" : name
-        return page(ConsoleHTML.page(title: title, csrf: visit.csrf, current: "containers", body: body), status: status)
+        return page(ConsoleHTML.page(title: title, csrf: visit.csrf, admin: visit.isAdmin, current: "containers", body: body), status: status)
     }
 
     private func systemFields(_ record: Record, _ selection: ConsoleDataSelection) -> String {
@@ -236,7 +236,7 @@ extension ConsolePage {
         }
         switch answer {
         case .saved(let saved)?:
-            log.message("console: \(visit.admin.email ?? visit.admin.recordName) \(isNew ? "created" : "updated") record \(saved.recordName) in the \(selection.summary) (\(selection.container), \(selection.environment.rawValue))")
+            log.message("console: \(visit.name) \(isNew ? "created" : "updated") record \(saved.recordName) in the \(selection.summary) (\(selection.container), \(selection.environment.rawValue))")
             return redirect("\(selection.base)/record?\(selection.query)&name=\(ConsoleHTML.percent(saved.recordName))&done=saved")
         case .failed(let error)?:
             // A refusal about one field goes beside it; the rest above the form.
@@ -262,7 +262,7 @@ extension ConsolePage {
         ])]), index: 0)
         switch try services.records.modify([operation], zoneID: selection.zoneID, atomic: true, scope: scope).first {
         case .deleted?, .saved?:
-            log.message("console: \(visit.admin.email ?? visit.admin.recordName) deleted record \(name) in the \(selection.summary) (\(selection.container), \(selection.environment.rawValue))")
+            log.message("console: \(visit.name) deleted record \(name) in the \(selection.summary) (\(selection.container), \(selection.environment.rawValue))")
             return redirect("\(selection.base)?\(selection.query)&done=deleted")
         case .failed(let error)?:
             let problem = error.code == .conflict

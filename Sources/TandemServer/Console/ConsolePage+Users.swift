@@ -71,23 +71,6 @@ extension ConsolePage {
         let methodRows = methods.map { method in
             [ConsoleHTML.escape(method.kind), ConsoleHTML.time(method.createdAt), ConsoleHTML.time(method.lastUsedAt)]
         }
-        let sessionRows = sessions.map { session -> [String] in
-            ["<code>\(session.id)</code>", ConsoleHTML.escape(session.container ?? "every container (CLI token)"),
-             ConsoleHTML.escape(session.session.device ?? "—"), ConsoleHTML.time(session.createdAt),
-             ConsoleHTML.time(session.session.lastUsedAt ?? session.createdAt),
-             ConsoleHTML.form(action: base + "/sessions/revoke", csrf: visit.csrf, id: "revoke-session-\(session.id)", inline: true,
-                              fields: ConsoleHTML.hidden("session", session.id), button: "Revoke", danger: true)]
-        }
-        let subscriptionRows = subscriptions.map { stored -> [String] in
-            let subscription = stored.subscription
-            let watches: String = switch subscription.kind {
-            case .query: "records of type " + (subscription.query?.recordType ?? "?")
-            case .zone: "zone " + (subscription.zoneID?.zoneName ?? "?")
-            case .database: "the database"
-            }
-            return [ConsoleHTML.escape(stored.container), stored.environment.rawValue, stored.scope.rawValue, ConsoleHTML.escape(subscription.subscriptionID),
-                    ConsoleHTML.escape(watches), ConsoleHTML.escape(subscription.webhookURL ?? "—")]
-        }
         let verify = profile.emailVerified || profile.email == nil ? ""
             : ConsoleHTML.form(action: base + "/verify", csrf: visit.csrf, id: "verify", inline: true, fields: "", button: "Mark email verified")
         let revokeAll = sessions.isEmpty ? ""
@@ -107,12 +90,10 @@ extension ConsolePage {
             <h2>Sign-in methods</h2>
             \(ConsoleHTML.table(id: "methods", caption: "Sign-in methods", headers: ["Kind", "Added", "Last used"], rows: methodRows, empty: "No sign-in method (the account uses tokens made with the CLI)."))
             <h2>Sessions</h2>
-            \(ConsoleHTML.table(id: "sessions", caption: "Sessions that are not revoked", headers: ["ID", "Container", "Device", "Created", "Last used", ""],
-                                rows: sessionRows, empty: "No sessions."))
+            \(sessionTable(visit, sessions, revokeAction: base + "/sessions/revoke"))
             <p class="actions">\(revokeAll)</p>
             <h2>Subscriptions</h2>
-            \(ConsoleHTML.table(id: "subscriptions", caption: "Subscriptions", headers: ["Container", "Environment", "Database", "ID", "Watches", "Webhook"],
-                                rows: subscriptionRows, empty: "No subscriptions."))
+            \(subscriptionTable(subscriptions))
             <h2>Remove the account</h2>
             <p><a id="remove-link" class="danger" href="\(base)/remove">Remove this account…</a></p>
             """
@@ -150,7 +131,7 @@ extension ConsolePage {
         }
         let report = try services.deletion.delete(user: profile.recordName)
         services.authenticator.revoked()
-        log.message("console: \(visit.admin.email ?? visit.admin.recordName) removed account \(profile.recordName): \(report.summary)")
+        log.message("console: \(visit.name) removed account \(profile.recordName): \(report.summary)")
         let body = """
             <p id="removed">The account \(ConsoleHTML.escape(name)) was removed.</p>
             <dl id="report">

@@ -3,20 +3,24 @@ import TandemCore
 import TandemHTTP
 import TandemStore
 
-/// The web console at `/console/` (issue 18; decisions C1–C11), for server administrators:
+/// The web console at `/console/` (issue 18; decisions C1–C11, C50–C59): everything for server
+/// administrators; for any other account, only what that account may see (C50):
 ///
 /// - `GET /` — leads to the console (`303` to `/console/`).
 /// - `GET|POST /console/setup` — the first administrator, with the code `tandem serve` printed.
-/// - `GET|POST /console/signin`, `POST /console/signout` — the console session.
+/// - `GET|POST /console/signin`, `POST /console/signout` — the console session (any account).
 /// - `GET /console/`, `POST /console/containers`, `GET /console/containers/{id}`,
 ///   `POST /console/containers/{id}/tokens`, `…/tokens/revoke`, `…/keys/revoke` — containers,
-///   API tokens and server-to-server keys (`ConsolePage+Containers.swift`);
+///   API tokens and server-to-server keys (`ConsolePage+Containers.swift`; a new token's secret
+///   is shown once, on the GET its POST redirects to, C52);
 ///   `GET /console/containers/{id}/shares/{environment}`; `GET|POST /console/shares/{shortGUID}…`,
 ///   a share's page acting for its owner (`ConsolePage+SharePage.swift`, C17);
 ///   `GET|POST /console/containers/{id}/schema/{environment}`, `POST …/schema/deploy`
 ///   (`ConsolePage+Schema.swift`);
 ///   `GET /console/containers/{id}/data/{environment}`, `GET|POST …/data/{environment}/record`,
 ///   `POST …/record/delete` — the data browser (`ConsolePage+Data.swift`, `ConsolePage+Record.swift`).
+/// - `GET /console/account`, `POST /console/account/sessions/revoke` — the signed-in account's
+///   own sessions and subscriptions (`ConsolePage+Account.swift`, C51).
 /// - `GET /console/users`, `GET /console/users/{recordName}`, `POST …/sessions/revoke`,
 ///   `…/verify`, `GET|POST …/remove` — accounts (`ConsolePage+Users.swift`).
 /// - `GET /console/logs`, `/console/logs.json`, `/console/metrics`, `/console/metrics.json` — the
@@ -24,14 +28,18 @@ import TandemStore
 /// - `GET /console/console.css`, `/console/console.js` — the only stylesheet and script.
 ///
 /// Signed out, a page answers `303` to `/console/signin` (to `/console/setup` while there is no
-/// administrator) and a JSON endpoint `401 AUTHENTICATION_REQUIRED`; a session of an account that
-/// is not an administrator gets `403`; a POST whose CSRF field does not match its cookie gets
-/// `403` and changes nothing. Every action calls the function the `tandem` CLI calls; the data
-/// browser calls the records services the HTTP API calls (C20).
+/// administrator) and a JSON endpoint `401 AUTHENTICATION_REQUIRED`. An account that is not an
+/// administrator gets `403 ACCESS_DENIED` from the administrators' pages (users, API tokens,
+/// keys, containers' creation, schemas, the log and the charts), its own shares, records and
+/// sessions only, and a data browser that acts only as itself (C50). A POST whose CSRF field does
+/// not match its cookie gets `403` and changes nothing. Every action calls the function the
+/// `tandem` CLI calls; the data browser calls the records services the HTTP API calls (C20).
 struct ConsolePage: Sendable {
     let services: Services
     let log: RequestLog
     let monitor: ConsoleMonitor
+    /// New API tokens' secrets waiting for the page their POST redirects to (C52).
+    let flash = ConsoleFlash()
 
     /// The largest form body a console page takes (decisions C5).
     static let formBodyBytes = 64 * 1024
@@ -42,13 +50,25 @@ struct ConsolePage: Sendable {
     /// One console request, once it is known who sent it.
     struct Visit {
         var context: RequestContext
-        var admin: UserAccount
+        /// The signed-in account.
+        var user: UserAccount
+        /// Whether it is a server administrator now (C50).
+        var isAdmin: Bool
         var tokenHash: [UInt8]
         /// The CSRF field for this visit's forms.
         var csrf: String
         /// A new CSRF cookie to set, if the browser had none.
         var setCookie: String?
         var fields: [String: String]
+
+        /// The account's email, else its user record name, for pages and the log.
+        var name: String { user.email ?? user.recordName }
+
+        /// Refuses an account that is not a server administrator: the administrators' pages
+        /// and actions (C50).
+        func requireAdmin() throws {
+            guard isAdmin else { throw CloudKitError(.accessDenied, "this page is for server administrators; \(name) is not one") }
+        }
     }
 
     /// The response for a console path, or nil when the path is not the console's.
@@ -86,15 +106,10 @@ struct ConsolePage: Sendable {
         case .signedOut:
             if json { return Responses.error(CloudKitError(.authenticationRequired, "sign in to the console at /console/signin"), uuid: context.uuid) }
             return redirect(try ConsoleAdmin.exists(store: services.store) ? "/console/signin" : "/console/setup")
-        case .notAdmin(let user):
-            if json { return Responses.error(CloudKitError(.accessDenied, "the console is for server administrators"), uuid: context.uuid) }
-            return page(ConsoleHTML.page(title: "Not an administrator", csrf: nil, body: """
-                <p id="refused">\(ConsoleHTML.escape(user.email ?? user.recordName)) is not a server administrator. An operator makes one with: <code>tandem admin add EMAIL</code></p>
-                """), status: 403)
-        case .admin(let user, let hash):
+        case .signedIn(let user, let hash, let isAdmin):
             let (cookie, setCookie) = csrf.cookie(context)
             let fields = head.method == "POST" ? FormBody.parse(context.request.body) : context.parameters
-            visit = Visit(context: context, admin: user, tokenHash: hash, csrf: csrf.token(cookie), setCookie: setCookie, fields: fields)
+            visit = Visit(context: context, user: user, isAdmin: isAdmin, tokenHash: hash, csrf: csrf.token(cookie), setCookie: setCookie, fields: fields)
             if head.method == "POST" && csrf.check(context, fields) == nil { return forbidden() }
         }
         var response: HTTPResponse
@@ -102,7 +117,8 @@ struct ConsolePage: Sendable {
             response = try route(visit)
         } catch let error as CloudKitError where !json {
             // A page's refusal is a page: the reason, and the request ID the log shows.
-            response = page(ConsoleHTML.page(title: error.code == .notFound ? "Not found" : "That did not work", csrf: visit.csrf, body: """
+            let title = error.code == .notFound ? "Not found" : error.code == .accessDenied ? "Not allowed" : "That did not work"
+            response = page(ConsoleHTML.page(title: title, csrf: visit.csrf, admin: visit.isAdmin, body: """
                 <p id="problem" role="alert">\(ConsoleHTML.escape(error.reason))</p>
                 <p class="hint">Request ID <code>\(context.uuid)</code>. <a href="/console/">Back to the console</a></p>
                 """), status: error.code.httpStatus)
@@ -122,11 +138,15 @@ struct ConsolePage: Sendable {
             return response
         case (_, nil), (_, "containers"?):
             return try containers(visit, segments: Array(segments.dropFirst()))
+        case (_, "account"?):
+            return try account(visit, segments: Array(segments.dropFirst()))
         case (_, "users"?):
+            try visit.requireAdmin()
             return try users(visit, segments: Array(segments.dropFirst()))
         case (_, "shares"?):
             return try sharePage(visit, segments: Array(segments.dropFirst()))
         case (_, "logs"?), (_, "logs.json"?), (_, "metrics"?), (_, "metrics.json"?):
+            try visit.requireAdmin()
             return try monitoring(visit, segments: segments)
         default:
             throw CloudKitError(.notFound, "no console page at \(head.path)")

@@ -5,8 +5,8 @@ import TandemStore
 /// Console sessions (decisions C3): the `tandem_console` cookie (`HttpOnly; SameSite=Strict;
 /// Path=/console`, `Secure` over https) holds a random 256-bit token; the store keeps its SHA-256
 /// with an idle limit (1 hour) and an absolute limit (12 hours). Every request reads the session
-/// and checks that its account is still a server administrator, so signing out, `tandem admin
-/// remove` and deleting the account apply at the next request.
+/// and whether its account is (still) a server administrator, so signing out, `tandem admin
+/// remove` and deleting the account apply at the next request (decisions C3, C50).
 struct ConsoleSessions: Sendable {
     static let cookieName = "tandem_console"
     static let idleMilliseconds: Int64 = 60 * 60 * 1000
@@ -20,9 +20,9 @@ struct ConsoleSessions: Sendable {
     enum Standing {
         /// No cookie, or one naming no live session (unknown, signed out, expired, deleted account).
         case signedOut
-        /// A live session of an account that is not (or no longer) an administrator.
-        case notAdmin(UserAccount)
-        case admin(UserAccount, tokenHash: [UInt8])
+        /// A live session; `isAdmin`: its account is a server administrator now (an account that
+        /// is not sees only its own data, C50).
+        case signedIn(UserAccount, tokenHash: [UInt8], isAdmin: Bool)
     }
 
     func standing(_ context: RequestContext) throws -> Standing {
@@ -38,7 +38,7 @@ struct ConsoleSessions: Sendable {
         if now - session.lastUsedAt >= Self.touchMilliseconds {
             try store.write { try $0.touchConsoleSession(hash: hash, at: now) }
         }
-        return admin ? .admin(user, tokenHash: hash) : .notAdmin(user)
+        return .signedIn(user, tokenHash: hash, isAdmin: admin)
     }
 
     /// Starts a session for `user`; returns its Set-Cookie header.

@@ -103,14 +103,15 @@ public final class APIRouter: HTTPResponder {
         default: .badRequest
         }
         var error = CloudKitError(code, reason)
-        if status == 413 {
-            let limit = head.map { bodyPolicy(for: $0).limit } ?? Limits.jsonBodyBytes
-            error.reason = "request body is larger than the \(limit) bytes allowed here: \(reason)"
-        }
+        let limit = head.map { bodyPolicy(for: $0).limit } ?? Limits.jsonBodyBytes
+        // The HTTP layer's reason says the same; one sentence, with the limit of this path.
+        if status == 413 { error.reason = "the request body is larger than the \(limit) bytes allowed here" }
         if status == 503 || status == 429 { error.retryAfter = 1 }
         let uuid = UUID().uuidString.lowercased()
         log.record(method: head?.method ?? "-", path: head?.path ?? "-", status: status, microseconds: 0, bytes: 0, uuid: uuid)
         metrics.observe(endpoint: "http", status: status, seconds: 0)
+        // A browser's form over a page's limit gets a page (C53).
+        if status == 413, let head, let page = FormTooLargePage.response(for: head, limit: limit, uuid: uuid) { return page }
         var response = Responses.error(error, uuid: uuid, status: status)
         if let head { response.headers += CORS.headers(for: head, authenticator: services.authenticator) }
         return response

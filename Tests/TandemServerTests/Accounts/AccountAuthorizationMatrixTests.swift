@@ -233,10 +233,12 @@ struct AccountAuthorizationMatrixTests {
 
 // MARK: The web console (issue 18)
 
-/// Every console page and action × every kind of browser (decisions C3–C5). Outcomes: "ok" (200,
-/// or a 303 that is not to sign-in), "signin" (303 to `/console/signin`), "HTTP 403", or a JSON
-/// endpoint's `serverErrorCode`. An action refused for any reason must leave the store as it was;
-/// one that is "ok" must change it (each case gets its own target).
+/// Every console page and action × every kind of browser (decisions C3–C5, C50–C52). Outcomes:
+/// "ok" (200, or a 303 that is not to sign-in), "signin" (303 to `/console/signin`), "HTTP 403",
+/// "HTTP 404", or a JSON endpoint's `serverErrorCode`. An action refused for any reason must leave
+/// the store as it was; one that is "ok" must change it (each case gets its own target). The
+/// targets name other people's data (Ada's records, another owner's share, another account's
+/// sessions) except the `own…` and `account…` rows, which act on the caller's own.
 extension AccountAuthorizationMatrixTests {
     enum ConsoleCaller: String, CaseIterable, CustomStringConvertible {
         /// A live administrator session with the page's CSRF field.
@@ -245,7 +247,8 @@ extension AccountAuthorizationMatrixTests {
         case adminNoCSRF
         /// The administrator's session, a `csrf` field that does not fit the cookie.
         case adminWrongCSRF
-        /// A live session of an account that is no longer an administrator.
+        /// A fresh session of an account that is not an administrator (one that was demoted), with
+        /// its CSRF field: it reaches only its own data (C50).
         case nonAdmin
         /// A session that was signed out.
         case signedOutSession
@@ -262,26 +265,47 @@ extension AccountAuthorizationMatrixTests {
         case sharePage, shareInvite
         /// The data browser, a record's page, and its save and delete forms (C20–C23).
         case dataPage, recordPage, recordSave, recordDelete
+        /// The caller's own account page, its own session revoked, another account's session named there (C51).
+        case account, accountSessionRevoke, accountSessionRevokeOther
+        /// The caller's own private data and records, and a share the non-administrator owns (C50).
+        case ownDataPage, ownRecordSave, ownShareInvite
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
         var isAction: Bool {
             [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout,
-             .shareInvite, .recordSave, .recordDelete].contains(self)
+             .shareInvite, .recordSave, .recordDelete, .accountSessionRevoke, .accountSessionRevokeOther, .ownRecordSave, .ownShareInvite].contains(self)
+        }
+    }
+
+    /// What an account that is not an administrator gets (C50): its own pages; `403` from the
+    /// administrators' pages and for acting as another account; `404` for a share it does not own.
+    static func nonAdminExpected(_ endpoint: ConsoleEndpoint) -> String {
+        switch endpoint {
+        case .home, .containerPage, .sharesPage, .signout, .account, .accountSessionRevoke, .ownDataPage, .ownRecordSave, .ownShareInvite: "ok"
+        case .logsJSON, .metricsJSON: "ACCESS_DENIED"
+        case .sharePage, .shareInvite, .accountSessionRevokeOther: "HTTP 404"
+        default: "HTTP 403"
         }
     }
 
     /// In `ConsoleCaller.allCases` order: admin, adminNoCSRF, adminWrongCSRF, nonAdmin, signedOutSession, anonymous.
     static func consoleExpected(_ endpoint: ConsoleEndpoint) -> [String] {
-        if endpoint.isJSON { return ["ok", "ok", "ok", "ACCESS_DENIED", required, required] }
-        if endpoint.isAction { return ["ok", "HTTP 403", "HTTP 403", "HTTP 403", "signin", "signin"] }
-        return ["ok", "ok", "ok", "HTTP 403", "signin", "signin"]
+        // The account page is the caller's own for administrators too: another's session is not found there.
+        let admin = endpoint == .accountSessionRevokeOther ? "HTTP 404" : "ok"
+        if endpoint.isJSON { return ["ok", "ok", "ok", nonAdminExpected(endpoint), required, required] }
+        if endpoint.isAction { return [admin, "HTTP 403", "HTTP 403", nonAdminExpected(endpoint), "signin", "signin"] }
+        return [admin, admin, admin, nonAdminExpected(endpoint), "signin", "signin"]
     }
 
     struct ConsoleWorld {
         var server: TestServer
-        /// The session of an administrator who was demoted afterwards.
-        var formerAdmin: [String: String]
+        /// An administrator who was demoted: an account that is not an administrator, with a
+        /// password (each case signs it in afresh, so its sign-out disturbs no other case) and a
+        /// user token (its share is `ownShareInvite`'s).
+        var member: Person
+        /// The administrator's user record name.
+        var root: String
     }
 
     static let consoleLock = NSLock()
@@ -294,11 +318,10 @@ extension AccountAuthorizationMatrixTests {
         let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60"])
         try server.addAdmin("root@example.com", password: "matrix password")
         try server.addAdmin("former@example.com", password: "matrix password")
-        let former = ConsoleClient(server)
-        guard try former.signIn("former@example.com", "matrix password").status == 303 else { throw TestFailure("former admin sign-in") }
-        try former.get("/console/")
         try TestServer.admin(["admin", "remove", "former@example.com", "--data", server.dataDirectory])
-        let world = ConsoleWorld(server: server, formerAdmin: former.cookies)
+        let member = Person(recordName: try server.sqlite("SELECT record_name FROM users WHERE email = 'former@example.com'"), email: "former@example.com",
+                            token: try TestServer.admin(["token", "create", "--user", "former@example.com", "--data", server.dataDirectory]))
+        let world = ConsoleWorld(server: server, member: member, root: try server.sqlite("SELECT record_name FROM users WHERE email = 'root@example.com'"))
         consoleShared = world
         return world
     }
@@ -310,7 +333,10 @@ extension AccountAuthorizationMatrixTests {
         var changed: () throws -> Bool = { false }
     }
 
-    static func consoleTarget(_ endpoint: ConsoleEndpoint, _ server: TestServer, session: ConsoleClient) throws -> ConsoleTarget {
+    /// `session`: the browser whose console cookie the request sends; `actor`: the account it is
+    /// signed in as (the administrator for the signed-out callers).
+    static func consoleTarget(_ endpoint: ConsoleEndpoint, _ world: ConsoleWorld, session: ConsoleClient, actor: String) throws -> ConsoleTarget {
+        let server = world.server
         let container = TestServer.container
         func user() throws -> (email: String, recordName: String, token: String) {
             let email = "\(unique("m"))@example.com".lowercased()
@@ -409,6 +435,26 @@ extension AccountAuthorizationMatrixTests {
             return ConsoleTarget(path: "/console/signout") {
                 try server.sqlite("SELECT revoked_at IS NOT NULL FROM console_sessions WHERE hash = X'\(hash)'") == "1"
             }
+        case .account: return ConsoleTarget(path: "/console/account")
+        case .accountSessionRevoke, .accountSessionRevokeOther:
+            let email = endpoint == .accountSessionRevoke ? try server.sqlite("SELECT email FROM users WHERE record_name = '\(actor)'") : try user().email
+            let hash = ConsoleTests.sha256Hex(try TestServer.admin(["token", "create", "--user", email, "--data", server.dataDirectory]))
+            return ConsoleTarget(path: "/console/account/sessions/revoke", fields: ["session": String(hash.prefix(16)).lowercased()]) {
+                try server.sqlite("SELECT revoked_at IS NOT NULL FROM tokens WHERE hash = X'\(hash)'") == "1"
+            }
+        case .ownDataPage: return ConsoleTarget(path: "/console/containers/\(container)/data/development?database=private&type=Note")
+        case .ownRecordSave:
+            let name = unique("m")
+            return ConsoleTarget(path: "/console/containers/\(container)/data/development/record",
+                                 fields: ["database": "private", "name": name, "type": "Note", "rows": "1", "name0": "title", "type0": "STRING", "value0": "mine"]) {
+                try server.sqlite("SELECT count(*) FROM records WHERE name = '\(name)'") == "1"
+            }
+        case .ownShareInvite:
+            let note = try server.shareNote(owner: world.member)
+            let email = "\(unique("m"))@example.com".lowercased()
+            return ConsoleTarget(path: "/console/shares/\(note.guid)/invite", fields: ["email": email, "permission": "READ_ONLY"]) {
+                try server.sqlite("SELECT count(*) FROM share_participants WHERE email = '\(email)'") == "1"
+            }
         }
     }
 
@@ -420,7 +466,14 @@ extension AccountAuthorizationMatrixTests {
         let browser = ConsoleClient(server)
         guard try browser.signIn("root@example.com", "matrix password").status == 303 else { throw TestFailure("admin sign-in") }
         try browser.get("/console/")
-        let target = try Self.consoleTarget(endpoint, server, session: browser)
+        // The non-administrator's own fresh session, so its sign-out case disturbs no other.
+        let member = ConsoleClient(server)
+        if caller == .nonAdmin {
+            guard try member.signIn(world.member.email, "matrix password").status == 303 else { throw TestFailure("member sign-in") }
+            try member.get("/console/")
+        }
+        let target = try Self.consoleTarget(endpoint, world, session: caller == .nonAdmin ? member : browser,
+                                            actor: caller == .nonAdmin ? world.member.recordName : world.root)
         var cookies = browser.cookies
         var fields = target.fields
         fields["csrf"] = browser.csrf
@@ -428,7 +481,9 @@ extension AccountAuthorizationMatrixTests {
         case .admin: break
         case .adminNoCSRF: fields["csrf"] = nil
         case .adminWrongCSRF: fields["csrf"] = String(repeating: "0", count: 64)
-        case .nonAdmin: cookies = world.formerAdmin.merging(["tandem_csrf": browser.cookies["tandem_csrf"] ?? ""]) { $1 }
+        case .nonAdmin:
+            cookies = member.cookies
+            fields["csrf"] = member.csrf
         case .signedOutSession:
             let other = ConsoleClient(server)
             _ = try other.signIn("root@example.com", "matrix password")

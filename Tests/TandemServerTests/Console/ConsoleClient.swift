@@ -38,8 +38,10 @@ final class ConsoleClient: @unchecked Sendable {
     }
 
     /// GET (or POST with `form`) `path` on the server; remembers cookies and the page's CSRF field.
+    /// `headers`: more request headers (a `Referer`, another `Content-Type`).
     @discardableResult
-    func request(_ method: String, _ path: String, form: [String: String]? = nil, cookies override: [String: String]? = nil) throws -> TestServer.Response {
+    func request(_ method: String, _ path: String, form: [String: String]? = nil, cookies override: [String: String]? = nil,
+                 headers: [String: String] = [:]) throws -> TestServer.Response {
         var request = URLRequest(url: URL(string: server.baseURL + path)!)
         request.httpMethod = method
         request.timeoutInterval = 60
@@ -49,6 +51,7 @@ final class ConsoleClient: @unchecked Sendable {
             request.httpBody = Data(Self.encode(form).utf8)
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let box = ResultBox()
         let done = DispatchSemaphore(value: 0)
         Self.session.dataTask(with: request) { data, response, error in
@@ -144,5 +147,21 @@ extension TestServer {
     func addAdmin(_ email: String, password: String) throws {
         let run = try command(["admin", "add", email, "--password-stdin"], input: password + "\n")
         guard run.status == 0 else { throw TestFailure("admin add: \(run.status) \(run.errors)") }
+    }
+}
+
+extension TestServer {
+    /// A new account that is not a server administrator (unique email, password `password`,
+    /// signed up through the accounts API and verified), with a CLI user token for the API, and
+    /// a console client signed in as it (decisions C50).
+    func consoleMember(_ name: String, password: String = "member password") throws -> (person: Person, console: ConsoleClient) {
+        let email = "\(unique(name).lowercased())@example.com"
+        let recordName = try signUpVerified(email, password: password, apiToken: try apiToken(origins: ["https://app.example"]))
+        let token = try TestServer.admin(["token", "create", "--user", email, "--data", dataDirectory])
+        let console = ConsoleClient(self)
+        let answer = try console.signIn(email, password)
+        guard answer.status == 303, console.cookies["tandem_console"] != nil else { throw TestFailure("member sign-in: \(answer.status) \(answer.text)") }
+        try console.get("/console/")
+        return (Person(recordName: recordName, email: email, token: token), console)
     }
 }

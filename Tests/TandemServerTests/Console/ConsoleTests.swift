@@ -186,27 +186,33 @@ import TandemCrypto
         #expect(browser.cookies["tandem_console"] == nil)
     }
 
-    @Test func nonAdministratorsAreRefused() throws {
+    @Test func anAdministratorDemotedWhileSignedInLosesTheAdministratorsPagesAndCanSignOut() throws {
         let server = try Self.server
+        // An account that is not an administrator signs in (C50) and sees its own console.
         let app = try server.apiToken(origins: ["https://app.example"])
         let email = "\(unique("person"))@example.com"
         try server.signUpVerified(email, password: "person password", apiToken: app)
         let person = ConsoleClient(server)
-        let refused = try person.signIn(email, "person password")
-        #expect(refused.status == 403 && refused.text.contains("not a server administrator"), "\(refused.text)")
-        #expect(person.cookies["tandem_console"] == nil)
+        #expect(try person.signIn(email, "person password").status == 303 && person.cookies["tandem_console"] != nil)
+        #expect(try person.get("/console/").text.contains("id=\"member-note\""))
 
-        // An administrator demoted while signed in is refused at the next request.
+        // An administrator demoted while signed in is refused the administrators' pages at the next request.
         let former = "\(unique("former"))@example.com"
         try server.addAdmin(former, password: Self.password)
         let browser = ConsoleClient(server)
         #expect(try browser.signIn(former, Self.password).status == 303)
-        #expect(try browser.get("/console/").status == 200)
+        #expect(try browser.get("/console/users").status == 200)
         #expect(try server.command(["admin", "remove", former], input: "").status == 0)
-        let after = try browser.get("/console/")
-        #expect(after.status == 403 && after.text.contains("not a server administrator"))
+        let after = try browser.get("/console/users")
+        #expect(after.status == 403 && after.text.contains("not one") && after.text.contains("id=\"signout-submit\""), "\(after.text)")
         let json = try browser.get("/console/metrics.json")
         #expect(json.status == 403 && json.json.serverErrorCode == "ACCESS_DENIED")
+        // The 403 page's Sign out works (it was refused before C54).
+        let hash = Self.sha256Hex(browser.cookies["tandem_console"] ?? "")
+        let out = try browser.post("/console/signout")
+        #expect(out.status == 303 && out.headers["location"] == "/console/signin?done=signed-out", "\(out.status) \(out.text)")
+        #expect(try server.sqlite("SELECT revoked_at IS NOT NULL FROM console_sessions WHERE hash = X'\(hash)'") == "1")
+        #expect(try browser.get("/console/").headers["location"] == "/console/signin")
     }
 
     @Test func aFormWithoutItsCSRFFieldChangesNothing() throws {
@@ -240,7 +246,11 @@ import TandemCrypto
 
         let refused = try browser.post("/console/containers/\(id)/tokens", ["origins": "not an origin"])
         #expect(refused.status == 400 && refused.text.contains("field-origins-error"), "\(refused.text)")
-        let created = try browser.post("/console/containers/\(id)/tokens", ["origins": "https://app.example, http://localhost:3000", "callback": "https://app.example/done"])
+        let posted = try browser.post("/console/containers/\(id)/tokens", ["origins": "https://app.example, http://localhost:3000", "callback": "https://app.example/done"])
+        // Post, redirect, get (C52): the secret is on the page the redirect leads to, once, and never in a URL.
+        let location = posted.headers["location"] ?? ""
+        #expect(posted.status == 303 && location == "/console/containers/\(id)?created=token", "\(posted.status) \(posted.text)")
+        let created = try browser.get(location)
         #expect(created.status == 200, "\(created.text)")
         let token = try #require(created.text.range(of: #"id="new-token">tdk_[A-Za-z0-9_-]+"#, options: .regularExpression)
             .map { String(created.text[$0].dropFirst("id=\"new-token\">".count)) })
@@ -251,6 +261,11 @@ import TandemCrypto
         let cli = try server.command(["token", "list", "--api", "--container", id], input: "")
         let tokenID = try #require(cli.output.split(separator: "\t").first.map(String.init), "\(cli)")
         #expect(created.text.contains("revoke-token-\(tokenID)"))
+        // Reloading shows the secret no more and makes no second token; another session never sees it.
+        let reloaded = try browser.get(location)
+        #expect(reloaded.status == 200 && !reloaded.text.contains(token) && reloaded.text.contains("id=\"created-gone\""), "\(reloaded.text)")
+        #expect(try server.sqlite("SELECT count(*) FROM tokens WHERE container_id = '\(id)' AND kind = 'api'") == "1")
+        #expect(!location.contains("tdk_"))
 
         let revoked = try browser.post("/console/containers/\(id)/tokens/revoke", ["token": tokenID])
         #expect(revoked.status == 303 && revoked.headers["location"] == "/console/containers/\(id)?done=token-revoked")
