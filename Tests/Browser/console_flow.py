@@ -17,6 +17,13 @@ check; exits 0 when all pass, 1 on the first failure, 2 when the browser cannot 
            their box); signing out leads to the sign-in page, which refuses a wrong password and
            signs the administrator in again; Back after signing out shows the sign-in page, not
            a console page the browser kept in its back/forward cache.
+  member   (with --member-email) an account that is not an administrator signs in and sees
+           container names, its own data (no "act as" field), a record it creates, its share, its
+           account page; a form over the page's limit shows the 413 page, whose back link leads to
+           the form; an administrators' page is refused with a Sign out that works; at desktop
+           width and at 390 px, keyboard only.
+
+Reloading the page that shows a new API token shows it no more and makes no second token.
 
 Screenshots (PNG) of each page at both widths go to --screenshots.
 """
@@ -93,6 +100,10 @@ def main():
     parser.add_argument("--setup-url", required=True, help="the URL `tandem serve` printed")
     parser.add_argument("--container", default="iCloud.com.example.browser")
     parser.add_argument("--screenshots", required=True, help="directory for the screenshots")
+    parser.add_argument("--member-email", help="an account that is not an administrator, with a password")
+    parser.add_argument("--member-password")
+    parser.add_argument("--member-container", help="a container where the member owns --member-share")
+    parser.add_argument("--member-share", help="the shortGUID of a share the member owns")
     a = parser.parse_args()
     os.makedirs(a.screenshots, exist_ok=True)
     code = a.setup_url.split("code=", 1)[1]
@@ -122,7 +133,16 @@ def main():
         check(token.startswith("tdk_"), "the new API token is shown once", token)
         rows = browser.evaluate("[...document.querySelectorAll('#api-tokens tbody tr')].map(r => r.innerText)")
         check(len(rows) == 1 and "https://app.example" in rows[0] and "message" in rows[0], "the token is listed with its origin and callback mode", rows)
+        check("tdk_" not in browser.evaluate("location.href"), "the new token is not in the page's URL")
         shot(browser, "container-desktop")
+        # The POST was redirected (C52): reloading shows the secret no more and makes no second token.
+        browser.evaluate("window.beforeReload = true")
+        browser.page("Page.reload", {})
+        browser.wait_for("!window.beforeReload && document.readyState === 'complete' && !!document.getElementById('created-gone')",
+                         what="the reloaded container page")
+        rows = browser.evaluate("[...document.querySelectorAll('#api-tokens tbody tr')].map(r => r.innerText)")
+        check(len(rows) == 1 and not browser.evaluate("!!document.getElementById('new-token')"),
+              "reloading shows the token no more and makes no second one", rows)
 
         tab_to(browser, "schema-development")
         press(browser, "Enter")
@@ -254,9 +274,84 @@ def main():
                              what=f"Back ({step}) after signing out to lead to the sign-in page, not a console page the browser kept")
         check(facts(browser)["h1"] == "Sign in to the console", "phone: Back after signing out shows the sign-in page")
 
+    def member_sign_in(browser):
+        go(browser, a.server + "/console/signin")
+        wait_path(browser, "/console/signin", "the sign-in page")
+        fill(browser, [("field-email", a.member_email), ("field-password", a.member_password)], "signin-submit")
+        wait_path(browser, "/console/", "the member's console")
+
+    def member(browser, width):
+        name = "desktop" if width > 400 else "phone"
+        if width > 400:
+            browser.page("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        member_sign_in(browser)
+        page = facts(browser)
+        check("not a server administrator" in page["text"] and a.member_container in page["text"], f"member ({name}): the containers, no administrators' pages",
+              page["text"][:300])
+        check(not browser.evaluate("!!document.getElementById('nav-users') || !!document.getElementById('create-container')"),
+              f"member ({name}): no users link and no container creation")
+        shot(browser, "member-containers-" + name)
+        container = "/console/containers/" + a.member_container
+        go(browser, a.server + container)
+        wait_path(browser, container, "the member's container page")
+        tab_to(browser, "data-development")
+        press(browser, "Enter")
+        data = container + "/data/development"
+        wait_path(browser, data, "the member's data page")
+        check(browser.evaluate("!!document.getElementById('acting-as') && !document.getElementById('field-user')"),
+              f"member ({name}): the data browser acts as the member, with no field to change that")
+        go(browser, a.server + data + "/record?database=private&type=Note")
+        wait_path(browser, data + "/record", "the member's new record form")
+        record = "visit-" + name
+        fill(browser, [("field-name", record), ("field-name0", "title"), ("field-value0", "Mine")], "edit-record-submit")
+        browser.wait_for("!!(document.getElementById('notice') && document.getElementById('fields'))", what="the member's saved record")
+        check("Mine" in browser.evaluate("document.getElementById('fields').innerText"), f"member ({name}): a record is created in its own private database")
+        shot(browser, "member-record-" + name)
+        # A form over the console's 64 KiB: the 413 page, and its link back to the form.
+        form = browser.evaluate("location.pathname + location.search")
+        browser.evaluate("document.getElementById('field-value0').value = 'x'.repeat(70 * 1024)")
+        tab_to(browser, "edit-record-submit")
+        press(browser, "Enter")
+        browser.wait_for("document.querySelector('h1') && document.querySelector('h1').textContent === 'Form too large'", what="the 413 page")
+        page = facts(browser)
+        check("Nothing was saved" in page["text"] and page["overflow"] <= 0, f"member ({name}): a form over the limit shows the 413 page", page["text"][:300])
+        check(browser.evaluate("document.getElementById('back').getAttribute('href')") == form, "the 413 page links back to the form",
+              browser.evaluate("document.getElementById('back').getAttribute('href')"))
+        shot(browser, "form-too-large-" + name)
+        tab_to(browser, "back")
+        press(browser, "Enter")
+        browser.wait_for(f"location.pathname + location.search === {json.dumps(form)} && document.readyState === 'complete'", what="the form again")
+        check("Mine" in browser.evaluate("document.getElementById('fields').innerText"), f"member ({name}): the record is as saved before")
+        for path, label in [(container + "/shares/development", "shares"), ("/console/shares/" + a.member_share, "share"), ("/console/account", "account")]:
+            browser.open(a.server + path)
+            page = facts(browser)
+            check(page["overflow"] <= 0, f"member ({name}): {path} fits without sideways scrolling", page["overflow"])
+            shot(browser, f"member-{label}-{name}")
+        browser.open(a.server + container + "/shares/development")
+        check(a.member_share in facts(browser)["text"], f"member ({name}): its share is listed")
+        browser.open(a.server + "/console/account")
+        check(browser.evaluate("document.querySelectorAll('#sessions tbody tr').length") >= 1, f"member ({name}): its sessions are listed")
+        go(browser, a.server + "/console/users")
+        wait_path(browser, "/console/users", "the users page")
+        page = facts(browser)
+        check(page["h1"] == "Not allowed" and page["overflow"] <= 0, f"member ({name}): the users page is refused", page["text"][:300])
+        shot(browser, "member-refused-" + name)
+        # The browser logs the page's own 403 as a failed load; nothing else may be there.
+        problems = [e for e in browser.exceptions() if "status of 403" not in str(e)]
+        check(not problems, f"member ({name}): no script errors or CSP violations", problems)
+        tab_to(browser, "signout-submit")
+        press(browser, "Enter")
+        wait_path(browser, "/console/signin", "the sign-in page after the member signs out")
+        check("You signed out." in facts(browser)["text"], f"member ({name}): Sign out on the refusal page works")
+
     def checks(browser):
         desktop(browser)
         phone(browser)
+        if a.member_email:
+            # The phone flow ends signed out.
+            member(browser, 1280)
+            browser.page("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+            member(browser, 390)
 
     return run_checks(checks, "all console checks passed")
 
