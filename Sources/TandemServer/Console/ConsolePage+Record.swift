@@ -55,7 +55,7 @@ extension ConsolePage {
         var body = ConsoleHTML.notice(visit.fields["done"].flatMap { Self.dataNotices[$0] }) + back
         if let problem { body += "<p class=\"error\" id=\"record-error\" role=\"alert\">\(ConsoleHTML.escape(problem))</p>" }
         if let record {
-            body += systemFields(record, selection)
+            body += systemFields(record, selection, linkUsers: visit.isAdmin)
             body += "<h2>Fields</h2>" + fieldTable(record, selection, scope: scope)
         } else if !name.isEmpty {
             body += "<p id=\"tombstone\">This record was deleted.</p>"
@@ -78,10 +78,12 @@ extension ConsolePage {
         return page(ConsoleHTML.page(title: title, csrf: visit.csrf, admin: visit.isAdmin, current: "containers", body: body), status: status)
     }
 
-    private func systemFields(_ record: Record, _ selection: ConsoleDataSelection) -> String {
+    /// `linkUsers`: the creator and modifier link to their user pages (administrators only, C50).
+    private func systemFields(_ record: Record, _ selection: ConsoleDataSelection, linkUsers: Bool) -> String {
         func stamp(_ stamp: Record.Stamp?) -> String {
             guard let stamp else { return "—" }
-            return "\(ConsoleHTML.time(stamp.timestamp)) by <a href=\"/console/users/\(ConsoleHTML.percent(stamp.userRecordName))\">\(ConsoleHTML.escape(stamp.userRecordName))</a>"
+            let name = ConsoleHTML.escape(stamp.userRecordName)
+            return "\(ConsoleHTML.time(stamp.timestamp)) by " + (linkUsers ? "<a href=\"/console/users/\(ConsoleHTML.percent(stamp.userRecordName))\">\(name)</a>" : name)
         }
         func link(_ name: String?) -> String {
             guard let name else { return "—" }

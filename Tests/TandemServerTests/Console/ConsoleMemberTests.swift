@@ -56,6 +56,9 @@ import TandemTestSupport
                 "\(page.text)")
         let own = try console.get(Self.data + "?database=private&type=Note&user=\(person.email.replacingOccurrences(of: "@", with: "%40"))")
         #expect(own.status == 200 && own.text.contains(">\(name)</a>"))
+        let recordPage = try console.get(Self.data + "/record?database=private&name=\(name)")
+        #expect(recordPage.status == 200 && recordPage.text.contains("member&#39;s") && !recordPage.text.contains("href=\"/console/users/"),
+                "no links to the administrators' user pages: \(recordPage.text)")
 
         // Another account's data, named in the URL or a form field: refused, nothing read or written.
         let adas = unique("adas")
