@@ -96,7 +96,7 @@ extension ConsolePage {
             let info = subscription.notificationInfo.map { JSONWriter.string(.object($0)) } ?? "—"
             let delivery: String
             if let url = subscription.webhookURL {
-                delivery = "webhook to \(ConsoleHTML.escape(WebhookLog.host(url))) · <a href=\"\(base("webhooks", container, environment))?subscription=\(ConsoleHTML.percent(id))&amp;user=\(ConsoleHTML.percent(stored.owner))\">deliveries</a>"
+                delivery = "webhook to \(ConsoleHTML.escape(WebhookLog.host(url))) · <a id=\"deliveries-\(stored.key)\" href=\"\(base("webhooks", container, environment))?subscription=\(ConsoleHTML.percent(id))&amp;user=\(ConsoleHTML.percent(stored.owner))\">deliveries</a>"
             } else {
                 let open = streams.filter { $0.user == stored.owner }.count
                 let waiting = polls.filter { $0.user == stored.owner }.count

@@ -296,7 +296,8 @@ extension AccountAuthorizationMatrixTests {
         defer { consoleLock.unlock() }
         if let consoleShared { return consoleShared }
         let origin = try AssociationOrigin()
-        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60", "--links-fetch-origin", origin.origin])
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60", "--links-fetch-origin", origin.origin,
+                                                                     "--webhook-allow", "127.0.0.0/8"])
         try server.addAdmin("root@example.com", password: "matrix password")
         try server.addAdmin("former@example.com", password: "matrix password")
         let former = ConsoleClient(server)
