@@ -5,7 +5,7 @@
 SWIFT ?= swift
 DATA ?= ./tandem-data
 PORT ?= 8080
-ASYNC_SERVER_SUITES = '^TandemServerTests\.(CollaborationScenarioTests|ConversationTests|HighlightScenarioTests|JournalRestartTests|SessionProtocolTests|StreamTests)/'
+ASYNC_SERVER_SUITES = '^TandemServerTests\.(CollaborationScenarioTests|ConsoleLiveTests|ConversationTests|HighlightScenarioTests|JournalRestartTests|SessionProtocolTests|StreamTests)/'
 
 SEEDS ?= 200
 SEED_BASE ?= 1

@@ -34,6 +34,12 @@ extension ConsolePage {
             return try sharesPage(visit, container: segments[0], environment: segments[2])
         case (_, 3...) where segments[1] == "data":
             return try data(visit, container: segments[0], environment: segments[2], rest: Array(segments.dropFirst(3)))
+        case (_, 3...4) where ["subscriptions", "webhooks", "connections"].contains(segments[1]):
+            try visit.requireAdmin()
+            return try push(visit, container: segments[0], environment: segments[2], page: segments[1], action: segments.count == 4 ? segments[3] : nil)
+        case (_, 3...4) where segments[1] == "sharedwithyou":
+            try visit.requireAdmin()
+            return try sharedWithYou(visit, container: segments[0], environment: segments[2], action: segments.count == 4 ? segments[3] : nil)
         case (_, 3) where segments[1] == "schema":
             try visit.requireAdmin()
             return try schema(visit, container: segments[0], environment: segments[2])
@@ -137,8 +143,8 @@ extension ConsolePage {
             \(ConsoleHTML.notice(notice))
             \(createdBox)
             <h2>Environments</h2>
-            <ul id="environments"><li>development: \(container.zones["development"] ?? 0) zones · <a id="schema-development" href="/console/containers/\(escapedID)/schema/development">schema</a> · <a id="shares-development" href="/console/containers/\(escapedID)/shares/development">shares</a> · <a id="data-development" href="/console/containers/\(escapedID)/data/development">data</a></li>
-            <li>production: \(container.zones["production"] ?? 0) zones · <a id="schema-production" href="/console/containers/\(escapedID)/schema/production">schema</a> · <a id="shares-production" href="/console/containers/\(escapedID)/shares/production">shares</a> · <a id="data-production" href="/console/containers/\(escapedID)/data/production">data</a></li></ul>
+            <ul id="environments"><li>development: \(container.zones["development"] ?? 0) zones · <a id="schema-development" href="/console/containers/\(escapedID)/schema/development">schema</a> · <a id="shares-development" href="/console/containers/\(escapedID)/shares/development">shares</a> · <a id="data-development" href="/console/containers/\(escapedID)/data/development">data</a> · <a id="subscriptions-development" href="/console/containers/\(escapedID)/subscriptions/development">subscriptions</a> · <a id="sharedwithyou-development" href="/console/containers/\(escapedID)/sharedwithyou/development">Shared with You</a></li>
+            <li>production: \(container.zones["production"] ?? 0) zones · <a id="schema-production" href="/console/containers/\(escapedID)/schema/production">schema</a> · <a id="shares-production" href="/console/containers/\(escapedID)/shares/production">shares</a> · <a id="data-production" href="/console/containers/\(escapedID)/data/production">data</a> · <a id="subscriptions-production" href="/console/containers/\(escapedID)/subscriptions/production">subscriptions</a> · <a id="sharedwithyou-production" href="/console/containers/\(escapedID)/sharedwithyou/production">Shared with You</a></li></ul>
             <h2>API tokens</h2>
             \(ConsoleHTML.table(id: "api-tokens", caption: "API tokens (ckAPIToken) of \(id)", headers: ["ID", "Allowed origins", "Sign-in callback", "Created", ""],
                                 rows: tokenRows, empty: "No API tokens yet."))

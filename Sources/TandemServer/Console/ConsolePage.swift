@@ -19,6 +19,10 @@ import TandemStore
 ///   (`ConsolePage+Schema.swift`);
 ///   `GET /console/containers/{id}/data/{environment}`, `GET|POST …/data/{environment}/record`,
 ///   `POST …/record/delete` — the data browser (`ConsolePage+Data.swift`, `ConsolePage+Record.swift`).
+///   `GET /console/containers/{id}/subscriptions/{environment}`, `POST …/delete`, `GET …/webhooks/{environment}`,
+///   `GET …/connections/{environment}` — subscriptions and push (`ConsolePage+Push.swift`, C40–C43);
+///   `GET /console/containers/{id}/sharedwithyou/{environment}`, `POST …/test` — apps, association
+///   files, the link tester, conversation counts and live group sessions (`ConsolePage+SharedWithYou.swift`, C44, C45).
 /// - `GET /console/account`, `POST /console/account/sessions/revoke` — the signed-in account's
 ///   own sessions and subscriptions (`ConsolePage+Account.swift`, C51).
 /// - `GET /console/users`, `GET /console/users/{recordName}`, `POST …/sessions/revoke`,

@@ -30,6 +30,8 @@ struct SessionParticipant: Sendable {
     var user: String
     var connection: WebSocketConnection
     var bucket: TokenBucket
+    /// Milliseconds since 1970 (the console's live sessions, decisions C44).
+    var joinedAt: Int64
 }
 
 /// One live session of a conversation and activity; held in memory on this node (decisions G2).
@@ -45,6 +47,8 @@ final class LiveSession: Sendable {
         var store: [String: String] = [:]
         var attachments: [JournalAttachment] = []
         var ended = false
+        /// Messenger frames accepted from participants, reliable and not (decisions C44).
+        var messages = 0
     }
 
     let id: UUID
@@ -53,6 +57,8 @@ final class LiveSession: Sendable {
     let conversationID: String
     let initiator: String
     let initiatorConnection: UInt64
+    /// Milliseconds since 1970.
+    let startedAt: Int64
     let state: Mutex<State>
 
     init(container: String, environment: Environment, conversationID: String, initiator: String, initiatorConnection: UInt64,
@@ -63,6 +69,7 @@ final class LiveSession: Sendable {
         self.conversationID = conversationID
         self.initiator = initiator
         self.initiatorConnection = initiatorConnection
+        startedAt = Clock.milliseconds()
         state = Mutex(State(activity: activity, audience: audience))
     }
 

@@ -37,6 +37,7 @@ extension SessionHub {
                 return .failure(CloudKitError(.throttled,
                                               "more than \(Int(settings.messageRate)) messages per second (burst \(Int(settings.messageBurst))); slow down (G6)"))
             }
+            state.messages += 1
             let receivers = state.participants.lazy.filter { receiver in
                 receiver.id != participant && (frame.recipients.isEmpty || frame.recipients.contains(receiver.id))
             }.map(\.connection)

@@ -1,6 +1,7 @@
 import Synchronization
 import TandemCore
 import TandemHTTP
+import TandemStore
 
 /// The open stream WebSockets, by user: where notifications (and later highlight snapshots and
 /// session events) are pushed. Notifications are not droppable: a client too slow to take them
@@ -14,6 +15,8 @@ final class StreamRegistry: NotificationSink, Sendable {
         var deviceID: String
         /// The client asked not to hear of its own device's writes.
         var muteOwnDevice: Bool
+        /// Milliseconds since 1970 when the WebSocket was accepted.
+        var connectedAt: Int64 = Clock.milliseconds()
     }
 
     private let clients = Mutex<[UInt64: Client]>([:])
@@ -21,6 +24,12 @@ final class StreamRegistry: NotificationSink, Sendable {
     func add(_ client: Client) { clients.withLock { $0[client.connection.id] = client } }
     func remove(_ connection: WebSocketConnection) { _ = clients.withLock { $0.removeValue(forKey: connection.id) } }
     var count: Int { clients.withLock { $0.count } }
+
+    /// The open streams of one container environment, oldest first (the console, decisions C43).
+    func clients(container: String, environment: String) -> [Client] {
+        clients.withLock { all in all.values.filter { $0.container == container && $0.environment == environment } }
+            .sorted { ($0.connectedAt, $0.connection.id) < ($1.connectedAt, $1.connection.id) }
+    }
 
     /// The client on `connection`, if it is open.
     func client(_ connection: WebSocketConnection) -> Client? { clients.withLock { $0[connection.id] } }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TandemCore
+import TandemStore
 
 /// Long-poll delivery for clients that cannot open a WebSocket (CloudKit Web Services:
 /// tokens/create answers a `webcourierURL`). Each push token belongs to a user in a container
@@ -32,6 +33,22 @@ final class WebCourier: NotificationSink, Sendable {
     private let arrived = Mutex<[String: [DispatchSemaphore]]>([:])
     private let order = Mutex<[String: [String]]>([:])
     private let waiters = Atomic<Int>(0)
+    /// Polls parked now, by a number of their own (the console, decisions C43).
+    private let parked = Mutex<(next: UInt64, polls: [UInt64: OpenPoll])>((0, [:]))
+
+    /// A long poll waiting now: whose, for which container environments, since when. Never the token.
+    struct OpenPoll: Sendable {
+        var user: String
+        /// `(container, environment)` pairs the token is registered for.
+        var scopes: [(container: String, environment: String)]
+        /// Milliseconds since 1970.
+        var since: Int64
+    }
+
+    /// The long polls parked now in one container environment, oldest first.
+    func openPolls(container: String, environment: String) -> [OpenPoll] {
+        parked.withLock { $0.polls.values.filter { $0.scopes.contains { $0 == (container, environment) } } }.sorted { $0.since < $1.since }
+    }
     private let closed = Atomic<Bool>(false)
 
     /// Registers `token` for `user` in a container environment (adding it to those the token
@@ -90,6 +107,20 @@ final class WebCourier: NotificationSink, Sendable {
         // Checked after registering, so a close() racing with this poll cannot be missed.
         if closed.load(ordering: .acquiring) { return take() ?? [] }
         if let ready = take(), !ready.isEmpty { return ready }
+        let scopes = mailboxes.withLock { boxes in
+            boxes[token].map { box in
+                (box.user, box.scopes.sorted().map { scope in
+                    let parts = scope.split(separator: "\n", maxSplits: 1).map(String.init)
+                    return (container: parts[0], environment: parts.count > 1 ? parts[1] : "")
+                })
+            }
+        }
+        let number = parked.withLock { parked -> UInt64 in
+            parked.next += 1
+            if let scopes { parked.polls[parked.next] = OpenPoll(user: scopes.0, scopes: scopes.1, since: Clock.milliseconds()) }
+            return parked.next
+        }
+        defer { _ = parked.withLock { $0.polls.removeValue(forKey: number) } }
         _ = semaphore.wait(timeout: .now() + timeout)
         return take() ?? []
     }

@@ -24,6 +24,8 @@ final class WebhookSender: NotificationSink, Sendable {
     /// Deliveries the outbound-address rule refused.
     let refused = Atomic<Int>(0)
     private let log: RequestLog
+    /// Every attempt, for the console (decisions C42).
+    let attemptLog = WebhookLog()
     private let client: OutboundClient
     var rule: OutboundRule { client.rule }
 
@@ -57,7 +59,15 @@ final class WebhookSender: NotificationSink, Sendable {
                     _ = wake.wait(timeout: .now() + min(max((next ?? now + 1) - now, 0.01), 1))
                     continue
                 }
-                let outcome = send(notification, attempt: attempt)
+                let started = DispatchTime.now().uptimeNanoseconds
+                let (outcome, status, failure) = send(notification, attempt: attempt)
+                let milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+                let logged: WebhookLog.Outcome = switch outcome {
+                case .delivered: .delivered
+                case .refused: .refused
+                case .failed: attempt < Self.attempts ? .retrying : .gaveUp
+                }
+                attemptLog.append(notification, attempt: attempt, status: status, failure: failure, milliseconds: milliseconds, outcome: logged)
                 if outcome == .delivered {
                     sent.add(1, ordering: .relaxed)
                 } else if outcome == .refused {
@@ -87,8 +97,9 @@ final class WebhookSender: NotificationSink, Sendable {
 
     private enum Outcome { case delivered, failed, refused }
 
-    private func send(_ notification: PushNotification, attempt: Int) -> Outcome {
-        guard let url = notification.webhookURL, let secret = notification.webhookSecret else { return .refused }
+    /// The outcome, the HTTP status answered (nil without an answer) and why there was none.
+    private func send(_ notification: PushNotification, attempt: Int) -> (Outcome, Int?, String?) {
+        guard let url = notification.webhookURL, let secret = notification.webhookSecret else { return (.refused, nil, "no webhook URL or secret") }
         let body = JSONWriter.bytes(["type": "notification", "notification": notification.json])
         let request = OutboundClient.Request(method: "POST", url: url, headers: [
             ("Content-Type", "application/json"),
@@ -98,12 +109,12 @@ final class WebhookSender: NotificationSink, Sendable {
         ], body: body, maximumResponseBytes: 64 * 1024)
         do {
             let response = try client.perform(request)
-            return (200..<300).contains(response.status) ? .delivered : .failed
+            return ((200..<300).contains(response.status) ? .delivered : .failed, response.status, nil)
         } catch .refused(let reason) {
             log.message("webhook for notification \(notification.notificationID) refused: \(reason)")
-            return .refused
+            return (.refused, nil, reason)
         } catch {
-            return .failed
+            return (.failed, nil, "\(error)")
         }
     }
 }

@@ -1,3 +1,5 @@
+public import TandemCore
+
 /// A web console session (`tandem_console` cookie), stored by the SHA-256 of its token like
 /// every other token (decisions C3).
 public struct ConsoleSession: Sendable, Hashable {
@@ -121,6 +123,26 @@ public protocol ConsoleReading {
     func shareSummaries(container: String, environment: String, limit: Int) throws -> [ShareSummary]
     /// The containers the user consented to (decisions A2), by ID.
     func consents(user: String) throws -> [String]
+    /// Every user's subscriptions in one container environment, oldest first, at most `limit`;
+    /// `owner` and `scope` narrow them when given (decisions C41).
+    func subscriptions(container: String, environment: Environment, owner: String?, scope: DatabaseType?, limit: Int) throws -> [StoredSubscription]
+    /// What Shared with You holds in one container environment (decisions C44).
+    func sharedWithYouCounts(container: String, environment: Environment) throws -> SharedWithYouCounts
+}
+
+/// Counts of Shared with You's content in a container environment, for the console.
+public struct SharedWithYouCounts: Sendable, Hashable {
+    public var conversations: Int
+    /// Conversation events of kind `message`.
+    public var messages: Int
+    /// Distinct links per conversation (`conversation_links` rows).
+    public var links: Int
+
+    public init(conversations: Int, messages: Int, links: Int) {
+        self.conversations = conversations
+        self.messages = messages
+        self.links = links
+    }
 }
 
 /// Writes for server administrators and the web console.

@@ -106,4 +106,16 @@ extension SQLiteStoreTransaction {
     func consents(user: String) throws -> [String] {
         try db.query("SELECT container_id FROM container_consents WHERE user_record_name = ? ORDER BY container_id", [.text(user)]) { $0.text(0) }
     }
+
+    func sharedWithYouCounts(container: String, environment: Environment) throws -> SharedWithYouCounts {
+        try db.queryOne("""
+            SELECT (SELECT count(*) FROM conversations WHERE container_id = ?1 AND environment = ?2),
+                (SELECT count(*) FROM conversations c JOIN conversation_events e ON e.conversation_id = c.id
+                 WHERE c.container_id = ?1 AND c.environment = ?2 AND e.kind = 'message'),
+                (SELECT count(*) FROM conversations c JOIN conversation_links l ON l.conversation_id = c.id
+                 WHERE c.container_id = ?1 AND c.environment = ?2)
+            """, [.text(container), .text(environment.rawValue)]) { row in
+            SharedWithYouCounts(conversations: Int(row.int64(0)), messages: Int(row.int64(1)), links: Int(row.int64(2)))
+        } ?? SharedWithYouCounts(conversations: 0, messages: 0, links: 0)
+    }
 }

@@ -19,6 +19,15 @@ extension SQLiteStoreTransaction {
             """, [.text(container), .text(environment.rawValue), .text(owner), .text(scope.rawValue)], Self.storedSubscription).compactMap { $0 }
     }
 
+    /// Seeks `subscriptions_by_owner` by its (container, environment) prefix.
+    func subscriptions(container: String, environment: Environment, owner: String?, scope: DatabaseType?, limit: Int) throws -> [StoredSubscription] {
+        try db.query("""
+            SELECT \(Self.subscriptionColumns) FROM subscriptions
+            WHERE container_id = ? AND environment = ? AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR scope = ?4) ORDER BY id LIMIT ?5
+            """, [.text(container), .text(environment.rawValue), owner.map(SQLiteValue.text) ?? .null, scope.map { .text($0.rawValue) } ?? .null,
+                  .integer(Int64(limit))], Self.storedSubscription).compactMap { $0 }
+    }
+
     /// The IN lists let SQLite seek `subscriptions_by_owner` (container, environment, owner) per
     /// container instead of reading every subscription.
     func subscriptions(owner: String, limit: Int) throws -> [StoredSubscription] {

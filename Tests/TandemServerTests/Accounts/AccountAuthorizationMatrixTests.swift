@@ -269,12 +269,15 @@ extension AccountAuthorizationMatrixTests {
         case account, accountSessionRevoke, accountSessionRevokeOther
         /// The caller's own private data and records, and a share the non-administrator owns (C50).
         case ownDataPage, ownRecordSave, ownShareInvite
+        /// Subscriptions and push, Shared with You and live sessions (C40–C45).
+        case subscriptionsPage, subscriptionDelete, webhooksPage, connectionsPage, sharedWithYouPage, linkTest
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
         var isAction: Bool {
             [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout,
-             .shareInvite, .recordSave, .recordDelete, .accountSessionRevoke, .accountSessionRevokeOther, .ownRecordSave, .ownShareInvite].contains(self)
+             .shareInvite, .recordSave, .recordDelete, .accountSessionRevoke, .accountSessionRevokeOther, .ownRecordSave, .ownShareInvite,
+             .subscriptionDelete, .linkTest].contains(self)
         }
     }
 
@@ -306,6 +309,8 @@ extension AccountAuthorizationMatrixTests {
         var member: Person
         /// The administrator's user record name.
         var root: String
+        /// Where the server fetches association files from (the link tester's row).
+        var origin: AssociationOrigin
     }
 
     static let consoleLock = NSLock()
@@ -315,13 +320,16 @@ extension AccountAuthorizationMatrixTests {
         consoleLock.lock()
         defer { consoleLock.unlock() }
         if let consoleShared { return consoleShared }
-        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60"])
+        let origin = try AssociationOrigin()
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "1000,1000,60", "--links-fetch-origin", origin.origin,
+                                                                     "--webhook-allow", "127.0.0.0/8"])
         try server.addAdmin("root@example.com", password: "matrix password")
         try server.addAdmin("former@example.com", password: "matrix password")
         try TestServer.admin(["admin", "remove", "former@example.com", "--data", server.dataDirectory])
         let member = Person(recordName: try server.sqlite("SELECT record_name FROM users WHERE email = 'former@example.com'"), email: "former@example.com",
                             token: try TestServer.admin(["token", "create", "--user", "former@example.com", "--data", server.dataDirectory]))
-        let world = ConsoleWorld(server: server, member: member, root: try server.sqlite("SELECT record_name FROM users WHERE email = 'root@example.com'"))
+        let world = ConsoleWorld(server: server, member: member, root: try server.sqlite("SELECT record_name FROM users WHERE email = 'root@example.com'"),
+                                 origin: origin)
         consoleShared = world
         return world
     }
@@ -429,6 +437,29 @@ extension AccountAuthorizationMatrixTests {
             return ConsoleTarget(path: "/console/containers/\(container)/data/development/record/delete",
                                  fields: ["database": "private", "user": "ada@example.com", "name": name, "tag": tag]) {
                 try server.sqlite("SELECT count(*) FROM records WHERE name = '\(name)'") == "0"
+            }
+        case .subscriptionsPage: return ConsoleTarget(path: "/console/containers/\(container)/subscriptions/development?database=private")
+        case .webhooksPage: return ConsoleTarget(path: "/console/containers/\(container)/webhooks/development?subscription=none")
+        case .connectionsPage: return ConsoleTarget(path: "/console/containers/\(container)/connections/development")
+        case .sharedWithYouPage: return ConsoleTarget(path: "/console/containers/\(container)/sharedwithyou/development")
+        case .subscriptionDelete:
+            let person = try server.person("subscriber")
+            let id = unique("m")
+            _ = try server.subscribe(["subscriptionID": .string(id), "subscriptionType": "database"], as: person)
+            return ConsoleTarget(path: "/console/containers/\(container)/subscriptions/development/delete",
+                                 fields: ["owner": person.recordName, "database": "private", "subscription": id]) {
+                try server.sqlite("SELECT count(*) FROM subscriptions WHERE subscription_id = '\(id)'") == "0"
+            }
+        case .linkTest:
+            // Matching a domain with no stored file fetches it and stores what it got: the
+            // tester is an action. The server fetches from a local origin serving this file.
+            let tag = unique("m").lowercased().filter { $0.isLetter || $0.isNumber }
+            let app = "ABCDE12345.com.example.\(tag)"
+            try Self.consoleWorld().origin.serve("\(tag).example.com", .init(body: #"{"applinks": {"details": [{"appIDs": ["\#(app)"], "components": [{"/": "*"}]}]}}"#))
+            _ = try TestServer.admin(["app", "add", app, "--container", container, "--domains", "applinks:\(tag).example.com", "--data", server.dataDirectory])
+            return ConsoleTarget(path: "/console/containers/\(container)/sharedwithyou/development/test",
+                                 fields: ["app": app, "url": "https://\(tag).example.com/a"]) {
+                try server.sqlite("SELECT count(*) FROM association_files WHERE domain = '\(tag).example.com'") == "1"
             }
         case .signout:
             let hash = ConsoleTests.sha256Hex(session.cookies["tandem_console"] ?? "none")
