@@ -52,12 +52,20 @@ extension TestServer {
     func sqlite(_ query: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [dataDirectory + "/tandem.sqlite", query]
+        // Waits up to 5 s for the server's writer rather than failing at once, and reports a
+        // failed statement instead of returning an empty answer.
+        process.arguments = ["-bail", "-cmd", ".timeout 5000", dataDirectory + "/tandem.sqlite", query]
         let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
+        process.standardError = err
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
+        let problem = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestFailure("sqlite3 failed (\(process.terminationStatus)): \(String(decoding: problem, as: UTF8.self)) for \(query)")
+        }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
