@@ -31,8 +31,8 @@ extension ConsolePage {
             return try sharesPage(visit, container: segments[0], environment: segments[2])
         case (_, 3...) where segments[1] == "data":
             return try data(visit, container: segments[0], environment: segments[2], rest: Array(segments.dropFirst(3)))
-        case (_, 3) where segments[1] == "schema":
-            return try schema(visit, container: segments[0], environment: segments[2])
+        case (_, 3...) where segments[1] == "schema":
+            return try schema(visit, container: segments[0], rest: Array(segments.dropFirst(2)))
         case ("GET", 1):
             return try containerPage(visit, segments[0], notice: visit.fields["done"].flatMap { Self.notices[$0] })
         case ("POST", 2) where segments[1] == "tokens":
