@@ -81,8 +81,10 @@ extension ConsolePage {
         let links = editing
             ? " · <a id=\"edit-ckdb\" href=\"\(base)/schema/development/ckdb\">Edit as .ckdb</a>"
             : ""
+        // A refusal of a form the page no longer has (a type removed meanwhile) is the page's.
+        let orphan = failure.flatMap { types.contains("id=\"\($0.form)-error\"") || $0.form.hasPrefix("role-add") || $0.form.hasPrefix("type-add") ? nil : $0.message }
         let body = """
-            \(ConsoleHTML.notice(notice))
+            \(ConsoleHTML.notice(notice))\(ConsoleHTML.error(orphan))
             <p><a href="\(base)">\(ConsoleHTML.escape(container))</a> · <a id="other-environment" href="\(base)/schema/\(other.rawValue)">\(other.rawValue) schema</a>\(links) · <a id="schema-diff" href="\(base)/schema/diff">Compare and deploy</a></p>
             <p class="hint" id="production-rule">\(editing ? "Changes here apply to development at once. " : "")Production's schema cannot be edited: it changes only by deploying development to it, as in CloudKit.</p>
             <h2>Roles</h2>

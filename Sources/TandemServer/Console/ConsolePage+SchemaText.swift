@@ -21,7 +21,7 @@ extension ConsolePage {
             """
         let body = """
             \(ConsoleHTML.notice(notice))
-            <p><a href="\(base)/schema/development">development schema</a> · <a id="schema-diff" href="\(base)/schema/diff">Compare and deploy</a></p>
+            <p><a id="schema-development" href="\(base)/schema/development">development schema</a> · <a id="schema-diff" href="\(base)/schema/diff">Compare and deploy</a></p>
             <p class="hint">Saving replaces development's schema with the text, as <code>tandem schema import</code> does. Production's schema changes only by deploying.</p>
             \(ConsoleHTML.form(action: "\(base)/schema/development/ckdb", csrf: visit.csrf, id: "import", fields: textarea, button: "Save schema"))
             """

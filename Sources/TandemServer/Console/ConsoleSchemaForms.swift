@@ -36,13 +36,15 @@ struct ConsoleSchemaForms {
             """
     }
 
-    private func check(_ id: String, name: String, label: String, on: Bool) -> String {
-        "<label class=\"check\"><input type=\"checkbox\" name=\"\(name)\" value=\"yes\" id=\"\(id)-\(name)\"\(on ? " checked" : "")> \(ConsoleHTML.escape(label))</label>"
+    private func check(_ id: String, name: String, label: String, on: Bool, attributes: String = "") -> String {
+        "<label class=\"check\"><input type=\"checkbox\" name=\"\(name)\" value=\"yes\" id=\"\(id)-\(name)\"\(on ? " checked" : "")\(attributes)> \(ConsoleHTML.escape(label))</label>"
     }
 
-    /// The three index boxes, ticked as `options` has them.
-    private func indexes(_ id: String, _ options: FieldOptions) -> String {
-        FieldOptions.keywords.map { check(id, name: $0.keyword.lowercased(), label: $0.keyword, on: options.contains($0.member)) }.joined()
+    /// The three index boxes, ticked as `options` has them; `attributes` go on the first.
+    private func indexes(_ id: String, _ options: FieldOptions, attributes: String = "") -> String {
+        FieldOptions.keywords.enumerated().map { position, option in
+            check(id, name: option.keyword.lowercased(), label: option.keyword, on: options.contains(option.member), attributes: position == 0 ? attributes : "")
+        }.joined()
     }
 
     func addRole() -> String {
@@ -61,9 +63,9 @@ struct ConsoleSchemaForms {
         let rows = type.allFields.enumerated().map { position, field -> [String] in
             let id = "\(prefix)-field\(position)"
             let hidden = [("type", type.name), ("field", field.name)]
-            let (span, _) = error(id + "-indexes")
+            let (span, attributes) = error(id + "-indexes")
             let indexForm = form(id + "-indexes", .setIndexes, hidden: hidden,
-                                 fields: "<fieldset><legend>Indexes of \(ConsoleHTML.escape(field.name))</legend>\(indexes(id + "-indexes", field.options))\(span)</fieldset>",
+                                 fields: "<fieldset><legend>Indexes of \(ConsoleHTML.escape(field.name))</legend>\(indexes(id + "-indexes", field.options, attributes: attributes))\(span)</fieldset>",
                                  button: "Save indexes")
             var remove = "System field"
             if !field.isSystem {

@@ -52,7 +52,7 @@ public struct SchemaService: Sendable {
     /// import's own. The edit runs inside the write transaction on the schema as stored, so two
     /// edits at once both apply. The console's schema forms use it (decisions C34).
     /// - Throws: `BAD_REQUEST` with the broken rule's message (no line and column: the text is
-    ///   generated), for a role name the language cannot write (a `"` or a line break), or
+    ///   generated), for a name the language cannot write (a `"` or a line break), or
     ///   listing the data-losing changes; whatever `edit` throws; `NOT_FOUND` for an unknown
     ///   container.
     public func edit(container: String, environment: Environment, force: Bool = false,
@@ -60,9 +60,10 @@ public struct SchemaService: Sendable {
         try install(container: container, environment: environment, force: force) { old in
             var schema = old
             try edit(&schema)
-            try SchemaLimits.check(schema)
-            if let role = schema.roles.first(where: { $0.contains("\"") || $0.contains("\n") || $0.contains("\r") }) {
-                throw CloudKitError.badRequest("role name '\(role.prefix(40))' holds a double quote or a line break, which a .ckdb file cannot write")
+            // The printer writes any other name (quoted when it must be); the import's checks follow, in its order.
+            let names = schema.roles + schema.recordTypes.flatMap { [$0.name] + $0.fields.map(\.name) }
+            if let name = names.first(where: { $0.contains("\"") || $0.contains("\n") || $0.contains("\r") }) {
+                throw CloudKitError.badRequest("name '\(name.prefix(40))' holds a double quote or a line break, which a .ckdb file cannot write")
             }
             do {
                 return try Schema(parsing: schema.ckdb, file: "schema.ckdb")

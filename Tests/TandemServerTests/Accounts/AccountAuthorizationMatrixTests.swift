@@ -262,12 +262,14 @@ extension AccountAuthorizationMatrixTests {
         case sharePage, shareInvite
         /// The data browser, a record's page, and its save and delete forms (C20–C23).
         case dataPage, recordPage, recordSave, recordDelete
+        /// Schema editing: the development page's edit form, the `.ckdb` page, the diff (C34–C36).
+        case schemaEdit, schemaTextPage, schemaDiff
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
         var isAction: Bool {
             [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout,
-             .shareInvite, .recordSave, .recordDelete].contains(self)
+             .shareInvite, .recordSave, .recordDelete, .schemaEdit].contains(self)
         }
     }
 
@@ -344,10 +346,18 @@ extension AccountAuthorizationMatrixTests {
         case .schemaImport:
             let id = "iCloud.com.example.\(unique("m"))"
             try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
-            return ConsoleTarget(path: "/console/containers/\(id)/schema/development",
+            return ConsoleTarget(path: "/console/containers/\(id)/schema/development/ckdb",
                                  fields: ["ckdb": "DEFINE SCHEMA\n  RECORD TYPE Note (title STRING QUERYABLE);\n"]) {
                 try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)'") == "1"
             }
+        case .schemaEdit:
+            let id = "iCloud.com.example.\(unique("m"))"
+            try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
+            return ConsoleTarget(path: "/console/containers/\(id)/schema/development/edit", fields: ["change": "type-add", "type": "Matrix"]) {
+                try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)' AND text LIKE '%Matrix%'") == "1"
+            }
+        case .schemaTextPage: return ConsoleTarget(path: "/console/containers/\(container)/schema/development/ckdb")
+        case .schemaDiff: return ConsoleTarget(path: "/console/containers/\(container)/schema/diff")
         case .schemaDeploy:
             let id = "iCloud.com.example.\(unique("m"))"
             try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
