@@ -65,7 +65,7 @@ struct ConsoleSchemaForms {
             let hidden = [("type", type.name), ("field", field.name)]
             let (span, attributes) = error(id + "-indexes")
             let indexForm = form(id + "-indexes", .setIndexes, hidden: hidden,
-                                 fields: "<fieldset><legend>Indexes of \(ConsoleHTML.escape(field.name))</legend>\(indexes(id + "-indexes", field.options, attributes: attributes))\(span)</fieldset>",
+                                 fields: "<fieldset class=\"indexes\"><legend>Indexes of \(ConsoleHTML.escape(field.name))</legend>\(indexes(id + "-indexes", field.options, attributes: attributes))\(span)</fieldset>",
                                  button: "Save indexes")
             var remove = "System field"
             if !field.isSystem {
@@ -76,6 +76,8 @@ struct ConsoleSchemaForms {
             }
             return [ConsoleHTML.escape(field.name), ConsoleHTML.escape(field.type.description), indexForm, remove]
         }
+        // Unlisted system fields have no indexes and cannot be removed: folded away until wanted.
+        let declared = rows.prefix(type.fields.count), system = rows.dropFirst(type.fields.count)
         let grants = type.grants.map { "\(ConsoleHTML.escape($0.rights.names.joined(separator: ", "))) to \(ConsoleHTML.escape($0.role))" }
         let roles = (Role.builtIn.sorted() + schema.roles)
         let grantID = "\(prefix)-grant"
@@ -91,7 +93,10 @@ struct ConsoleSchemaForms {
         let (removeSpan, removeAttributes) = error("\(prefix)-remove")
         return """
             <section class="record-type" aria-labelledby="\(prefix)"><h3 id="\(prefix)">\(name)</h3>
-            \(ConsoleHTML.table(id: "\(prefix)-fields", caption: "Fields of \(type.name)", headers: ["Field", "Type", "Indexes", "Remove"], rows: rows, empty: "No fields."))
+            \(ConsoleHTML.table(id: "\(prefix)-fields", caption: "Fields of \(type.name)", headers: ["Field", "Type", "Indexes", "Remove"], rows: Array(declared), empty: "No fields."))
+            <details id="\(prefix)-system"><summary>System fields of \(name) (indexes)</summary>
+            \(ConsoleHTML.table(id: "\(prefix)-system-fields", caption: "System fields of \(type.name)", headers: ["Field", "Type", "Indexes", "Remove"], rows: Array(system), empty: "Every system field is listed above."))
+            </details>
             \(form(fieldID, .addField, hidden: [("type", type.name)], fields: """
                 <fieldset><legend>New field of \(name)</legend>\(text(fieldID, name: "field", label: "Name"))
                 <label for="\(fieldID)-fieldType">Type</label><select name="fieldType" id="\(fieldID)-fieldType">\(typeOptions)</select>
