@@ -56,6 +56,7 @@ extension ConsolePage {
     static func diffRow(_ change: SchemaChange) -> (recordType: String, item: String, change: String, development: String, production: String, losing: String?) {
         func spelled(_ options: FieldOptions) -> String { options.isEmpty ? "no indexes" : options.names.joined(separator: ", ") }
         func spelled(_ rights: Rights) -> String { rights.isEmpty ? "no rights" : rights.names.joined(separator: ", ") }
+        func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun)" : "\(n) \(noun)s" }
         switch change {
         case .roleAdded(let role): return ("—", "role \(role)", "added", role, "—", nil)
         case .roleRemoved(let role): return ("—", "role \(role)", "removed", "—", role, "users who hold the role lose it")
@@ -63,9 +64,9 @@ extension ConsolePage {
             return ("—", "roles", "reordered", to.joined(separator: ", "), from.joined(separator: ", "),
                     "users' roles are stored by position, so users would hold other roles")
         case .recordTypeAdded(let type):
-            return (type.name, "—", "added", "\(type.fields.count) fields, \(type.grants.count) grants", "—", nil)
+            return (type.name, "—", "added", "\(count(type.fields.count, "field")), \(count(type.grants.count, "grant"))", "—", nil)
         case .recordTypeRemoved(let type):
-            return (type.name, "—", "removed", "—", "\(type.fields.count) fields", "clients can no longer read or write its records")
+            return (type.name, "—", "removed", "—", count(type.fields.count, "field"), "clients can no longer read or write its records")
         case .fieldAdded(let type, let field):
             return (type, field.name, "added", ([field.type.description] + field.options.names).joined(separator: " "), "—", nil)
         case .fieldRemoved(let type, let field):
