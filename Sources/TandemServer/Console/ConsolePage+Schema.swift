@@ -19,6 +19,9 @@ extension ConsolePage {
     /// take `formBodyBytes`.
     static let schemaBodyBytes = 1 << 20
 
+    /// The most record types the schema page shows at once without one being chosen.
+    static let schemaTypesPerPage = 20
+
     /// True for the one console path whose form holds a whole `.ckdb` file.
     static func isSchemaText(_ path: String) -> Bool { path.hasPrefix("/console/containers/") && path.hasSuffix("/schema/development/ckdb") }
 
@@ -75,9 +78,16 @@ extension ConsolePage {
         let other: Environment = environment == .development ? .production : .development
         let editing = environment == .development
         let forms = ConsoleSchemaForms(action: "\(base)/schema/development/edit", csrf: visit.csrf, schema: current, failure: failure)
-        let types = current.recordTypes.enumerated().map { index, type in
+        // One type when one is named (`?type=`, or the type a form changed), as CloudKit Console
+        // shows one at a time; all of a small schema; a large one only as the list (C37).
+        let all = Array(current.recordTypes.enumerated())
+        let shown = all.first { $0.element.name == visit.fields["type"] }.map { [$0] } ?? (all.count <= Self.schemaTypesPerPage ? all : [])
+        let types = shown.map { index, type in
             editing ? forms.recordType(type, index: index) : Self.readOnly(type)
         }.joined(separator: "\n")
+        let list = all.count > 1 || shown.isEmpty && !all.isEmpty ? "<ul id=\"record-types\" class=\"types\">" + all.map { _, type in
+            "<li><a href=\"\(base)/schema/\(environment.rawValue)?type=\(ConsoleHTML.percent(type.name))\">\(ConsoleHTML.escape(type.name))</a></li>"
+        }.joined() + "</ul>" : ""
         let links = editing
             ? " · <a id=\"edit-ckdb\" href=\"\(base)/schema/development/ckdb\">Edit as .ckdb</a>"
             : ""
@@ -92,7 +102,7 @@ extension ConsolePage {
             \(editing ? forms.addRole() : "")
             <h2>Record types</h2>
             \(editing ? forms.addType() : "")
-            \(current.recordTypes.isEmpty ? "<p id=\"no-types\">No record types yet.</p>" : types)
+            \(current.recordTypes.isEmpty ? "<p id=\"no-types\">No record types yet.</p>" : list + (shown.isEmpty ? "<p class=\"hint\" id=\"pick-type\">Choose a record type.</p>" : types))
             """
         return page(ConsoleHTML.page(title: "\(container) · \(environment.rawValue) schema", csrf: visit.csrf, current: "containers", body: body), status: status)
     }

@@ -202,6 +202,19 @@ import TandemTestSupport
         #expect(try Self.stored(server, id, "production") == Self.stored(server, id))
     }
 
+    @Test func aLargeSchemaShowsOneRecordTypeAtATime() throws {
+        let (console, _, base) = try Self.container()
+        let text = "DEFINE SCHEMA\n" + (1...21).map { "  RECORD TYPE T\($0) (title STRING QUERYABLE);\n" }.joined()
+        #expect(try console.post(base + "/development/ckdb", ["ckdb": text, "force": "yes"]).status == 200)
+        let list = try console.get(base + "/development")
+        #expect(list.text.contains("id=\"pick-type\"") && list.text.contains("?type=T21\">T21</a>") && !list.text.contains("<section"), "\(list.text.prefix(3000))")
+        let one = try console.get(base + "/development?type=T7")
+        #expect(one.text.components(separatedBy: "<section").count == 2 && one.text.contains("<h3 id=\"type6\">T7</h3>"), "\(one.text.prefix(3000))")
+        // After an edit the page shows the type the form changed.
+        let edited = try console.post(base + "/development/edit", ["form": "type20-field-add", "change": "field-add", "type": "T21", "field": "n", "fieldType": "INT64"])
+        #expect(edited.status == 200 && edited.text.contains("<h3 id=\"type20\">T21</h3>") && edited.text.components(separatedBy: "<section").count == 2)
+    }
+
     @Test func editFormsTakeSmallBodiesAndTheTextPageALargeOne() throws {
         let (console, _, base) = try Self.container()
         let filler = String(repeating: "x", count: 100 * 1024)
