@@ -52,7 +52,8 @@ extension TestServer {
     func sqlite(_ query: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [dataDirectory + "/tandem.sqlite", query]
+        // Wait for the server's write lock rather than fail silently with "database is locked".
+        process.arguments = ["-cmd", ".timeout 10000", dataDirectory + "/tandem.sqlite", query]
         let out = Pipe()
         process.standardOutput = out
         try process.run()

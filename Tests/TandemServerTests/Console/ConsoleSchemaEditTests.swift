@@ -18,9 +18,13 @@ import TandemTestSupport
           );
         """
 
+    /// This suite's own server: its schema imports and index builds would otherwise share a
+    /// database with ConsoleTests, whose `sqlite` updates then wait on them.
+    private static let lazy = LazyTestServer(arguments: TestServer.cheapHash)
+
     /// A new container whose development schema is `start`, and a console signed in to it.
     static func container() throws -> (console: ConsoleClient, id: String, base: String) {
-        let console = try ConsoleTests.admin()
+        let console = try ConsoleTests.admin(on: lazy.server)
         let id = "iCloud.com.example.\(unique("edit"))"
         try TestServer.admin(["container", "create", id, "--data", console.server.dataDirectory])
         let base = "/console/containers/\(id)/schema"

@@ -12,18 +12,20 @@ import TandemCrypto
 
     /// A server with an administrator (`root@example.com`), shared by the tests that need no first run.
     static var server: TestServer {
-        get throws {
-            let server = try lazy.server
-            if try server.sqlite("SELECT count(*) FROM users WHERE server_admin = 1") == "0" {
-                try server.addAdmin("root@example.com", password: password)
-            }
-            return server
-        }
+        get throws { try withAdmin(lazy.server) }
     }
 
-    /// A client signed in as the shared server's administrator.
-    static func admin() throws -> ConsoleClient {
-        let client = ConsoleClient(try server)
+    /// `server`, with `root@example.com` made its administrator if it has none.
+    static func withAdmin(_ server: TestServer) throws -> TestServer {
+        if try server.sqlite("SELECT count(*) FROM users WHERE server_admin = 1") == "0" {
+            try server.addAdmin("root@example.com", password: password)
+        }
+        return server
+    }
+
+    /// A client signed in as the administrator of `server` (default: the shared server).
+    static func admin(on server: TestServer? = nil) throws -> ConsoleClient {
+        let client = ConsoleClient(try server.map(withAdmin) ?? Self.server)
         let answer = try client.signIn("root@example.com", password)
         guard answer.status == 303, client.cookies["tandem_console"] != nil else { throw TestFailure("sign-in: \(answer.status) \(answer.text)") }
         try client.get("/console/")
