@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TandemCore
 import TandemTestSupport
@@ -204,6 +205,26 @@ import TandemTestSupport
         #expect(deployed.status == 200 && deployed.text.contains("Deployed to production: 3 changes.") && deployed.text.contains("Production has this schema already."),
                 "\(deployed.text)")
         #expect(try Self.stored(server, id, "production") == Self.stored(server, id))
+    }
+
+    /// Each edit reads the stored schema inside its write transaction: edits sent at once all
+    /// land (a read before the transaction would let one overwrite another).
+    @Test func editsSentAtOnceAllApply() throws {
+        let (console, id, base) = try Self.container()
+        let names = (1...8).map { "parallel\($0)" }
+        let statuses = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: names.count) { index in
+            // A client each (a ConsoleClient's jar is not for two threads), the same session.
+            let client = ConsoleClient(console.server)
+            client.cookies = console.cookies
+            client.csrf = console.csrf
+            let status = (try? client.post(base + "/development/edit", ["form": "f", "change": "field-add", "type": "Note",
+                                                                          "field": names[index], "fieldType": "STRING"]).status) ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        #expect(statuses.withLock { $0 } == Array(repeating: 200, count: names.count))
+        let stored = try Self.stored(console.server, id)
+        #expect(names.allSatisfy { stored.contains($0 + " ") }, "\(stored)")
     }
 
     @Test func aLargeSchemaShowsOneRecordTypeAtATime() throws {
