@@ -92,16 +92,17 @@ extension ConsolePage {
             ? " · <a id=\"edit-ckdb\" href=\"\(base)/schema/development/ckdb\">Edit as .ckdb</a>"
             : ""
         // A refusal of a form the page no longer has (a type removed meanwhile) is the page's.
-        let orphan = failure.flatMap { types.contains("id=\"\($0.form)-error\"") || $0.form.hasPrefix("role-add") || $0.form.hasPrefix("type-add") ? nil : $0.message }
+        let roleForms = editing ? forms.removeRoles() + forms.addRole() : "", typeForm = editing ? forms.addType() : ""
+        let orphan = failure.flatMap { (roleForms + typeForm + types).contains("id=\"\($0.form)-error\"") ? nil : $0.message }
         let body = """
             \(ConsoleHTML.notice(notice))\(ConsoleHTML.error(orphan))
             <p><a href="\(base)">\(ConsoleHTML.escape(container))</a> · <a id="other-environment" href="\(base)/schema/\(other.rawValue)">\(other.rawValue) schema</a>\(links) · <a id="schema-diff" href="\(base)/schema/diff">Compare and deploy</a></p>
             <p class="hint" id="production-rule">\(editing ? "Changes here apply to development at once. " : "")Production's schema cannot be edited: it changes only by deploying development to it, as in CloudKit.</p>
             <h2>Roles</h2>
             <p id="roles">Custom roles: \(current.roles.isEmpty ? "none" : ConsoleHTML.escape(current.roles.joined(separator: ", "))). Built in: _world (everyone), _icloud (any signed-in user), _creator (the record's creator).</p>
-            \(editing ? forms.addRole() : "")
+            \(roleForms)
             <h2>Record types</h2>
-            \(editing ? forms.addType() : "")
+            \(typeForm)
             \(current.recordTypes.isEmpty ? "<p id=\"no-types\">No record types yet.</p>" : list + (shown.isEmpty ? "<p class=\"hint\" id=\"pick-type\">Choose a record type.</p>" : types))
             """
         return page(ConsoleHTML.page(title: "\(container) · \(environment.rawValue) schema", csrf: visit.csrf, current: "containers", body: body), status: status)

@@ -17,6 +17,7 @@ enum ConsoleSchemaEdit: String, CaseIterable {
     case removeField = "field-remove"
     case setIndexes = "field-indexes"
     case addRole = "role-add"
+    case removeRole = "role-remove"
     case setGrant = "grant-set"
 
     /// The types a new field may have, as `.ckdb` spells them: CloudKit's field types and their
@@ -79,6 +80,13 @@ enum ConsoleSchemaEdit: String, CaseIterable {
         case .addRole:
             let name = try named(role, "role")
             return { $0.roles.append(name) }
+        case .removeRole:
+            return { schema in
+                guard schema.roles.contains(role) else { throw CloudKitError(.notFound, "no role '\(role)' was created in this schema") }
+                // Its grants go with it: a grant to an unknown role does not parse.
+                schema.roles.removeAll { $0 == role }
+                for index in schema.recordTypes.indices { schema.recordTypes[index].grants.removeAll { $0.role == role } }
+            }
         case .setGrant:
             guard !role.isEmpty else { throw CloudKitError.badRequest("choose a role") }
             let rights = Rights.keywords.reduce(into: Rights()) { if fields[$1.keyword.lowercased()] == "yes" { $0.insert($1.member) } }

@@ -51,6 +51,17 @@ struct ConsoleSchemaForms {
         form("role-add", .addRole, fields: text("role-add", name: "role", label: "New role"), button: "Create role")
     }
 
+    /// A remove form per created role; users hold roles by position, so removing one is data-losing.
+    func removeRoles() -> String {
+        schema.roles.enumerated().map { index, role in
+            let id = "role\(index)-remove"
+            let (span, attributes) = error(id)
+            return form(id, .removeRole, hidden: [("role", role)], fields: """
+                <label class="check"><input type="checkbox" name="force" value="yes" id="\(id)-force"\(attributes)> Remove role \(ConsoleHTML.escape(role)) and its grants: users who hold it lose it, and users' later roles move (can lose data)</label>\(span)
+                """, button: "Remove role", danger: true)
+        }.joined(separator: "\n")
+    }
+
     func addType() -> String {
         form("type-add", .addType, fields: text("type-add", name: "type", label: "New record type"), button: "Add record type")
     }

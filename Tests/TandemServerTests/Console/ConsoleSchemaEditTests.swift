@@ -131,6 +131,10 @@ import TandemTestSupport
                 fields: ["change": "type-remove", "type": "Note"], reason: "nothing was changed"),
         Refusal(name: "a built-in role", form: "role-add", fields: ["change": "role-add", "role": "_world"], reason: "is built in and cannot be created"),
         Refusal(name: "a role that exists", form: "role-add", fields: ["change": "role-add", "role": "editor"], reason: "is created twice"),
+        Refusal(name: "removing a role without the box", form: "role0-remove", fields: ["change": "role-remove", "role": "editor"],
+                reason: "nothing was changed"),
+        Refusal(name: "removing a role never created", form: "role0-remove", fields: ["change": "role-remove", "role": "_world", "force": "yes"],
+                status: 404, reason: "no role &#39;_world&#39; was created"),
         Refusal(name: "a role name .ckdb cannot write", form: "role-add", fields: ["change": "role-add", "role": "say \"hi\""], reason: "double quote"),
         Refusal(name: "rights for an unknown role", form: "type0-grant",
                 fields: ["change": "grant-set", "type": "Note", "role": "ghost", "read": "yes"], reason: "neither built in nor created"),
@@ -169,6 +173,8 @@ import TandemTestSupport
                                                                     "field": "title", "force": "yes"])
         #expect(removed.status == 200 && removed.text.contains("Saved: removed field Note.title (STRING)"), "\(removed.text)")
         #expect(try !Self.stored(server, id).contains("title"))
+        let role = try console.post(base + "/development/edit", ["form": "role0-remove", "change": "role-remove", "role": "editor", "force": "yes"])
+        #expect(role.status == 200 && role.text.contains("Custom roles: none.") && role.text.contains("removed role editor"), "\(role.text)")
         let gone = try console.post(base + "/development/edit", ["form": "type0-remove", "change": "type-remove", "type": "Note", "force": "yes"])
         #expect(gone.status == 200 && gone.text.contains("No record types yet."), "\(gone.text)")
     }
