@@ -8,7 +8,9 @@ check; exits 0 when all pass, 1 on the first failure, 2 when the browser cannot 
 
   desktop  `/` leads to the setup page; the first administrator is created with the code;
            the console lists containers; a container is created; an API token with an allowed
-           origin is created and shown once; a schema is imported and shown with its indexes; in the
+           origin is created and shown once; a .ckdb text with a typo is refused at its line and
+           column, then saved; a field is added to a record type (a bad index refused beside the
+           form first); the diff lists the change and deploys it; in the
            data browser a record is created, edited, refused with a bad value (the reason beside the
            field, nothing saved), found by a query and opened; the request log lists requests and adds new ones
            as they come; the charts are drawn and redrawn by the page's script; no script
@@ -39,13 +41,13 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import BrowserError, check, run_checks  # noqa: E402
 
-KEYS = {"Tab": ("Tab", 9, None), "Enter": ("Enter", 13, "\r"), "ArrowDown": ("ArrowDown", 40, None)}
+KEYS = {"Tab": ("Tab", 9, None), "Enter": ("Enter", 13, "\r"), "ArrowDown": ("ArrowDown", 40, None), "Space": ("Space", 32, " ")}
 
 
 def press(browser, name, shift=False):
     code, virtual, text = KEYS[name]
     for kind in ("keyDown", "keyUp"):
-        params = {"type": kind, "key": name, "code": code, "windowsVirtualKeyCode": virtual, "modifiers": 8 if shift else 0}
+        params = {"type": kind, "key": text if name == "Space" else name, "code": code, "windowsVirtualKeyCode": virtual, "modifiers": 8 if shift else 0}
         if text and kind == "keyDown":
             params["text"] = text
         browser.page("Input.dispatchKeyEvent", params)
@@ -147,16 +149,68 @@ def main():
         tab_to(browser, "schema-development")
         press(browser, "Enter")
         wait_path(browser, "/console/containers/" + a.container + "/schema/development", "the development schema page")
+        schema = "/console/containers/" + a.container + "/schema"
+        tab_to(browser, "edit-ckdb")
+        press(browser, "Enter")
+        wait_path(browser, schema + "/development/ckdb", "the .ckdb page")
         tab_to(browser, "field-ckdb")
         browser.evaluate("document.getElementById('field-ckdb').select()")
+        type_text(browser, "DEFINE SCHEMA\n  RECORD TYPE Trip (\n    title STRNG QUERYABLE SORTABLE,\n    GRANT READ TO \"_world\"\n  );\n")
+        tab_to(browser, "import-submit")
+        press(browser, "Enter")
+        browser.wait_for("!!document.getElementById('field-ckdb-error')", what="the .ckdb error")
+        error = browser.evaluate("document.getElementById('field-ckdb-error').textContent")
+        check(error.startswith("Line 3, column 11:") and "STRNG" in browser.evaluate("document.getElementById('field-ckdb').value"),
+              ".ckdb: a typo is refused at its line and column and the text stays in the box", error)
+        shot(browser, "schema-ckdb-error-desktop")
+        browser.evaluate("document.getElementById('field-ckdb').focus(); document.getElementById('field-ckdb').select()")
         type_text(browser, "DEFINE SCHEMA\n  RECORD TYPE Trip (\n    title STRING QUERYABLE SORTABLE,\n    GRANT READ TO \"_world\"\n  );\n")
         tab_to(browser, "import-submit")
         press(browser, "Enter")
-        browser.wait_for("document.getElementById('notice') && document.getElementById('notice').textContent.startsWith('Imported')",
-                         what="the schema import to finish")
+        browser.wait_for("document.getElementById('notice') && document.getElementById('notice').textContent.startsWith('Saved')",
+                         what="the .ckdb text to be saved")
+        tab_to(browser, "schema-development")
+        press(browser, "Enter")
+        wait_path(browser, schema + "/development", "the development schema page")
         page = facts(browser)
-        check("Trip" in page["text"] and "QUERYABLE, SORTABLE" in page["text"], "the imported record type is shown with its indexes", page["text"][:400])
+        check("Trip" in page["text"] and browser.evaluate("document.getElementById('type0-field0-indexes-sortable').checked"),
+              "the saved record type is shown with its indexes", page["text"][:400])
+        check(page["labelled"], "schema: every field has a label")
+        # A new field with the keyboard: SEARCHABLE on an INT64 is refused beside the form, then fixed.
+        tab_to(browser, "type0-field-add-field")
+        type_text(browser, "nights")
+        tab_to(browser, "type0-field-add-fieldType")
+        press(browser, "ArrowDown")
+        check(browser.evaluate("document.getElementById('type0-field-add-fieldType').value") == "INT64", "schema: the type is chosen with the arrow keys")
+        tab_to(browser, "type0-field-add-searchable")
+        press(browser, "Space")
+        tab_to(browser, "type0-field-add-submit")
+        press(browser, "Enter")
+        browser.wait_for("!!document.getElementById('type0-field-add-error')", what="the new field's refusal")
+        check("SEARCHABLE" in browser.evaluate("document.getElementById('type0-field-add-error').textContent")
+              and browser.evaluate("document.getElementById('type0-field-add-field').value") == "nights",
+              "schema: a bad field is refused beside its form, what was typed kept")
+        shot(browser, "schema-error-desktop")
+        tab_to(browser, "type0-field-add-searchable")
+        press(browser, "Space")
+        tab_to(browser, "type0-field-add-sortable")
+        press(browser, "Space")
+        tab_to(browser, "type0-field-add-submit")
+        press(browser, "Enter")
+        browser.wait_for("document.getElementById('notice') && document.getElementById('notice').textContent.includes('nights')", what="the new field")
+        check("added field Trip.nights INT64 SORTABLE" in browser.evaluate("document.getElementById('notice').textContent"),
+              "schema: a field is added with the keyboard")
         shot(browser, "schema-desktop")
+        tab_to(browser, "schema-diff")
+        press(browser, "Enter")
+        wait_path(browser, schema + "/diff", "the diff page")
+        rows = browser.evaluate("[...document.querySelectorAll('#diff tbody tr')].map(r => r.innerText)")
+        check(len(rows) == 1 and "Trip" in rows[0] and "added" in rows[0], "diff: production lacks the new record type", rows)
+        shot(browser, "schema-diff-desktop")
+        tab_to(browser, "deploy-submit")
+        press(browser, "Enter")
+        browser.wait_for("document.getElementById('notice') && document.getElementById('notice').textContent.startsWith('Deployed')", what="the deployment")
+        check(browser.evaluate("!!document.getElementById('deploy-none')"), "diff: after deploying, production has the schema")
 
         data = "/console/containers/" + a.container + "/data/development"
         go(browser, a.server + data + "?database=private&type=Trip")
@@ -237,6 +291,9 @@ def main():
         browser.page("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
         for path, name in [("/console/", "containers"), ("/console/containers/" + a.container, "container"),
                            ("/console/containers/" + a.container + "/schema/development", "schema"),
+                           ("/console/containers/" + a.container + "/schema/development/ckdb", "schema-ckdb"),
+                           ("/console/containers/" + a.container + "/schema/diff", "schema-diff"),
+                           ("/console/containers/" + a.container + "/schema/production", "schema-production"),
                            ("/console/containers/" + a.container + "/shares/development", "shares"),
                            ("/console/containers/" + a.container + "/data/development?database=private&type=Trip&field1=title&value1=Porto", "data"),
                            ("/console/containers/" + a.container + "/data/development/record?database=private&type=Trip&name=lisbon", "record"),

@@ -28,7 +28,12 @@ enum ConsoleAssets {
         label.check{font-weight:400}
         label.check input{width:auto;margin-right:.4rem}
         .grants{color:#515154}
-        li.losing{color:#b3261e}
+        fieldset.indexes label.check{display:inline-block;margin:.25rem 1rem .25rem 0}
+        details{margin:.5rem 0 1rem}
+        summary{cursor:pointer;font-weight:600}
+        summary:focus-visible{outline:3px solid #ff9f0a;outline-offset:2px}
+        ul.types{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1rem}
+        section.record-type{border-top:1px solid #d2d2d7;margin-top:1.5rem}
         form.filters input{width:14rem}
         button{font:inherit;padding:.45rem 1rem;border-radius:6px;border:1px solid #0058b0;background:#0071e3;color:#fff;cursor:pointer;margin-top:.75rem}
         form.inline button,header button{margin-top:0;padding:.25rem .7rem}

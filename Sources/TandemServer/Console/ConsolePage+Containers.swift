@@ -40,9 +40,9 @@ extension ConsolePage {
         case (_, 3...4) where segments[1] == "sharedwithyou":
             try visit.requireAdmin()
             return try sharedWithYou(visit, container: segments[0], environment: segments[2], action: segments.count == 4 ? segments[3] : nil)
-        case (_, 3) where segments[1] == "schema":
+        case (_, 3...) where segments[1] == "schema":
             try visit.requireAdmin()
-            return try schema(visit, container: segments[0], environment: segments[2])
+            return try schema(visit, container: segments[0], rest: Array(segments.dropFirst(2)))
         case ("GET", 1):
             return try containerPage(visit, segments[0], notice: visit.fields["done"].flatMap { Self.notices[$0] }, created: createdSecret(visit, segments[0]))
         case ("POST", 2) where segments[1] == "tokens":

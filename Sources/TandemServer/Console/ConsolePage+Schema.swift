@@ -4,132 +4,120 @@ import TandemHTTP
 import TandemSchema
 import TandemStore
 
-/// A container environment's schema (decisions C8): record types with their fields, types,
-/// indexes (QUERYABLE, SORTABLE, SEARCHABLE) and grants, read-only, and an import of `.ckdb`
-/// text through `SchemaService.importSchema` (as `tandem schema import`): a file that does not
-/// parse is shown again with its line, column and reason beside it, and nothing changes;
-/// data-losing changes need the force box in either environment (the CLI's `--force`, decision F2).
-/// The development page lists what deploying would change in production (data-losing changes
-/// marked) and deploys through `SchemaService.promote`, as `tandem schema promote`.
+/// A container environment's schema (decisions C8, C34–C39):
+///
+/// - `GET …/schema/{environment}` — roles, record types, fields (type, QUERYABLE, SEARCHABLE,
+///   SORTABLE) and grants. Development's page edits them (`ConsoleSchemaEdit`); production's
+///   is read-only: as in CloudKit, production changes only by deploying development.
+/// - `POST …/schema/development/edit` — one change from that page's forms, through
+///   `SchemaService.edit` (the import's rules; data-losing changes need their box, F2).
+/// - `GET|POST …/schema/development/ckdb` — the schema as `.ckdb` text (`ConsolePage+SchemaText.swift`).
+/// - `GET …/schema/diff`, `POST …/schema/deploy` — development against production and the
+///   deployment (`ConsolePage+SchemaDiff.swift`).
 extension ConsolePage {
-    /// The largest schema import form a console page takes.
+    /// The largest `.ckdb` form a console page takes (decisions C5); the schema's other forms
+    /// take `formBodyBytes`.
     static let schemaBodyBytes = 1 << 20
 
-    func schema(_ visit: Visit, container: String, environment name: String) throws -> HTTPResponse {
-        if name == "deploy" {
-            guard visit.context.request.head.method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
-            return try deploy(visit, container: container)
-        }
-        guard let environment = Environment(rawValue: name) else {
-            throw CloudKitError(.notFound, "environment must be development or production, not '\(name)'")
-        }
+    /// The most record types the schema page shows at once without one being chosen.
+    static let schemaTypesPerPage = 20
+
+    /// True for the one console path whose form holds a whole `.ckdb` file.
+    static func isSchemaText(_ path: String) -> Bool { path.hasPrefix("/console/containers/") && path.hasSuffix("/schema/development/ckdb") }
+
+    func schema(_ visit: Visit, container: String, rest: [String]) throws -> HTTPResponse {
+        let method = visit.context.request.head.method
         guard try services.store.read({ try $0.containerExists(container) }) else { throw CloudKitError(.notFound, "no container '\(container)'") }
-        switch visit.context.request.head.method {
-        case "GET":
-            return try schemaPage(visit, container, environment, text: nil, error: nil, notice: nil, status: 200)
-        case "POST":
-            let text = visit.fields["ckdb"] ?? ""
-            if let error = Self.parseError(text) {
-                return try schemaPage(visit, container, environment, text: text,
-                                      error: "Line \(error.line), column \(error.column): \(error.message)", notice: nil, status: 400)
+        switch (method, rest) {
+        case ("GET", ["diff"]): return try diffPage(visit, container, deployError: nil, notice: nil, status: 200)
+        case ("POST", ["deploy"]): return try deploy(visit, container: container)
+        case ("POST", ["development", "edit"]): return try edit(visit, container)
+        case ("GET", ["development", "ckdb"]): return try textPage(visit, container, text: nil, error: nil, notice: nil, status: 200)
+        case ("POST", ["development", "ckdb"]): return try saveText(visit, container)
+        case (_, ["production", "edit"]), (_, ["production", "ckdb"]):
+            throw CloudKitError.badRequest("production's schema changes only by deploying development, as in CloudKit: compare and deploy at /console/containers/\(container)/schema/diff")
+        case ("GET", _) where rest.count == 1:
+            let name = rest[0]
+            guard let environment = Environment(rawValue: name) else {
+                throw CloudKitError(.notFound, "environment must be development or production, not '\(name)'")
             }
-            do {
-                let outcome = try SchemaService(store: services.store).importSchema(text, file: "schema.ckdb", container: container, environment: environment,
-                                                                                    force: visit.fields["force"] == "yes")
-                let reindexed = outcome.reindexed.values.reduce(0, +)
-                let notice = "Imported: \(outcome.changes.count) change\(outcome.changes.count == 1 ? "" : "s")"
-                    + (reindexed > 0 ? ", \(reindexed) record\(reindexed == 1 ? "" : "s") reindexed." : ".")
-                return try schemaPage(visit, container, environment, text: nil, error: nil, notice: notice, status: 200)
-            } catch let error as CloudKitError where error.code == .badRequest {
-                return try schemaPage(visit, container, environment, text: text, error: error.reason, notice: nil, status: 400)
-            }
+            return try schemaPage(visit, container, environment, failure: nil, notice: nil, status: 200)
+        case ("GET", _), ("POST", _):
+            throw CloudKitError(.notFound, "no console page at \(visit.context.request.head.path)")
         default:
             throw MethodNotAllowed(allowed: "GET, POST")
         }
     }
 
-    /// Copies the development schema to production through `SchemaService.promote` (as
-    /// `tandem schema promote`): data-losing changes need the force box.
-    private func deploy(_ visit: Visit, container: String) throws -> HTTPResponse {
-        guard try services.store.read({ try $0.containerExists(container) }) else { throw CloudKitError(.notFound, "no container '\(container)'") }
+    /// A form of the development page that was refused: which one, why, and what was sent.
+    struct SchemaFailure {
+        var form: String
+        var message: String
+        var fields: [String: String]
+    }
+
+    private func edit(_ visit: Visit, _ container: String) throws -> HTTPResponse {
+        let form = visit.fields["form"] ?? ""
         do {
-            let outcome = try SchemaService(store: services.store).promote(container: container, force: visit.fields["force"] == "yes")
-            let count = outcome.changes.count
-            return try schemaPage(visit, container, .production, text: nil, error: nil,
-                                  notice: "Deployed to production: \(count) change\(count == 1 ? "" : "s").", status: 200)
-        } catch let error as CloudKitError where error.code == .badRequest {
-            return try schemaPage(visit, container, .development, text: nil, error: nil, notice: nil, deployError: error.reason, status: 400)
+            let change = try ConsoleSchemaEdit.change(visit.fields)
+            let outcome = try SchemaService(store: services.store).edit(container: container, environment: .development,
+                                                                        force: visit.fields["force"] == "yes", change)
+            let said = outcome.changes.map(\.description).joined(separator: "; ")
+            return try schemaPage(visit, container, .development, failure: nil,
+                                  notice: outcome.changes.isEmpty ? "Nothing to change." : "Saved: \(said).", status: 200)
+        } catch let error as CloudKitError where error.code == .badRequest || error.code == .notFound {
+            return try schemaPage(visit, container, .development, failure: SchemaFailure(form: form, message: error.reason, fields: visit.fields),
+                                  notice: nil, status: error.code.httpStatus)
         }
     }
 
-    /// Why `text` does not parse as a `.ckdb` file, or nil when it does.
-    static func parseError(_ text: String) -> SchemaError? {
-        do {
-            _ = try Schema(parsing: text, file: "schema.ckdb")
-            return nil
-        } catch {
-            return error
-        }
-    }
-
-    private func schemaPage(_ visit: Visit, _ container: String, _ environment: Environment, text: String?, error: String?,
-                            notice: String?, deployError: String? = nil, status: Int) throws -> HTTPResponse {
-        let (current, production) = try services.store.read { reader in
-            (try SchemaRegistry.shared.schema(reader, container: container, environment: environment) ?? Schema(),
-             try SchemaRegistry.shared.schema(reader, container: container, environment: .production) ?? Schema())
-        }
+    private func schemaPage(_ visit: Visit, _ container: String, _ environment: Environment, failure: SchemaFailure?,
+                            notice: String?, status: Int) throws -> HTTPResponse {
+        let current = try services.store.read { try SchemaRegistry.shared.schema($0, container: container, environment: environment) } ?? Schema()
         let base = "/console/containers/\(ConsoleHTML.percent(container))"
         let other: Environment = environment == .development ? .production : .development
-        let types = current.recordTypes.map { type -> String in
-            let rows = type.fields.filter { !$0.isSystem }.map { field in
-                [ConsoleHTML.escape(field.name), ConsoleHTML.escape(field.type.description), ConsoleHTML.escape(field.options.names.joined(separator: ", "))]
-            }
-            let grants = type.grants.map { "\(ConsoleHTML.escape($0.rights.names.joined(separator: ", "))) to \(ConsoleHTML.escape($0.role))" }
-            return """
-                <h3 id="type-\(ConsoleHTML.escape(type.name))">\(ConsoleHTML.escape(type.name))</h3>
-                \(ConsoleHTML.table(id: "fields-\(type.name)", caption: "Fields of \(type.name)", headers: ["Field", "Type", "Indexes"], rows: rows, empty: "No fields."))
-                <p class="grants">Grants: \(grants.isEmpty ? "none" : grants.joined(separator: "; "))</p>
-                """
+        let editing = environment == .development
+        let forms = ConsoleSchemaForms(action: "\(base)/schema/development/edit", csrf: visit.csrf, schema: current, failure: failure)
+        // One type when one is named (`?type=`, or the type a form changed), as CloudKit Console
+        // shows one at a time; all of a small schema; a large one only as the list (C37).
+        let all = Array(current.recordTypes.enumerated())
+        let shown = all.first { $0.element.name == visit.fields["type"] }.map { [$0] } ?? (all.count <= Self.schemaTypesPerPage ? all : [])
+        let types = shown.map { index, type in
+            editing ? forms.recordType(type, index: index) : Self.readOnly(type)
         }.joined(separator: "\n")
-        let textarea = """
-            <label for="field-ckdb">Schema (.ckdb)</label>
-            <textarea name="ckdb" id="field-ckdb" rows="14" spellcheck="false" required\(error != nil ? " aria-invalid=\"true\" aria-describedby=\"field-ckdb-error\"" : "")>\(ConsoleHTML.textareaText(text ?? current.ckdb))</textarea>
-            \(error.map { "<span class=\"field-error\" id=\"field-ckdb-error\" role=\"alert\">\(ConsoleHTML.escape($0))</span>" } ?? "")
-            """
-        // Both environments: an import that can lose data needs the box (decision F2).
-        let force = """
-            <label class="check"><input type="checkbox" name="force" value="yes" id="field-force"> Apply changes that can lose data</label>
-            """
-        var deploy = ""
-        if environment == .development {
-            // What `tandem schema promote` would change in production, data-losing changes marked.
-            let changes = production.changes(to: current)
-            let items = changes.map { change in
-                change.losesData ? "<li class=\"losing\"><strong>Can lose production data:</strong> \(ConsoleHTML.escape(change.description))</li>"
-                    : "<li>\(ConsoleHTML.escape(change.description))</li>"
-            }.joined()
-            let losing = changes.contains(where: \.losesData)
-            let force = losing ? "<label class=\"check\"><input type=\"checkbox\" name=\"force\" value=\"yes\" id=\"field-deploy-force\"> Apply the changes that can lose production data</label>" : ""
-            deploy = """
-                <h2>Deploy to production</h2>
-                \(changes.isEmpty ? "<p id=\"deploy-none\">Production has this schema already.</p>" : """
-                    <ul id="deploy-changes">\(items)</ul>
-                    \(deployError.map { "<p class=\"error\" id=\"deploy-error\" role=\"alert\">\(ConsoleHTML.escape($0))</p>" } ?? "")
-                    \(ConsoleHTML.form(action: "\(base)/schema/deploy", csrf: visit.csrf, id: "deploy", fields: force, button: "Deploy to production"))
-                    """)
-                """
-        }
+        let list = all.count > 1 || shown.isEmpty && !all.isEmpty ? "<ul id=\"record-types\" class=\"types\">" + all.map { _, type in
+            "<li><a href=\"\(base)/schema/\(environment.rawValue)?type=\(ConsoleHTML.percent(type.name))\">\(ConsoleHTML.escape(type.name))</a></li>"
+        }.joined() + "</ul>" : ""
+        let links = editing
+            ? " · <a id=\"edit-ckdb\" href=\"\(base)/schema/development/ckdb\">Edit as .ckdb</a>"
+            : ""
+        // A refusal of a form the page no longer has (a type removed meanwhile) is the page's.
+        let roleForms = editing ? forms.removeRoles() + forms.addRole() : "", typeForm = editing ? forms.addType() : ""
+        let orphan = failure.flatMap { (roleForms + typeForm + types).contains("id=\"\($0.form)-error\"") ? nil : $0.message }
         let body = """
-            \(ConsoleHTML.notice(notice))
-            <p><a href="\(base)">\(ConsoleHTML.escape(container))</a> · <a id="other-environment" href="\(base)/schema/\(other.rawValue)">\(other.rawValue) schema</a></p>
-            <p id="roles">Custom roles: \(current.roles.isEmpty ? "none" : ConsoleHTML.escape(current.roles.joined(separator: ", ")))</p>
+            \(ConsoleHTML.notice(notice))\(ConsoleHTML.error(orphan))
+            <p><a href="\(base)">\(ConsoleHTML.escape(container))</a> · <a id="other-environment" href="\(base)/schema/\(other.rawValue)">\(other.rawValue) schema</a>\(links) · <a id="schema-diff" href="\(base)/schema/diff">Compare and deploy</a></p>
+            <p class="hint" id="production-rule">\(editing ? "Changes here apply to development at once. " : "")Production's schema cannot be edited: it changes only by deploying development to it, as in CloudKit.</p>
+            <h2>Roles</h2>
+            <p id="roles">Custom roles: \(current.roles.isEmpty ? "none" : ConsoleHTML.escape(current.roles.joined(separator: ", "))). Built in: _world (everyone), _icloud (any signed-in user), _creator (the record's creator).</p>
+            \(roleForms)
             <h2>Record types</h2>
-            \(current.recordTypes.isEmpty ? "<p id=\"no-types\">No record types yet.</p>" : types)
-            \(deploy)
-            <h2>Import</h2>
-            <p class="hint">Replaces this environment's schema with the text, as <code>tandem schema import</code> does.</p>
-            \(ConsoleHTML.form(action: "\(base)/schema/\(environment.rawValue)", csrf: visit.csrf, id: "import", fields: textarea + force, button: "Import schema"))
+            \(typeForm)
+            \(current.recordTypes.isEmpty ? "<p id=\"no-types\">No record types yet.</p>" : list + (shown.isEmpty ? "<p class=\"hint\" id=\"pick-type\">Choose a record type.</p>" : types))
             """
         return page(ConsoleHTML.page(title: "\(container) · \(environment.rawValue) schema", csrf: visit.csrf, current: "containers", body: body), status: status)
+    }
+
+    /// A record type as production's page shows it: fields, indexes and grants, no forms.
+    private static func readOnly(_ type: RecordType) -> String {
+        let rows = type.fields.filter { !$0.isSystem }.map { field in
+            [ConsoleHTML.escape(field.name), ConsoleHTML.escape(field.type.description), ConsoleHTML.escape(field.options.names.joined(separator: ", "))]
+        }
+        let grants = type.grants.map { "\(ConsoleHTML.escape($0.rights.names.joined(separator: ", "))) to \(ConsoleHTML.escape($0.role))" }
+        return """
+            <h3 id="type-\(ConsoleHTML.escape(type.name))">\(ConsoleHTML.escape(type.name))</h3>
+            \(ConsoleHTML.table(id: "fields-\(type.name)", caption: "Fields of \(type.name)", headers: ["Field", "Type", "Indexes"], rows: rows, empty: "No fields."))
+            <p class="grants">Grants: \(grants.isEmpty ? "none" : grants.joined(separator: "; "))</p>
+            """
     }
 }

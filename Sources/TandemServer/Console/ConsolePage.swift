@@ -15,7 +15,8 @@ import TandemStore
 ///   is shown once, on the GET its POST redirects to, C52);
 ///   `GET /console/containers/{id}/shares/{environment}`; `GET|POST /console/shares/{shortGUID}…`,
 ///   a share's page acting for its owner (`ConsolePage+SharePage.swift`, C17);
-///   `GET|POST /console/containers/{id}/schema/{environment}`, `POST …/schema/deploy`
+///   `GET /console/containers/{id}/schema/{environment}`, `POST …/schema/development/edit`,
+///   `GET|POST …/schema/development/ckdb`, `GET …/schema/diff`, `POST …/schema/deploy`
 ///   (`ConsolePage+Schema.swift`);
 ///   `GET /console/containers/{id}/data/{environment}`, `GET|POST …/data/{environment}/record`,
 ///   `POST …/record/delete` — the data browser (`ConsolePage+Data.swift`, `ConsolePage+Record.swift`).

@@ -61,7 +61,7 @@ enum BodyAdmission {
         }
         // Console forms are small (decisions C5); their senders are known only once the cookie is read.
         if head.path.hasPrefix("/console/") {
-            return HTTPBodyPolicy(limit: head.path.contains("/schema/") ? ConsolePage.schemaBodyBytes : ConsolePage.formBodyBytes)
+            return HTTPBodyPolicy(limit: ConsolePage.isSchemaText(head.path) ? ConsolePage.schemaBodyBytes : ConsolePage.formBodyBytes)
         }
         // Share page forms are small (decisions C16); their senders are known only once the cookie is read.
         if head.path.hasPrefix(SharePage.prefix) { return HTTPBodyPolicy(limit: SharePage.formBodyBytes) }

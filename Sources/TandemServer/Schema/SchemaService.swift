@@ -42,7 +42,35 @@ public struct SchemaService: Sendable {
         } catch {
             throw CloudKitError.badRequest(error.description)
         }
-        return try install(schema, container: container, environment: environment, force: force)
+        return try install(container: container, environment: environment, force: force) { _ in schema }
+    }
+
+    /// Changes the environment's schema with `edit` and installs the result as importing its
+    /// `.ckdb` text would: the edited schema is printed and parsed again, so the schema
+    /// language's rules (unique names, system names, SEARCHABLE only on strings, grants to known
+    /// roles), ``SchemaLimits`` and the data-losing check with `force` (decision F2) are the
+    /// import's own. The edit runs inside the write transaction on the schema as stored, so two
+    /// edits at once both apply. The console's schema forms use it (decisions C34).
+    /// - Throws: `BAD_REQUEST` with the broken rule's message (no line and column: the text is
+    ///   generated), for a name the language cannot write (a `"` or a line break), or
+    ///   listing the data-losing changes; whatever `edit` throws; `NOT_FOUND` for an unknown
+    ///   container.
+    public func edit(container: String, environment: Environment, force: Bool = false,
+                     _ edit: @escaping @Sendable (inout Schema) throws -> Void) throws -> Outcome {
+        try install(container: container, environment: environment, force: force) { old in
+            var schema = old
+            try edit(&schema)
+            // The printer writes any other name (quoted when it must be); the import's checks follow, in its order.
+            let names = schema.roles + schema.recordTypes.flatMap { [$0.name] + $0.fields.map(\.name) }
+            if let name = names.first(where: { $0.contains("\"") || $0.contains("\n") || $0.contains("\r") }) {
+                throw CloudKitError.badRequest("name '\(name.prefix(40))' holds a double quote or a line break, which a .ckdb file cannot write")
+            }
+            do {
+                return try Schema(parsing: schema.ckdb, file: "schema.ckdb")
+            } catch let error as SchemaError {
+                throw CloudKitError.badRequest(error.message)
+            }
+        }
     }
 
     /// The environment's schema as `.ckdb` text: what was imported, or inferred just in time in
@@ -58,15 +86,19 @@ public struct SchemaService: Sendable {
     public func promote(container: String, force: Bool = false) throws -> Outcome {
         try requireContainer(container)
         let development = try store.read { try SchemaRegistry.shared.schema($0, container: container, environment: .development) }
-        return try install(development ?? Schema(), container: container, environment: .production, force: force)
+        return try install(container: container, environment: .production, force: force) { _ in development ?? Schema() }
     }
 
-    private func install(_ schema: Schema, container: String, environment: Environment, force: Bool) throws -> Outcome {
+    /// Makes `make(stored)` the environment's schema, in one write transaction with the stored
+    /// schema it was made from.
+    private func install(container: String, environment: Environment, force: Bool,
+                         _ make: @escaping @Sendable (Schema) throws -> Schema) throws -> Outcome {
         try requireContainer(container)
-        try SchemaLimits.check(schema)
         let now = Clock.milliseconds()
         let (changes, rebuild) = try store.write { tx in
             let old = try SchemaRegistry.shared.schema(tx, container: container, environment: environment) ?? Schema()
+            let schema = try make(old)
+            try SchemaLimits.check(schema)
             let changes = old.changes(to: schema)
             let losing = changes.filter(\.losesData)
             if !force && !losing.isEmpty {

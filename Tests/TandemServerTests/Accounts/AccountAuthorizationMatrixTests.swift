@@ -271,13 +271,15 @@ extension AccountAuthorizationMatrixTests {
         case ownDataPage, ownRecordSave, ownShareInvite
         /// Subscriptions and push, Shared with You and live sessions (C40–C45).
         case subscriptionsPage, subscriptionDelete, webhooksPage, connectionsPage, sharedWithYouPage, linkTest
+        /// Schema editing: the development page's edit form, the `.ckdb` page, the diff (C34–C36).
+        case schemaEdit, schemaTextPage, schemaDiff
         var description: String { rawValue }
 
         var isJSON: Bool { self == .logsJSON || self == .metricsJSON }
         var isAction: Bool {
             [.containerCreate, .tokenCreate, .tokenRevoke, .keyRevoke, .schemaImport, .schemaDeploy, .sessionsRevoke, .verify, .remove, .signout,
              .shareInvite, .recordSave, .recordDelete, .accountSessionRevoke, .accountSessionRevokeOther, .ownRecordSave, .ownShareInvite,
-             .subscriptionDelete, .linkTest].contains(self)
+             .subscriptionDelete, .linkTest, .schemaEdit].contains(self)
         }
     }
 
@@ -378,10 +380,18 @@ extension AccountAuthorizationMatrixTests {
         case .schemaImport:
             let id = "iCloud.com.example.\(unique("m"))"
             try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
-            return ConsoleTarget(path: "/console/containers/\(id)/schema/development",
+            return ConsoleTarget(path: "/console/containers/\(id)/schema/development/ckdb",
                                  fields: ["ckdb": "DEFINE SCHEMA\n  RECORD TYPE Note (title STRING QUERYABLE);\n"]) {
                 try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)'") == "1"
             }
+        case .schemaEdit:
+            let id = "iCloud.com.example.\(unique("m"))"
+            try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
+            return ConsoleTarget(path: "/console/containers/\(id)/schema/development/edit", fields: ["change": "type-add", "type": "Matrix"]) {
+                try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)' AND text LIKE '%Matrix%'") == "1"
+            }
+        case .schemaTextPage: return ConsoleTarget(path: "/console/containers/\(container)/schema/development/ckdb")
+        case .schemaDiff: return ConsoleTarget(path: "/console/containers/\(container)/schema/diff")
         case .schemaDeploy:
             let id = "iCloud.com.example.\(unique("m"))"
             try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])

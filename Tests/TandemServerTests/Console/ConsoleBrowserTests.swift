@@ -5,6 +5,8 @@ import TandemTestSupport
 
 /// The web console end to end in headless Chromium (Tests/Browser/console_flow.py; `scripts/bootstrap
 /// --test` installs Chromium): first administrator, sign-in, a container and an API token, a
+/// schema saved as `.ckdb` text (a typo refused at its line and column first), a field added with
+/// the schema page's form (a bad index refused beside it first), the diff and the deployment, a
 /// record created, edited, refused and queried in the data browser, the live request log and the charts; an account that is
 /// not an administrator with its own data, share and sessions, a form over its limit, a refused page and its Sign out (C50–C54);
 /// at desktop width and at 390 px, keyboard only. Screenshots go to `.build/screenshots/console/` for a reviewer to look at

@@ -12,18 +12,20 @@ import TandemCrypto
 
     /// A server with an administrator (`root@example.com`), shared by the tests that need no first run.
     static var server: TestServer {
-        get throws {
-            let server = try lazy.server
-            if try server.sqlite("SELECT count(*) FROM users WHERE server_admin = 1") == "0" {
-                try server.addAdmin("root@example.com", password: password)
-            }
-            return server
-        }
+        get throws { try withAdmin(lazy.server) }
     }
 
-    /// A client signed in as the shared server's administrator.
-    static func admin() throws -> ConsoleClient {
-        let client = ConsoleClient(try server)
+    /// `server`, with `root@example.com` made its administrator if it has none.
+    static func withAdmin(_ server: TestServer) throws -> TestServer {
+        if try server.sqlite("SELECT count(*) FROM users WHERE server_admin = 1") == "0" {
+            try server.addAdmin("root@example.com", password: password)
+        }
+        return server
+    }
+
+    /// A client signed in as the administrator of `server` (default: the shared server).
+    static func admin(on server: TestServer? = nil) throws -> ConsoleClient {
+        let client = ConsoleClient(try server.map(withAdmin) ?? Self.server)
         let answer = try client.signIn("root@example.com", password)
         guard answer.status == 303, client.cookies["tandem_console"] != nil else { throw TestFailure("sign-in: \(answer.status) \(answer.text)") }
         try client.get("/console/")
@@ -314,48 +316,50 @@ import TandemCrypto
         try TestServer.admin(["container", "create", id, "--data", server.dataDirectory])
         let empty = try browser.get("/console/containers/\(id)/schema/development")
         #expect(empty.status == 200 && empty.text.contains("No record types yet."), "\(empty.text)")
+        let ckdb = "/console/containers/\(id)/schema/development/ckdb"
 
         let broken = "DEFINE SCHEMA\n  RECORD TYPE Note (\n    title STRNG QUERYABLE\n  );\n"
-        let refused = try browser.post("/console/containers/\(id)/schema/development", ["ckdb": broken])
+        let refused = try browser.post(ckdb, ["ckdb": broken])
         #expect(refused.status == 400 && refused.text.contains("Line 3, column 11:"), "\(refused.text)")
         #expect(refused.text.contains("field-ckdb-error") && refused.text.contains("title STRNG QUERYABLE"), "the text comes back to be fixed")
         #expect(try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)'") == "0")
 
         let text = "DEFINE SCHEMA\n  CREATE ROLE editor;\n  RECORD TYPE Note (\n    title STRING QUERYABLE SORTABLE,\n    body STRING SEARCHABLE,\n    GRANT READ TO \"_world\",\n    GRANT WRITE, CREATE TO editor\n  );\n"
-        let imported = try browser.post("/console/containers/\(id)/schema/development", ["ckdb": text])
-        #expect(imported.status == 200 && imported.text.contains("Imported:"), "\(imported.text)")
-        #expect(imported.text.contains("<td>title</td><td>STRING</td><td>QUERYABLE, SORTABLE</td>"), "\(imported.text)")
-        #expect(imported.text.contains("READ to _world") && imported.text.contains("CREATE, WRITE to editor") && imported.text.contains("Custom roles: editor"))
+        let imported = try browser.post(ckdb, ["ckdb": text])
+        #expect(imported.status == 200 && imported.text.contains("Saved: "), "\(imported.text)")
+        let shown = try browser.get("/console/containers/\(id)/schema/development")
+        #expect(shown.text.contains("<td>title</td><td>STRING</td>") && shown.text.contains("id=\"type0-field0-indexes-queryable\" checked"), "\(shown.text)")
+        #expect(shown.text.contains("READ to _world") && shown.text.contains("CREATE, WRITE to editor") && shown.text.contains("Custom roles: editor"))
         let exported = try TestServer.admin(["schema", "export", "--container", id, "--environment", "development", "--data", server.dataDirectory])
         #expect(!exported.isEmpty)
         #expect(try server.sqlite("SELECT count(*) FROM schemas WHERE container_id = '\(id)' AND environment = 'development'") == "1")
 
         // Deploying lists what production would get, then applies it as `tandem schema promote`.
-        let development = try browser.get("/console/containers/\(id)/schema/development")
-        #expect(development.text.contains("<li>added record type Note (2 fields, 2 grants)</li>"), "\(development.text)")
+        let diff = try browser.get("/console/containers/\(id)/schema/diff")
+        #expect(diff.text.contains("<td>Note</td><td>—</td><td>added</td><td>2 fields, 2 grants</td>"), "\(diff.text)")
         let deployed = try browser.post("/console/containers/\(id)/schema/deploy")
         #expect(deployed.status == 200 && deployed.text.contains("Deployed to production"), "\(deployed.text)")
-        #expect(try browser.get("/console/containers/\(id)/schema/development").text.contains("Production has this schema already."))
-        // A data-losing deployment needs the force box.
+        #expect(try browser.get("/console/containers/\(id)/schema/diff").text.contains("Production has this schema already."))
+        let production = try browser.get("/console/containers/\(id)/schema/production")
+        #expect(production.text.contains("<td>title</td><td>STRING</td><td>QUERYABLE, SORTABLE</td>") && !production.text.contains("schema/development/edit"),
+                "production's page is read-only: \(production.text)")
         // Removing Note from development can lose data too: refused without the box (F2), applied with it.
-        let unforcedImport = try browser.post("/console/containers/\(id)/schema/development", ["ckdb": "DEFINE SCHEMA\n  CREATE ROLE editor;\n"])
+        let unforcedImport = try browser.post(ckdb, ["ckdb": "DEFINE SCHEMA\n  CREATE ROLE editor;\n"])
         #expect(unforcedImport.status == 400 && unforcedImport.text.contains("removed record type Note"), "\(unforcedImport.text)")
-        #expect(try browser.post("/console/containers/\(id)/schema/development", ["ckdb": "DEFINE SCHEMA\n  CREATE ROLE editor;\n", "force": "yes"]).status == 200)
-        let marked = try browser.get("/console/containers/\(id)/schema/development")
-        #expect(marked.text.contains("<li class=\"losing\"><strong>Can lose production data:</strong> removed record type Note"), "\(marked.text)")
+        #expect(try browser.post(ckdb, ["ckdb": "DEFINE SCHEMA\n  CREATE ROLE editor;\n", "force": "yes"]).status == 200)
+        let marked = try browser.get("/console/containers/\(id)/schema/diff")
+        #expect(marked.text.contains("<td>Note</td><td>—</td><td>removed</td><td>—</td><td>2 fields</td><td><strong>Can lose production data:</strong> clients can no longer read or write its records</td>"),
+                "\(marked.text)")
         let unforcedDeploy = try browser.post("/console/containers/\(id)/schema/deploy")
-        #expect(unforcedDeploy.status == 400 && unforcedDeploy.text.contains("deploy-error"))
+        #expect(unforcedDeploy.status == 400 && unforcedDeploy.text.contains("deploy-error") && unforcedDeploy.text.contains("nothing was changed"))
         #expect(try server.sqlite("SELECT text LIKE '%Note%' FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "1")
+        #expect(try browser.post("/console/containers/\(id)/schema/deploy", ["force": "yes"]).status == 200)
+        #expect(try server.sqlite("SELECT text LIKE '%Note%' FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "0")
 
-        // Production: a change that can lose data needs the force box, as `--force` on the CLI.
-        #expect(try browser.post("/console/containers/\(id)/schema/production", ["ckdb": text]).status == 200)
-        let losing = "DEFINE SCHEMA\n  RECORD TYPE Note (title STRING QUERYABLE);\n"
-        let unforced = try browser.post("/console/containers/\(id)/schema/production", ["ckdb": losing])
-        #expect(unforced.status == 400 && unforced.text.contains("could lose production data"), "\(unforced.text)")
-        #expect(try server.sqlite("SELECT text LIKE '%body%' FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "1")
-        let forced = try browser.post("/console/containers/\(id)/schema/production", ["ckdb": losing, "force": "yes"])
-        #expect(forced.status == 200, "\(forced.text)")
-        #expect(try server.sqlite("SELECT text LIKE '%body%' FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "0")
+        // Production is changed only by deploying (C34): its text and edit forms are refused.
+        let direct = try browser.post("/console/containers/\(id)/schema/production/ckdb", ["ckdb": text])
+        #expect(direct.status == 400 && direct.text.contains("only by deploying"), "\(direct.text)")
+        #expect(try server.sqlite("SELECT text LIKE '%Note%' FROM schemas WHERE container_id = '\(id)' AND environment = 'production'") == "0")
         #expect(try browser.get("/console/containers/\(id)/schema/staging").status == 404)
     }
 
