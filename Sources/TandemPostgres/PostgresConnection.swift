@@ -76,13 +76,18 @@ public final class PostgresConnection {
 
     deinit { close() }
 
-    /// Whether libpq still considers the connection usable, after reading whatever the server
-    /// sent meanwhile without waiting (a server that shut down or was killed has closed the
-    /// socket, or sent `57P01`). Used by the pool before lending a connection.
+    /// Whether the connection is usable as far as can be told without a round trip: libpq
+    /// considers it open, and the server sent nothing since the last answer. The server speaks
+    /// unasked on an idle connection (no `LISTEN` here) only to end it: `57P01` when it shuts down
+    /// or an administrator terminates the backend, then end of file, or end of file alone when it
+    /// was killed. Used by the pool before lending a connection and when it comes back.
     public var isHealthy: Bool {
-        guard let connection else { return false }
-        guard PQconsumeInput(connection) != 0 else { return false }
-        return PQstatus(connection) == CONNECTION_OK
+        guard let connection, PQstatus(connection) == CONNECTION_OK else { return false }
+        let socket = PQsocket(connection)
+        guard socket >= 0 else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 0)
+        return ready == 0
     }
 
     /// Whether a transaction (or a failed one awaiting ROLLBACK) is open.
@@ -145,6 +150,7 @@ public final class PostgresConnection {
     ///   when a `.repeatableRead` or `.serializable` transaction lost a race (possibly at
     ///   COMMIT), and ``PostgresError/Kind/other`` when COMMIT found the transaction already
     ///   failed (a statement in `body` failed and `body` swallowed the error) and rolled it back.
+    @discardableResult
     public func transaction<T>(
         _ isolation: PostgresIsolation = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {

@@ -60,6 +60,7 @@ public final class PostgresPool: Sendable {
     ///
     /// - Throws: what `body` throws; ``PostgresError/Kind/unavailable`` when no connection came
     ///   free within ``checkoutTimeout``, when a new one could not be opened, or after ``close()``.
+    @discardableResult
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let lent = try checkOut()
         do {
@@ -78,6 +79,7 @@ public final class PostgresPool: Sendable {
     ///
     /// - Throws: as ``withConnection(_:)`` and ``PostgresConnection/transaction(_:_:)``; the
     ///   last attempt's error when every attempt lost its race.
+    @discardableResult
     public func transaction<T>(
         _ isolation: PostgresIsolation = .readCommitted, attempts: Int = 3, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
