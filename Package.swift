@@ -44,6 +44,8 @@ let package = Package(
         // The libpq wrapper (connections, prepared statements, transactions, the pool), for the
         // PostgreSQL store (issue 19; decisions P10–P19).
         .target(name: "TandemPostgres", dependencies: ["CPostgres"], swiftSettings: upcoming),
+        // The PostgreSQL store (issue 19): for now its schema and migrator over TandemPostgres.
+        .target(name: "TandemStorePostgres", dependencies: ["TandemPostgres"], swiftSettings: upcoming),
         .target(name: "TandemStore", dependencies: ["TandemCore", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
@@ -69,6 +71,9 @@ let package = Package(
         .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
         // Against a throwaway PostgreSQL cluster (TandemTestSupport's PostgresCluster).
         .testTarget(name: "TandemPostgresTests", dependencies: ["TandemPostgres", "TandemTestSupport"], swiftSettings: upcoming),
+        // The PostgreSQL schema against SQLite's, as the built `tandem` creates it (no TandemStore dependency).
+        .testTarget(name: "TandemStorePostgresTests", dependencies: ["TandemStorePostgres", "TandemPostgres", "TandemSQLite", "TandemTestSupport"],
+                    swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP", "TandemTestSupport"], swiftSettings: upcoming),
         // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),

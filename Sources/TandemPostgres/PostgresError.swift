@@ -70,7 +70,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         var text = "PostgreSQL error \(sqlState ?? "-----") (\(kind.rawValue)): \(message)"
-        if let sql { text += " — while executing `\(sql)`" }
+        // Migrations run pages of SQL: the start is enough to find the statement.
+        if let sql { text += " — while executing `\(sql.count > 300 ? sql.prefix(300) + "…" : sql)`" }
         return text
     }
 }
