@@ -38,10 +38,10 @@ public struct PostgresRow {
     public func int64(_ column: Int) throws(PostgresError) -> Int64 {
         let bytes = try raw(column)
         switch type(column) {
-        case PostgresType.int8: return Int64(bigEndian: bytes.loadUnaligned(as: Int64.self))
-        case PostgresType.int4: return Int64(Int32(bigEndian: bytes.loadUnaligned(as: Int32.self)))
-        case PostgresType.int2: return Int64(Int16(bigEndian: bytes.loadUnaligned(as: Int16.self)))
-        case PostgresType.oid: return Int64(UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self)))
+        case PostgresType.int8: return Int64(bigEndian: try fixed(bytes, 8, column).loadUnaligned(as: Int64.self))
+        case PostgresType.int4: return Int64(Int32(bigEndian: try fixed(bytes, 4, column).loadUnaligned(as: Int32.self)))
+        case PostgresType.int2: return Int64(Int16(bigEndian: try fixed(bytes, 2, column).loadUnaligned(as: Int16.self)))
+        case PostgresType.oid: return Int64(UInt32(bigEndian: try fixed(bytes, 4, column).loadUnaligned(as: UInt32.self)))
         default: throw mismatch(column, "an integer")
         }
     }
@@ -50,8 +50,8 @@ public struct PostgresRow {
     public func double(_ column: Int) throws(PostgresError) -> Double {
         let bytes = try raw(column)
         switch type(column) {
-        case PostgresType.float8: return Double(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)))
-        case PostgresType.float4: return Double(Float(bitPattern: UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))))
+        case PostgresType.float8: return Double(bitPattern: UInt64(bigEndian: try fixed(bytes, 8, column).loadUnaligned(as: UInt64.self)))
+        case PostgresType.float4: return Double(Float(bitPattern: UInt32(bigEndian: try fixed(bytes, 4, column).loadUnaligned(as: UInt32.self))))
         default: throw mismatch(column, "a double")
         }
     }
@@ -87,6 +87,12 @@ public struct PostgresRow {
         case PostgresType.bool: return .bool(try bool(column))
         default: return .text(try string(column))
         }
+    }
+
+    /// `bytes` when they are exactly `size` long (binary integers and floats are), else a mismatch.
+    private func fixed(_ bytes: UnsafeRawBufferPointer, _ size: Int, _ column: Int) throws(PostgresError) -> UnsafeRawBufferPointer {
+        guard bytes.count == size else { throw mismatch(column, "\(size) bytes") }
+        return bytes
     }
 
     private func type(_ column: Int) -> Oid { PQftype(result.pointer, Int32(column)) }
