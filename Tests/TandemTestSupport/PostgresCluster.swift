@@ -33,6 +33,8 @@ public final class PostgresCluster: Sendable {
     public let directory: String
     private let binaries: String
     private let server = Mutex<Process?>(nil)
+    /// The running server's lifeline (see ``watch(_:)``).
+    private let lifeline = Mutex<(watchdog: Process, pipe: Pipe)?>(nil)
 
     private static let sharedCluster = Result { try PostgresCluster() }
 
@@ -93,7 +95,7 @@ public final class PostgresCluster: Sendable {
         let deadline = Date(timeIntervalSinceNow: Self.startTimeout)
         while true {
             let ready = try Self.status(binaries + "/pg_isready", ["-q", "-h", "127.0.0.1", "-p", String(port), "-t", "2"])
-            if ready == 0 { return }
+            if ready == 0 { return try watch(process) }
             guard process.isRunning, Date() < deadline else {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
                 throw TandemProcessError("PostgreSQL did not start on port \(port): " + logTail())
@@ -105,6 +107,7 @@ public final class PostgresCluster: Sendable {
     /// Fast shutdown (SIGINT: clients are disconnected, the server checkpoints), waiting until it exited.
     public func stop() throws {
         guard let process = server.withLock({ $0 }) else { return }
+        unwatch()
         if process.isRunning { kill(process.processIdentifier, SIGINT) }
         try Self.waitForExit(process, seconds: 60)
     }
@@ -123,6 +126,7 @@ public final class PostgresCluster: Sendable {
         // Read before the kill: once the postmaster is gone its children belong to init.
         let children = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? "")
             .split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        unwatch()
         kill(pid, SIGKILL)
         for child in children { kill(child, SIGKILL) }
         try Self.waitForExit(process, seconds: 30)
@@ -135,6 +139,32 @@ public final class PostgresCluster: Sendable {
     public var isRunning: Bool { server.withLock { $0?.isRunning ?? false } }
 
     // MARK: Processes
+
+    /// A crash of the test process skips ``ExitCleanup``, and PostgreSQL, unlike the other test
+    /// peers, does not read its standard input: a small shell holding the read end of a pipe whose
+    /// write end only this process holds sends the server SIGINT when that pipe closes, then
+    /// removes the cluster's folder.
+    private func watch(_ process: Process) throws {
+        let watchdog = Process()
+        let pipe = Pipe()
+        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // After the server has gone, its folder goes too (ExitCleanup would have removed it).
+        let script = #"read _ignored; kill -INT "$1" 2>/dev/null; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done; rm -rf "$2""#
+        watchdog.arguments = ["-c", script, "postgres-lifeline", String(process.processIdentifier), directory]
+        watchdog.standardInput = pipe
+        watchdog.standardOutput = FileHandle.nullDevice
+        watchdog.standardError = FileHandle.nullDevice
+        try watchdog.run()
+        ExitCleanup.terminateAtExit(watchdog)
+        lifeline.withLock { $0 = (watchdog, pipe) }
+    }
+
+    /// Retires the lifeline before a deliberate stop (it must not signal a later server).
+    private func unwatch() {
+        guard let (watchdog, pipe) = lifeline.withLock({ current in defer { current = nil }; return current }) else { return }
+        if watchdog.isRunning { kill(watchdog.processIdentifier, SIGKILL) }
+        try? pipe.fileHandleForWriting.close()
+    }
 
     private func logTail() -> String {
         let log = (try? String(contentsOfFile: directory + "/postgres.log", encoding: .utf8)) ?? "(no log)"
