@@ -75,7 +75,8 @@ public final class PostgresPool: Sendable {
 
     /// Runs `body` in a transaction on a connection of its own, running it again from the
     /// start (up to `attempts` times in all, on a fresh transaction) while it fails with
-    /// ``PostgresError/Kind/retryable``.
+    /// ``PostgresError/Kind/retryable``. `body` must therefore do nothing outside the database
+    /// that cannot happen twice (send, notify, count): do that after this returns.
     ///
     /// - Throws: as ``withConnection(_:)`` and ``PostgresConnection/transaction(_:_:)``; the
     ///   last attempt's error when every attempt lost its race.
