@@ -41,6 +41,8 @@ test: test-bootstrap
 	@# scripts/test-process gives each process its own temporary folder and removes it afterwards;
 	@# --retry-once reruns a failed process once, for the known open faults it names (the last
 	@# process crashed once in CI inside libdispatch, under URLSession's socket sources).
+	@# TandemPostgresTests (synchronous, blocking libpq calls) run in the last process; each process
+	@# that uses PostgreSQL starts its own throwaway cluster (PostgresCluster, decision P15).
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter '^TandemHTTPTests\.'
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter '^TandemTests\.'
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter $(ASYNC_SERVER_SUITES)

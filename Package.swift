@@ -30,6 +30,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // CBOR (RFC 8949) for passkeys' attestation objects and COSE keys, for the server only.
         .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
+        // PostgreSQL's client library, for the PostgreSQL store (issue 19).
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         .target(name: "TandemCore", dependencies: ["CJansson"], swiftSettings: upcoming),
         .target(name: "TandemLinks", dependencies: ["TandemCore"], swiftSettings: upcoming),
@@ -39,6 +41,11 @@ let package = Package(
         // The SQLite wrapper (connections, statements, values, the server's reader pool and writer):
         // shared by the server's store and the SDK's LocalStore.
         .target(name: "TandemSQLite", dependencies: ["CSQLite"], swiftSettings: upcoming),
+        // The libpq wrapper (connections, prepared statements, transactions, the pool), for the
+        // PostgreSQL store (issue 19; decisions P10–P19).
+        .target(name: "TandemPostgres", dependencies: ["CPostgres"], swiftSettings: upcoming),
+        // The PostgreSQL store (issue 19): for now its schema and migrator over TandemPostgres.
+        .target(name: "TandemStorePostgres", dependencies: ["TandemPostgres"], swiftSettings: upcoming),
         .target(name: "TandemStore", dependencies: ["TandemCore", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
@@ -62,6 +69,11 @@ let package = Package(
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemCryptoTests", dependencies: ["TandemCrypto"], swiftSettings: upcoming),
         .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
+        // Against a throwaway PostgreSQL cluster (TandemTestSupport's PostgresCluster).
+        .testTarget(name: "TandemPostgresTests", dependencies: ["TandemPostgres", "TandemTestSupport"], swiftSettings: upcoming),
+        // The PostgreSQL schema against SQLite's, as the built `tandem` creates it (no TandemStore dependency).
+        .testTarget(name: "TandemStorePostgresTests", dependencies: ["TandemStorePostgres", "TandemPostgres", "TandemSQLite", "TandemTestSupport"],
+                    swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP", "TandemTestSupport"], swiftSettings: upcoming),
         // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),

@@ -23,7 +23,7 @@ public enum ExitCleanup {
     public static let terminationGrace = 10.0
 
     private struct Registry: ~Copyable {
-        var processes: [Process] = []
+        var processes: [(process: Process, signal: Int32)] = []
         var paths: [String] = []
     }
 
@@ -33,12 +33,13 @@ public enum ExitCleanup {
         atexit { ExitCleanup.run() }
     }()
 
-    /// Stops `process` at exit if it is still running then (call it right after `run()`).
-    public static func terminateAtExit(_ process: Process) {
+    /// Stops `process` at exit if it is still running then (call it right after `run()`), with
+    /// `signal` first (PostgreSQL's fast shutdown is SIGINT: SIGTERM waits for its clients).
+    public static func terminateAtExit(_ process: Process, signal: Int32 = SIGTERM) {
         _ = installed
         registry.withLock { registry in
-            registry.processes.removeAll { !$0.isRunning }
-            registry.processes.append(process)
+            registry.processes.removeAll { !$0.process.isRunning }
+            registry.processes.append((process, signal))
         }
     }
 
@@ -63,8 +64,9 @@ public enum ExitCleanup {
             defer { registry = Registry() }
             return (registry.processes, registry.paths)
         }
-        let running = processes.filter(\.isRunning)
-        for process in running { kill(process.processIdentifier, SIGTERM) }
+        let stopping = processes.filter(\.process.isRunning)
+        for (process, signal) in stopping { kill(process.processIdentifier, signal) }
+        let running = stopping.map(\.process)
         if !waitForExit(running, seconds: terminationGrace) {
             for process in running where process.isRunning { kill(process.processIdentifier, SIGKILL) }
             _ = waitForExit(running, seconds: 2)

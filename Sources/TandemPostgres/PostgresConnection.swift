@@ -1,0 +1,277 @@
+internal import CPostgres
+internal import Foundation
+
+/// One PostgreSQL connection over libpq: runs SQL with parameters, prepares each distinct SQL
+/// text once, and runs transactions (nested ones as savepoints).
+///
+/// ```swift
+/// let connection = try PostgresConnection(url: "postgres://tandem@127.0.0.1:5432/tandem")
+/// try connection.run("INSERT INTO zone(name) VALUES ($1)", [.text("_defaultZone")])
+/// let names = try connection.query("SELECT name FROM zone") { try $0.string(0) }
+/// ```
+///
+/// Every call blocks its thread until the server answers (libpq's synchronous API): use it
+/// from worker threads, never from the libwebsockets service thread. The connection must be
+/// used by one thread at a time (the type is not `Sendable`); most callers borrow one from a
+/// ``PostgresPool``.
+///
+/// The URL is read by libpq itself (`PQconnectdbParams` with `expand_dbname`): a
+/// `postgres://` or `postgresql://` URI or a `key=value` string, with any of libpq's
+/// parameters (`sslmode`, `connect_timeout`, …). Settings the URL leaves out default to TCP
+/// keepalives (idle 30 s, interval 10 s, 3 probes), `tcp_user_timeout` 30 s and a
+/// `connect_timeout` of 5 s, so a peer that vanishes is noticed in about a minute at worst.
+public final class PostgresConnection {
+    /// Most prepared statements kept per connection; past it they are all deallocated and the
+    /// cache starts over (the SQL texts come from code, so this is only reached by generated SQL).
+    public static let statementCacheCapacity = 256
+
+    private var connection: OpaquePointer?
+    /// Prepared statements' names by SQL text.
+    private var statements: [String: String] = [:]
+    private var nextStatement = 0
+    /// Open transaction levels: 0 outside, 1 in a transaction, more inside savepoints.
+    private var depth = 0
+
+    /// Statements in the cache now (for tests and diagnostics).
+    public var cachedStatementCount: Int { statements.count }
+
+    /// Connects.
+    ///
+    /// - Parameters:
+    ///   - url: libpq's connection URI or string (the URL's own settings win over the defaults above).
+    ///   - statementTimeout: the server cancels a statement running longer (SQLSTATE `57014`,
+    ///     ``PostgresError/Kind/timedOut``); nil leaves the server's setting. Milliseconds are kept.
+    /// - Throws: ``PostgresError`` with ``PostgresError/Kind/unavailable`` when the server
+    ///   cannot be reached or refuses the connection. The URL is not in the message.
+    public init(url: String, statementTimeout: Duration? = .seconds(30)) throws(PostgresError) {
+        // Defaults first, the URL (`dbname`, expanded) last: later settings win in libpq.
+        let settings: [(String, String)] = [
+            ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "30"),
+            ("keepalives_interval", "10"), ("keepalives_count", "3"), ("tcp_user_timeout", "30000"),
+            ("application_name", "tandem"), ("dbname", url),
+        ]
+        let keys = settings.map { strdup($0.0) }
+        let values = settings.map { strdup($0.1) }
+        defer { for pointer in keys + values { free(pointer) } }
+        let opened = (keys.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keyList in
+            (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { valueList in
+                PQconnectdbParams(keyList.baseAddress, valueList.baseAddress, 1)
+            }
+        }
+        guard let opened else { throw PostgresError(kind: .unavailable, message: "libpq could not allocate a connection") }
+        guard PQstatus(opened) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(opened))
+            PQfinish(opened)
+            // libpq reports refusals by the server (bad password, no such database) the same way as
+            // an unreachable one; either way this node cannot serve until it is fixed or back.
+            throw PostgresError(kind: .unavailable, message: message)
+        }
+        connection = opened
+        PQsetNoticeProcessor(opened, ignoreNotice, nil)
+        if let statementTimeout {
+            let milliseconds = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+            do { try execute("SET statement_timeout = \(milliseconds)") } catch { close(); throw error }
+        }
+    }
+
+    deinit { close() }
+
+    /// Whether the connection is usable as far as can be told without a round trip: libpq
+    /// considers it open, and the server sent nothing since the last answer. The server speaks
+    /// unasked on an idle connection (no `LISTEN` here) only to end it: `57P01` when it shuts down
+    /// or an administrator terminates the backend, then end of file, or end of file alone when it
+    /// was killed. Used by the pool before lending a connection and when it comes back.
+    public var isHealthy: Bool {
+        guard let connection, PQstatus(connection) == CONNECTION_OK else { return false }
+        let socket = PQsocket(connection)
+        guard socket >= 0 else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 0)
+        return ready == 0
+    }
+
+    /// Whether a transaction (or a failed one awaiting ROLLBACK) is open.
+    public var isInTransaction: Bool {
+        guard let connection else { return false }
+        let status = PQtransactionStatus(connection)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
+    /// Runs one or more `;`-separated statements that take no parameters (schema, `SET`),
+    /// unprepared.
+    ///
+    /// - Throws: ``PostgresError`` from the first statement that fails; outside a transaction
+    ///   the whole string runs as one implicit transaction, so none of it stays done.
+    public func execute(_ sql: String) throws(PostgresError) {
+        let connection = try open()
+        _ = try check(PQexec(connection, sql), sql: sql)
+    }
+
+    /// Runs `sql` with `arguments` bound to `$1`, `$2`, …, and returns the rows it touched.
+    ///
+    /// - Throws: ``PostgresError``; the server's `08P01` when the argument count does not match.
+    @discardableResult
+    public func run(_ sql: String, _ arguments: [PostgresValue] = []) throws(PostgresError) -> Int {
+        try executePrepared(sql, arguments).affectedRows
+    }
+
+    /// Runs a query and maps every row with `row`.
+    ///
+    /// ```swift
+    /// let zones = try connection.query("SELECT id, name FROM zone WHERE owner = $1", [.integer(owner)]) {
+    ///     (id: try $0.int64(0), name: try $0.string(1))
+    /// }
+    /// ```
+    ///
+    /// The whole result is received before the first row is mapped (libpq's default): bound
+    /// what a query can return with `LIMIT`.
+    public func query<T>(
+        _ sql: String, _ arguments: [PostgresValue] = [], _ row: (PostgresRow) throws -> T
+    ) throws -> [T] {
+        let result = try executePrepared(sql, arguments)
+        return try (0..<result.rowCount).map { try row(PostgresRow(result: result, row: $0)) }
+    }
+
+    /// Runs a query and maps its first row with `row`, or returns `nil` when there is none.
+    public func queryOne<T>(
+        _ sql: String, _ arguments: [PostgresValue] = [], _ row: (PostgresRow) throws -> T
+    ) throws -> T? {
+        let result = try executePrepared(sql, arguments)
+        guard result.rowCount > 0 else { return nil }
+        return try row(PostgresRow(result: result, row: 0))
+    }
+
+    /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws (the error
+    /// is rethrown). Called inside another transaction, it runs `body` in a savepoint instead
+    /// (released when it returns, rolled back to when it throws, leaving the outer transaction
+    /// usable), and `isolation` is ignored: the outer transaction's holds.
+    ///
+    /// - Throws: what `body` throws, or ``PostgresError``: ``PostgresError/Kind/retryable``
+    ///   when a `.repeatableRead` or `.serializable` transaction lost a race (possibly at
+    ///   COMMIT), and ``PostgresError/Kind/other`` when COMMIT found the transaction already
+    ///   failed (a statement in `body` failed and `body` swallowed the error) and rolled it back.
+    @discardableResult
+    public func transaction<T>(
+        _ isolation: PostgresIsolation = .readCommitted, _ body: (PostgresConnection) throws -> T
+    ) throws -> T {
+        let level = depth + 1
+        try execute(level == 1 ? "BEGIN ISOLATION LEVEL \(isolation.rawValue)" : "SAVEPOINT tandem_\(level)")
+        depth = level
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            depth = level - 1
+            if level == 1 {
+                try? execute("ROLLBACK")
+            } else {
+                try? execute("ROLLBACK TO SAVEPOINT tandem_\(level); RELEASE SAVEPOINT tandem_\(level)")
+            }
+            throw error
+        }
+        depth = level - 1
+        if level > 1 {
+            try execute("RELEASE SAVEPOINT tandem_\(level)")
+            return value
+        }
+        let connection = try open()
+        let result = try check(PQexec(connection, "COMMIT"), sql: "COMMIT")
+        // COMMIT of a failed transaction succeeds and answers ROLLBACK.
+        guard result.commandTag == "COMMIT" else {
+            throw PostgresError(kind: .other, message: "the transaction had failed and was rolled back at COMMIT", sql: "COMMIT")
+        }
+        return value
+    }
+
+    /// Closes the connection. Idempotent; later calls throw ``PostgresError/Kind/unavailable``.
+    public func close() {
+        guard let connection else { return }
+        self.connection = nil
+        statements.removeAll()
+        PQfinish(connection)
+    }
+
+    // MARK: Statements
+
+    private func executePrepared(_ sql: String, _ arguments: [PostgresValue]) throws(PostgresError) -> PostgresResult {
+        let connection = try open()
+        let name = try prepared(sql, connection)
+        var encoded: [(bytes: [UInt8], binary: Bool)?] = []
+        encoded.reserveCapacity(arguments.count)
+        for argument in arguments { encoded.append(try argument.encoded()) }
+        // libpq reads parameters through pointers; copy each into one buffer that outlives the call.
+        let total = encoded.reduce(0) { $0 + ($1?.bytes.count ?? 0) + 1 }
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(total, 1))
+        defer { buffer.deallocate() }
+        var pointers: [UnsafePointer<CChar>?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        var offset = 0
+        for parameter in encoded {
+            guard let parameter else {
+                pointers.append(nil); lengths.append(0); formats.append(0)
+                continue
+            }
+            let start = buffer + offset
+            parameter.bytes.withUnsafeBytes { source in
+                if let base = source.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: source.count) }
+            }
+            start[parameter.bytes.count] = 0
+            offset += parameter.bytes.count + 1
+            pointers.append(UnsafePointer(start))
+            lengths.append(Int32(parameter.bytes.count))
+            formats.append(parameter.binary ? 1 : 0)
+        }
+        let result = PQexecPrepared(connection, name, Int32(arguments.count), pointers, lengths, formats, 1)
+        return try check(result, sql: sql)
+    }
+
+    /// The server-side name of the prepared statement for `sql`, preparing it on first use.
+    private func prepared(_ sql: String, _ connection: OpaquePointer) throws(PostgresError) -> String {
+        if let name = statements[sql] { return name }
+        if statements.count >= Self.statementCacheCapacity {
+            // DEALLOCATE is not transactional, so it is safe inside a transaction too.
+            try execute("DEALLOCATE ALL")
+            statements.removeAll()
+        }
+        nextStatement += 1
+        let name = "tandem_\(nextStatement)"
+        // nParams 0 and no types: the server infers every parameter's type from the SQL.
+        _ = try check(PQprepare(connection, name, sql, 0, nil), sql: sql)
+        statements[sql] = name
+        return name
+    }
+
+    /// `result` when it is a success, else the error it (or the connection) reports.
+    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) -> PostgresResult {
+        guard let result else {
+            throw PostgresError(kind: .unavailable, message: connection.map { Self.trimmed(PQerrorMessage($0)) } ?? "no connection", sql: sql)
+        }
+        let owned = PostgresResult(result)
+        let status = PQresultStatus(result)
+        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY { return owned }
+        let sqlState = PQresultErrorField(result, tandem_pg_diag_sqlstate()).map { String(cString: $0) }
+        let message = PQresultErrorField(result, tandem_pg_diag_message_primary()).map { String(cString: $0) }
+            ?? Self.trimmed(PQresultErrorMessage(result))
+        var error = PostgresError(sqlState: sqlState, message: message, sql: sql)
+        // A broken connection is unavailable whatever the result says (libpq's own errors have no SQLSTATE).
+        if let connection, PQstatus(connection) != CONNECTION_OK { error.kind = .unavailable }
+        throw error
+    }
+
+    private func open() throws(PostgresError) -> OpaquePointer {
+        guard let connection else { throw PostgresError.closed("the connection") }
+        return connection
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "unknown libpq error"
+    }
+}
+
+/// Notices (`relation already exists, skipping`) would go to standard error; they are dropped.
+private func ignoreNotice(_ argument: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {}
+
+/// A connection is confined to one thread at a time; this keeps it from being sent elsewhere.
+@available(*, unavailable)
+extension PostgresConnection: Sendable {}

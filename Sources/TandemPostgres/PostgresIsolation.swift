@@ -1,0 +1,10 @@
+/// A transaction's isolation level (PostgreSQL 15 documentation, 13.2 "Transaction Isolation").
+///
+/// Under `.repeatableRead` and `.serializable` a transaction that loses a race with another
+/// fails with ``PostgresError/Kind/retryable`` and should be run again from its start
+/// (``PostgresPool/transaction(_:attempts:_:)`` does so).
+public enum PostgresIsolation: String, Sendable, Hashable {
+    case readCommitted = "READ COMMITTED"
+    case repeatableRead = "REPEATABLE READ"
+    case serializable = "SERIALIZABLE"
+}
