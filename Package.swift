@@ -39,14 +39,17 @@ let package = Package(
         // The SQLite wrapper (connections, statements, values, the server's reader pool and writer):
         // shared by the server's store and the SDK's LocalStore.
         .target(name: "TandemSQLite", dependencies: ["CSQLite"], swiftSettings: upcoming),
-        .target(name: "TandemStore", dependencies: ["TandemCore", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
+        // The store's protocols and value types, backend-neutral (decisions P1): the server sees only these.
+        .target(name: "TandemStore", dependencies: ["TandemCore", "TandemCrypto"], swiftSettings: upcoming),
+        // The embedded store over SQLite: SQLiteStore, its migrations and query planner.
+        .target(name: "TandemStoreSQLite", dependencies: ["TandemStore", "TandemSQLite", "TandemCore", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
         .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
-        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
-        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
+        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite"],
                           swiftSettings: upcoming),
 
         // The SDK's example: a command-line notes app using only the public `Tandem` API.
@@ -61,13 +64,13 @@ let package = Package(
         .testTarget(name: "TandemSchemaTests", dependencies: ["TandemSchema", "TandemCore"],
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemCryptoTests", dependencies: ["TandemCrypto"], swiftSettings: upcoming),
-        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
+        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
         .testTarget(name: "TandemHTTPTests", dependencies: ["TandemHTTP", "TandemTestSupport"], swiftSettings: upcoming),
         // Spawns the built `tandem` binary; must not depend on TandemServer (the SDK's users cannot).
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
         // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
         .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

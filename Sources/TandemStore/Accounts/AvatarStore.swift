@@ -1,5 +1,3 @@
-import TandemSQLite
-
 /// A person's picture (issue 16 item 1; decisions A48): the checksum of its bytes in the
 /// store's `avatars` files and the image type it was checked to be.
 public struct Avatar: Sendable, Hashable {
@@ -15,7 +13,7 @@ public struct Avatar: Sendable, Hashable {
 }
 
 /// Setting and clearing avatars. A file in `Store.avatars` is removed once no account holds its
-/// checksum; the writes below say when (they run in the store's single writer, so the answer
+/// checksum; the writes below say when (writes are serializable, decisions P3, so the answer
 /// cannot be overtaken by another account setting the same bytes).
 public protocol AvatarWriting {
     /// Sets (or, with nil, clears) the avatar of the live account `user`. Returns the checksum of
@@ -27,19 +25,6 @@ public protocol AvatarWriting {
 }
 
 /// The account whose avatar was to change does not exist (or was deleted).
-public struct AvatarAccountGone: Error {}
-
-extension SQLiteStoreTransaction {
-    func setAvatar(user: String, _ avatar: Avatar?) throws -> String? {
-        guard let previous = try db.queryOne("SELECT avatar_checksum FROM users WHERE record_name = ? AND deleted_at IS NULL",
-                                             [.text(user)], { Self.optionalText($0, 0) }) else { throw AvatarAccountGone() }
-        try db.run("UPDATE users SET avatar_checksum = ?, avatar_type = ? WHERE record_name = ?",
-                   [avatar.map { .text($0.checksum) } ?? .null, avatar.map { .text($0.contentType) } ?? .null, .text(user)])
-        guard let previous, previous != avatar?.checksum, try !avatarInUse(checksum: previous) else { return nil }
-        return previous
-    }
-
-    func avatarInUse(checksum: String) throws -> Bool {
-        try db.queryOne("SELECT 1 FROM users WHERE avatar_checksum = ? LIMIT 1", [.text(checksum)]) { _ in true } ?? false
-    }
+public struct AvatarAccountGone: Error {
+    public init() {}
 }
