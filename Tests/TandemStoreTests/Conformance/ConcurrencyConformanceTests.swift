@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import Testing
 import TandemCore
@@ -104,6 +105,56 @@ final class HookLog: Sendable {
             }
             #expect(hooked.values.count == 80)
             #expect(hooked.values == Array(1...80))
+        }
+    }
+    /// Decisions P4: a reader that follows a feed by "after the last sequence I saw" must never
+    /// skip a change, so sequences become visible in their order: a change with a smaller
+    /// sequence never commits after one with a larger (which a PostgreSQL sequence object, not
+    /// taken under the row lock, would allow).
+    @Test(arguments: StoreBackend.allCases)
+    func aReaderFollowingFeedsWhileWritersRaceMissesNothing(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let conversation = StoredConversation(id: "race", container: Fixture.container, environment: .development, isGroup: true,
+                                                  title: nil, createdBy: fixture.owner.recordName, createdAt: 1_000,
+                                                  members: [fixture.owner.recordName])
+            try store.write { tx in try tx.insertConversation(conversation) }
+            let (writers, writes) = (4, 25)
+            let done = Atomic<Int>(0)
+            let followed = Mutex<(records: Set<String>, events: Set<String>)>(([], []))
+            let reader = onThread {
+                var (zoneSequence, eventSequence): (Int64, Int64) = (0, 0)
+                var finished = false
+                while !finished {
+                    finished = done.load(ordering: .acquiring) == writers   // one more pass after the last write
+                    guard let (changes, events) = try? store.read({ reader in
+                        (try reader.zoneChangePage(zone: fixture.zone, after: zoneSequence, limit: 1_000, memberships: nil, decodeFields: false),
+                         try reader.conversationEvents(conversation: "race", viewer: fixture.owner.recordName, after: eventSequence, limit: 1_000))
+                    }) else { continue }
+                    zoneSequence = changes.last?.change.sequence ?? zoneSequence
+                    eventSequence = events.last?.seq ?? eventSequence
+                    followed.withLock {
+                        $0.records.formUnion(changes.map(\.change.recordName))
+                        $0.events.formUnion(events.map(\.eventID))
+                    }
+                }
+            }
+            onThreads(writers) { writer in
+                for index in 0..<writes {
+                    _ = try? Self.retrying {
+                        try store.write { tx in
+                            try tx.save(fixture.record("f\(writer)-\(index)"), in: fixture.zone)
+                            _ = try tx.appendEvent(StoredConversationEvent(conversationID: "race", eventID: "e\(writer)-\(index)", kind: .message,
+                                                                           actor: fixture.owner.recordName, body: Array("{}".utf8), createdAt: 2_000))
+                        }
+                    }
+                }
+                done.add(1, ordering: .releasing)
+            }
+            reader.wait()
+            let seen = followed.withLock { $0 }
+            #expect(seen.records.count == writers * writes)
+            #expect(seen.events.count == writers * writes)
         }
     }
 }
