@@ -247,7 +247,7 @@ public struct AssetUpload: Sendable, Hashable {
 
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
 public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, SchemaReading, LinkReading, IdentityReading,
-    ConversationReading, HighlightReading, CollaborationReading, AccountReading, AccountDeletionReading, ExternalIdentityReading, ServerKeyReading, ConsoleReading, RecordLogReading {
+    ConversationReading, HighlightReading, CollaborationReading, AccountReading, AccountDeletionReading, ExternalIdentityReading, ServerKeyReading, ConsoleReading, RecordLogReading, AvatarReading {
     func containerExists(_ id: String) throws -> Bool
     func user(recordNameOrEmail: String) throws -> UserAccount?
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant?

@@ -12,16 +12,20 @@ public struct Avatar: Sendable, Hashable {
     }
 }
 
-/// Setting and clearing avatars. A file in `Store.avatars` is removed once no account holds its
-/// checksum; the writes below say when (writes are serializable, decisions P3, so the answer
-/// cannot be overtaken by another account setting the same bytes).
-public protocol AvatarWriting {
+/// Whether an avatar file is still needed.
+public protocol AvatarReading {
+    /// Whether any account holds an avatar with `checksum`.
+    func avatarInUse(checksum: String) throws -> Bool
+}
+
+/// Setting and clearing avatars. A file in `Store.avatars` may go once no account holds its
+/// checksum; a write says which checksum it left unused, and the server erases the file after
+/// the commit if no account holds it by then (decisions P6: writers may run concurrently).
+public protocol AvatarWriting: AvatarReading {
     /// Sets (or, with nil, clears) the avatar of the live account `user`. Returns the checksum of
     /// the avatar it replaced when no account holds it any more (its file may go), else nil.
     /// - Throws: `AvatarAccountGone` when there is no such account or it was deleted.
     func setAvatar(user: String, _ avatar: Avatar?) throws -> String?
-    /// Whether any account holds an avatar with `checksum`.
-    func avatarInUse(checksum: String) throws -> Bool
 }
 
 /// The account whose avatar was to change does not exist (or was deleted).
