@@ -12,10 +12,14 @@ public import TandemCore
 /// Isolation (decisions P3): writes are serializable. Writers may run at the same time
 /// (PostgreSQL) or one after another (SQLite), but every committed write has the outcome it
 /// would have had alone, after the writes committed before it; a backend that cannot keep that
-/// for a write fails it with ``StoreError/Kind/retryable`` or runs its body again. So a body
-/// may run more than once: it must have no effect outside the transaction other than
-/// idempotent ones (storing a content-addressed file). Services rely on nothing more: not on
-/// one writer thread, nor on writes to unrelated rows being ordered.
+/// for a write fails it, leaving nothing, with ``StoreError/Kind/retryable`` (the client is told
+/// `TRY_AGAIN_LATER`). A store runs a body once: it does not retry it itself (bodies are not
+/// audited to be free of effects outside the transaction). Services rely on nothing more: not
+/// on one writer thread, nor on writes to unrelated rows being ordered.
+///
+/// Sequences a reader pages by ("after the last one I saw": a zone's change sequence, the feed
+/// clock, the conversation timeline) become visible in their order (decisions P4): a change
+/// with a smaller sequence never commits after one with a larger, or a follower would skip it.
 public protocol Store: Sendable {
     func read<T>(_ body: (any StoreReading) throws -> T) throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T
