@@ -4,13 +4,6 @@ import Testing
 import TandemCore
 import TandemStore
 
-/// Values appended from several threads (after-commit hooks, racing writers).
-final class HookLog: Sendable {
-    private let entries = Mutex<[Int64]>([])
-    func append(_ value: Int64) { entries.withLock { $0.append(value) } }
-    var values: [Int64] { entries.withLock { $0 } }
-}
-
 /// Concurrency through `any Store` (decisions P3, P5): writers racing on one zone get distinct,
 /// gap-free change sequences; of writers that check the same change tag exactly one wins; hooks
 /// of one zone run in change-sequence order. A backend may refuse a racing write as
