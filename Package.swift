@@ -46,14 +46,17 @@ let package = Package(
         .target(name: "TandemPostgres", dependencies: ["CPostgres"], swiftSettings: upcoming),
         // The PostgreSQL store (issue 19): for now its schema and migrator over TandemPostgres.
         .target(name: "TandemStorePostgres", dependencies: ["TandemPostgres"], swiftSettings: upcoming),
-        .target(name: "TandemStore", dependencies: ["TandemCore", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
+        // The store's protocols and value types, backend-neutral (decisions P1): the server sees only these.
+        .target(name: "TandemStore", dependencies: ["TandemCore", "TandemCrypto"], swiftSettings: upcoming),
+        // The embedded store over SQLite: SQLiteStore, its migrations and query planner.
+        .target(name: "TandemStoreSQLite", dependencies: ["TandemStore", "TandemSQLite", "TandemCore", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
         .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
-        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemSQLite", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
-        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
+        .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
+        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite"],
                           swiftSettings: upcoming),
 
         // The SDK's example: a command-line notes app using only the public `Tandem` API.
@@ -68,7 +71,7 @@ let package = Package(
         .testTarget(name: "TandemSchemaTests", dependencies: ["TandemSchema", "TandemCore"],
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemCryptoTests", dependencies: ["TandemCrypto"], swiftSettings: upcoming),
-        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
+        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
         // Against a throwaway PostgreSQL cluster (TandemTestSupport's PostgresCluster).
         .testTarget(name: "TandemPostgresTests", dependencies: ["TandemPostgres", "TandemTestSupport"], swiftSettings: upcoming),
         // The PostgreSQL schema against SQLite's, as the built `tandem` creates it (no TandemStore dependency).
@@ -79,7 +82,7 @@ let package = Package(
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
         // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
         .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

@@ -4,23 +4,19 @@ import Synchronization
 import TandemCore
 import TandemHTTP
 public import TandemStore
-public import TandemSQLite
 
 /// Settings of `tandem serve`.
 public struct ServerConfiguration: Sendable {
     public var host: String
     /// 0 picks a free port (tests); `port` on the server tells which.
     public var port: Int
-    /// Holds `tandem.sqlite`, `assets/` and `secret.key`.
+    /// Holds `assets/`, `avatars/` and `secret.key` (and `tandem.sqlite` for the SQLite store,
+    /// which the `tandem` command opens there; the server is given its store, decisions P1).
     public var dataDirectory: String
-    public var synchronous: SQLiteSynchronous
     /// Request handler threads. Writes wait for their group commit on these threads, so more
     /// threads mean larger commit batches; on two cores 32 served both lookups and creates best
     /// (measured with tandem-bench: 64 threads cost ~15% more CPU per lookup).
     public var workerCount: Int
-    /// Read connections shared by threads that have no connection of their own (each reading
-    /// thread otherwise keeps one).
-    public var readerCount: Int
     /// One line per request on standard error.
     public var logRequests: Bool
     /// The URL clients reach the server at (e.g. `https://tandem.example.com`), used in asset
@@ -53,20 +49,15 @@ public struct ServerConfiguration: Sendable {
     /// `http` too (`--webhook-allow CIDR`, repeatable; tests open `127.0.0.0/8`). Empty: only
     /// `https` to public addresses.
     public var webhookAllow: [AddressRange] = []
-    /// A cap on the database file in bytes (`--max-database-mib`); past it writes are refused as
-    /// on a full disk (`TRY_AGAIN_LATER` with `retryAfter`) while reads go on. Nil: the disk's size.
-    public var maximumDatabaseBytes: Int?
     /// Sign-in: password hashing, session limits, rate limits (issue 16).
     public var accounts = AccountSettings()
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
-                synchronous: SQLiteSynchronous = .full, workerCount: Int = 32, readerCount: Int = 8, logRequests: Bool = true) {
+                workerCount: Int = 32, logRequests: Bool = true) {
         self.host = host
         self.port = port
         self.dataDirectory = dataDirectory
-        self.synchronous = synchronous
         self.workerCount = workerCount
-        self.readerCount = readerCount
         self.logRequests = logRequests
     }
 }
@@ -77,7 +68,7 @@ public struct ServerConfiguration: Sendable {
 /// and be written, then closes the database (checkpointing the WAL).
 public final class TandemServer: Sendable {
     public let configuration: ServerConfiguration
-    public let store: SQLiteStore
+    public let store: any Store
     let http: HTTPServer
     let log: RequestLog
     let purger: ChangePurger
@@ -92,12 +83,13 @@ public final class TandemServer: Sendable {
     private let stopped = Mutex<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Opens the data directory and builds the services.
-    /// - Throws: `SQLiteError` or a file error when the data directory cannot be used.
-    public init(configuration: ServerConfiguration) throws {
+    /// Builds the services over `store`, which the server owns from now on (`shutdown()` closes
+    /// it). The store is opened by the caller (the `tandem` command: decisions P1), so the server
+    /// names no database.
+    /// - Throws: a file error when the data directory (secret key, journal) cannot be used.
+    public init(configuration: ServerConfiguration, store: any Store) throws {
         self.configuration = configuration
-        store = try SQLiteStore(directory: configuration.dataDirectory, synchronous: configuration.synchronous,
-                                readerCount: configuration.readerCount, maximumDatabaseBytes: configuration.maximumDatabaseBytes)
+        self.store = store
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
         hub = ChangeHub(store: store, log: log)
@@ -140,7 +132,7 @@ public final class TandemServer: Sendable {
         try http.start()
         journal.removeAll()   // after binding: a second process on the same data directory fails above
         purger.start()
-        log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), synchronous=\(configuration.synchronous.rawValue))")
+        log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), store: \(store.summary))")
         let wildcard = ["0.0.0.0", "::", "[::]", ""].contains(configuration.host)
         let base = configuration.publicURL ?? "http://\(wildcard ? "127.0.0.1" : configuration.host):\(http.port)"
         if let code = try consoleSetup.open(store: store) {

@@ -1,17 +1,37 @@
 public import TandemCore
-import TandemSQLite
 
-/// Persistence for Tandem, behind which SQLite (now) and PostgreSQL (later) sit.
+/// Persistence for Tandem: the protocols every backend implements (`TandemStoreSQLite` now, a
+/// PostgreSQL store next; decisions P1).
 ///
 /// Services express CloudKit semantics with the primitives of `StoreReading` and
 /// `StoreWriting`; a backend only stores and finds. `write` runs its body in one transaction and
-/// returns only after it committed; a body that throws leaves nothing behind.
+/// returns only after it committed; a body that throws leaves nothing behind. A failure of the
+/// store itself leaves `read` and `write` as a ``StoreError`` (P2); what a body throws passes
+/// through unchanged.
+///
+/// Isolation (decisions P3): writes are serializable. Writers may run at the same time
+/// (PostgreSQL) or one after another (SQLite), but every committed write has the outcome it
+/// would have had alone, after the writes committed before it; a backend that cannot keep that
+/// for a write fails it, leaving nothing, with ``StoreError/Kind/retryable`` (the client is told
+/// `TRY_AGAIN_LATER`). A store runs a body once: it does not retry it itself (bodies are not
+/// audited to be free of effects outside the transaction). Services rely on nothing more: not
+/// on one writer thread, nor on writes to unrelated rows being ordered.
+///
+/// Sequences a reader pages by ("after the last one I saw": a zone's change sequence, the feed
+/// clock, the conversation timeline) become visible in their order (decisions P4): a change
+/// with a smaller sequence never commits after one with a larger, or a follower would skip it.
 public protocol Store: Sendable {
     func read<T>(_ body: (any StoreReading) throws -> T) throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T
-    /// Like `write(_:)`; after the commit, `afterCommit` gets the body's result, in commit
-    /// order across all writers, before `write` returns. It must not block (it runs where the
-    /// next transaction waits): hand the value to a queue.
+    /// Like `write(_:)`; once the write committed, `afterCommit` gets the body's result, before
+    /// `write` returns; it is not called when the write failed.
+    ///
+    /// Order (decisions P3): the hooks of two writes that touched a common row (the same zone's
+    /// change sequence, share, conversation, account) run in the order the writes committed, so
+    /// hooks of one zone run in the order of its change sequence. Hooks of writes that touched
+    /// nothing in common may run in either order. Only writes made through this `Store` value
+    /// (this server process) are hooked. A hook must not block (it may run where the next
+    /// transaction waits): hand the value to a queue.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T,
                             afterCommit: @escaping @Sendable (T) -> Void) throws -> T
     /// Content-addressed asset files.
@@ -19,6 +39,10 @@ public protocol Store: Sendable {
     /// Content-addressed avatar files, apart from `assets` so that removing an avatar's file
     /// never touches a record's asset (decisions A48).
     var avatars: AssetFiles { get }
+    /// What the start-up log line says about the store: the backend and its durability
+    /// setting (`sqlite, synchronous=FULL`); never a password.
+    var summary: String { get }
+    /// Finishes queued writes and releases the database; `read` and `write` fail afterwards.
     func close()
 }
 
@@ -74,6 +98,11 @@ public struct StoredZone: Sendable, Hashable {
 public struct Referrer: Sendable, Hashable {
     public var recordName: String
     public var action: Reference.Action
+
+    public init(recordName: String, action: Reference.Action) {
+        self.recordName = recordName
+        self.action = action
+    }
 }
 
 /// A person with an account.
@@ -222,7 +251,7 @@ public struct AssetUpload: Sendable, Hashable {
 
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
 public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, SchemaReading, LinkReading, IdentityReading,
-    ConversationReading, HighlightReading, CollaborationReading, AccountReading, AccountDeletionReading, ExternalIdentityReading, ServerKeyReading, ConsoleReading, RecordLogReading {
+    ConversationReading, HighlightReading, CollaborationReading, AccountReading, AccountDeletionReading, ExternalIdentityReading, ServerKeyReading, ConsoleReading, RecordLogReading, AvatarReading {
     func containerExists(_ id: String) throws -> Bool
     func user(recordNameOrEmail: String) throws -> UserAccount?
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant?

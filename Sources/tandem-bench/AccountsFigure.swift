@@ -2,6 +2,7 @@ import Foundation
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// Issue 16's sign-in cost: the Argon2id hash time at the server's default parameters (median
 /// of several hashes made here, with libargon2 as the server links it), and password sign-ins/s

@@ -2,6 +2,7 @@ import TandemCore
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// The container, user and token every benchmark request is made with, set up in a data
 /// directory through the Admin API (as `tandem container create`, `user add` and

@@ -3,6 +3,7 @@ import TandemCore
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// Issue 18: the console's data browser shows a page of the 1,000,000-record bench zone
 /// (`QueryZone`) in under 200 ms. A real `tandem serve` on the cached zone; the bench user is made

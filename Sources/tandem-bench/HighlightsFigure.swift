@@ -4,6 +4,7 @@ import TandemHTTP
 import TandemServer
 import TandemSQLite
 import TandemStore
+import TandemStoreSQLite
 
 /// Issue 8's figures: the highlight list of a user in 200 conversations holding 50,000
 /// messages (target p99 under 10 ms), and what a new message with a link costs the sender

@@ -4,6 +4,7 @@ import Tandem
 import TandemCore
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// Issue 5's figures: how long a fresh device takes to mirror a private zone of 50,000 records
 /// into a `LocalStore` (changes/database, then changes/zone pages into SQLite, one transaction

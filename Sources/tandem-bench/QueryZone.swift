@@ -2,6 +2,7 @@ import Foundation
 import TandemCore
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// The data directory of the query benchmark: one custom zone holding `count` records of type
 /// `Item`, each with `bucket` = i % 1000 (INT64; an equality matches count/1000 records) and a

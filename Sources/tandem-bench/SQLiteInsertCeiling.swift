@@ -3,6 +3,7 @@ import TandemCore
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// Ceiling (b): the store alone doing, one transaction per record, the writes a lone create
 /// makes — the zone's next change sequence, the existence check, `putRecord` (the records row,

@@ -4,6 +4,7 @@ import TandemSchema
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// Issue 6's figures, in process: parse + import time of the largest `.ckdb` fixture, and
 /// `CONTAINS_ALL_TOKENS` latency through `RecordService.query` (schema checks included) over a

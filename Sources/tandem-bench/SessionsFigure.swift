@@ -6,6 +6,7 @@ import TandemHTTP
 import TandemServer
 import TandemSQLite
 import TandemStore
+import TandemStoreSQLite
 
 /// Issue 9's figures, on loopback and bounded in time (modelled on Supabase Realtime's
 /// benchmark, scaled to this machine): 2,000 clients in sessions of 6 sending 2 messages/s

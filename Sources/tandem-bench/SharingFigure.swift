@@ -2,6 +2,7 @@ import Foundation
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// Issue 3's figures: `records/lookup` by a participant through the shared database against the
 /// owner's own lookup of the same records (the access check's cost), and moving a subtree of

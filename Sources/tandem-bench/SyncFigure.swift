@@ -5,6 +5,7 @@ import TandemHTTP
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// Issue 4's figures: catch-up throughput of `changes/zone` 100,000 changes behind;
 /// write-to-notification latency with 1,000 stream subscribers at 500 writes/s; and what the

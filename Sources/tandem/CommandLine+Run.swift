@@ -2,7 +2,6 @@ import Foundation
 import TandemCore
 import TandemServer
 import TandemStore
-import TandemSQLite
 
 /// `tandem` subcommands. Every command takes `--data DIR` (default ./tandem-data).
 extension CommandLine {
@@ -71,8 +70,16 @@ extension CommandLine {
             case ("serve", nil, 1):
                 // `--config FILE` holds the same settings as the flags; flags given here win.
                 let merged = try ServeCommand.options(options)
-                let configuration = try ServeCommand.configuration(merged, data: merged.value("data") ?? "./tandem-data")
-                let server = try TandemServer(configuration: configuration)
+                let directory = merged.value("data") ?? "./tandem-data"
+                let configuration = try ServeCommand.configuration(merged, data: directory)
+                let store = try ServeCommand.storeLocation(merged, data: directory).open()
+                let server: TandemServer
+                do {
+                    server = try TandemServer(configuration: configuration, store: store)
+                } catch {
+                    store.close()
+                    throw error
+                }
                 if merged.flag("stop-on-stdin-eof") { StdinWatch.stopWhenStandardInputCloses(server) }
                 try server.runUntilSignalled()
             case ("listen", nil, 1):
@@ -169,17 +176,17 @@ extension CommandLine {
     /// `existing`: for listing commands, which must find a data directory rather than make one
     /// (a mistyped `--data` listed nothing, exit 0, and left an empty store behind; F42).
     /// - Throws: `NOT_FOUND` "no Tandem data in DIR" when `existing` and DIR has no database.
-    static func withStore<T>(_ directory: String, existing: Bool = false, _ body: (SQLiteStore) throws -> T) throws -> T {
+    static func withStore<T>(_ directory: String, existing: Bool = false, _ body: (any Store) throws -> T) throws -> T {
         if existing && !FileManager.default.fileExists(atPath: directory + "/tandem.sqlite") {
             throw CloudKitError(.notFound, "no Tandem data in \(directory) (tandem serve or tandem container create makes it there; --data DIR names another directory)")
         }
         let deadline = Date().addingTimeInterval(30)
         while true {
             do {
-                let store = try SQLiteStore(directory: directory, readerCount: 1)
+                let store = try StoreLocation.command(directory).open()
                 defer { store.close() }
                 return try body(store)
-            } catch let error as SQLiteError where error.code.primary == .busy && Date() < deadline {
+            } catch let error as StoreError where error.kind == .retryable && Date() < deadline {
                 usleep(useconds_t.random(in: 50_000...250_000))
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 import TandemCore
 import TandemServer
 import TandemSQLite
+import TandemStoreSQLite
 
 /// `tandem serve`: its settings from flags and from an optional JSON file (`--config FILE`).
 ///
@@ -101,6 +102,23 @@ enum ServeCommand {
         return options
     }
 
+    /// Where the server's store is, from `options` (flags, or a file's settings): the SQLite
+    /// store's own settings (`--synchronous`, `--max-database-mib`; decisions P1).
+    /// - Throws: `UsageError` for a value a flag does not take.
+    static func storeLocation(_ options: Options, data: String) throws -> StoreLocation {
+        // Eight readers: request threads without a connection of their own share them.
+        var store = SQLiteStore.Options(synchronous: .full, readerCount: 8)
+        if let sync = options.value("synchronous") {
+            guard let level = SQLiteSynchronous(rawValue: sync.uppercased()) else { throw UsageError("--synchronous must be full or normal") }
+            store.synchronous = level
+        }
+        if let cap = options.value("max-database-mib") {
+            guard let n = Int(cap), n >= 1, n <= Int.max >> 20 else { throw UsageError("--max-database-mib must be a positive number of MiB") }
+            store.maximumDatabaseBytes = n << 20
+        }
+        return .directory(data, store)
+    }
+
     /// The server's configuration from `options` (flags, or a file's settings).
     /// - Throws: `UsageError` for a value a flag does not take.
     static func configuration(_ options: Options, data: String) throws -> ServerConfiguration {
@@ -109,10 +127,6 @@ enum ServeCommand {
         if let port = options.value("port") {
             guard let n = Int(port), (0...65535).contains(n) else { throw UsageError("--port must be 0–65535") }
             configuration.port = n
-        }
-        if let sync = options.value("synchronous") {
-            guard let level = SQLiteSynchronous(rawValue: sync.uppercased()) else { throw UsageError("--synchronous must be full or normal") }
-            configuration.synchronous = level
         }
         if let workers = options.value("workers") {
             guard let n = Int(workers), n > 0 else { throw UsageError("--workers must be a positive number") }
@@ -154,10 +168,6 @@ enum ServeCommand {
         }
         configuration.linksFetchOrigin = try CommandLine.fetchOrigin(options)
         configuration.webhookAllow = try CommandLine.webhookAllow(options)
-        if let cap = options.value("max-database-mib") {
-            guard let n = Int(cap), n >= 1, n <= Int.max >> 20 else { throw UsageError("--max-database-mib must be a positive number of MiB") }
-            configuration.maximumDatabaseBytes = n << 20
-        }
         if let url = options.value("public-url") {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
             configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())

@@ -3,6 +3,7 @@ import Testing
 import TandemCore
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// A server killed with SIGKILL loses no acknowledged write and leaves an intact database; a
 /// server stopped with SIGTERM finishes and exits cleanly.

@@ -4,6 +4,7 @@ import TandemCore
 import TandemServer
 @testable import TandemStore
 @testable import TandemSQLite
+@testable import TandemStoreSQLite
 
 /// Issue 14: what a client sends in a query must not shape the SQL the server prepares (item 1),
 /// and paging is keyset paging, stable in every order the planner writes (item 6). Run on a real

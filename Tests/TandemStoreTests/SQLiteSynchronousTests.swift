@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// `synchronous` reaches the writer connection (DESIGN.md §4: `FULL` by default survives power
 /// loss, `NORMAL` on request). A SIGKILL test cannot tell the two apart, only a power loss would,

@@ -59,8 +59,7 @@ public struct AccountDeletion: Sendable {
     public func delete(user: String) throws -> Report {
         let now = Clock.milliseconds()
         let hub = self.hub
-        let avatars = store.avatars
-        return try store.write({ tx -> Outcome in
+        let outcome = try store.write({ tx -> Outcome in
             guard let account = try tx.user(recordNameOrEmail: user), account.recordName == user else {
                 throw CloudKitError(.notFound, "no account '\(user)'")
             }
@@ -90,8 +89,10 @@ public struct AccountDeletion: Sendable {
             return Outcome(report: report, events: events, unusedAvatar: unusedAvatar)
         }, afterCommit: { outcome in
             outcome.events.forEach { hub?.publish($0) }
-            if let checksum = outcome.unusedAvatar { avatars.remove(checksum: checksum) }
-        }).report
+        })
+        // After the commit, not in the hook: the release reads the store (P6).
+        if let checksum = outcome.unusedAvatar { AvatarFileKeeper.release(checksum, store: store) }
+        return outcome.report
     }
 
     struct Outcome: @unchecked Sendable {

@@ -3,7 +3,7 @@ import TandemCore
 public import TandemStore
 
 /// Administration used by the `tandem` CLI; safe while a server runs on the same data directory
-/// (SQLite WAL, each command one short transaction).
+/// (each command is one short transaction, which the store serializes with the server's own writes).
 public enum Admin {
     /// Creates a container (both environments exist implicitly). Returns false if it existed.
     public static func createContainer(_ id: String, store: any Store) throws -> Bool {

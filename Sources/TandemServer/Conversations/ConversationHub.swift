@@ -6,7 +6,8 @@ import TandemStore
 
 /// After-commit fan-out for Shared with You: conversation events and notices to members'
 /// stream WebSockets, membership changes to observers, and fresh highlight snapshots to
-/// subscribed clients. One serial queue keeps commit order and keeps the writer thread free
+/// subscribed clients. One serial queue keeps the order the hooks ran in (commit order for
+/// writes that touched the same conversation or share: decisions P3) and keeps the writer free
 /// (RULES: publish after commit, never block).
 final class ConversationHub: Sendable {
     /// What one committed write changed.
@@ -45,7 +46,7 @@ final class ConversationHub: Sendable {
         refresher.withLock { $0 = refresh }
     }
 
-    /// Hands committed effects to the queue; cheap, callable from the writer's after-commit hook.
+    /// Hands committed effects to the queue; cheap, callable from the store's after-commit hook.
     func publish(_ effects: Effects) {
         guard !effects.isEmpty else { return }
         if !effects.highlightViewers.isEmpty {

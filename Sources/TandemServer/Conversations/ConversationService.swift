@@ -36,7 +36,9 @@ public final class ConversationService: Sendable {
     }
 
     /// Calls `observer` after each committed membership change (a conversation created counts
-    /// as every member added), in commit order, on the hub's queue: it must return quickly.
+    /// as every member added), on the hub's queue; one conversation's changes in commit order
+    /// (its writes all take the timeline's next position: decisions P3, P4). It must return
+    /// quickly.
     public func addMembershipObserver(_ observer: @escaping @Sendable (MembershipChange) -> Void) {
         hub.addMembershipObserver(observer)
     }

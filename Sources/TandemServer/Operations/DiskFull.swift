@@ -2,13 +2,13 @@ import Foundation
 import Synchronization
 import TandemCore
 import TandemHTTP
-import TandemSQLite
 import TandemStore
 
 /// Writes refused because the disk is full (issue 14 item 12).
 ///
-/// SQLite reports a full disk (`ENOSPC`) as `SQLITE_FULL`, and so does a write past the
-/// database cap (`--max-database-mib`); asset and journal files report `ENOSPC` or `EDQUOT`.
+/// The store reports a full disk, a full quota or a write past the database cap
+/// (`--max-database-mib`) as ``StoreError`` `full` (decisions P2); asset and journal files
+/// report `ENOSPC` or `EDQUOT`.
 /// Either way the failed write was rolled back, reads go on (WAL readers need no new space),
 /// and writes succeed again as soon as space is freed: nothing has to be restarted. Clients get
 /// `TRY_AGAIN_LATER` (HTTP 503, CloudKit's "service unavailable") with `retryAfter`, never a
@@ -27,7 +27,7 @@ final class DiskFull: Sendable {
 
     /// Whether `error` means there was no space left to write.
     static func matches(_ error: any Error) -> Bool {
-        if let error = error as? SQLiteError { return error.code.primary == .full }
+        if let error = error as? StoreError { return error.kind == .full }
         if let error = error as? AssetFileError { return error.errno == ENOSPC || error.errno == EDQUOT }
         if let error = error as? HTTPBodyFileError { return error.code == ENOSPC || error.code == EDQUOT }
         return false

@@ -3,7 +3,6 @@ import Synchronization
 import TandemCore
 public import TandemHTTP
 import TandemStore
-import TandemSQLite
 
 /// The HTTP responder: routes a request, authenticates it, runs its handler on the worker
 /// thread it was given, renders errors as CloudKit error bodies, and records metrics and the
@@ -250,10 +249,8 @@ public final class APIRouter: HTTPResponder {
         } catch let error as UnsupportedMediaType {
             return (endpoint, Responses.error(.badRequest("content-type '\(error.type)' is not accepted; \(error.accepted)"),
                                              uuid: context.uuid, status: 415))
-        } catch let error as SQLiteError where error.code.primary == .busy {
-            var busy = CloudKitError(.tryAgainLater, "the database is busy; retry shortly")
-            busy.retryAfter = 1
-            return (endpoint, Responses.error(busy, uuid: context.uuid))
+        } catch let error as StoreError where error.kind == .retryable || error.kind == .unavailable {
+            return (endpoint, Responses.error(StoreRefusal.answer(for: error, log: log, uuid: context.uuid), uuid: context.uuid))
         } catch where DiskFull.matches(error) {
             return (endpoint, Responses.error(diskFull.refusal(for: error), uuid: context.uuid))
         } catch {

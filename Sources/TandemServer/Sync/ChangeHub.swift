@@ -3,9 +3,10 @@ import Synchronization
 import TandemCore
 import TandemStore
 
-/// The in-process hub (DESIGN.md §3): committed changes come in, in commit order (the store's
-/// after-commit hook); one thread matches them against subscriptions and hands notifications to
-/// the sinks. Publishing never blocks a writer: past `capacity` pending events, new ones are
+/// The in-process hub (DESIGN.md §3): committed changes come in from the store's after-commit
+/// hook, one zone's in its change-sequence order (decisions P3: nothing more is promised, and
+/// nothing more is needed, since matching reads the current state); one thread matches them
+/// against subscriptions and hands notifications to the sinks. Publishing never blocks a writer: past `capacity` pending events, new ones are
 /// dropped and counted (notifications are hints; change feeds are the truth).
 final class ChangeHub: Sendable {
     private let store: any Store
@@ -45,7 +46,7 @@ final class ChangeHub: Sendable {
         thread.start()
     }
 
-    /// Queues a committed change; cheap and non-blocking (runs on the writer thread).
+    /// Queues a committed change; cheap and non-blocking (runs in the store's after-commit hook).
     func publish(_ event: ChangeEvent) {
         let accepted = pending.withLock { events -> Bool in
             guard events.count < capacity else { return false }

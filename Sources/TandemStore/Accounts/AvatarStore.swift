@@ -1,5 +1,3 @@
-import TandemSQLite
-
 /// A person's picture (issue 16 item 1; decisions A48): the checksum of its bytes in the
 /// store's `avatars` files and the image type it was checked to be.
 public struct Avatar: Sendable, Hashable {
@@ -14,32 +12,23 @@ public struct Avatar: Sendable, Hashable {
     }
 }
 
-/// Setting and clearing avatars. A file in `Store.avatars` is removed once no account holds its
-/// checksum; the writes below say when (they run in the store's single writer, so the answer
-/// cannot be overtaken by another account setting the same bytes).
-public protocol AvatarWriting {
-    /// Sets (or, with nil, clears) the avatar of the live account `user`. Returns the checksum of
-    /// the avatar it replaced when no account holds it any more (its file may go), else nil.
-    /// - Throws: `AvatarAccountGone` when there is no such account or it was deleted.
-    func setAvatar(user: String, _ avatar: Avatar?) throws -> String?
+/// Whether an avatar file is still needed.
+public protocol AvatarReading {
     /// Whether any account holds an avatar with `checksum`.
     func avatarInUse(checksum: String) throws -> Bool
 }
 
+/// Setting and clearing avatars. A file in `Store.avatars` may go once no account holds its
+/// checksum; a write says which checksum it left unused, and the server erases the file after
+/// the commit if no account holds it by then (decisions P6: writers may run concurrently).
+public protocol AvatarWriting: AvatarReading {
+    /// Sets (or, with nil, clears) the avatar of the live account `user`. Returns the checksum of
+    /// the avatar it replaced when no account holds it any more (its file may go), else nil.
+    /// - Throws: `AvatarAccountGone` when there is no such account or it was deleted.
+    func setAvatar(user: String, _ avatar: Avatar?) throws -> String?
+}
+
 /// The account whose avatar was to change does not exist (or was deleted).
-public struct AvatarAccountGone: Error {}
-
-extension SQLiteStoreTransaction {
-    func setAvatar(user: String, _ avatar: Avatar?) throws -> String? {
-        guard let previous = try db.queryOne("SELECT avatar_checksum FROM users WHERE record_name = ? AND deleted_at IS NULL",
-                                             [.text(user)], { Self.optionalText($0, 0) }) else { throw AvatarAccountGone() }
-        try db.run("UPDATE users SET avatar_checksum = ?, avatar_type = ? WHERE record_name = ?",
-                   [avatar.map { .text($0.checksum) } ?? .null, avatar.map { .text($0.contentType) } ?? .null, .text(user)])
-        guard let previous, previous != avatar?.checksum, try !avatarInUse(checksum: previous) else { return nil }
-        return previous
-    }
-
-    func avatarInUse(checksum: String) throws -> Bool {
-        try db.queryOne("SELECT 1 FROM users WHERE avatar_checksum = ? LIMIT 1", [.text(checksum)]) { _ in true } ?? false
-    }
+public struct AvatarAccountGone: Error {
+    public init() {}
 }

@@ -9,7 +9,7 @@ import Foundation
 public struct AssetFiles: Sendable {
     public let directory: String
 
-    init(directory: String) throws {
+    public init(directory: String) throws {
         self.directory = directory
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
     }

@@ -7,7 +7,7 @@
 /// record key (8 bytes big-endian), key count (1 byte), then per key a tag (0 NULL, 1 integer,
 /// 2 real, 3 text, 4 bytes) and its value (8 bytes, or a 4-byte length and the bytes).
 public struct QueryCursor: Sendable, Equatable {
-    /// One sort key value as SQLite returned it.
+    /// One sort key value as the store returned it.
     public enum Key: Sendable, Equatable {
         case null
         case integer(Int64)

@@ -28,15 +28,18 @@ public struct LoggedChange: Sendable, Hashable {
 }
 
 /// The changes one write transaction logged so far; a rolled-back savepoint takes its own back.
-final class TransactionChangeLog: Sendable {
+/// For the backends (`package`): each keeps one per write transaction for `loggedChanges()`.
+package final class TransactionChangeLog: Sendable {
     private let entries = Mutex<[LoggedChange]>([])
 
-    func append(_ change: LoggedChange) { entries.withLock { $0.append(change) } }
+    package init() {}
 
-    var count: Int { entries.withLock { $0.count } }
+    package func append(_ change: LoggedChange) { entries.withLock { $0.append(change) } }
+
+    package var count: Int { entries.withLock { $0.count } }
 
     /// Forgets every entry after the first `count` (a savepoint rolled back).
-    func truncate(to count: Int) { entries.withLock { $0.removeSubrange(min(count, $0.count)...) } }
+    package func truncate(to count: Int) { entries.withLock { $0.removeSubrange(min(count, $0.count)...) } }
 
-    var all: [LoggedChange] { entries.withLock { $0 } }
+    package var all: [LoggedChange] { entries.withLock { $0 } }
 }

@@ -4,6 +4,7 @@ import TandemCore
 import TandemServer
 @testable import TandemStore
 @testable import TandemSQLite
+@testable import TandemStoreSQLite
 
 /// The indexes follow the schema's options, and queries on marked fields are answered from
 /// them: checked with `EXPLAIN QUERY PLAN` on the SQL the query planner writes.

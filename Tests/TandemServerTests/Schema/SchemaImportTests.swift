@@ -5,6 +5,7 @@ import TandemSchema
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// Every real `.ckdb` file imports into a container and exports back to the same model, in
 /// process against a store in a temporary directory.

@@ -5,6 +5,7 @@ import TandemSchema
 import TandemServer
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 /// User records of the public database belong to the server (decisions SC4, SC12): nobody can
 /// take a user's name first, and nobody but the administrator can give or take roles.

@@ -40,36 +40,28 @@ struct AvatarRoutes {
         try AvatarImage.check(bytes, declared: declared)
         let avatars = services.store.avatars
         let checksum = try avatars.store(bytes)
-        try change(user: user, to: Avatar(checksum: checksum, contentType: declared)) { tx in
-            // An earlier change's commit may have erased a file of the same bytes since they
-            // were stored above; erasing happens only on this writer, so checking here is safe.
-            if let path = avatars.path(forChecksum: checksum), !FileManager.default.fileExists(atPath: path) {
-                _ = try avatars.store(bytes)
-            }
-        }
+        try change(user: user, to: Avatar(checksum: checksum, contentType: declared))
+        // A release by another account's write may have erased the same bytes meanwhile (P6).
+        try AvatarFileKeeper.restore(bytes, checksum: checksum, files: avatars)
         return try AccountSettingsRoute.account(user: user, context, services)
     }
 
     /// Clears the signed-in `user`'s avatar.
     func remove(_ context: RequestContext, user: String) throws -> JSONValue {
-        try change(user: user, to: nil) { _ in }
+        try change(user: user, to: nil)
         return try AccountSettingsRoute.account(user: user, context, services)
     }
 
-    /// Writes the avatar, erases the file nobody holds any more after the commit, and drops the
-    /// cached grants (they carry the account, whose avatar `users/current` answers).
-    private func change(user: String, to avatar: Avatar?, before: @escaping @Sendable (any StoreWriting) throws -> Void) throws {
-        let avatars = services.store.avatars
+    /// Writes the avatar, erases the file nobody holds any more after the commit (P6), and
+    /// drops the cached grants (they carry the account, whose avatar `users/current` answers).
+    private func change(user: String, to avatar: Avatar?) throws {
+        let unused: String?
         do {
-            _ = try services.store.write({ tx in
-                try before(tx)
-                return try tx.setAvatar(user: user, avatar)
-            }, afterCommit: { unused in
-                if let unused { avatars.remove(checksum: unused) }
-            })
+            unused = try services.store.write { tx in try tx.setAvatar(user: user, avatar) }
         } catch is AvatarAccountGone {
             throw CloudKitError(.authenticationFailed, "the account no longer exists")
         }
+        if let unused { AvatarFileKeeper.release(unused, store: services.store) }
         services.authenticator.revoked()
     }
 

@@ -1,0 +1,122 @@
+import TandemCore
+import TandemSQLite
+import TandemStore
+
+extension SQLiteStoreTransaction {
+    func hasServerAdmin() throws -> Bool {
+        try db.queryOne("SELECT 1 FROM users WHERE server_admin = 1 AND deleted_at IS NULL LIMIT 1", []) { _ in true } ?? false
+    }
+
+    func isServerAdmin(user: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM users WHERE record_name = ? AND server_admin = 1 AND deleted_at IS NULL", [.text(user)]) { _ in true } ?? false
+    }
+
+    func serverAdmins() throws -> [AccountProfile] {
+        try db.query("SELECT \(Self.profileColumns) FROM users WHERE server_admin = 1 AND deleted_at IS NULL ORDER BY id", [], Self.profile)
+    }
+
+    func setServerAdmin(user: String, _ on: Bool) throws {
+        try db.run("UPDATE users SET server_admin = ? WHERE record_name = ?", [.integer(on ? 1 : 0), .text(user)])
+    }
+
+    func consoleSession(hash: [UInt8]) throws -> ConsoleSession? {
+        try db.queryOne("""
+            SELECT user_record_name, created_at, last_used_at, expires_at, idle_ms, revoked_at FROM console_sessions WHERE hash = ?
+            """, [.blob(hash)]) { row in
+            ConsoleSession(id: Self.sessionID(hash), user: row.text(0), createdAt: row.int64(1), lastUsedAt: row.int64(2),
+                           expiresAt: row.int64(3), idleMilliseconds: row.int64(4), revokedAt: row.isNull(5) ? nil : row.int64(5))
+        }
+    }
+
+    func addConsoleSession(hash: [UInt8], user: String, at time: Int64, expiresAt: Int64, idleMilliseconds: Int64) throws {
+        try db.run("""
+            INSERT INTO console_sessions (hash, user_record_name, created_at, last_used_at, expires_at, idle_ms) VALUES (?, ?, ?, ?, ?, ?)
+            """, [.blob(hash), .text(user), .integer(time), .integer(time), .integer(expiresAt), .integer(idleMilliseconds)])
+    }
+
+    func touchConsoleSession(hash: [UInt8], at time: Int64) throws {
+        try db.run("UPDATE console_sessions SET last_used_at = ? WHERE hash = ? AND last_used_at < ?", [.integer(time), .blob(hash), .integer(time)])
+    }
+
+    func revokeConsoleSession(hash: [UInt8], at time: Int64) throws -> Bool {
+        try db.run("UPDATE console_sessions SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL", [.integer(time), .blob(hash)])
+        return db.changes > 0
+    }
+
+    func containers() throws -> [ContainerSummary] {
+        var zones: [String: [String: Int]] = [:]
+        for (container, environment, count) in try db.query(
+            "SELECT container_id, environment, count(*) FROM zones GROUP BY container_id, environment", [],
+            { row in (row.text(0), row.text(1), Int(row.int64(2))) }) {
+            zones[container, default: [:]][environment] = count
+        }
+        return try db.query("SELECT id, created_at FROM containers ORDER BY id", []) { row in
+            ContainerSummary(id: row.text(0), createdAt: row.int64(1), zones: zones[row.text(0)] ?? [:])
+        }
+    }
+
+    func apiTokens(container: String) throws -> [StoredAPIToken] {
+        try db.query("""
+            SELECT hash, origins, callback, created_at, revoked_at FROM tokens WHERE kind = 'api' AND container_id = ? ORDER BY created_at, hash
+            """, [.text(container)]) { row in
+            StoredAPIToken(id: Self.sessionID(row.blob(0)), container: container,
+                           origins: Self.optionalText(row, 1).map { $0.split(separator: "\n").map(String.init) } ?? [],
+                           callback: Self.optionalText(row, 2), createdAt: row.int64(3), revokedAt: row.isNull(4) ? nil : row.int64(4))
+        }
+    }
+
+    func revokeAPIToken(container: String, id: String, at time: Int64) throws -> Bool {
+        // IDs are 16 hex digits of the hash: the prefix is matched on the blob's hex form.
+        try db.run("""
+            UPDATE tokens SET revoked_at = ? WHERE kind = 'api' AND container_id = ? AND revoked_at IS NULL AND lower(hex(substr(hash, 1, 8))) = ?
+            """, [.integer(time), .text(container), .text(id.lowercased())])
+        return db.changes > 0
+    }
+
+    func searchProfiles(_ text: String, limit: Int) throws -> [AccountProfile] {
+        // LIKE with its wildcards escaped, so '%' and '_' in the search are literal.
+        var pattern = "%"
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { pattern.append("\\") }
+            pattern.append(character)
+        }
+        pattern += "%"
+        return try db.query("""
+            SELECT \(Self.profileColumns) FROM users WHERE deleted_at IS NULL AND (?2 = '' OR email LIKE ?1 ESCAPE '\\'
+                OR display_name LIKE ?1 ESCAPE '\\' OR given_name LIKE ?1 ESCAPE '\\' OR family_name LIKE ?1 ESCAPE '\\'
+                OR record_name = ?2)
+            ORDER BY id LIMIT ?3
+            """, [.text(pattern), .text(text), .integer(Int64(limit))], Self.profile)
+    }
+
+    func shareSummaries(container: String, environment: String, limit: Int) throws -> [ShareSummary] {
+        try db.query("""
+            SELECT s.short_guid, z.owner, u.email, z.name, s.root_name, s.public_permission, s.allows_access_requests, s.created_at,
+                (SELECT count(*) FROM share_participants p WHERE p.share_id = s.id AND p.status = 'ACCEPTED' AND p.role != 'OWNER'),
+                (SELECT count(*) FROM share_participants p WHERE p.share_id = s.id AND p.status = 'INVITED'),
+                (SELECT count(*) FROM share_requesters r WHERE r.share_id = s.id)
+            FROM zones z JOIN shares s ON s.zone_id = z.id LEFT JOIN users u ON u.record_name = z.owner
+            WHERE z.container_id = ? AND z.environment = ? ORDER BY s.id DESC LIMIT ?
+            """, [.text(container), .text(environment), .integer(Int64(limit))]) { row in
+            ShareSummary(shortGUID: row.text(0), owner: row.text(1), ownerEmail: Self.optionalText(row, 2), zoneName: row.text(3),
+                         rootName: Self.optionalText(row, 4), publicPermission: row.text(5), allowsAccessRequests: row.int64(6) != 0,
+                         accepted: Int(row.int64(8)), invited: Int(row.int64(9)), requests: Int(row.int64(10)), createdAt: row.int64(7))
+        }
+    }
+
+    func consents(user: String) throws -> [String] {
+        try db.query("SELECT container_id FROM container_consents WHERE user_record_name = ? ORDER BY container_id", [.text(user)]) { $0.text(0) }
+    }
+
+    func sharedWithYouCounts(container: String, environment: Environment) throws -> SharedWithYouCounts {
+        try db.queryOne("""
+            SELECT (SELECT count(*) FROM conversations WHERE container_id = ?1 AND environment = ?2),
+                (SELECT count(*) FROM conversations c JOIN conversation_events e ON e.conversation_id = c.id
+                 WHERE c.container_id = ?1 AND c.environment = ?2 AND e.kind = 'message'),
+                (SELECT count(*) FROM conversations c JOIN conversation_links l ON l.conversation_id = c.id
+                 WHERE c.container_id = ?1 AND c.environment = ?2)
+            """, [.text(container), .text(environment.rawValue)]) { row in
+            SharedWithYouCounts(conversations: Int(row.int64(0)), messages: Int(row.int64(1)), links: Int(row.int64(2)))
+        } ?? SharedWithYouCounts(conversations: 0, messages: 0, links: 0)
+    }
+}

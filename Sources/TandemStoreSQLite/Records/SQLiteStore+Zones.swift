@@ -1,0 +1,59 @@
+import TandemCore
+import TandemSQLite
+import TandemStore
+
+extension SQLiteStoreTransaction {
+    static let zoneColumns = "id, name, owner, change_seq, created_at"
+
+    static func storedZone(_ row: SQLiteStatement) -> StoredZone {
+        StoredZone(key: row.int64(0), zoneID: ZoneID(zoneName: row.text(1), ownerRecordName: row.text(2)),
+                   changeSequence: row.int64(3), createdAt: row.int64(4))
+    }
+
+    static func scopeArguments(_ scope: DatabaseScope) -> [SQLiteValue] {
+        [.text(scope.container), .text(scope.environment.rawValue), .text(scope.database.rawValue), .text(scope.owner)]
+    }
+
+    func zone(_ scope: DatabaseScope, name: String) throws -> StoredZone? {
+        try db.queryOne("""
+            SELECT \(Self.zoneColumns) FROM zones
+            WHERE container_id = ? AND environment = ? AND database = ? AND owner = ? AND name = ?
+            """, Self.scopeArguments(scope) + [.text(name)], Self.storedZone)
+    }
+
+    func zones(_ scope: DatabaseScope) throws -> [StoredZone] {
+        try db.query("""
+            SELECT \(Self.zoneColumns) FROM zones
+            WHERE container_id = ? AND environment = ? AND database = ? AND owner = ? ORDER BY id
+            """, Self.scopeArguments(scope), Self.storedZone)
+    }
+
+    func ensureZone(_ scope: DatabaseScope, name: String, at time: Int64) throws -> StoredZone {
+        if let existing = try zone(scope, name: name) { return existing }
+        try db.run("""
+            INSERT INTO zones (container_id, environment, database, owner, name, change_seq, created_at)
+            VALUES (?, ?, ?, ?, ?, 0, ?)
+            """, Self.scopeArguments(scope) + [.text(name), .integer(time)])
+        return StoredZone(key: db.lastInsertRowID, zoneID: ZoneID(zoneName: name, ownerRecordName: scope.owner),
+                          changeSequence: 0, createdAt: time)
+    }
+
+    func deleteZone(_ zone: StoredZone) throws {
+        // Index and reference rows go with their records (ON DELETE CASCADE); deleting them by
+        // zone first keeps the cascade from probing row by row.
+        try db.run("DELETE FROM field_index WHERE zone_id = ?", [.integer(zone.key)])
+        try db.run("DELETE FROM record_references WHERE source_id IN (SELECT id FROM records WHERE zone_id = ?)", [.integer(zone.key)])
+        try db.run("DELETE FROM records WHERE zone_id = ?", [.integer(zone.key)])
+        try db.run("DELETE FROM record_changes WHERE zone_id = ?", [.integer(zone.key)])
+        try db.run("DELETE FROM share_exits WHERE zone_id = ?", [.integer(zone.key)])
+        try db.run("DELETE FROM zones WHERE id = ?", [.integer(zone.key)])
+    }
+
+    func nextChangeSequence(_ zone: StoredZone) throws -> Int64 {
+        guard let next = try db.queryOne("UPDATE zones SET change_seq = change_seq + 1 WHERE id = ? RETURNING change_seq",
+                                         [.integer(zone.key)], { $0.int64(0) }) else {
+            throw SQLiteError(code: .notfound, message: "zone \(zone.key) vanished", sql: nil)
+        }
+        return next
+    }
+}

@@ -1,0 +1,153 @@
+import Dispatch
+import Synchronization
+import Testing
+import TandemCore
+import TandemStore
+
+/// Concurrency through `any Store` (decisions P3, P5): writers racing on one zone get distinct,
+/// gap-free change sequences; of writers that check the same change tag exactly one wins; hooks
+/// of one zone run in change-sequence order. A backend may refuse a racing write as
+/// `StoreError` `retryable`: the writers here retry it, as a client told `TRY_AGAIN_LATER` does.
+@Suite struct ConcurrencyConformanceTests {
+    /// The change tag a writer expected was not the stored one (the records service's
+    /// `oplock` conflict).
+    struct TagConflict: Error {}
+
+    /// Runs `body`, again while the store says the write may succeed if retried.
+    static func retrying<T>(_ body: () throws -> T) throws -> T {
+        for _ in 0..<50 {
+            do { return try body() } catch let error as StoreError where error.kind == .retryable { continue }
+        }
+        return try body()
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func writersRacingOnOneZoneGetDistinctGapFreeSequences(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let (writers, writes) = (6, 15)
+            let sequences = HookLog()
+            let failures = Mutex<[String]>([])
+            onThreads(writers) { writer in
+                for index in 0..<writes {
+                    do {
+                        let sequence = try Self.retrying {
+                            try store.write { tx in try tx.save(fixture.record("w\(writer)-\(index)"), in: fixture.zone) }
+                        }
+                        sequences.append(sequence)
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+            #expect(failures.withLock { $0 }.isEmpty)
+            #expect(sequences.values.sorted() == Array(1...Int64(writers * writes)))
+            let zone = try #require(try store.read { try $0.zone(fixture.scope, name: "notes") })
+            #expect(zone.changeSequence == Int64(writers * writes))
+            let feed = try store.read { try $0.zoneChangePage(zone: zone, after: 0, limit: 1_000, memberships: nil, decodeFields: false) }
+            #expect(feed.count == writers * writes)
+            #expect(feed.map(\.change.sequence) == feed.map(\.change.sequence).sorted())
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func ofWritersCheckingOneChangeTagExactlyOneWins(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            _ = try store.write { tx in try tx.save(fixture.record("doc", tag: "v0"), in: fixture.zone) }
+            let writers = 8
+            let winners = Mutex<[Int]>([])
+            let conflicts = Atomic<Int>(0)
+            onThreads(writers) { writer in
+                do {
+                    try Self.retrying {
+                        try store.write { tx in
+                            guard try tx.record(zone: fixture.zone, name: "doc")?.recordChangeTag == "v0" else { throw TagConflict() }
+                            try tx.save(fixture.record("doc", fields: ["by": .int64(Int64(writer))], tag: "v\(writer + 1)"), in: fixture.zone)
+                        }
+                    }
+                    winners.withLock { $0.append(writer) }
+                } catch is TagConflict {
+                    conflicts.add(1, ordering: .relaxed)
+                } catch {
+                    Issue.record("writer \(writer): \(error)")
+                }
+            }
+            let winner = try #require(winners.withLock { $0 }.first)
+            #expect(winners.withLock { $0.count } == 1)
+            #expect(conflicts.load(ordering: .relaxed) == writers - 1)
+            let stored = try #require(try store.read { try $0.record(zone: fixture.zone, name: "doc") })
+            #expect(stored.recordChangeTag == "v\(winner + 1)")
+            #expect(stored.fields["by"] == .int64(Int64(winner)))
+            #expect(try store.read { try $0.zone(fixture.scope, name: "notes") }?.changeSequence == 2)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func hooksOfOneZoneRunInChangeSequenceOrder(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let hooked = HookLog()
+            onThreads(4) { writer in
+                for index in 0..<20 {
+                    _ = try? Self.retrying {
+                        try store.write({ tx in try tx.save(fixture.record("h\(writer)-\(index)"), in: fixture.zone) },
+                                        afterCommit: { hooked.append($0) })
+                    }
+                }
+            }
+            #expect(hooked.values.count == 80)
+            #expect(hooked.values == Array(1...80))
+        }
+    }
+    /// Decisions P4: a reader that follows a feed by "after the last sequence I saw" must never
+    /// skip a change, so sequences become visible in their order: a change with a smaller
+    /// sequence never commits after one with a larger (which a PostgreSQL sequence object, not
+    /// taken under the row lock, would allow).
+    @Test(arguments: StoreBackend.allCases)
+    func aReaderFollowingFeedsWhileWritersRaceMissesNothing(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let conversation = StoredConversation(id: "race", container: Fixture.container, environment: .development, isGroup: true,
+                                                  title: nil, createdBy: fixture.owner.recordName, createdAt: 1_000,
+                                                  members: [fixture.owner.recordName])
+            try store.write { tx in try tx.insertConversation(conversation) }
+            let (writers, writes) = (4, 25)
+            let done = Atomic<Int>(0)
+            let followed = Mutex<(records: Set<String>, events: Set<String>)>(([], []))
+            let reader = onThread {
+                var (zoneSequence, eventSequence): (Int64, Int64) = (0, 0)
+                var finished = false
+                while !finished {
+                    finished = done.load(ordering: .acquiring) == writers   // one more pass after the last write
+                    guard let (changes, events) = try? store.read({ reader in
+                        (try reader.zoneChangePage(zone: fixture.zone, after: zoneSequence, limit: 1_000, memberships: nil, decodeFields: false),
+                         try reader.conversationEvents(conversation: "race", viewer: fixture.owner.recordName, after: eventSequence, limit: 1_000))
+                    }) else { continue }
+                    zoneSequence = changes.last?.change.sequence ?? zoneSequence
+                    eventSequence = events.last?.seq ?? eventSequence
+                    followed.withLock {
+                        $0.records.formUnion(changes.map(\.change.recordName))
+                        $0.events.formUnion(events.map(\.eventID))
+                    }
+                }
+            }
+            onThreads(writers) { writer in
+                for index in 0..<writes {
+                    _ = try? Self.retrying {
+                        try store.write { tx in
+                            try tx.save(fixture.record("f\(writer)-\(index)"), in: fixture.zone)
+                            _ = try tx.appendEvent(StoredConversationEvent(conversationID: "race", eventID: "e\(writer)-\(index)", kind: .message,
+                                                                           actor: fixture.owner.recordName, body: Array("{}".utf8), createdAt: 2_000))
+                        }
+                    }
+                }
+                done.add(1, ordering: .releasing)
+            }
+            reader.wait()
+            let seen = followed.withLock { $0 }
+            #expect(seen.records.count == writers * writes)
+            #expect(seen.events.count == writers * writes)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Testing
+import TandemCore
+import TandemStore
+
+/// Records and zones through `any Store` (decisions P5): what a stored record reads back as, the
+/// zone's change sequence, scopes keeping zones apart, deletion.
+@Suite struct RecordConformanceTests {
+    @Test(arguments: StoreBackend.allCases)
+    func aRecordReadsBackAsItWasPut(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let fields: [String: FieldValue] = [
+                "title": .string("Groceries"), "count": .int64(-3), "ratio": .double(0.25), "due": .timestamp(1_700_000_000_123),
+                "blob": .bytes([0, 1, 254, 255]), "tags": .list([.string("a"), .string("b"), .string("a")], of: .string),
+                "place": .location(Location(latitude: 52.5, longitude: 13.4)),
+                "owner": .reference(Reference(recordName: "other", action: .deleteSelf)),
+            ]
+            var record = fixture.record("note-1", fields: fields, tag: "tag-1")
+            record.parent = "folder"
+            let stored = record
+            _ = try store.write { tx in try tx.save(stored, in: fixture.zone) }
+            let read = try #require(try store.read { try $0.record(zone: fixture.zone, name: "note-1") })
+            #expect(read.recordName == "note-1")
+            #expect(read.recordType == "Note")
+            #expect(read.recordChangeTag == "tag-1")
+            #expect(read.fields == fields)
+            #expect(read.parent == "folder")
+            #expect(read.created == record.created)
+            #expect(read.modified == record.modified)
+            #expect(read.zoneID == fixture.zone.zoneID)
+            let referrers = try store.read { try $0.referrers(zone: fixture.zone, recordName: "other") }
+            #expect(referrers == [Referrer(recordName: "note-1", action: .deleteSelf)])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func replacingARecordKeepsOnlyTheNewVersion(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            _ = try store.write { tx in
+                try tx.save(fixture.record("n", fields: ["title": .string("old"), "ref": .reference(Reference(recordName: "a"))], tag: "1"),
+                            in: fixture.zone)
+            }
+            _ = try store.write { tx in try tx.save(fixture.record("n", fields: ["title": .string("new")], tag: "2", at: 3_000), in: fixture.zone) }
+            let read = try #require(try store.read { try $0.record(zone: fixture.zone, name: "n") })
+            #expect(read.recordChangeTag == "2")
+            #expect(read.fields == ["title": .string("new")])
+            #expect(read.modified?.timestamp == 3_000)
+            #expect(try store.read { try $0.referrers(zone: fixture.zone, recordName: "a") }.isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func theChangeSequenceCountsEveryWriteInTheZone(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            #expect(fixture.zone.changeSequence == 0)
+            let sequences = try store.write { tx in
+                [try tx.save(fixture.record("a"), in: fixture.zone), try tx.save(fixture.record("b"), in: fixture.zone),
+                 try tx.remove("a", in: fixture.zone)]
+            }
+            #expect(sequences == [1, 2, 3])
+            let zone = try #require(try store.read { try $0.zone(fixture.scope, name: "notes") })
+            #expect(zone.changeSequence == 3)
+            #expect(zone.key == fixture.zone.key)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func deletingARecordRemovesItAndItsReferences(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            _ = try store.write { tx in try tx.save(fixture.record("n", fields: ["ref": .reference(Reference(recordName: "t"))]), in: fixture.zone) }
+            _ = try store.write { tx in try tx.remove("n", in: fixture.zone) }
+            #expect(try store.read { try $0.record(zone: fixture.zone, name: "n") } == nil)
+            #expect(try store.read { try $0.referrers(zone: fixture.zone, recordName: "t") }.isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func zonesAreKeptApartByScopeAndName(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let other = try store.write { tx in
+                try tx.addUser(email: "other@example.com", givenName: nil, familyName: nil, phoneNumber: nil, at: 1_000)
+            }
+            let (again, theirs, production) = try store.write { tx in
+                (try tx.ensureZone(fixture.scope, name: "notes", at: 5_000),
+                 try tx.ensureZone(Fixture.scope(owner: other.recordName), name: "notes", at: 5_000),
+                 try tx.ensureZone(DatabaseScope(container: Fixture.container, environment: .production, database: .private,
+                                                 owner: fixture.owner.recordName), name: "notes", at: 5_000))
+            }
+            #expect(again == fixture.zone)
+            #expect(Set([fixture.zone.key, theirs.key, production.key]).count == 3)
+            _ = try store.write { tx in try tx.save(fixture.record("mine"), in: fixture.zone) }
+            #expect(try store.read { try $0.record(zone: theirs, name: "mine") } == nil)
+            #expect(try store.read { try $0.zones(fixture.scope) }.map(\.zoneID.zoneName) == ["notes"])
+            #expect(try store.read { try $0.zone(fixture.scope, name: "absent") } == nil)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func deletingAZoneTakesItsRecords(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            try store.write { tx in
+                try tx.save(fixture.record("a"), in: fixture.zone)
+                try tx.save(fixture.record("b"), in: fixture.zone)
+            }
+            try store.write { tx in try tx.deleteZone(fixture.zone) }
+            #expect(try store.read { try $0.zone(fixture.scope, name: "notes") } == nil)
+            // A zone made again under the same name starts empty, at sequence 0.
+            let fresh = try store.write { tx in try tx.ensureZone(fixture.scope, name: "notes", at: 9_000) }
+            #expect(fresh.changeSequence == 0)
+            #expect(try store.read { try $0.record(zone: fresh, name: "a") } == nil)
+            #expect(try store.read { try $0.query(Query(recordType: "Note"), zones: [fresh], limit: 10, after: nil, memberships: nil) }.isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func containersUsersAndTokens(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            #expect(try store.read { try $0.containerExists(Fixture.container) })
+            #expect(try !store.read { try $0.containerExists("iCloud.absent") })
+            #expect(try !store.write { try $0.createContainer(Fixture.container, at: 2_000) })
+            #expect(try store.read { try $0.user(recordNameOrEmail: "owner@example.com") }?.recordName == fixture.owner.recordName)
+            #expect(try store.read { try $0.user(recordNameOrEmail: fixture.owner.recordName) }?.email == "owner@example.com")
+            let hash = [UInt8](repeating: 7, count: 32)
+            try store.write { tx in
+                try tx.addToken(hash: hash, grant: TokenGrant(kind: .user, user: fixture.owner, container: nil), at: 2_000)
+            }
+            let grant = try #require(try store.read { try $0.grant(forTokenHash: hash) })
+            #expect(grant.kind == .user)
+            #expect(grant.user?.recordName == fixture.owner.recordName)
+            #expect(try store.read { try $0.grant(forTokenHash: [UInt8](repeating: 8, count: 32)) } == nil)
+        }
+    }
+}
