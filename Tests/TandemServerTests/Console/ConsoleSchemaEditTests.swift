@@ -244,6 +244,9 @@ import TandemTestSupport
         #expect(again.status == 200, "\(again.text)")
         stored = try Self.stored(console.server, id)
         #expect(stored.contains("body") && !stored.contains("SORTABLE"), "\(stored)")
+        // The same form sent twice (a reload of the answer) says what is stored: nothing to refuse.
+        let twice = try console.post(base + "/development/ckdb", ["ckdb": mine, "schema": try Self.hidden("schema", in: stale.text)])
+        #expect(twice.status == 200 && twice.text.contains("Saved: 0 changes."), "\(twice.text)")
     }
 
     /// The deploy form names the comparison it showed: a data-losing change made in development
@@ -264,6 +267,9 @@ import TandemTestSupport
         let deployed = try console.post(base + "/deploy", ["force": "yes", "schema": try Self.hidden("schema", in: stale.text)])
         #expect(deployed.status == 200 && deployed.text.contains("Deployed to production: 2 changes."), "\(deployed.text)")
         #expect(try Self.stored(console.server, id, "production") == Self.stored(console.server, id))
+        // Sent again, it has nothing left to deploy.
+        let again = try console.post(base + "/deploy", ["force": "yes", "schema": try Self.hidden("schema", in: stale.text)])
+        #expect(again.status == 200 && again.text.contains("Deployed to production: 0 changes."), "\(again.text)")
     }
 
     /// Each edit reads the stored schema inside its write transaction: edits sent at once all
