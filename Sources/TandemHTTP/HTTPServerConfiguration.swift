@@ -81,7 +81,8 @@ public struct HTTPServerConfiguration: Sendable {
     }
 
     /// The CloudKit Web Services request headers (server-to-server key authentication) plus a
-    /// few proxy and CORS headers that libwebsockets does not parse itself.
+    /// few proxy, CORS and Fetch Metadata (`Sec-Fetch-Site`, the pages' CSRF check) headers that
+    /// libwebsockets does not parse itself.
     public static let defaultCustomHeaderNames = [
         "X-Apple-CloudKit-Request-KeyID",
         "X-Apple-CloudKit-Request-ISO8601Date",
@@ -90,6 +91,7 @@ public struct HTTPServerConfiguration: Sendable {
         "X-Forwarded-Proto",
         "X-Forwarded-Host",
         "Access-Control-Request-Method",
+        "Sec-Fetch-Site",
     ]
 
     public init(host: String = "127.0.0.1",

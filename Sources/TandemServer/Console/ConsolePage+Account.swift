@@ -47,7 +47,7 @@ extension ConsolePage {
             \(sessionTable(visit, sessions, revokeAction: action))
             <p class="actions">\(revokeAll)</p>
             <h2>Subscriptions</h2>
-            \(subscriptionTable(subscriptions))
+            \(subscriptionTable(subscriptions, ownPage: true))
             """
         return page(ConsoleHTML.page(title: "Your account", csrf: visit.csrf, admin: visit.isAdmin, current: "account", body: body), status: 200)
     }
@@ -66,8 +66,10 @@ extension ConsolePage {
                                  rows: rows, empty: "No sessions.")
     }
 
-    /// An account's subscriptions (decisions C11).
-    func subscriptionTable(_ subscriptions: [StoredSubscription]) -> String {
+    /// An account's subscriptions (decisions C11). A webhook shows its whole URL only on the
+    /// account's own page (`ownPage`); elsewhere its `host[:port]`, as the subscriptions list
+    /// shows it, since a URL's path may carry the receiver's secret (decisions C41, C62).
+    func subscriptionTable(_ subscriptions: [StoredSubscription], ownPage: Bool) -> String {
         let rows = subscriptions.map { stored -> [String] in
             let subscription = stored.subscription
             let watches: String = switch subscription.kind {
@@ -76,7 +78,7 @@ extension ConsolePage {
             case .database: "the database"
             }
             return [ConsoleHTML.escape(stored.container), stored.environment.rawValue, stored.scope.rawValue, ConsoleHTML.escape(subscription.subscriptionID),
-                    ConsoleHTML.escape(watches), ConsoleHTML.escape(subscription.webhookURL ?? "—")]
+                    ConsoleHTML.escape(watches), ConsoleHTML.escape(subscription.webhookURL.map { ownPage ? $0 : "webhook to " + WebhookLog.host($0) } ?? "—")]
         }
         return ConsoleHTML.table(id: "subscriptions", caption: "Subscriptions", headers: ["Container", "Environment", "Database", "ID", "Watches", "Webhook"],
                                  rows: rows, empty: "No subscriptions.")

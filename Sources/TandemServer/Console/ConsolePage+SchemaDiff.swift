@@ -7,7 +7,10 @@ import TandemStore
 /// `GET /console/containers/{id}/schema/diff` and `POST …/schema/deploy` (decisions C8, C36):
 /// what deploying would change in production, per record type and field, each data-losing
 /// change marked in words with why; and the deployment, through `SchemaService.promote` as
-/// `tandem schema promote` (data-losing changes need the box; a refusal changes nothing).
+/// `tandem schema promote` (data-losing changes need the box; a refusal changes nothing). The
+/// deploy form carries the fingerprint of the two schemas it compared (`schema`): when either
+/// changed since, nothing is deployed (`409`) and the page shows the comparison as it is now
+/// (decisions C61).
 extension ConsolePage {
     func diffPage(_ visit: Visit, _ container: String, deployError: String?, notice: String?, status: Int) throws -> HTTPResponse {
         let (development, production) = try services.store.read { reader in
@@ -25,6 +28,7 @@ extension ConsolePage {
         let force = losing > 0
             ? "<label class=\"check\"><input type=\"checkbox\" name=\"force\" value=\"yes\" id=\"field-deploy-force\"\(deployError != nil ? " aria-invalid=\"true\" aria-describedby=\"deploy-error\"" : "")> Deploy the \(losing) change\(losing == 1 ? "" : "s") that can lose production data</label>"
             : ""
+        let fingerprint = ConsoleHTML.hidden("schema", SchemaService.fingerprint(production: production, development: development))
         let summary = "\(changes.count) change\(changes.count == 1 ? "" : "s"), \(losing) can lose production data."
         let body = """
             \(ConsoleHTML.notice(notice))
@@ -34,7 +38,7 @@ extension ConsolePage {
                 <p id="diff-summary">\(summary)</p>
                 \(ConsoleHTML.table(id: "diff", caption: "Development against production", headers: ["Record type", "Field or role", "Change", "Development", "Production", "Loses data"], rows: rows, empty: ""))
                 \(deployError.map { "<p class=\"error\" id=\"deploy-error\" role=\"alert\">\(ConsoleHTML.escape($0))</p>" } ?? "")
-                \(ConsoleHTML.form(action: "\(base)/schema/deploy", csrf: visit.csrf, id: "deploy", fields: force, button: "Deploy to production"))
+                \(ConsoleHTML.form(action: "\(base)/schema/deploy", csrf: visit.csrf, id: "deploy", fields: fingerprint + force, button: "Deploy to production"))
                 """)
             """
         return page(ConsoleHTML.page(title: "\(container) · deploy schema", csrf: visit.csrf, current: "containers", body: body), status: status)
@@ -44,11 +48,15 @@ extension ConsolePage {
     /// `tandem schema promote`): data-losing changes need the force box.
     func deploy(_ visit: Visit, container: String) throws -> HTTPResponse {
         do {
-            let outcome = try SchemaService(store: services.store).promote(container: container, force: visit.fields["force"] == "yes")
+            let outcome = try SchemaService(store: services.store).promote(container: container, force: visit.fields["force"] == "yes",
+                                                                           basedOn: visit.fields["schema"])
             let count = outcome.changes.count
             return try diffPage(visit, container, deployError: nil, notice: "Deployed to production: \(count) change\(count == 1 ? "" : "s").", status: 200)
         } catch let error as CloudKitError where error.code == .badRequest {
             return try diffPage(visit, container, deployError: error.reason, notice: nil, status: 400)
+        } catch let error as CloudKitError where error.code == .conflict {
+            return try diffPage(visit, container, deployError: "Development's or production's schema changed after you opened this comparison, so nothing was deployed. "
+                                + "The changes below are the ones deploying makes now: check them and deploy again.", notice: nil, status: 409)
         }
     }
 

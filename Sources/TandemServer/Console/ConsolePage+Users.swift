@@ -93,7 +93,7 @@ extension ConsolePage {
             \(sessionTable(visit, sessions, revokeAction: base + "/sessions/revoke"))
             <p class="actions">\(revokeAll)</p>
             <h2>Subscriptions</h2>
-            \(subscriptionTable(subscriptions))
+            \(subscriptionTable(subscriptions, ownPage: visit.user.recordName == profile.recordName))
             <h2>Remove the account</h2>
             <p><a id="remove-link" class="danger" href="\(base)/remove">Remove this account…</a></p>
             """

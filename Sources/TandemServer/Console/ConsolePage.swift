@@ -114,8 +114,11 @@ struct ConsolePage: Sendable {
         case .signedIn(let user, let hash, let isAdmin):
             let (cookie, setCookie) = csrf.cookie(context)
             let fields = head.method == "POST" ? FormBody.parse(context.request.body) : context.parameters
-            visit = Visit(context: context, user: user, isAdmin: isAdmin, tokenHash: hash, csrf: csrf.token(cookie), setCookie: setCookie, fields: fields)
-            if head.method == "POST" && csrf.check(context, fields) == nil { return forbidden() }
+            // The field fits this session only: a pair of cookie and field taken from another
+            // visit (and the cookie planted by a sibling site) does not pass (C63).
+            visit = Visit(context: context, user: user, isAdmin: isAdmin, tokenHash: hash, csrf: csrf.token(cookie, session: hash), setCookie: setCookie,
+                          fields: fields)
+            if head.method == "POST" && csrf.check(context, fields, session: hash) == nil { return forbidden() }
         }
         var response: HTTPResponse
         do {

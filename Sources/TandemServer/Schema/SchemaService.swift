@@ -1,5 +1,6 @@
 import Foundation
 import TandemCore
+import TandemCrypto
 public import TandemSchema
 public import TandemStore
 
@@ -31,18 +32,41 @@ public struct SchemaService: Sendable {
     /// Changes that could lose data (removing a type or field, changing a field's type) are
     /// refused unless `force`, in both environments and from the CLI and HTTP alike (spec §5.2,
     /// "Publishing"; decision F2 extends it to development). Stored records are never deleted.
+    ///
+    /// `basedOn`: the ``fingerprint(_:)`` of the stored schema the text was edited from (the
+    /// console's `.ckdb` page, decisions C60); when the stored schema is another by now, the
+    /// import is refused with `CONFLICT` and nothing changes, so a save from an old page cannot
+    /// silently undo what was saved since. Nil: no check (the CLI and the admin endpoint replace
+    /// the schema with the file, whatever it was).
     /// - Throws: `BAD_REQUEST` with `FILE:LINE:COLUMN: message` for a file that does not parse,
     ///   for names or counts past ``SchemaLimits``, or listing the data-losing changes;
-    ///   `NOT_FOUND` for an unknown container.
+    ///   `CONFLICT` for a stale `basedOn`; `NOT_FOUND` for an unknown container.
     public func importSchema(_ text: String, file: String, container: String, environment: Environment,
-                             force: Bool = false) throws -> Outcome {
+                             force: Bool = false, basedOn: String? = nil) throws -> Outcome {
         let schema: Schema
         do {
             schema = try Schema(parsing: text, file: file)
         } catch {
             throw CloudKitError.badRequest(error.description)
         }
-        return try install(container: container, environment: environment, force: force) { _ in schema }
+        return try install(container: container, environment: environment, force: force) { old in
+            // Text that says what is stored already changes nothing (a form sent twice), so it passes.
+            if let basedOn, Self.fingerprint(old) != basedOn, Self.fingerprint(schema) != Self.fingerprint(old) {
+                throw CloudKitError(.conflict, "the \(environment.rawValue) schema was changed after this text was loaded; nothing was saved")
+            }
+            return schema
+        }
+    }
+
+    /// The SHA-256 (hex) of `schema` as printed (`.ckdb`): equal for equal schemas, whatever text
+    /// they were imported from. Pages carry it to tell whether what they showed is still stored
+    /// (decisions C60, C61).
+    public static func fingerprint(_ schema: Schema) -> String { Digest.hex(Digest.sha256(Array(schema.ckdb.utf8))) }
+
+    /// The fingerprint of a deployment: production's schema and development's, the two sides of
+    /// the diff a person looked at before deploying (decisions C61).
+    public static func fingerprint(production: Schema, development: Schema) -> String {
+        Digest.hex(Digest.sha256(Array((fingerprint(production) + fingerprint(development)).utf8)))
     }
 
     /// Changes the environment's schema with `edit` and installs the result as importing its
@@ -82,11 +106,22 @@ public struct SchemaService: Sendable {
     }
 
     /// Copies the development schema to production (CloudKit's "Deploy Schema Changes").
-    /// - Throws: `BAD_REQUEST` listing data-losing changes unless `force`.
-    public func promote(container: String, force: Bool = false) throws -> Outcome {
+    ///
+    /// `basedOn`: ``fingerprint(production:development:)`` of the diff the person saw (the
+    /// console's deploy form, decisions C61); when either side changed since, nothing is deployed
+    /// (`CONFLICT`), so the box ticked for the data-losing changes shown cannot apply to others.
+    /// Nil: no check (the CLI and the admin endpoint).
+    /// - Throws: `BAD_REQUEST` listing data-losing changes unless `force`; `CONFLICT` as above.
+    public func promote(container: String, force: Bool = false, basedOn: String? = nil) throws -> Outcome {
         try requireContainer(container)
-        let development = try store.read { try SchemaRegistry.shared.schema($0, container: container, environment: .development) }
-        return try install(container: container, environment: .production, force: force) { _ in development ?? Schema() }
+        let development = try store.read { try SchemaRegistry.shared.schema($0, container: container, environment: .development) } ?? Schema()
+        return try install(container: container, environment: .production, force: force) { production in
+            if let basedOn, Self.fingerprint(production: production, development: development) != basedOn,
+               Self.fingerprint(production) != Self.fingerprint(development) {
+                throw CloudKitError(.conflict, "development's or production's schema changed after the comparison was shown; nothing was deployed")
+            }
+            return development
+        }
     }
 
     /// Makes `make(stored)` the environment's schema, in one write transaction with the stored

@@ -22,16 +22,21 @@ struct FormCSRF: Sendable {
         return (value, "\(Self.cookieName)=\(value); Path=\(path); HttpOnly; SameSite=Strict\(secure)")
     }
 
-    /// The form field that goes with `cookie`.
-    func token(_ cookie: String) -> String {
-        Digest.hex(Digest.hmacSHA256(key: secret, message: Array(("csrf|" + cookie).utf8)))
+    /// The form field that goes with `cookie`; with `session` (the console session's hash), one
+    /// that fits that session only (decisions C63).
+    func token(_ cookie: String, session: [UInt8]? = nil) -> String {
+        let bound = session.map { "|" + Digest.hex($0) } ?? ""
+        return Digest.hex(Digest.hmacSHA256(key: secret, message: Array(("csrf|" + cookie + bound).utf8)))
     }
 
-    /// The form's field when it matches the request's cookie; nil otherwise (no cookie, no field,
-    /// or a mismatch).
-    func check(_ context: RequestContext, _ fields: [String: String]) -> String? {
+    /// The form's field when it matches the request's cookie (and `session`, when given); nil
+    /// otherwise (no cookie, no field, a mismatch), and for a request the browser says another
+    /// site sent (`Sec-Fetch-Site: cross-site` or `same-site`; every form of these pages posts
+    /// to its own origin, C63).
+    func check(_ context: RequestContext, _ fields: [String: String], session: [UInt8]? = nil) -> String? {
+        if let site = context.request.head.headers["sec-fetch-site"]?.lowercased(), site == "cross-site" || site == "same-site" { return nil }
         guard let cookie = Self.cookies(context.request.head.headers["cookie"])[Self.cookieName], let sent = fields["csrf"] else { return nil }
-        let expected = token(cookie)
+        let expected = token(cookie, session: session)
         return Digest.equal(Array(sent.utf8), Array(expected.utf8)) ? expected : nil
     }
 

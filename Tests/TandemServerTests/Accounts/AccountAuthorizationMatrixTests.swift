@@ -250,6 +250,12 @@ extension AccountAuthorizationMatrixTests {
         /// A fresh session of an account that is not an administrator (one that was demoted), with
         /// its CSRF field: it reaches only its own data (C50).
         case nonAdmin
+        /// The administrator's session with a CSRF cookie and field taken from another visit (a
+        /// signed-out sign-in page, as another site gets them) and the cookie planted (C63).
+        case adminPlantedCSRF
+        /// The administrator's session and its CSRF field, sent by a page of a sibling site
+        /// (`Sec-Fetch-Site: same-site`, C63).
+        case adminSameSite
         /// A session that was signed out.
         case signedOutSession
         /// No cookie at all.
@@ -294,13 +300,14 @@ extension AccountAuthorizationMatrixTests {
         }
     }
 
-    /// In `ConsoleCaller.allCases` order: admin, adminNoCSRF, adminWrongCSRF, nonAdmin, signedOutSession, anonymous.
+    /// In `ConsoleCaller.allCases` order: admin, adminNoCSRF, adminWrongCSRF, nonAdmin, adminPlantedCSRF, adminSameSite,
+    /// signedOutSession, anonymous.
     static func consoleExpected(_ endpoint: ConsoleEndpoint) -> [String] {
         // The account page is the caller's own for administrators too: another's session is not found there.
         let admin = endpoint == .accountSessionRevokeOther ? "HTTP 404" : "ok"
-        if endpoint.isJSON { return ["ok", "ok", "ok", nonAdminExpected(endpoint), required, required] }
-        if endpoint.isAction { return [admin, "HTTP 403", "HTTP 403", nonAdminExpected(endpoint), "signin", "signin"] }
-        return [admin, admin, admin, nonAdminExpected(endpoint), "signin", "signin"]
+        if endpoint.isJSON { return ["ok", "ok", "ok", nonAdminExpected(endpoint), "ok", "ok", required, required] }
+        if endpoint.isAction { return [admin, "HTTP 403", "HTTP 403", nonAdminExpected(endpoint), "HTTP 403", "HTTP 403", "signin", "signin"] }
+        return [admin, admin, admin, nonAdminExpected(endpoint), admin, admin, "signin", "signin"]
     }
 
     struct ConsoleWorld {
@@ -516,6 +523,7 @@ extension AccountAuthorizationMatrixTests {
         let target = try Self.consoleTarget(endpoint, world, session: caller == .nonAdmin ? member : browser,
                                             actor: caller == .nonAdmin ? world.member.recordName : world.root)
         var cookies = browser.cookies
+        var headers: [String: String] = [:]
         var fields = target.fields
         fields["csrf"] = browser.csrf
         switch caller {
@@ -525,6 +533,13 @@ extension AccountAuthorizationMatrixTests {
         case .nonAdmin:
             cookies = member.cookies
             fields["csrf"] = member.csrf
+        case .adminPlantedCSRF:
+            let stranger = ConsoleClient(server)
+            try stranger.get("/console/signin")
+            cookies["tandem_csrf"] = stranger.cookies["tandem_csrf"]
+            fields["csrf"] = stranger.csrf
+        case .adminSameSite:
+            headers["Sec-Fetch-Site"] = "same-site"
         case .signedOutSession:
             let other = ConsoleClient(server)
             _ = try other.signIn("root@example.com", "matrix password")
@@ -534,8 +549,8 @@ extension AccountAuthorizationMatrixTests {
                 .split(separator: ";").first?.dropFirst("tandem_console=".count).description), "tandem_csrf": browser.cookies["tandem_csrf"] ?? ""]
         case .anonymous: cookies = ["tandem_csrf": browser.cookies["tandem_csrf"] ?? ""]
         }
-        let response = endpoint.isAction ? try browser.request("POST", target.path, form: fields, cookies: cookies)
-            : try browser.request("GET", target.path, cookies: cookies)
+        let response = endpoint.isAction ? try browser.request("POST", target.path, form: fields, cookies: cookies, headers: headers)
+            : try browser.request("GET", target.path, cookies: cookies, headers: headers)
         var outcome = response.json.serverErrorCode ?? "HTTP \(response.status)"
         if response.status == 200 && response.json.serverErrorCode == nil { outcome = "ok" }
         if response.status == 303 { outcome = response.headers["location"] == "/console/signin" ? "signin" : "ok" }

@@ -31,8 +31,8 @@ import TandemTestSupport
         let none = try browser.request("POST", "/console/containers", form: ["id": id])
         #expect(none.status == 413 && Self.back(none.text) == "/console/")
 
-        // A schema import takes 1 MiB.
-        let schema = "/console/containers/\(TestServer.container)/schema/development"
+        // A schema's .ckdb page takes 1 MiB (C35).
+        let schema = "/console/containers/\(TestServer.container)/schema/development/ckdb"
         let big = try browser.request("POST", schema, form: ["ckdb": String(repeating: "x", count: (1 << 20) + 10), "csrf": browser.csrf],
                                       headers: ["Referer": server.baseURL + schema])
         #expect(big.status == 413 && big.text.contains("more than the 1024 KiB") && Self.back(big.text) == schema, "\(big.status) \(big.text.prefix(300))")

@@ -148,6 +148,23 @@ import TandemTestSupport
         #expect(!(try console.get("\(Self.base)/webhooks/development?user=root%40example.com").text.contains(id)))
     }
 
+    /// A webhook URL's path may carry its receiver's secret: an administrator sees the host on
+    /// every page, the user page included; only the account's own page shows the whole URL (C41, C62).
+    @Test func aWebhookURLsPathIsShownOnlyOnItsOwnersAccountPage() throws {
+        let server = try Self.server
+        let (fay, own) = try server.consoleMember("fay")
+        let id = unique("secret-hook")
+        _ = try server.subscribe(["subscriptionID": .string(id), "subscriptionType": "database",
+                                  "webhookURL": "http://127.0.0.1:9/hooks/s3cr3t-path-token"], as: fay)
+        let console = try Self.admin()
+        for page in ["/console/users/\(fay.recordName)", "\(Self.base)/subscriptions/development?user=\(fay.recordName)"] {
+            let text = try console.get(page).text
+            #expect(text.contains(id) && text.contains("127.0.0.1:9"), "\(page): \(text)")
+            #expect(!text.contains("s3cr3t-path-token"), "\(page) shows the webhook's path")
+        }
+        #expect(try own.get("/console/account").text.contains("http://127.0.0.1:9/hooks/s3cr3t-path-token"))
+    }
+
     @Test func aWebhookThatCannotBeReachedIsLoggedWithTheFailure() throws {
         let server = try Self.server
         let eve = try server.person("eve")

@@ -213,6 +213,65 @@ import TandemTestSupport
         #expect(try Self.stored(server, id, "production") == Self.stored(server, id))
     }
 
+    /// The value of the hidden field `name` in a page's HTML.
+    static func hidden(_ name: String, in html: String) throws -> String {
+        let marker = "name=\"\(name)\" value=\""
+        let after = try #require(html.components(separatedBy: marker).dropFirst().first, "no hidden field \(name)")
+        return String(after.prefix { $0 != "\"" })
+    }
+
+    /// A `.ckdb` page opened before a form saved a change: saving it would undo that change (an
+    /// index here, which is not data-losing, so no box would stop it). It is refused with the
+    /// text kept and the stored schema shown; saving again replaces it (C60).
+    @Test func aSaveFromATextPageOpenedBeforeAnotherChangeIsRefused() throws {
+        let (console, id, base) = try Self.container()
+        let opened = try console.get(base + "/development/ckdb")
+        let fingerprint = try Self.hidden("schema", in: opened.text)
+        let edited = try console.post(base + "/development/edit", ["form": "f", "change": "field-indexes", "type": "Note", "field": "title",
+                                                                   "queryable": "yes", "sortable": "yes"])
+        #expect(edited.status == 200)
+        let mine = Self.start.replacingOccurrences(of: "count INT64,", with: "count INT64,\n    body STRING,")
+        let stale = try console.post(base + "/development/ckdb", ["ckdb": mine, "schema": fingerprint])
+        #expect(stale.status == 409 && stale.text.contains("id=\"field-ckdb-error\"") && stale.text.contains("nothing was saved"), "\(stale.text)")
+        #expect(stale.text.contains("id=\"stored-schema\"") && stale.text.contains("body STRING,"), "the text is kept and the stored schema shown")
+        var stored = try Self.stored(console.server, id)
+        #expect(stored.contains("QUERYABLE SORTABLE") && !stored.contains("body"), "\(stored)")
+        // A refusal for another reason keeps the page's fingerprint: still checked.
+        let broken = try console.post(base + "/development/ckdb", ["ckdb": mine + "\n  RECORD TYPE", "schema": fingerprint])
+        #expect(try broken.status == 400 && Self.hidden("schema", in: broken.text) == fingerprint)
+        // Having seen what is stored, saving again replaces it.
+        let again = try console.post(base + "/development/ckdb", ["ckdb": mine, "schema": try Self.hidden("schema", in: stale.text)])
+        #expect(again.status == 200, "\(again.text)")
+        stored = try Self.stored(console.server, id)
+        #expect(stored.contains("body") && !stored.contains("SORTABLE"), "\(stored)")
+        // The same form sent twice (a reload of the answer) says what is stored: nothing to refuse.
+        let twice = try console.post(base + "/development/ckdb", ["ckdb": mine, "schema": try Self.hidden("schema", in: stale.text)])
+        #expect(twice.status == 200 && twice.text.contains("Saved: 0 changes."), "\(twice.text)")
+    }
+
+    /// The deploy form names the comparison it showed: a data-losing change made in development
+    /// after it was shown is not deployed under the box ticked for the changes shown (C61).
+    @Test func aDeploymentOfAComparisonThatChangedSinceIsRefused() throws {
+        let (console, id, base) = try Self.container()
+        #expect(try console.post(base + "/deploy").status == 200)
+        #expect(try console.post(base + "/development/edit", ["form": "f", "change": "field-remove", "type": "Note", "field": "count", "force": "yes"]).status == 200)
+        let shown = try console.get(base + "/diff")
+        #expect(shown.text.contains("<p id=\"diff-summary\">1 change, 1 can lose production data.</p>"), "\(shown.text)")
+        let fingerprint = try Self.hidden("schema", in: shown.text)
+        // Meanwhile another data-losing change: the title field goes too.
+        #expect(try console.post(base + "/development/edit", ["form": "f", "change": "field-remove", "type": "Note", "field": "title", "force": "yes"]).status == 200)
+        let stale = try console.post(base + "/deploy", ["force": "yes", "schema": fingerprint])
+        #expect(stale.status == 409 && stale.text.contains("id=\"deploy-error\"") && stale.text.contains("nothing was deployed"), "\(stale.text)")
+        #expect(stale.text.contains("<p id=\"diff-summary\">2 changes, 2 can lose production data.</p>"), "the page shows the comparison as it is now")
+        #expect(try Self.stored(console.server, id, "production").contains("title STRING"))
+        let deployed = try console.post(base + "/deploy", ["force": "yes", "schema": try Self.hidden("schema", in: stale.text)])
+        #expect(deployed.status == 200 && deployed.text.contains("Deployed to production: 2 changes."), "\(deployed.text)")
+        #expect(try Self.stored(console.server, id, "production") == Self.stored(console.server, id))
+        // Sent again, it has nothing left to deploy.
+        let again = try console.post(base + "/deploy", ["force": "yes", "schema": try Self.hidden("schema", in: stale.text)])
+        #expect(again.status == 200 && again.text.contains("Deployed to production: 0 changes."), "\(again.text)")
+    }
+
     /// Each edit reads the stored schema inside its write transaction: edits sent at once all
     /// land (a read before the transaction would let one overwrite another).
     @Test func editsSentAtOnceAllApply() throws {

@@ -12,6 +12,8 @@ struct SharePageVisit {
     var token: String?
     var csrfCookie: String?
     var csrf: String?
+    /// Request headers a browser adds (`Sec-Fetch-Site`), as `Name: value` lines.
+    var headers: [String] = []
 
     /// GETs the page (with `query`, e.g. `done=invite`) and keeps its CSRF pair.
     @discardableResult
@@ -43,6 +45,7 @@ struct SharePageVisit {
         if let csrfCookie { cookies.append(csrfCookie) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nConnection: close\r\n"
         if !cookies.isEmpty { head += "Cookie: \(cookies.joined(separator: "; "))\r\n" }
+        head += headers.map { $0 + "\r\n" }.joined()
         if let body {
             head += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n"
         }

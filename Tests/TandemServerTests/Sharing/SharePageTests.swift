@@ -128,8 +128,9 @@ import TandemTestSupport
         #expect(after["participants"] == before["participants"] && after["publicPermission"] == before["publicPermission"])
     }
 
-    /// CSRF (C4's mechanism at `/share`): a form without its field, with another field, or
-    /// without the cookie is 403 and changes nothing; signed out it goes to the sign-in page.
+    /// CSRF (C4's mechanism at `/share`): a form without its field, with another field, without
+    /// the cookie, or sent by another site (C63) is 403 and changes nothing; signed out it goes
+    /// to the sign-in page.
     @Test func aFormWithoutItsCSRFFieldOrSessionChangesNothing() throws {
         let server = try Shared.server
         let owner = try server.person("owner"), friend = try server.person("friend")
@@ -149,6 +150,12 @@ import TandemTestSupport
         var revoked = page
         revoked.token = "tdu_" + String(repeating: "x", count: 43)
         #expect(SharePageVisit.outcome(try revoked.post("invite", fields)) == "signin")
+        // The browser says another site sent it (a sibling site may have planted the CSRF cookie, C63).
+        for site in ["cross-site", "same-site"] {
+            var elsewhere = page
+            elsewhere.headers = ["Sec-Fetch-Site: \(site)"]
+            #expect(try elsewhere.post("invite", fields).status == 403, "\(site)")
+        }
         #expect(try Self.participants(server, note).isEmpty, "nobody was invited")
     }
 
