@@ -82,5 +82,6 @@ enum BenchCommand {
         if figures.contains(.sessions) { try SessionsFigure.run(options: options, report: report) }
         if figures.contains(.uploads) { try UploadsFigure.run(options: options, report: report) }
         if figures.contains(.accounts) { try AccountsFigure.run(options: options, report: report) }
+        if figures.contains(.pocketbase) { try PocketBaseFigure.run(options: options, report: report) }
     }
 }

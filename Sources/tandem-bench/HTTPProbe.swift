@@ -31,8 +31,10 @@ enum HTTPProbe {
     }
 
     @discardableResult
-    static func get(_ url: String, expect: String) throws -> Response {
-        try check(request(["-sS", "-m", "30", "-o", "-", "-w", "\n%{http_code}", url]), url: url, expect: expect)
+    static func get(_ url: String, headers: [(String, String)] = [], expect: String) throws -> Response {
+        var arguments = ["-sS", "-m", "30", "-o", "-", "-w", "\n%{http_code}"]
+        for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        return try check(request(arguments + [url]), url: url, expect: expect)
     }
 
     private static func request(_ arguments: [String]) throws -> Response {

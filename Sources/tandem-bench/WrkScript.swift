@@ -14,7 +14,8 @@ struct WrkScript {
     var formatArguments: [String]
     /// Text every good response body contains.
     var expect: String
-    /// `POST` with the body, or `GET` (the body pattern is then ignored).
+    /// `POST` with the body, or `GET` (the body pattern is then ignored; with `formatArguments`,
+    /// `path` is the `string.format` pattern instead, a literal `%` in it written `%%`).
     var method = "POST"
 
     var lua: String {
@@ -43,7 +44,7 @@ struct WrkScript {
 
             function request()
               n = n + 1
-              \(method == "GET" ? "return wrk.format(\"GET\", path, headers)" : "return wrk.format(\"POST\", path, headers, string.format(pattern\(arguments)))")
+              \(method == "GET" ? "return wrk.format(\"GET\", \(formatArguments.isEmpty ? "path" : "string.format(path\(arguments))"), headers)" : "return wrk.format(\"POST\", path, headers, string.format(pattern\(arguments)))")
             end
 
             function response(status, hdrs, body)
