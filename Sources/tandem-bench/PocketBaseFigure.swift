@@ -32,8 +32,9 @@ enum PocketBaseFigure {
     struct Workload {
         var name: String
         var target: Double
-        var tandem: WrkScript
-        var pocketBase: WrkScript
+        /// The script of a run, given the run's tag (`warm`, `load`: keeps created names unique).
+        var tandem: (String) -> WrkScript
+        var pocketBase: (String) -> WrkScript
     }
 
     static func run(options: BenchOptions, report: Report) throws {
@@ -59,24 +60,24 @@ enum PocketBaseFigure {
         let bucketArgument = "(id * 7919 + n * 37) % \(buckets)"
         let workloads = [
             Workload(name: "read by id", target: 3,
-                     tandem: WrkScript(path: path + "/records/lookup", headers: account.headers,
+                     tandem: { _ in WrkScript(path: path + "/records/lookup", headers: account.headers,
                                        bodyFormat: #"{"records":[{"recordName":"rec-%d"}]}"#, formatArguments: [readArgument],
-                                       expect: "recordChangeTag"),
-                     pocketBase: WrkScript(path: collection + "/" + pocketBaseID("%010d"), headers: pocketBase.headers, bodyFormat: "",
-                                           formatArguments: [readArgument], expect: #""collectionName":"notes""#, method: "GET")),
+                                       expect: "recordChangeTag") },
+                     pocketBase: { _ in WrkScript(path: collection + "/" + pocketBaseID("%010d"), headers: pocketBase.headers, bodyFormat: "",
+                                           formatArguments: [readArgument], expect: #""collectionName":"notes""#, method: "GET") }),
             Workload(name: "filtered list of \(pageSize)", target: 2,
-                     tandem: WrkScript(path: path + "/records/query", headers: account.headers,
-                                       bodyFormat: queryBody(bucket: "%d"), formatArguments: [bucketArgument], expect: "recordChangeTag"),
-                     pocketBase: WrkScript(path: collection + "?perPage=\(pageSize)&skipTotal=1&filter=bucket%%3D%%27%d%%27",
+                     tandem: { _ in WrkScript(path: path + "/records/query", headers: account.headers,
+                                       bodyFormat: queryBody(bucket: "%d"), formatArguments: [bucketArgument], expect: "recordChangeTag") },
+                     pocketBase: { _ in WrkScript(path: collection + "?perPage=\(pageSize)&skipTotal=1&filter=bucket%%3D%%27%d%%27",
                                            headers: pocketBase.headers, bodyFormat: "", formatArguments: [bucketArgument],
-                                           expect: #""collectionName":"notes""#, method: "GET")),
+                                           expect: #""collectionName":"notes""#, method: "GET") }),
             Workload(name: "single-record create", target: 3,
-                     tandem: WrkScript(path: path + "/records/modify", headers: account.headers,
-                                       bodyFormat: createBody(recordName: "load-%d-%d", bucket: "%d"),
-                                       formatArguments: ["id", "n", "n % \(buckets)"], expect: "recordChangeTag"),
-                     pocketBase: WrkScript(path: collection, headers: pocketBase.headers,
-                                           bodyFormat: #"{"title":"Bench note","bucket":"%d"}"#, formatArguments: ["n % \(buckets)"],
-                                           expect: #""collectionName":"notes""#)),
+                     tandem: { tag in WrkScript(path: path + "/records/modify", headers: account.headers,
+                                                bodyFormat: createBody(recordName: "\(tag)-%d-%d", bucket: "%d"),
+                                                formatArguments: ["id", "n", "n % \(buckets)"], expect: "recordChangeTag") },
+                     pocketBase: { _ in WrkScript(path: collection, headers: pocketBase.headers,
+                                                  bodyFormat: #"{"title":"Bench note","bucket":"%d"}"#, formatArguments: ["n % \(buckets)"],
+                                                  expect: #""collectionName":"notes""#) }),
         ]
         for workload in workloads {
             let ours = try load(url: server.url, script: workload.tandem, cpu: server.cpuSeconds, options: options)
@@ -110,9 +111,9 @@ enum PocketBaseFigure {
     }
 
     /// A warm-up, then the measured run.
-    private static func load(url: String, script: WrkScript, cpu: @escaping () -> Double, options: BenchOptions) throws -> Wrk.Result {
-        _ = try Wrk.run(url: url, script: script, threads: 2, connections: 32, seconds: options.warmupSeconds)
-        return try Wrk.run(url: url, script: script, threads: 2, connections: 32, seconds: options.loadSeconds, serverCPU: cpu)
+    private static func load(url: String, script: (String) -> WrkScript, cpu: @escaping () -> Double, options: BenchOptions) throws -> Wrk.Result {
+        _ = try Wrk.run(url: url, script: script("warm"), threads: 2, connections: 32, seconds: options.warmupSeconds)
+        return try Wrk.run(url: url, script: script("load"), threads: 2, connections: 32, seconds: options.loadSeconds, serverCPU: cpu)
     }
 
     private static func latencies(_ result: Wrk.Result) -> String {
