@@ -107,7 +107,8 @@ import TandemHTTP
     @Test(arguments: identifiers)
     func activityIdentifiersMustBeReverseDNSNames(_ identifier: String, _ accepted: Bool) async throws {
         let setup = try await Self.setup()
-        let answer = try await Self.reply(setup.ada, ["type": "activity.activate", "activity": Self.activity(identifier: identifier)])
+        let answer = try await Self.reply(setup.ada, ["type": "activity.activate", "replace": true,
+                                                     "activity": Self.activity(identifier: identifier)])
         if accepted {
             #expect(answer["result"]?["session"]?["sessionID"]?.stringValue != nil, "\(identifier): \(answer)")
         } else {
