@@ -4,7 +4,12 @@ internal import TandemCore
 /// An activity on the wire: `{identifier, metadata, payload}` with the activity's JSON as payload.
 enum ActivityWire {
     /// Encodes `activity`, uploading its preview image first when it has one.
+    /// - Throws: `invalidArguments`, before anything is sent, for an `activityIdentifier` the
+    ///   server would refuse (C66; same rule and wording as its `BAD_REQUEST`).
     static func prepare<A: GroupActivity>(_ activity: A, _ link: SessionLink) async throws(TandemError) -> JSONValue {
+        guard Names.isValidActivityIdentifier(A.activityIdentifier) else {
+            throw TandemError(.invalidArguments, "activityIdentifier must be \(Names.activityIdentifierRule), not '\(A.activityIdentifier)'")
+        }
         guard let image = activity.metadata.previewImage else { return try encode(activity, previewImage: nil) }
         let answer = try await link.transport.send(link.transport.previewURL(checksum: nil), method: "POST", body: image,
                                                    contentType: "application/octet-stream")

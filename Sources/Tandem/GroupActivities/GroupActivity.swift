@@ -22,7 +22,10 @@ internal import TandemCore
 /// take none: there is no process-wide system service (decisions G9). The activity is encoded
 /// as JSON, at most 256 KiB.
 public protocol GroupActivity: Codable, Sendable {
-    /// Stable across app versions; reverse-DNS. Default: the type's full name.
+    /// Stable across app versions; reverse-DNS: 1–255 letters, digits, `.`, `-` or `_`, the first
+    /// a letter or digit (C66). Default: the type's full name, which fits for a named type at
+    /// module or type level (a generic or function-local type must set its own); another value
+    /// fails activation with `invalidArguments` before anything is sent.
     static var activityIdentifier: String { get }
     /// Shown in invitations (`session.available`).
     var metadata: GroupActivityMetadata { get }

@@ -182,8 +182,11 @@ struct AssetRoutes: Sendable {
             throw CloudKitError(.notFound, "asset not found")
         }
         let cache = maxAge.map { "private, max-age=\($0), immutable" } ?? "private, no-cache"
+        // The bytes are whatever an app saved (HTML included): a download, never a page of this
+        // origin (C64). The console's `<img>` previews ignore `content-disposition`.
         var headers: [(String, String)] = [("content-type", "application/octet-stream"), ("accept-ranges", "bytes"),
-                                           ("etag", "\"\(checksum)\""), ("cache-control", cache)]
+                                           ("etag", "\"\(checksum)\""), ("cache-control", cache),
+                                           ("content-disposition", "attachment")] + WebPages.untrustedBytesHeaders
         switch ByteRange.parse(context.request.head.headers["range"], size: bytes.count) {
         case .whole:
             return HTTPResponse(status: 200, headers: headers, body: bytes)

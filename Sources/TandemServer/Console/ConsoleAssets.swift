@@ -127,11 +127,6 @@ enum ConsoleAssets {
             };
             setInterval(poll, 2000);
           }
-          // An asset preview that is not an image hides itself (the link to download it stays).
-          Array.prototype.forEach.call(document.querySelectorAll("img.asset-preview"), function (image) {
-            var hide = function () { image.hidden = true; };
-            if (image.complete && image.naturalWidth === 0) hide(); else image.addEventListener("error", hide);
-          });
           var charts = document.getElementById("charts");
           if (charts) {
             var draw = function () {

@@ -121,8 +121,13 @@ extension ConsolePage {
                     let url = AssetRoutes.downloadURL(base: "", container: selection.container, environment: selection.environment.rawValue,
                                                       database: selection.database.rawValue, record: record, field: name, checksum: asset.fileChecksum,
                                                       reader: scope.user, signer: services.assetRoutes.signer)
-                    return """
-                        <img class="asset-preview" src="\(ConsoleHTML.escape(url))" alt="Preview of \(ConsoleHTML.escape(name)) (shown when it is an image)" loading="lazy"> \
+                    // Previewed only when the stored bytes are an image by their magic bytes (C65).
+                    let isImage = services.store.assets.prefix(checksum: asset.fileChecksum, count: 12)
+                        .map { ImageTypes.sniff($0).hasPrefix("image/") } ?? false
+                    let preview = isImage
+                        ? "<img class=\"asset-preview\" src=\"\(ConsoleHTML.escape(url))\" alt=\"Preview of \(ConsoleHTML.escape(name))\" loading=\"lazy\"> "
+                        : ""
+                    return preview + """
                         <a class="asset" href="\(ConsoleHTML.escape(url))" download>Download (\(asset.size) bytes)</a> <code class="wrap">\(asset.fileChecksum.prefix(16))…</code>
                         """
                 }.joined(separator: "<br>")

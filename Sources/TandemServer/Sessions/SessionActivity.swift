@@ -21,11 +21,12 @@ struct SessionActivity: Sendable, Equatable {
     var endsWhenInitiatorLeaves: Bool { metadata["lifetimePolicy"]?.stringValue == "endsWhenInitiatorLeaves" }
 
     /// Reads and checks an activity.
-    /// - Throws: `BAD_REQUEST` naming the field at fault; `MESSAGE_TOO_LARGE` for a payload over 256 KiB.
+    /// - Throws: `BAD_REQUEST` naming the field at fault (an identifier outside
+    ///   `Names.isValidActivityIdentifier`, C66); `MESSAGE_TOO_LARGE` for a payload over 256 KiB.
     static func parse(_ value: JSONValue?) throws(CloudKitError) -> SessionActivity {
         guard let object = value?.objectValue else { throw .badRequest("'activity' must be an object {identifier, metadata, payload}") }
-        guard let identifier = object["identifier"]?.stringValue, (1...Limits.nameLength).contains(identifier.utf8.count) else {
-            throw .badRequest("activity.identifier must be 1-\(Limits.nameLength) characters (a reverse-DNS name)")
+        guard let identifier = object["identifier"]?.stringValue, Names.isValidActivityIdentifier(identifier) else {
+            throw .badRequest("activity.identifier must be \(Names.activityIdentifierRule)")
         }
         let payload = object["payload"]?.stringValue ?? ""
         guard payload.utf8.count <= Limits.sessionMessageBytes else {

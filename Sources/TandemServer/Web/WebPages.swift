@@ -46,12 +46,13 @@ struct WebPages: Sendable {
             throw CloudKitError(.notFound, "no thumbnail")
         }
         return HTTPResponse(status: 200, headers: [("content-type", ImageTypes.sniff(bytes)), ("cache-control", "public, max-age=300")]
-                            + Self.thumbnailHeaders, body: bytes)
+                            + Self.untrustedBytesHeaders, body: bytes)
     }
 
-    /// The thumbnail's bytes are the sharer's (any `cloudkit.thumbnailImageData`): never sniffed
-    /// into another type, and opened on their own they run nothing and frame nothing (C33).
-    static let thumbnailHeaders: [(String, String)] = [
+    /// Headers for bytes someone else saved (a share's thumbnail, any `cloudkit.thumbnailImageData`;
+    /// a record's asset, C64): never sniffed into another type, and opened on their own they run
+    /// nothing and frame nothing (C33). An `<img>` ignores them.
+    static let untrustedBytesHeaders: [(String, String)] = [
         ("x-content-type-options", "nosniff"), ("content-security-policy", "default-src 'none'; frame-ancestors 'none'; sandbox"),
     ]
 }

@@ -60,6 +60,22 @@ struct AssetDownloadURLTests {
         #expect(response.headers["etag"]?.isEmpty == false)
     }
 
+    @Test("an asset is a download: never sniffed, never a page of this origin, whatever its bytes (C64)")
+    func assetBytesAreServedAsADownloadThatRunsNothing() throws {
+        let server = try Shared.server
+        let page = Data("<!doctype html><script>alert(document.cookie)</script>".utf8)
+        let (_, _, url) = try photo(server, page)
+        let response = try server.request("GET", url, token: .some(nil))
+        #expect(response.status == 200 && response.body == page, "\(response.text)")
+        #expect(response.headers["content-type"] == "application/octet-stream")
+        #expect(response.headers["content-disposition"] == "attachment")
+        #expect(response.headers["x-content-type-options"] == "nosniff")
+        let policy = response.headers["content-security-policy"] ?? ""
+        #expect(policy.contains("sandbox") && policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"), "\(policy)")
+        let part = try server.request("GET", url, token: .some(nil), headers: ["Range": "bytes=0-9"])
+        #expect(part.status == 206 && part.headers["content-disposition"] == "attachment" && part.headers["x-content-type-options"] == "nosniff")
+    }
+
     @Test("a URL changed in any part is refused like an asset that does not exist; without its signature it needs credentials",
           arguments: ["r", "e", "s", "path", "unsigned"])
     func tamperedURLIsRefused(part: String) throws {

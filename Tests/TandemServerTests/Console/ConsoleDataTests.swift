@@ -137,6 +137,27 @@ import TandemTestSupport
         #expect(try console.get(Self.base + "/record?" + Self.selection(zone) + "&name=never").status == 404)
     }
 
+    /// C65: the server previews an asset only when its stored bytes are an image; any other
+    /// asset (here HTML) gets its download link alone, with no script deciding.
+    @Test func onlyAnImageAssetIsPreviewed() throws {
+        let server = try ConsoleTests.server
+        let console = try ConsoleTests.admin()
+        let zone = try server.makeZone("previews")
+        let gif = Data(Array("GIF89a".utf8) + Array(repeating: 0, count: 20))
+        let html = Data("<!doctype html><p>not a picture</p>".utf8)
+        try server.create("both", type: "Photo", fields: [
+            "picture": Body.field(try AssetDownloadURLTests().upload(server, gif), "ASSET"),
+            "page": Body.field(try AssetDownloadURLTests().upload(server, html), "ASSET"),
+        ], zone: zone)
+        let page = try console.get(Self.base + "/record?" + Self.selection(zone) + "&name=both")
+        #expect(page.status == 200, "\(page.text)")
+        let cells = page.text.components(separatedBy: "<tr>")
+        let picture = try #require(cells.first { $0.contains("<code>picture</code>") })
+        let other = try #require(cells.first { $0.contains("<code>page</code>") })
+        #expect(picture.contains("<img class=\"asset-preview\"") && picture.contains("class=\"asset\" href="), "\(picture)")
+        #expect(!other.contains("<img") && other.contains("class=\"asset\" href="), "\(other)")
+    }
+
     /// What a browser submits for a `<textarea>` whose HTML is `html`'s element `id`: the
     /// parser drops one line break after the opening tag, character references are decoded, and
     /// form encoding sends every line break as CR LF (HTML's form submission).

@@ -30,10 +30,11 @@ import TandemHTTP
         return Setup(ada: adaProbe, eve: eveProbe, adaPerson: ada, evePerson: eve, sessionID: id)
     }
 
-    static func activity(type: String = "generic", payload: String = "{}", fallbackURL: String? = nil) -> JSONValue {
+    static func activity(type: String = "generic", payload: String = "{}", fallbackURL: String? = nil,
+                         identifier: String = "com.example.protocol") -> JSONValue {
         var metadata: JSONObject = ["type": .string(type)]
         if let fallbackURL { metadata["fallbackURL"] = .string(fallbackURL) }
-        return ["identifier": "com.example.protocol", "metadata": .object(metadata), "payload": .string(payload)]
+        return ["identifier": .string(identifier), "metadata": .object(metadata), "payload": .string(payload)]
     }
 
     /// Sends an envelope with a fresh `id` and returns the reply carrying it.
@@ -92,6 +93,29 @@ import TandemHTTP
         let answer = try await Self.reply(entry.caller == .ada ? setup.ada : setup.eve, envelope)
         #expect(answer["error"]?["serverErrorCode"]?.stringValue == entry.code, "\(entry.name): \(answer)")
         #expect(answer["result"] == nil)
+    }
+
+    /// Activity identifiers (C66): reverse-DNS-like names pass; markup, spaces, generic brackets,
+    /// a leading dot and over-long names are `BAD_REQUEST` with the rule as the reason.
+    static let identifiers: [(String, Bool)] = [
+        ("com.example.draw", true), ("MyApp.Drawing_2", true), ("com.example-co.draw", true), ("9lives.app", true),
+        (String(repeating: "a", count: 255), true),
+        ("com.x.<b>x</b>", false), ("com.example.draw now", false), ("MyApp.Box<Swift.Int>", false), (".com.example", false),
+        ("com.example.\"quoted\"", false), ("com.example.dräw", false), ("", false), (String(repeating: "a", count: 256), false),
+    ]
+
+    @Test(arguments: identifiers)
+    func activityIdentifiersMustBeReverseDNSNames(_ identifier: String, _ accepted: Bool) async throws {
+        let setup = try await Self.setup()
+        let answer = try await Self.reply(setup.ada, ["type": "activity.activate", "replace": true,
+                                                     "activity": Self.activity(identifier: identifier)])
+        if accepted {
+            #expect(answer["result"]?["session"]?["sessionID"]?.stringValue != nil, "\(identifier): \(answer)")
+        } else {
+            #expect(answer["error"]?["serverErrorCode"]?.stringValue == "BAD_REQUEST", "\(identifier): \(answer)")
+            #expect(answer["error"]?["reason"]?.stringValue == "activity.identifier must be \(Names.activityIdentifierRule)")
+            #expect(answer["result"] == nil)
+        }
     }
 
     @Test func malformedAndUnjoinedFramesAreRefused() async throws {

@@ -148,6 +148,33 @@ import Tandem
         #expect(quiz.state == .waiting)
     }
 
+    struct Marked: GroupActivity {
+        static let activityIdentifier = "com.x.<b>x</b>"
+        var metadata: GroupActivityMetadata { GroupActivityMetadata(title: "Marked") }
+    }
+
+    /// The default identifier of a generic type, `TandemTests.GroupSessionStateTests.Boxed<Swift.Int>`.
+    struct Boxed<Value: Codable & Sendable>: GroupActivity {
+        var value: Value
+        var metadata: GroupActivityMetadata { GroupActivityMetadata(title: "Boxed") }
+    }
+
+    /// C66: the SDK refuses an identifier the server would refuse, with the server's wording.
+    @Test func anIdentifierThatIsNotAReverseDNSNameIsRefusedBeforeSending() async throws {
+        let conversation = try await server.conversation(0, with: [1])
+        let activities = server.container(0).groupActivities
+        try await activities.setActiveConversation(conversation)
+        let refused: @Sendable (any Error, String) -> Bool = { error, identifier in
+            guard let error = error as? TandemError else { return false }
+            return error.code == .invalidArguments && error.message.contains("'\(identifier)'")
+                && error.message.contains("letters, digits, '.', '-' and '_'")
+        }
+        await #expect { try await Marked().activate(on: activities) } throws: { refused($0, Marked.activityIdentifier) }
+        await #expect { try await Boxed(value: 1).activate(on: activities) } throws: { refused($0, Boxed<Int>.activityIdentifier) }
+        #expect(Boxed<Int>.activityIdentifier.contains("<"))
+        #expect(try await Sketch(canvas: "fine").activate(on: activities))
+    }
+
     @Test(arguments: [
         ("no declaration", GroupStateObserver.Reason.noActiveConversation),
         ("not a member", GroupStateObserver.Reason.notAMember),
