@@ -34,7 +34,7 @@ enum JournalRoutes {
             guard let attachment = UUID(uuidString: parts[3]) else { throw CloudKitError(.notFound, "no attachment '\(parts[3])'") }
             let bytes = try services.sessions.attachmentBytes(user: user.recordName, container: parts[0], environment: environment,
                                                               sessionID: sessionID, attachmentID: attachment)
-            return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")], body: bytes)
+            return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders, body: bytes)
         }
         guard head.method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
         guard let text = context.parameters["participantID"], let participant = UUID(uuidString: text) else {
@@ -54,7 +54,7 @@ enum JournalRoutes {
                   let bytes = services.store.assets.read(checksum: parts[3]) else {
                 throw CloudKitError(.notFound, "no preview image '\(parts[3])' in a session of yours")
             }
-            return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")], body: bytes)
+            return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders, body: bytes)
         }
         guard context.request.head.method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
         let bytes = context.request.body

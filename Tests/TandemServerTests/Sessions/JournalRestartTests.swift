@@ -28,6 +28,13 @@ import TandemCore
                                         body: Data("journal bytes".utf8), token: .some(ada.token))
         #expect(upload.status == 200, "\(upload.text)")
         #expect(Self.journalFiles(server).count == 1)
+        // A member's download is the bytes, never sniffed or run as a page (C64's headers).
+        let attachment = try #require(upload.json["attachment"]?["id"]?.stringValue, "\(upload.text)")
+        let download = try server.request("GET", "\(server.baseURL)/journal/1/\(TestServer.container)/development/\(sessionID)/\(attachment)",
+                                          token: .some(ada.token))
+        #expect(download.status == 200 && download.text == "journal bytes")
+        #expect(download.headers["x-content-type-options"] == "nosniff")
+        #expect(download.headers["content-security-policy"]?.contains("sandbox") == true)
 
         server.kill()   // no clean shutdown: the session is gone with the process
         try server.start()
