@@ -45,7 +45,7 @@ let package = Package(
         // PostgreSQL store (issue 19; decisions P10–P19).
         .target(name: "TandemPostgres", dependencies: ["CPostgres"], swiftSettings: upcoming),
         // The PostgreSQL store (issue 19): its schema, migrator and `PostgresStore` over TandemPostgres.
-        .target(name: "TandemStorePostgres", dependencies: ["TandemPostgres", "TandemStore", "TandemCore"], swiftSettings: upcoming),
+        .target(name: "TandemStorePostgres", dependencies: ["TandemPostgres", "TandemStore", "TandemCore", "TandemCrypto"], swiftSettings: upcoming),
         // The store's protocols and value types, backend-neutral (decisions P1): the server sees only these.
         .target(name: "TandemStore", dependencies: ["TandemCore", "TandemCrypto"], swiftSettings: upcoming),
         // The embedded store over SQLite: SQLiteStore, its migrations and query planner.

@@ -142,23 +142,11 @@ extension PostgresStoreTransaction {
     func removeRequester(_ user: String, share: StoredShare) throws { throw StoreError.notYetOnPostgres("removeRequester") }
     func setBlocked(_ user: String, blocked: Bool, share: StoredShare, at time: Int64) throws { throw StoreError.notYetOnPostgres("setBlocked") }
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int { throw StoreError.notYetOnPostgres("setMembership") }
-    func linkInvitations(user: UserAccount) throws { throw StoreError.notYetOnPostgres("linkInvitations") }
     func setDiscoverable(user: String, _ discoverable: Bool) throws { throw StoreError.notYetOnPostgres("setDiscoverable") }
-    func containerExists(_ id: String) throws -> Bool { throw StoreError.notYetOnPostgres("containerExists") }
-    func user(recordNameOrEmail: String) throws -> UserAccount? { throw StoreError.notYetOnPostgres("user") }
-    func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant? { throw StoreError.notYetOnPostgres("grant") }
-    func zone(_ scope: DatabaseScope, name: String) throws -> StoredZone? { throw StoreError.notYetOnPostgres("zone") }
-    func zones(_ scope: DatabaseScope) throws -> [StoredZone] { throw StoreError.notYetOnPostgres("zones") }
     func record(zone: StoredZone, name: String) throws -> Record? { throw StoreError.notYetOnPostgres("record") }
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer] { throw StoreError.notYetOnPostgres("referrers") }
     func query(_ query: Query, zones: [StoredZone], limit: Int, after: QueryCursor?, memberships: [String]?) throws -> [(record: Record, cursor: QueryCursor)] { throw StoreError.notYetOnPostgres("query") }
     func assetUpload(token: String) throws -> AssetUpload? { throw StoreError.notYetOnPostgres("assetUpload") }
-    func createContainer(_ id: String, at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("createContainer") }
-    func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount { throw StoreError.notYetOnPostgres("addUser") }
-    func addToken(hash: [UInt8], grant: TokenGrant, at time: Int64) throws { throw StoreError.notYetOnPostgres("addToken") }
-    func ensureZone(_ scope: DatabaseScope, name: String, at time: Int64) throws -> StoredZone { throw StoreError.notYetOnPostgres("ensureZone") }
-    func deleteZone(_ zone: StoredZone) throws { throw StoreError.notYetOnPostgres("deleteZone") }
-    func nextChangeSequence(_ zone: StoredZone) throws -> Int64 { throw StoreError.notYetOnPostgres("nextChangeSequence") }
     func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws { throw StoreError.notYetOnPostgres("putRecord") }
     func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws { throw StoreError.notYetOnPostgres("deleteRecord") }
     func addAssetUpload(_ upload: AssetUpload) throws { throw StoreError.notYetOnPostgres("addAssetUpload") }
