@@ -90,14 +90,6 @@ extension PostgresStoreTransaction {
     func hide(viewer: String, url: String, at time: Int64) throws { throw StoreError.notYetOnPostgres("hide") }
     func addInteraction(viewer: String, url: String, weight: Int64, at time: Int64) throws { throw StoreError.notYetOnPostgres("addInteraction") }
     func purgeInteractions(before time: Int64) throws { throw StoreError.notYetOnPostgres("purgeInteractions") }
-    func deviceKeys(user: String) throws -> [(publicKey: [UInt8], createdAt: Int64)] { throw StoreError.notYetOnPostgres("deviceKeys") }
-    func deviceKeyOwner(_ publicKey: [UInt8]) throws -> String? { throw StoreError.notYetOnPostgres("deviceKeyOwner") }
-    func identities(container: String, environment: String, collaboration: String) throws -> [StoredIdentity] { throw StoreError.notYetOnPostgres("identities") }
-    func identityChallenge(_ challenge: [UInt8]) throws -> IdentityChallenge? { throw StoreError.notYetOnPostgres("identityChallenge") }
-    func addDeviceKey(user: String, publicKey: [UInt8], at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("addDeviceKey") }
-    func putIdentity(_ identity: StoredIdentity) throws { throw StoreError.notYetOnPostgres("putIdentity") }
-    func addIdentityChallenge(_ challenge: IdentityChallenge, at time: Int64) throws { throw StoreError.notYetOnPostgres("addIdentityChallenge") }
-    func useIdentityChallenge(_ challenge: [UInt8], at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("useIdentityChallenge") }
     func app(_ appID: String, container: String) throws -> StoredApp? { throw StoreError.notYetOnPostgres("app") }
     func apps(container: String) throws -> [StoredApp] { throw StoreError.notYetOnPostgres("apps") }
     func associationFileStamp(domain: String, container: String) throws -> (version: Int64, expiresAt: Int64?)? { throw StoreError.notYetOnPostgres("associationFileStamp") }
