@@ -16,8 +16,6 @@ extension PostgresStoreTransaction {
     func hasConsent(user: String, container: String) throws -> Bool { throw StoreError.notYetOnPostgres("hasConsent") }
     func accountLink(hash: [UInt8]) throws -> AccountLink? { throw StoreError.notYetOnPostgres("accountLink") }
     func newestAccountLink(email: String, purpose: AccountLink.Purpose, at time: Int64) throws -> AccountLink? { throw StoreError.notYetOnPostgres("newestAccountLink") }
-    func sessions(user: String) throws -> [StoredSession] { throw StoreError.notYetOnPostgres("sessions") }
-    func signedInAt(tokenHash hash: [UInt8]) throws -> Int64? { throw StoreError.notYetOnPostgres("signedInAt") }
     func invitationEmails(user: String) throws -> Bool { throw StoreError.notYetOnPostgres("invitationEmails") }
     func addVerifiedUser(email: String, displayName: String?, at time: Int64) throws -> UserAccount { throw StoreError.notYetOnPostgres("addVerifiedUser") }
     func setEmailVerified(user: String, _ verified: Bool) throws { throw StoreError.notYetOnPostgres("setEmailVerified") }
@@ -27,10 +25,6 @@ extension PostgresStoreTransaction {
     func addConsent(user: String, container: String, at time: Int64) throws { throw StoreError.notYetOnPostgres("addConsent") }
     func addAccountLink(_ link: AccountLink) throws { throw StoreError.notYetOnPostgres("addAccountLink") }
     func useAccountLink(hash: [UInt8], at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("useAccountLink") }
-    func touchToken(hash: [UInt8], at time: Int64) throws { throw StoreError.notYetOnPostgres("touchToken") }
-    func revokeToken(hash: [UInt8], at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("revokeToken") }
-    func revokeSessions(user: String, id: String?, at time: Int64) throws -> Int { throw StoreError.notYetOnPostgres("revokeSessions") }
-    func rotateToken(hash: [UInt8], to successor: [UInt8], grant: TokenGrant, at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("rotateToken") }
     func avatarInUse(checksum: String) throws -> Bool { throw StoreError.notYetOnPostgres("avatarInUse") }
     func setAvatar(user: String, _ avatar: Avatar?) throws -> String? { throw StoreError.notYetOnPostgres("setAvatar") }
     func user(signInKind kind: String, subject: String) throws -> UserAccount? { throw StoreError.notYetOnPostgres("user") }
