@@ -77,13 +77,6 @@ extension PostgresStoreTransaction {
     func setPin(viewer: String, conversation: String, url: String, pinned: Bool, at time: Int64) throws { throw StoreError.notYetOnPostgres("setPin") }
     func putContact(owner: String, _ contact: StoredContact) throws { throw StoreError.notYetOnPostgres("putContact") }
     func removeContact(owner: String, handle: String) throws -> Bool { throw StoreError.notYetOnPostgres("removeContact") }
-    func consent(viewer: String) throws -> [StoredConsent] { throw StoreError.notYetOnPostgres("consent") }
-    func hiddenURLs(viewer: String) throws -> Set<String> { throw StoreError.notYetOnPostgres("hiddenURLs") }
-    func interactionScores(viewer: String, since time: Int64) throws -> [String: Int64] { throw StoreError.notYetOnPostgres("interactionScores") }
-    func setConsent(viewer: String, _ consent: StoredConsent) throws { throw StoreError.notYetOnPostgres("setConsent") }
-    func hide(viewer: String, url: String, at time: Int64) throws { throw StoreError.notYetOnPostgres("hide") }
-    func addInteraction(viewer: String, url: String, weight: Int64, at time: Int64) throws { throw StoreError.notYetOnPostgres("addInteraction") }
-    func purgeInteractions(before time: Int64) throws { throw StoreError.notYetOnPostgres("purgeInteractions") }
     func app(_ appID: String, container: String) throws -> StoredApp? { throw StoreError.notYetOnPostgres("app") }
     func apps(container: String) throws -> [StoredApp] { throw StoreError.notYetOnPostgres("apps") }
     func associationFileStamp(domain: String, container: String) throws -> (version: Int64, expiresAt: Int64?)? { throw StoreError.notYetOnPostgres("associationFileStamp") }
