@@ -77,12 +77,6 @@ extension PostgresStoreTransaction {
     func setPin(viewer: String, conversation: String, url: String, pinned: Bool, at time: Int64) throws { throw StoreError.notYetOnPostgres("setPin") }
     func putContact(owner: String, _ contact: StoredContact) throws { throw StoreError.notYetOnPostgres("putContact") }
     func removeContact(owner: String, handle: String) throws -> Bool { throw StoreError.notYetOnPostgres("removeContact") }
-    func app(_ appID: String, container: String) throws -> StoredApp? { throw StoreError.notYetOnPostgres("app") }
-    func apps(container: String) throws -> [StoredApp] { throw StoreError.notYetOnPostgres("apps") }
-    func associationFileStamp(domain: String, container: String) throws -> (version: Int64, expiresAt: Int64?)? { throw StoreError.notYetOnPostgres("associationFileStamp") }
-    func associationFile(domain: String, container: String) throws -> StoredAssociationFile? { throw StoreError.notYetOnPostgres("associationFile") }
-    func putApp(_ app: StoredApp) throws { throw StoreError.notYetOnPostgres("putApp") }
-    func putAssociationFile(_ file: StoredAssociationFile) throws -> StoredAssociationFile { throw StoreError.notYetOnPostgres("putAssociationFile") }
     func schema(container: String, environment: Environment) throws -> StoredSchema? { throw StoreError.notYetOnPostgres("schema") }
     func schemaETag(container: String, environment: Environment) throws -> String? { throw StoreError.notYetOnPostgres("schemaETag") }
     func adminToken(hash: [UInt8]) throws -> StoredAdminToken? { throw StoreError.notYetOnPostgres("adminToken") }
