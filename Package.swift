@@ -44,8 +44,8 @@ let package = Package(
         // The libpq wrapper (connections, prepared statements, transactions, the pool), for the
         // PostgreSQL store (issue 19; decisions P10–P19).
         .target(name: "TandemPostgres", dependencies: ["CPostgres"], swiftSettings: upcoming),
-        // The PostgreSQL store (issue 19): for now its schema and migrator over TandemPostgres.
-        .target(name: "TandemStorePostgres", dependencies: ["TandemPostgres"], swiftSettings: upcoming),
+        // The PostgreSQL store (issue 19): its schema, migrator and `PostgresStore` over TandemPostgres.
+        .target(name: "TandemStorePostgres", dependencies: ["TandemPostgres", "TandemStore", "TandemCore", "TandemCrypto"], swiftSettings: upcoming),
         // The store's protocols and value types, backend-neutral (decisions P1): the server sees only these.
         .target(name: "TandemStore", dependencies: ["TandemCore", "TandemCrypto"], swiftSettings: upcoming),
         // The embedded store over SQLite: SQLiteStore, its migrations and query planner.
@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "TandemSchemaTests", dependencies: ["TandemSchema", "TandemCore"],
                     resources: [.copy("Fixtures")], swiftSettings: upcoming),
         .testTarget(name: "TandemCryptoTests", dependencies: ["TandemCrypto"], swiftSettings: upcoming),
-        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore"], swiftSettings: upcoming),
+        .testTarget(name: "TandemStoreTests", dependencies: ["TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore", "TandemStorePostgres", "TandemTestSupport"], swiftSettings: upcoming),
         // Against a throwaway PostgreSQL cluster (TandemTestSupport's PostgresCluster).
         .testTarget(name: "TandemPostgresTests", dependencies: ["TandemPostgres", "TandemTestSupport"], swiftSettings: upcoming),
         // The PostgreSQL schema against SQLite's, as the built `tandem` creates it (no TandemStore dependency).

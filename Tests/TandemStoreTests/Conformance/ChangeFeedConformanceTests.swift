@@ -11,7 +11,7 @@ import TandemStore
         try store.read { try $0.zoneChangePage(zone: zone, after: after, limit: limit, memberships: memberships, decodeFields: true) }.map(\.change)
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .changeFeeds))
     func aZoneFeedHoldsEachRecordsLatestChangeInSequenceOrder(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -37,7 +37,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .changeFeeds))
     func aRecordLeavingAShareIsADeletionForThatShare(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -57,7 +57,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .changeFeeds))
     func loggedChangesAreThisTransactionsInOrder(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -72,7 +72,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .changeFeeds))
     func databaseFeedsListChangedAndDeletedZones(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -103,7 +103,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .changeFeeds))
     func purgingForgetsOldTombstonesAndMovesTheHorizon(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)

@@ -14,7 +14,7 @@ import TandemStore
                                 body: Array(#"{"text":"\#(id)"}"#.utf8), createdAt: time)
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .conversations))
     func membersSeeTheTimelineFromTheirLatestJoiningOn(backend: StoreBackend) throws {
         try backend.withStore { store in
             _ = try Fixture.make(store)
@@ -48,7 +48,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .conversations))
     func sharedLinksPinsAndContacts(backend: StoreBackend) throws {
         try backend.withStore { store in
             _ = try Fixture.make(store)

@@ -5,7 +5,7 @@ import TandemStore
 /// Failure through `any Store` (decisions P5): a body that throws leaves nothing, a savepoint
 /// takes back only its own writes, and a store-level refusal arrives as `StoreError`.
 @Suite struct FailureConformanceTests {
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .failure))
     func aBodyThatThrowsLeavesNothing(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -35,7 +35,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .failure))
     func aSavepointTakesBackOnlyItsOwnWrites(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -61,7 +61,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .failure))
     func anUnexpectedUniqueViolationIsAConflictAndLeavesNothing(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -80,7 +80,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .failure))
     func afterCommitSeesCommittedWritesOnlyAndBeforeWriteReturns(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)

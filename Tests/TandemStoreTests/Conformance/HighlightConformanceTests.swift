@@ -5,7 +5,7 @@ import TandemStore
 /// A viewer's highlight state through `any Store` (decisions P5): consent switches, hidden URLs,
 /// interaction scores and their purge.
 @Suite struct HighlightConformanceTests {
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .highlights))
     func consentHiddenURLsAndInteractions(backend: StoreBackend) throws {
         try backend.withStore { store in
             let viewer = try Fixture.make(store).owner.recordName

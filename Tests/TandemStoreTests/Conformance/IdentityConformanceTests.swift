@@ -4,7 +4,7 @@ import TandemStore
 
 /// Device keys, collaboration identities and challenges through `any Store` (decisions P5).
 @Suite struct IdentityConformanceTests {
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .identity))
     func deviceKeysIdentitiesAndOneTimeChallenges(backend: StoreBackend) throws {
         try backend.withStore { store in
             let user = try Fixture.make(store).owner.recordName

@@ -4,7 +4,7 @@ import TandemStore
 
 /// Apps and association files through `any Store` (decisions P5).
 @Suite struct LinkConformanceTests {
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .links))
     func appsAndAssociationFilesReadBack(backend: StoreBackend) throws {
         try backend.withStore { store in
             _ = try Fixture.make(store)

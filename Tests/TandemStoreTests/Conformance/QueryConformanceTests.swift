@@ -102,7 +102,7 @@ import TandemStore
         Case(.beginsWith, system: .recordName, .string("r"), ["r1", "r2", "r3", "r4", "r5"]),
     ]
 
-    @Test(arguments: StoreBackend.allCases, cases)
+    @Test(arguments: StoreBackend.all(for: .queries), cases)
     func everyComparatorFindsWhatItSays(backend: StoreBackend, rule: Case) throws {
         try Self.withItems(backend) { store, fixture in
             let query = Query(recordType: "Item", filters: [rule.filter])
@@ -112,7 +112,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .queries))
     func filtersCombineAsAnd(backend: StoreBackend) throws {
         try Self.withItems(backend) { store, fixture in
             let query = Query(recordType: "Item", filters: [
@@ -145,7 +145,7 @@ import TandemStore
                  filters: [Filter(comparator: .in, field: .system(.recordName), value: strings("r1", "r2"))], expected: ["r1", "r2"]),
     ]
 
-    @Test(arguments: StoreBackend.allCases, sortCases)
+    @Test(arguments: StoreBackend.all(for: .queries), sortCases)
     func everySortOrdersAsItSays(backend: StoreBackend, rule: SortCase) throws {
         try Self.withItems(backend) { store, fixture in
             let query = Query(recordType: "Item", filters: rule.filters, sorts: rule.sorts)
@@ -154,7 +154,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .queries))
     func tiesAndTwoKeySortsAreStable(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -169,7 +169,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .queries))
     func pagesContinueAfterTheirCursorEvenWhenRecordsChangeBetween(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -201,7 +201,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .queries))
     func membershipsLimitWhatAParticipantSees(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -220,7 +220,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .queries))
     func aQueryOverTwoZonesFindsBoth(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)

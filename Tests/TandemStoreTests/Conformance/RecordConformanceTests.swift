@@ -5,7 +5,7 @@ import TandemStore
 /// Records and zones through `any Store` (decisions P5): what a stored record reads back as, the
 /// zone's change sequence, scopes keeping zones apart, deletion.
 @Suite struct RecordConformanceTests {
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .records))
     func aRecordReadsBackAsItWasPut(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -33,7 +33,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .records))
     func replacingARecordKeepsOnlyTheNewVersion(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -50,7 +50,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .records))
     func theChangeSequenceCountsEveryWriteInTheZone(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -66,7 +66,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .records))
     func deletingARecordRemovesItAndItsReferences(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -77,7 +77,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .records))
     func zonesAreKeptApartByScopeAndName(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -99,7 +99,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .records))
     func deletingAZoneTakesItsRecords(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -117,7 +117,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .accounts))
     func containersUsersAndTokens(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)

@@ -7,7 +7,7 @@ import TandemStore
 @Suite struct SessionConformanceTests {
     static func hash(_ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: 32) }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .sessions))
     func touchRotateAndRevokeATokenChain(backend: StoreBackend) throws {
         try backend.withStore { store in
             let owner = try Fixture.make(store).owner
@@ -37,7 +37,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .sessions))
     func revokingEverySessionOfAUser(backend: StoreBackend) throws {
         try backend.withStore { store in
             let owner = try Fixture.make(store).owner

@@ -44,7 +44,7 @@ import TandemStore
                           status: status, isApprovedRequester: false, addedAt: 2_000)
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .shares))
     func aShareIsFoundByRecordAndByURLToken(backend: StoreBackend) throws {
         try Self.withShare(backend) { store, people in
             let zone = people.fixture.zone
@@ -71,7 +71,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .shares))
     func participantsInvitationsAndAcceptedShares(backend: StoreBackend) throws {
         try Self.withShare(backend) { store, people in
             let owner = people.fixture.owner.recordName
@@ -102,7 +102,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .shares))
     func membershipFollowsTheHierarchyAndLogsEachMove(backend: StoreBackend) throws {
         try Self.withShare(backend) { store, people in
             let zone = people.fixture.zone
@@ -133,7 +133,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .shares))
     func accessRequestsAndBlocks(backend: StoreBackend) throws {
         try Self.withShare(backend) { store, people in
             let friend = people.friend.recordName
@@ -153,7 +153,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .shares))
     func lookupsAndSharingPartners(backend: StoreBackend) throws {
         try Self.withShare(backend) { store, people in
             try store.write { tx in

@@ -13,7 +13,7 @@ import TandemStore
                                                       firesOnce: kind == .query, zoneWide: kind == .query && zoneID == nil))
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .subscriptions))
     func subscriptionsAreStoredReplacedFoundAndDeleted(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)
@@ -41,7 +41,7 @@ import TandemStore
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.all(for: .subscriptions))
     func publicQuerySubscriptionsAreListedPerContainer(backend: StoreBackend) throws {
         try backend.withStore { store in
             let fixture = try Fixture.make(store)

@@ -1,0 +1,116 @@
+internal import Dispatch
+public import TandemPostgres
+public import TandemStore
+
+/// The store on PostgreSQL (issue 19): every node of a cluster opens the same database, and
+/// assets and avatars live in a directory every node mounts (decisions P20).
+///
+/// ```swift
+/// let store = try PostgresStore(url: "postgres://tandem@db/tandem",
+///                               options: .init(directory: "/srv/tandem"))
+/// let zone = try store.read { try $0.zone(scope, name: "notes") }
+/// ```
+///
+/// `read` runs in a `REPEATABLE READ READ ONLY` transaction (one snapshot for the whole body);
+/// `write` in a `SERIALIZABLE` one, so every committed write has the outcome it would have had
+/// alone (P3); a write that loses a race fails as ``StoreError/Kind/retryable`` and is not run
+/// again here (P21). PostgreSQL's errors leave `read`, `write` and `init` as ``StoreError``
+/// (P2, P22).
+public final class PostgresStore: Store {
+    /// How the PostgreSQL store is opened.
+    public struct Options: Sendable {
+        /// The folder holding `assets/` and `avatars/` (created if missing, mode 0700): on a
+        /// cluster, one every node mounts.
+        public var directory: String
+        /// Most connections this process opens, at least 1: also how many reads and writes run at once.
+        public var poolSize: Int
+        /// Each statement's limit (`statement_timeout`); nil leaves the server's setting.
+        public var statementTimeout: Duration?
+
+        public init(directory: String, poolSize: Int = 16, statementTimeout: Duration? = .seconds(30)) {
+            self.directory = directory
+            self.poolSize = poolSize
+            self.statementTimeout = statementTimeout
+        }
+    }
+
+    public let pool: PostgresPool
+    public let assets: AssetFiles
+    public let avatars: AssetFiles
+    public let options: Options
+    /// Held from just before a hooked write's COMMIT until its hook returned, so that hooks run
+    /// in commit order (P3, P23).
+    private let hookOrder = DispatchSemaphore(value: 1)
+
+    /// Connects, brings the schema up to date (``PostgresMigrator``) and prepares the asset folders.
+    ///
+    /// - Throws: ``StoreError`` `unavailable` when the database cannot be reached, `internal`
+    ///   when it cannot be migrated (or is newer than this build); ``DataDirectory/UnsafeError``
+    ///   for a directory others can write to.
+    public init(url: String, options: Options) throws {
+        self.options = options
+        let pool = PostgresPool(url: url, size: options.poolSize, statementTimeout: options.statementTimeout)
+        self.pool = pool
+        do {
+            try Self.mapping { try pool.withConnection { try PostgresMigrator.migrate($0) } }
+        } catch {
+            pool.close()
+            throw error
+        }
+        try DataDirectory.prepare(options.directory)
+        assets = try AssetFiles(directory: options.directory + "/assets")
+        avatars = try AssetFiles(directory: options.directory + "/avatars")
+    }
+
+    public var summary: String { "postgres, pool=\(options.poolSize), isolation=SERIALIZABLE" }
+
+    public func read<T>(_ body: (any StoreReading) throws -> T) throws -> T {
+        try Self.mapping {
+            try pool.withConnection { connection in
+                try connection.transaction(.repeatableRead) { connection in
+                    try connection.execute("SET TRANSACTION READ ONLY")
+                    return try body(PostgresStoreTransaction(connection))
+                }
+            }
+        }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T {
+        try Self.mapping {
+            try pool.withConnection { connection in
+                try connection.transaction(.serializable) { connection in try body(PostgresStoreTransaction(connection)) }
+            }
+        }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T,
+                                   afterCommit: @escaping @Sendable (T) -> Void) throws -> T {
+        try Self.mapping {
+            try pool.withConnection { connection in
+                var holding = false
+                defer { if holding { hookOrder.signal() } }
+                let value = try connection.transaction(.serializable) { connection in
+                    let value = try body(PostgresStoreTransaction(connection))
+                    // A write that touched a row another hooked write touched could only reach
+                    // here after that one committed, which runs its hook before letting go.
+                    hookOrder.wait()
+                    holding = true
+                    return value
+                }
+                afterCommit(value)
+                return value
+            }
+        }
+    }
+
+    public func close() { pool.close() }
+
+    /// Runs `body`, turning a ``PostgresError`` it throws into a ``StoreError``; other errors pass.
+    static func mapping<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresError {
+            throw StoreError(error)
+        }
+    }
+}

@@ -1,0 +1,65 @@
+internal import TandemCore
+internal import TandemPostgres
+internal import TandemStore
+
+/// Zones and their change sequence (SQLite: `SQLiteStore+Zones.swift`).
+extension PostgresStoreTransaction {
+    static let zoneColumns = "id, name, owner, change_seq, created_at"
+
+    static func storedZone(_ row: PostgresRow) throws -> StoredZone {
+        StoredZone(key: try row.int64(0), zoneID: ZoneID(zoneName: try row.string(1), ownerRecordName: try row.string(2)),
+                   changeSequence: try row.int64(3), createdAt: try row.int64(4))
+    }
+
+    static func scopeArguments(_ scope: DatabaseScope) -> [PostgresValue] {
+        [.text(scope.container), .text(scope.environment.rawValue), .text(scope.database.rawValue), .text(scope.owner)]
+    }
+
+    func zone(_ scope: DatabaseScope, name: String) throws -> StoredZone? {
+        try db.queryOne("""
+            SELECT \(Self.zoneColumns) FROM zones
+            WHERE container_id = $1 AND environment = $2 AND database = $3 AND owner = $4 AND name = $5
+            """, Self.scopeArguments(scope) + [.text(name)], Self.storedZone)
+    }
+
+    func zones(_ scope: DatabaseScope) throws -> [StoredZone] {
+        try db.query("""
+            SELECT \(Self.zoneColumns) FROM zones
+            WHERE container_id = $1 AND environment = $2 AND database = $3 AND owner = $4 ORDER BY id
+            """, Self.scopeArguments(scope), Self.storedZone)
+    }
+
+    func ensureZone(_ scope: DatabaseScope, name: String, at time: Int64) throws -> StoredZone {
+        if let existing = try zone(scope, name: name) { return existing }
+        // A racing writer's insert of the same zone fails this SERIALIZABLE write with 40001
+        // (retryable), not a unique violation: it read the zone's absence first.
+        let key = try db.queryOne("""
+            INSERT INTO zones (container_id, environment, database, owner, name, change_seq, created_at)
+            VALUES ($1, $2, $3, $4, $5, 0, $6) RETURNING id
+            """, Self.scopeArguments(scope) + [.text(name), .integer(time)]) { try $0.int64(0) }
+        guard let key else { throw StoreError(.internal, "INSERT INTO zones returned no id") }
+        return StoredZone(key: key, zoneID: ZoneID(zoneName: name, ownerRecordName: scope.owner), changeSequence: 0, createdAt: time)
+    }
+
+    func deleteZone(_ zone: StoredZone) throws {
+        // Index and reference rows go with their records (ON DELETE CASCADE); deleting them by
+        // zone first keeps the cascade from probing row by row.
+        let key: [PostgresValue] = [.integer(zone.key)]
+        try db.run("DELETE FROM field_index WHERE zone_id = $1", key)
+        try db.run("DELETE FROM record_references WHERE source_id IN (SELECT id FROM records WHERE zone_id = $1)", key)
+        try db.run("DELETE FROM records WHERE zone_id = $1", key)
+        try db.run("DELETE FROM record_changes WHERE zone_id = $1", key)
+        try db.run("DELETE FROM share_exits WHERE zone_id = $1", key)
+        try db.run("DELETE FROM zones WHERE id = $1", key)
+    }
+
+    /// The zone's next change sequence, taken by `UPDATE … RETURNING` on its row, so writers
+    /// that take one commit in the order of their numbers (decisions P4).
+    func nextChangeSequence(_ zone: StoredZone) throws -> Int64 {
+        guard let next = try db.queryOne("UPDATE zones SET change_seq = change_seq + 1 WHERE id = $1 RETURNING change_seq",
+                                         [.integer(zone.key)], { try $0.int64(0) }) else {
+            throw StoreError(.internal, "zone \(zone.key) vanished")
+        }
+        return next
+    }
+}
