@@ -9,24 +9,15 @@ import TandemTestSupport
 /// now, and live group sessions with their participants, against a real server with real
 /// stream clients (`StreamProbe`) and a real long poll.
 @Suite struct ConsoleLiveTests {
-    static let password = "live password"
     private static let lazy = LazyTestServer(arguments: TestServer.cheapHash)
 
+    /// This suite's server, with `ConsoleTests`' administrator.
     static var server: TestServer {
-        get throws {
-            let server = try lazy.server
-            if try server.sqlite("SELECT count(*) FROM users WHERE server_admin = 1") == "0" {
-                try server.addAdmin("root@example.com", password: password)
-            }
-            return server
-        }
+        get throws { try ConsoleTests.withAdmin(lazy.server) }
     }
 
     static func admin() throws -> ConsoleClient {
-        let client = ConsoleClient(try server)
-        guard try client.signIn("root@example.com", password).status == 303 else { throw TestFailure("sign-in") }
-        _ = try client.get("/console/")
-        return client
+        try ConsoleTests.admin(on: lazy.server)
     }
 
     static let connections = "/console/containers/\(TestServer.container)/connections/development"

@@ -8,25 +8,16 @@ import TandemTestSupport
 /// and 7; decisions C40–C45) against a real server, with a real webhook receiver on loopback
 /// and association files uploaded as an operator does.
 @Suite struct ConsolePushTests {
-    static let password = "push password"
     /// Webhooks may reach loopback, where the test's receiver listens.
     private static let lazy = LazyTestServer(arguments: TestServer.cheapHash + ["--webhook-allow", "127.0.0.0/8"])
 
+    /// This suite's server, with `ConsoleTests`' administrator.
     static var server: TestServer {
-        get throws {
-            let server = try lazy.server
-            if try server.sqlite("SELECT count(*) FROM users WHERE server_admin = 1") == "0" {
-                try server.addAdmin("root@example.com", password: password)
-            }
-            return server
-        }
+        get throws { try ConsoleTests.withAdmin(lazy.server) }
     }
 
     static func admin() throws -> ConsoleClient {
-        let client = ConsoleClient(try server)
-        guard try client.signIn("root@example.com", password).status == 303 else { throw TestFailure("sign-in") }
-        _ = try client.get("/console/")
-        return client
+        try ConsoleTests.admin(on: lazy.server)
     }
 
     static let base = "/console/containers/\(TestServer.container)"
@@ -226,15 +217,13 @@ import TandemTestSupport
     @Test func theSharedWithYouPageCountsConversationsMessagesAndLinks() throws {
         // A container of its own, so the counts are exactly this test's.
         let server = try TestServer(extraArguments: TestServer.cheapHash)
-        try server.addAdmin("root@example.com", password: Self.password)
         let fay = try server.person("fay"), gus = try server.person("gus")
         let conversation = try server.conversation(fay, with: [gus])
         for text in ["hello", "look at https://example.org/menu and https://example.org/map."] {
             let sent = try server.tandem("conversations/messages/send", ["conversation": .string(conversation), "text": .string(text)], as: fay)
             #expect(sent.status == 200, "\(sent.text)")
         }
-        let console = ConsoleClient(server)
-        #expect(try console.signIn("root@example.com", Self.password).status == 303)
+        let console = try ConsoleTests.admin(on: server)
         let page = try console.get("\(Self.base)/sharedwithyou/development")
         #expect(page.text.contains("id=\"count-conversations\">1<"), "\(page.text)")
         #expect(page.text.contains("id=\"count-messages\">2<"))
