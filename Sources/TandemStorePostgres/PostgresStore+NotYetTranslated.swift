@@ -101,11 +101,8 @@ extension PostgresStoreTransaction {
     func acceptedParticipants(zone: StoredZone) throws -> [String] { throw StoreError.notYetOnPostgres("acceptedParticipants") }
     func requesters(share: StoredShare) throws -> [String] { throw StoreError.notYetOnPostgres("requesters") }
     func blockedUsers(share: StoredShare) throws -> [String] { throw StoreError.notYetOnPostgres("blockedUsers") }
-    func recordWithMembership(zone: StoredZone, name: String) throws -> (record: Record, membership: String?)? { throw StoreError.notYetOnPostgres("recordWithMembership") }
-    func subtree(zone: StoredZone, of name: String) throws -> (count: Int, shareRoots: [String]) { throw StoreError.notYetOnPostgres("subtree") }
     func user(matching lookup: UserIdentity) throws -> UserAccount? { throw StoreError.notYetOnPostgres("user") }
     func sharingPartners(of user: String, container: String, environment: Environment) throws -> [UserAccount] { throw StoreError.notYetOnPostgres("sharingPartners") }
-    func ancestors(zone: StoredZone, of name: String, limit: Int) throws -> [String] { throw StoreError.notYetOnPostgres("ancestors") }
     func putShare(_ share: StoredShare) throws -> StoredShare { throw StoreError.notYetOnPostgres("putShare") }
     func deleteShare(_ share: StoredShare) throws { throw StoreError.notYetOnPostgres("deleteShare") }
     func mintShortGUID(zone: StoredZone, rootName: String, guid: String) throws { throw StoreError.notYetOnPostgres("mintShortGUID") }
@@ -116,14 +113,7 @@ extension PostgresStoreTransaction {
     func setBlocked(_ user: String, blocked: Bool, share: StoredShare, at time: Int64) throws { throw StoreError.notYetOnPostgres("setBlocked") }
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int { throw StoreError.notYetOnPostgres("setMembership") }
     func setDiscoverable(user: String, _ discoverable: Bool) throws { throw StoreError.notYetOnPostgres("setDiscoverable") }
-    func record(zone: StoredZone, name: String) throws -> Record? { throw StoreError.notYetOnPostgres("record") }
-    func referrers(zone: StoredZone, recordName: String) throws -> [Referrer] { throw StoreError.notYetOnPostgres("referrers") }
     func query(_ query: Query, zones: [StoredZone], limit: Int, after: QueryCursor?, memberships: [String]?) throws -> [(record: Record, cursor: QueryCursor)] { throw StoreError.notYetOnPostgres("query") }
-    func assetUpload(token: String) throws -> AssetUpload? { throw StoreError.notYetOnPostgres("assetUpload") }
-    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws { throw StoreError.notYetOnPostgres("putRecord") }
-    func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws { throw StoreError.notYetOnPostgres("deleteRecord") }
-    func addAssetUpload(_ upload: AssetUpload) throws { throw StoreError.notYetOnPostgres("addAssetUpload") }
-    func completeAssetUpload(token: String, checksum: String, size: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("completeAssetUpload") }
     func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?, decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)] { throw StoreError.notYetOnPostgres("zoneChangePage") }
     func purgedSequence(zone: StoredZone) throws -> Int64 { throw StoreError.notYetOnPostgres("purgedSequence") }
     func databaseChanges(_ owner: FeedOwner, after sequence: Int64, limit: Int) throws -> [DatabaseChange] { throw StoreError.notYetOnPostgres("databaseChanges") }

@@ -403,10 +403,3 @@ struct QueryPlanner {
         .badRequest("\(filter.comparator.rawValue) on '\(filter.field)' \(problem)")
     }
 }
-
-extension FieldType {
-    var isList: Bool {
-        if case .list = self { return true }
-        return false
-    }
-}

@@ -9,61 +9,20 @@ extension SQLiteStoreTransaction {
         r.modified_at, r.modified_by, r.modified_device, r.parent, r.share
         """
 
-    /// Decodes a row selected with `recordColumns`. Stored fields were validated when written, so a
-    /// field that no longer decodes means a damaged file; it is dropped rather than failing reads.
+    /// Decodes a row selected with `recordColumns`.
     static func record(_ row: SQLiteStatement, zoneID: ZoneID) -> Record {
         record(row, zoneID: zoneID, from: 0, decodeFields: true)
     }
 
-    /// Decodes `recordColumns` starting at column `from`. Without `decodeFields`, a record whose
-    /// stored fields hold no asset keeps only their stored text (`encodedFields`, which
-    /// responses copy as is) and an empty `fields`: for read paths that only pass records on.
+    /// Decodes `recordColumns` starting at column `from` (`decodeFields`: `StoredFields.attach`).
     static func record(_ row: SQLiteStatement, zoneID: ZoneID, from i: Int32, decodeFields: Bool) -> Record {
-        let stored = row.blob(i + 3)
         var record = Record(recordName: row.text(i), recordType: row.text(i + 1), recordChangeTag: row.text(i + 2), fields: [:],
                             zoneID: zoneID,
                             created: Record.Stamp(timestamp: row.int64(i + 4), userRecordName: row.text(i + 5), deviceID: row.text(i + 6)),
                             modified: Record.Stamp(timestamp: row.int64(i + 7), userRecordName: row.text(i + 8), deviceID: row.text(i + 9)),
                             parent: optionalText(row, i + 10), share: optionalText(row, i + 11))
-        if !decodeFields && !containsAsset(stored) {
-            record.encodedFields = EncodedFields(JSONFragment(trusted: stored))
-            return record
-        }
-        let (fields, complete) = decodeStoredFields(stored)
-        record.fields = fields
-        // Only when every stored field decoded: then the text says exactly what `fields` says.
-        if complete { record.encodedFields = EncodedFields(JSONFragment(trusted: stored)) }
+        StoredFields.attach(row.blob(i + 3), to: &record, decodeFields: decodeFields)
         return record
-    }
-
-    /// Whether stored fields hold an asset (`"type":"ASSET…"`), whose download URL a response must add.
-    static func containsAsset(_ stored: [UInt8]) -> Bool {
-        let needle = Array(#""ASSET"#.utf8)
-        guard stored.count >= needle.count else { return false }
-        var index = 0
-        while index <= stored.count - needle.count {
-            if stored[index] == needle[0] && stored[index + 1] == needle[1] && Array(stored[index..<index + needle.count]) == needle { return true }
-            index += 1
-        }
-        return false
-    }
-
-    /// Fields from their stored JSON, and whether every one decoded.
-    static func decodeStoredFields(_ stored: [UInt8]) -> (fields: [String: FieldValue], complete: Bool) {
-        var fields: [String: FieldValue] = [:]
-        guard case .object(let object)? = try? JSONParser.parse(stored) else { return (fields, false) }
-        for entry in object.entries {
-            if let value = try? FieldCodec.decodeField(entry.value, name: entry.key) { fields[entry.key] = value }
-        }
-        return (fields, fields.count == object.count)
-    }
-
-    static func decodeFields(_ stored: [UInt8]) -> [String: FieldValue] { decodeStoredFields(stored).fields }
-
-    static func encodeFields(_ fields: [String: FieldValue]) -> [UInt8] {
-        var object = JSONObject()
-        for name in fields.keys.sorted() { object[name] = FieldCodec.encodeField(fields[name]!) }
-        return JSONWriter.bytes(.object(object))
     }
 
     func record(zone: StoredZone, name: String) throws -> Record? {
@@ -87,7 +46,7 @@ extension SQLiteStoreTransaction {
                                        [.integer(zone.key), .text(record.recordName)]) { ($0.int64(0), Self.optionalText($0, 1)) }
         let existingID = existing?.0
         let arguments: [SQLiteValue] = [
-            .text(record.recordType), .text(record.recordChangeTag ?? ""), .integer(sequence), .blob(Self.encodeFields(record.fields)),
+            .text(record.recordType), .text(record.recordChangeTag ?? ""), .integer(sequence), .blob(StoredFields.encode(record.fields)),
             .integer(created.timestamp), .text(created.userRecordName), .text(created.deviceID),
             .integer(modified.timestamp), .text(modified.userRecordName), .text(modified.deviceID),
             record.parent.map(SQLiteValue.text) ?? .null, record.share.map(SQLiteValue.text) ?? .null,

@@ -95,7 +95,7 @@ extension SQLiteStoreTransaction {
             SELECT r.id, r.zone_id, \(Self.recordColumns) FROM zones z JOIN records r ON r.zone_id = z.id
             WHERE z.container_id = ? AND z.environment = ? AND r.type = ? AND r.id > ? ORDER BY r.id LIMIT \(limit)
             """, [.text(container), .text(environment.rawValue), .text(recordType), .integer(after)]) { row in
-            (id: row.int64(0), zone: row.int64(1), fields: Self.decodeFields(row.blob(5)))
+            (id: row.int64(0), zone: row.int64(1), fields: StoredFields.decode(row.blob(5)).fields)
         }
         guard let last = rows.last else { return nil }
         let indexing = try indexing(zoneKey: rows[0].zone, recordType: recordType)
@@ -121,6 +121,17 @@ extension SQLiteStoreTransaction {
         return Dictionary(rows.compactMap { $0 }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// An indexed value in SQLite's untyped `field_index.value`.
+    static func sqliteValue(_ value: FieldIndexer.Value) -> SQLiteValue {
+        switch value {
+        case .null: .null
+        case .integer(let i): .integer(i)
+        case .real(let d): .real(d)
+        case .text(let s): .text(s)
+        case .blob(let b): .blob(b)
+        }
+    }
+
     /// Fields of `recordType` with an expression index, in the zone's container environment.
     func orderedFields(zoneKey: Int64, recordType: String) throws -> Set<String> {
         Set(try db.query("""
@@ -138,7 +149,7 @@ extension SQLiteStoreTransaction {
         }
         for row in FieldIndexer.rows(for: fields, including: included) {
             try db.run("INSERT INTO field_index (record_id, zone_id, type, field, slot, value) VALUES (?, ?, ?, ?, ?, ?)",
-                       [.integer(recordID), .integer(zoneKey), .text(recordType), .text(row.field), .integer(row.slot), row.value])
+                       [.integer(recordID), .integer(zoneKey), .text(recordType), .text(row.field), .integer(row.slot), Self.sqliteValue(row.value)])
         }
         let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
         if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {

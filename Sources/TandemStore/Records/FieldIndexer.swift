@@ -1,26 +1,35 @@
-import TandemCore
-import TandemSQLite
-import TandemStore
+package import TandemCore
 
-/// Turns a record's fields into `field_index` rows and `record_references` rows.
+/// Turns a record's fields into `field_index` rows and `record_references` rows, for both
+/// stores (SQLite writes a row's value to its untyped `value`, PostgreSQL to the column of its
+/// type, decisions P18).
 ///
 /// Slots: 0 the value (one row per distinct list member; a location's latitude), 3 a location's
 /// longitude, 9 a marker that the field is present (so negated comparators can require
 /// presence, and empty lists are found). Slot 2 (search tokens) is retired: SEARCHABLE fields
 /// go to the full-text table `field_search` instead (`searchBody`).
-enum FieldIndexer {
-    static let valueSlot: Int64 = 0
-    static let longitudeSlot: Int64 = 3
-    static let presenceSlot: Int64 = 9
+package enum FieldIndexer {
+    package static let valueSlot: Int64 = 0
+    package static let longitudeSlot: Int64 = 3
+    package static let presenceSlot: Int64 = 9
 
-    struct Row: Hashable {
-        var field: String
-        var slot: Int64
-        var value: SQLiteValue
+    /// An indexed value: one of SQLite's storage classes, one of PostgreSQL's `value_*` columns.
+    package enum Value: Hashable, Sendable {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case blob([UInt8])
+    }
+
+    package struct Row: Hashable, Sendable {
+        package var field: String
+        package var slot: Int64
+        package var value: Value
     }
 
     /// The rows of the fields `including` accepts (those the schema marks QUERYABLE or SORTABLE).
-    static func rows(for fields: [String: FieldValue], including: (String) -> Bool = { _ in true }) -> [Row] {
+    package static func rows(for fields: [String: FieldValue], including: (String) -> Bool = { _ in true }) -> [Row] {
         var rows: [Row] = []
         rows.reserveCapacity(fields.count * 2)
         for (name, value) in fields where including(name) {
@@ -56,7 +65,7 @@ enum FieldIndexer {
 
     /// The full-text entry of a record: every token of its `searchable` string fields, each
     /// prefixed with its field's `tag` so one row serves every field; nil when there are none.
-    static func searchBody(for fields: [String: FieldValue], searchable: Set<String>) -> String? {
+    package static func searchBody(for fields: [String: FieldValue], searchable: Set<String>) -> String? {
         guard !searchable.isEmpty else { return nil }
         var terms: [String] = []
         for (name, value) in fields where searchable.contains(name) {
@@ -69,11 +78,11 @@ enum FieldIndexer {
     }
 
     /// The full-text term of `token` in field `field` (what `searchBody` wrote).
-    static func searchTerm(_ token: String, field: String) -> String { tag(field) + token }
+    package static func searchTerm(_ token: String, field: String) -> String { tag(field) + token }
 
     /// 16 hex digits of FNV-1a (64-bit): a stable, letters-and-digits-only name for a field
     /// (a token prefix the `ascii` tokenizer keeps whole) or an index.
-    static func tag(_ name: String) -> String {
+    package static func tag(_ name: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in name.utf8 {
             hash ^= UInt64(byte)
@@ -84,7 +93,7 @@ enum FieldIndexer {
     }
 
     /// Search tokens: maximal runs of letters and digits, lowercased (CONTAINS_*_TOKENS).
-    static func tokens(of text: String) -> [String] {
+    package static func tokens(of text: String) -> [String] {
         var result: [String] = []
         var current = ""
         for scalar in text.unicodeScalars {
@@ -100,7 +109,7 @@ enum FieldIndexer {
     }
 
     /// Every reference in the fields, with its target's record name and action.
-    static func references(in fields: [String: FieldValue]) -> [Reference] {
+    package static func references(in fields: [String: FieldValue]) -> [Reference] {
         var result: [Reference] = []
         for value in fields.values {
             for element in value.elements {
@@ -108,5 +117,13 @@ enum FieldIndexer {
             }
         }
         return result
+    }
+}
+
+extension FieldType {
+    /// Whether values of this type are lists (`*_LIST`).
+    package var isList: Bool {
+        if case .list = self { return true }
+        return false
     }
 }

@@ -1,0 +1,51 @@
+internal import TandemCore
+internal import TandemPostgres
+internal import TandemStore
+
+/// A record's `field_index` rows, one `value_*` column per type (decisions P18), and its
+/// full-text entry (P17) (SQLite: `SQLiteStore+Schema.swift`).
+extension PostgresStoreTransaction {
+    /// How the fields of `recordType` are indexed in the zone's container environment: nil
+    /// when that environment has no schema (every field in `field_index`, none searchable).
+    func indexing(zoneKey: Int64, recordType: String) throws -> [String: IndexOptions]? {
+        let rows = try db.query("""
+            SELECT f.field, f.options FROM zones z JOIN schemas s ON s.container_id = z.container_id AND s.environment = z.environment
+            LEFT JOIN schema_fields f ON f.container_id = z.container_id AND f.environment = z.environment AND f.record_type = $1
+            WHERE z.id = $2
+            """, [.text(recordType), .integer(zoneKey)]) { row in
+            row.isNull(0) ? nil : (try row.string(0), IndexOptions(rawValue: try row.int64(1)))
+        }
+        guard !rows.isEmpty else { return nil }
+        return Dictionary(rows.compactMap { $0 }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// Writes a record's `field_index` rows and its full-text entry, as `indexing` says.
+    func writeIndexEntries(recordID: Int64, zoneKey: Int64, recordType: String, fields: [String: FieldValue],
+                           indexing: [String: IndexOptions]?) throws {
+        let included: (String) -> Bool = { name in
+            guard let indexing else { return true }
+            return !(indexing[name] ?? []).isDisjoint(with: [.queryable, .sortable])
+        }
+        for row in FieldIndexer.rows(for: fields, including: included) {
+            var typed: [PostgresValue] = [.null, .null, .null, .null]
+            switch row.value {
+            case .null: break
+            case .integer(let value): typed[0] = .integer(value)
+            case .real(let value): typed[1] = .double(value)
+            case .text(let value): typed[2] = .text(value)
+            case .blob(let value): typed[3] = .bytes(value)
+            }
+            try db.run("""
+                INSERT INTO field_index (record_id, zone_id, type, field, slot, value_integer, value_real, value_text, value_bytes)
+                VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::double precision, $8::text, $9::bytea)
+                """, [.integer(recordID), .integer(zoneKey), .text(recordType), .text(row.field), .integer(row.slot)] + typed)
+        }
+        let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
+        if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
+            // Tokens are letters and digits only (FieldIndexer.tokens), so a space separates them;
+            // array_to_tsvector keeps each whole, as SQLite's ascii tokenizer does.
+            try db.run("INSERT INTO field_search (record_id, body) VALUES ($1, array_to_tsvector(string_to_array($2, ' ')))",
+                       [.integer(recordID), .text(body)])
+        }
+    }
+}
