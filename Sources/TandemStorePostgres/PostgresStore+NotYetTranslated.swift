@@ -113,7 +113,6 @@ extension PostgresStoreTransaction {
     func setBlocked(_ user: String, blocked: Bool, share: StoredShare, at time: Int64) throws { throw StoreError.notYetOnPostgres("setBlocked") }
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int { throw StoreError.notYetOnPostgres("setMembership") }
     func setDiscoverable(user: String, _ discoverable: Bool) throws { throw StoreError.notYetOnPostgres("setDiscoverable") }
-    func query(_ query: Query, zones: [StoredZone], limit: Int, after: QueryCursor?, memberships: [String]?) throws -> [(record: Record, cursor: QueryCursor)] { throw StoreError.notYetOnPostgres("query") }
     func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?, decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)] { throw StoreError.notYetOnPostgres("zoneChangePage") }
     func purgedSequence(zone: StoredZone) throws -> Int64 { throw StoreError.notYetOnPostgres("purgedSequence") }
     func databaseChanges(_ owner: FeedOwner, after sequence: Int64, limit: Int) throws -> [DatabaseChange] { throw StoreError.notYetOnPostgres("databaseChanges") }
