@@ -77,14 +77,6 @@ extension PostgresStoreTransaction {
     func setPin(viewer: String, conversation: String, url: String, pinned: Bool, at time: Int64) throws { throw StoreError.notYetOnPostgres("setPin") }
     func putContact(owner: String, _ contact: StoredContact) throws { throw StoreError.notYetOnPostgres("putContact") }
     func removeContact(owner: String, handle: String) throws -> Bool { throw StoreError.notYetOnPostgres("removeContact") }
-    func schema(container: String, environment: Environment) throws -> StoredSchema? { throw StoreError.notYetOnPostgres("schema") }
-    func schemaETag(container: String, environment: Environment) throws -> String? { throw StoreError.notYetOnPostgres("schemaETag") }
-    func adminToken(hash: [UInt8]) throws -> StoredAdminToken? { throw StoreError.notYetOnPostgres("adminToken") }
-    func adminTokens() throws -> [StoredAdminToken] { throw StoreError.notYetOnPostgres("adminTokens") }
-    func putSchema(_ text: String, etag: String, fields: [IndexedField], container: String, environment: Environment, createSortIndexes: Bool, at time: Int64) throws -> Set<String> { throw StoreError.notYetOnPostgres("putSchema") }
-    func rebuildIndexes(container: String, environment: Environment, recordType: String, after: Int64, limit: Int) throws -> (last: Int64, count: Int)? { throw StoreError.notYetOnPostgres("rebuildIndexes") }
-    func addAdminToken(hash: [UInt8], expiresAt: Int64?, at time: Int64) throws { throw StoreError.notYetOnPostgres("addAdminToken") }
-    func revokeAdminToken(id: String, at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("revokeAdminToken") }
     func serverKey(id: String) throws -> StoredServerKey? { throw StoreError.notYetOnPostgres("serverKey") }
     func serverKeys(container: String) throws -> [StoredServerKey] { throw StoreError.notYetOnPostgres("serverKeys") }
     func addServerKey(_ key: StoredServerKey) throws { throw StoreError.notYetOnPostgres("addServerKey") }

@@ -379,7 +379,11 @@ struct PostgresQueryPlanner {
         case .user(let name):
             guard Names.isValidFieldName(name) else { throw .badRequest("invalid sort field '\(name)'") }
             func smallest(_ planner: inout Self, _ value: String, slot: Int64 = FieldIndexer.valueSlot) -> String {
-                "(SELECT min(\(value)) FROM field_index s WHERE s.record_id = r.id AND s.field = \(planner.bind(.text(name))) AND s.slot = \(planner.bind(.integer(slot))))"
+                // ORDER BY … LIMIT 1 rather than min(): bytea has no min().
+                """
+                (SELECT \(value) FROM field_index s WHERE s.record_id = r.id AND s.field = \(planner.bind(.text(name))) \
+                AND s.slot = \(planner.bind(.integer(slot))) AND \(value) IS NOT NULL ORDER BY 1 LIMIT 1)
+                """
             }
             if let center = sort.relativeLocation {
                 let latitude = smallest(&self, "s.value_real")
