@@ -90,7 +90,6 @@ extension PostgresStoreTransaction {
     func participants(share: StoredShare) throws -> [StoredParticipant] { throw StoreError.notYetOnPostgres("participants") }
     func participations(zone: StoredZone, user: String) throws -> [Int64: StoredParticipant] { throw StoreError.notYetOnPostgres("participations") }
     func acceptedShares(user: String, container: String, environment: Environment) throws -> [(StoredShare, StoredParticipant)] { throw StoreError.notYetOnPostgres("acceptedShares") }
-    func acceptedParticipants(zone: StoredZone) throws -> [String] { throw StoreError.notYetOnPostgres("acceptedParticipants") }
     func requesters(share: StoredShare) throws -> [String] { throw StoreError.notYetOnPostgres("requesters") }
     func blockedUsers(share: StoredShare) throws -> [String] { throw StoreError.notYetOnPostgres("blockedUsers") }
     func user(matching lookup: UserIdentity) throws -> UserAccount? { throw StoreError.notYetOnPostgres("user") }
@@ -105,13 +104,6 @@ extension PostgresStoreTransaction {
     func setBlocked(_ user: String, blocked: Bool, share: StoredShare, at time: Int64) throws { throw StoreError.notYetOnPostgres("setBlocked") }
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int { throw StoreError.notYetOnPostgres("setMembership") }
     func setDiscoverable(user: String, _ discoverable: Bool) throws { throw StoreError.notYetOnPostgres("setDiscoverable") }
-    func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?, decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)] { throw StoreError.notYetOnPostgres("zoneChangePage") }
-    func purgedSequence(zone: StoredZone) throws -> Int64 { throw StoreError.notYetOnPostgres("purgedSequence") }
-    func databaseChanges(_ owner: FeedOwner, after sequence: Int64, limit: Int) throws -> [DatabaseChange] { throw StoreError.notYetOnPostgres("databaseChanges") }
-    func feedClock() throws -> (sequence: Int64, purged: Int64) { throw StoreError.notYetOnPostgres("feedClock") }
-    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws -> [String] { throw StoreError.notYetOnPostgres("zoneActivity") }
-    func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws { throw StoreError.notYetOnPostgres("zoneDeletedFromFeeds") }
-    func purgeChanges(olderThan time: Int64) throws -> Int { throw StoreError.notYetOnPostgres("purgeChanges") }
     func subscriptions(owner: String, limit: Int) throws -> [StoredSubscription] { throw StoreError.notYetOnPostgres("subscriptions") }
     func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription] { throw StoreError.notYetOnPostgres("subscriptions") }
     func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription] { throw StoreError.notYetOnPostgres("subscriptions") }

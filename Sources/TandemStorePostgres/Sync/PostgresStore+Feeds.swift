@@ -1,0 +1,147 @@
+internal import TandemCore
+internal import TandemPostgres
+internal import TandemStore
+
+/// Zone feeds, database feeds and purging (SQLite: `SQLiteStore+Feeds.swift`). The feed clock
+/// is taken by `UPDATE … RETURNING` on its one row, like a zone's change sequence, so ticks
+/// commit in their order (decisions P4).
+extension PostgresStoreTransaction {
+    // MARK: Zone feeds
+
+    func zoneChangePage(zone: StoredZone, after sequence: Int64, limit: Int, memberships: [String]?,
+                        decodeFields: Bool) throws -> [(change: ZoneChange, record: Record?, membership: String?)] {
+        if memberships?.isEmpty == true { return [] }
+        // The share list is one text[] parameter ($3), used three times.
+        var sql = """
+            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(Self.recordColumns), r.membership
+            FROM record_changes c LEFT JOIN records r ON r.zone_id = c.zone_id AND r.name = c.record_name AND c.deleted = 0
+            WHERE c.zone_id = $1 AND c.seq > $2 \(memberships == nil ? "" : "AND c.membership = ANY($3::text[])")
+            """
+        var arguments: [PostgresValue] = [.integer(zone.key), .integer(sequence)]
+        if let memberships {
+            arguments.append(.textArray(memberships))
+            sql += """
+
+                UNION ALL
+                SELECT e.record_name, e.record_type, e.seq, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                FROM share_exits e LEFT JOIN record_changes c ON c.zone_id = e.zone_id AND c.record_name = e.record_name
+                WHERE e.zone_id = $1 AND e.seq > $2 AND e.share = ANY($3::text[])
+                AND (c.membership IS NULL OR NOT (c.membership = ANY($3::text[])))
+                """
+        }
+        arguments.append(.integer(Int64(limit)))
+        sql += " ORDER BY 3 LIMIT $\(arguments.count)"
+        return try db.query(sql, arguments) { row in
+            let change = ZoneChange(recordName: try row.string(0), recordType: try row.string(1), sequence: try row.int64(2),
+                                    deleted: try row.int64(3) != 0)
+            guard !change.deleted, !row.isNull(4) else { return (change, nil, nil) }
+            return (change, try Self.record(row, zoneID: zone.zoneID, from: 4, decodeFields: decodeFields), try row.optionalString(16))
+        }
+    }
+
+    func purgedSequence(zone: StoredZone) throws -> Int64 {
+        try db.queryOne("SELECT purged_seq FROM zones WHERE id = $1", [.integer(zone.key)]) { try $0.int64(0) } ?? 0
+    }
+
+    // MARK: Database feeds
+
+    func databaseChanges(_ owner: FeedOwner, after sequence: Int64, limit: Int) throws -> [DatabaseChange] {
+        // Live zones come from the zones' own ticks; deletions and lost access from the viewer's rows.
+        let live = owner.scope == .shared
+            ? """
+              SELECT z.id, z.name, z.owner, z.feed_seq, 0::bigint, NULL::text FROM zone_viewers v JOIN zones z ON z.id = v.zone_id
+              WHERE v.viewer = $1 AND z.container_id = $2 AND z.environment = $3 AND z.feed_seq > $5
+              """
+            : """
+              SELECT z.id, z.name, z.owner, z.feed_seq, 0::bigint, NULL::text FROM zones z
+              WHERE z.owner = $1 AND z.container_id = $2 AND z.environment = $3 AND z.database = 'private' AND z.feed_seq > $5
+              """
+        return try db.query("""
+            \(live)
+            UNION ALL
+            SELECT zone_id, zone_name, owner, seq, deleted, reason FROM database_changes
+            WHERE viewer = $1 AND container_id = $2 AND environment = $3 AND scope = $4 AND seq > $5
+            ORDER BY 4 LIMIT $6
+            """, [.text(owner.viewer), .text(owner.container), .text(owner.environment.rawValue), .text(owner.scope.rawValue),
+                  .integer(sequence), .integer(Int64(limit))]) { row in
+            DatabaseChange(zoneKey: try row.int64(0), zoneID: ZoneID(zoneName: try row.string(1), ownerRecordName: try row.string(2)),
+                           sequence: try row.int64(3), deleted: try row.int64(4) != 0, reason: try row.optionalString(5))
+        }
+    }
+
+    func feedClock() throws -> (sequence: Int64, purged: Int64) {
+        try db.queryOne("SELECT seq, purged_seq FROM feed_clock WHERE id = 1", []) { (try $0.int64(0), try $0.int64(1)) } ?? (0, 0)
+    }
+
+    private func tick() throws -> Int64 {
+        try db.queryOne("UPDATE feed_clock SET seq = seq + 1 WHERE id = 1 RETURNING seq", []) { try $0.int64(0) } ?? 0
+    }
+
+    /// A zone gone from a viewer's database feed, at `tick`.
+    private func recordRemoval(viewer: String, scope: DatabaseType, zone: StoredZone, reason: String, container: String,
+                               environment: String, tick: Int64, at time: Int64) throws {
+        try db.run("""
+            INSERT INTO database_changes (viewer, container_id, environment, scope, zone_id, zone_name, owner, seq, deleted, reason, changed_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10)
+            ON CONFLICT (viewer, container_id, environment, scope, zone_id) DO UPDATE SET seq = excluded.seq, deleted = 1,
+                reason = excluded.reason, changed_at = excluded.changed_at
+            """, [.text(viewer), .text(container), .text(environment), .text(scope.rawValue), .integer(zone.key),
+                  .text(zone.zoneID.zoneName), .text(zone.zoneID.ownerRecordName ?? ""), .integer(tick), .text(reason), .integer(time)])
+    }
+
+    @discardableResult
+    func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws -> [String] {
+        let now = try tick()
+        try db.run("UPDATE zones SET feed_seq = $1 WHERE id = $2", [.integer(now), .integer(zone.key)])
+        guard viewersChanged else { return [] }
+        let current = Set(try acceptedParticipants(zone: zone))
+        let previous = Set(try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = $1", [.integer(zone.key)]) { try $0.string(0) })
+        for viewer in previous.subtracting(current) {
+            try recordRemoval(viewer: viewer, scope: .shared, zone: zone, reason: "ACCESS_LOST", container: container,
+                              environment: environment.rawValue, tick: now, at: time)
+            try db.run("DELETE FROM zone_viewers WHERE zone_id = $1 AND viewer = $2", [.integer(zone.key), .text(viewer)])
+        }
+        for viewer in current.subtracting(previous) {
+            try db.run("INSERT INTO zone_viewers (zone_id, viewer) VALUES ($1, $2)", [.integer(zone.key), .text(viewer)])
+        }
+        return previous.subtracting(current).sorted()
+    }
+
+    func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws {
+        let now = try tick()
+        guard let (container, environment) = try db.queryOne("SELECT container_id, environment FROM zones WHERE id = $1",
+                                                             [.integer(zone.key)], { (try $0.string(0), try $0.string(1)) }) else { return }
+        try recordRemoval(viewer: zone.zoneID.ownerRecordName ?? "", scope: .private, zone: zone, reason: "DELETED", container: container,
+                          environment: environment, tick: now, at: time)
+        for viewer in try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = $1", [.integer(zone.key)], { try $0.string(0) }) {
+            try recordRemoval(viewer: viewer, scope: .shared, zone: zone, reason: "DELETED", container: container,
+                              environment: environment, tick: now, at: time)
+        }
+        try db.run("DELETE FROM zone_viewers WHERE zone_id = $1", [.integer(zone.key)])
+    }
+
+    @discardableResult
+    func purgeChanges(olderThan time: Int64) throws -> Int {
+        var removed = 0
+        for table in ["record_changes", "share_exits"] {
+            let condition = table == "record_changes" ? "deleted = 1 AND changed_at < $1" : "changed_at < $1"
+            let gone = try db.query("DELETE FROM \(table) WHERE \(condition) RETURNING zone_id, seq", [.integer(time)]) {
+                (try $0.int64(0), try $0.int64(1))
+            }
+            removed += gone.count
+            var horizon: [Int64: Int64] = [:]
+            for (zone, seq) in gone { horizon[zone] = max(horizon[zone] ?? 0, seq) }
+            for (zone, seq) in horizon {
+                try db.run("UPDATE zones SET purged_seq = GREATEST(purged_seq, $1) WHERE id = $2", [.integer(seq), .integer(zone)])
+            }
+        }
+        let feedGone = try db.query("DELETE FROM database_changes WHERE deleted = 1 AND changed_at < $1 RETURNING seq", [.integer(time)]) {
+            try $0.int64(0)
+        }
+        removed += feedGone.count
+        if let top = feedGone.max() {
+            try db.run("UPDATE feed_clock SET purged_seq = GREATEST(purged_seq, $1) WHERE id = 1", [.integer(top)])
+        }
+        return removed
+    }
+}
