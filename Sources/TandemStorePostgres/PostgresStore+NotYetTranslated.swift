@@ -56,10 +56,6 @@ extension PostgresStoreTransaction {
     func revokeConsoleSession(hash: [UInt8], at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("revokeConsoleSession") }
     func revokeAPIToken(container: String, id: String, at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("revokeAPIToken") }
     func recordLog(zone: StoredZone, name: String) throws -> [RecordLogEntry] { throw StoreError.notYetOnPostgres("recordLog") }
-    func conversation(id: String) throws -> StoredConversation? { throw StoreError.notYetOnPostgres("conversation") }
-    func conversations(user: String, container: String, environment: Environment) throws -> [StoredConversation] { throw StoreError.notYetOnPostgres("conversations") }
-    func isMember(conversation: String, user: String) throws -> Bool { throw StoreError.notYetOnPostgres("isMember") }
-    func conversationEvents(conversation: String, viewer: String, after seq: Int64, limit: Int) throws -> [StoredConversationEvent] { throw StoreError.notYetOnPostgres("conversationEvents") }
     func sharedLinks(viewer: String, container: String, environment: Environment, hosts: [String]?, suffixes: [String]?) throws -> [StoredSharedLink] { throw StoreError.notYetOnPostgres("sharedLinks") }
     func sharedShareLinks(viewer: String, container: String, environment: Environment) throws -> [StoredSharedLink] { throw StoreError.notYetOnPostgres("sharedShareLinks") }
     func sharedLinks(viewer: String, container: String, environment: Environment, url: String) throws -> [StoredSharedLink] { throw StoreError.notYetOnPostgres("sharedLinks") }
@@ -68,10 +64,6 @@ extension PostgresStoreTransaction {
     func links(conversation: String) throws -> [String] { throw StoreError.notYetOnPostgres("links") }
     func contacts(owner: String) throws -> [StoredContact] { throw StoreError.notYetOnPostgres("contacts") }
     func pins(viewer: String) throws -> [(conversation: String, url: String)] { throw StoreError.notYetOnPostgres("pins") }
-    func insertConversation(_ conversation: StoredConversation) throws { throw StoreError.notYetOnPostgres("insertConversation") }
-    func addMember(conversation: String, user: String, at time: Int64) throws { throw StoreError.notYetOnPostgres("addMember") }
-    func removeMember(conversation: String, user: String) throws { throw StoreError.notYetOnPostgres("removeMember") }
-    func appendEvent(_ event: StoredConversationEvent) throws -> Int64 { throw StoreError.notYetOnPostgres("appendEvent") }
     func putSharedLink(_ link: StoredSharedLink) throws { throw StoreError.notYetOnPostgres("putSharedLink") }
     func putConversationLink(conversation: String, url: String, seq: Int64) throws { throw StoreError.notYetOnPostgres("putConversationLink") }
     func setPin(viewer: String, conversation: String, url: String, pinned: Bool, at time: Int64) throws { throw StoreError.notYetOnPostgres("setPin") }
