@@ -48,7 +48,6 @@ extension PostgresStoreTransaction {
     func searchProfiles(_ text: String, limit: Int) throws -> [AccountProfile] { throw StoreError.notYetOnPostgres("searchProfiles") }
     func shareSummaries(container: String, environment: String, limit: Int) throws -> [ShareSummary] { throw StoreError.notYetOnPostgres("shareSummaries") }
     func consents(user: String) throws -> [String] { throw StoreError.notYetOnPostgres("consents") }
-    func subscriptions(container: String, environment: Environment, owner: String?, scope: DatabaseType?, limit: Int) throws -> [StoredSubscription] { throw StoreError.notYetOnPostgres("subscriptions") }
     func sharedWithYouCounts(container: String, environment: Environment) throws -> SharedWithYouCounts { throw StoreError.notYetOnPostgres("sharedWithYouCounts") }
     func setServerAdmin(user: String, _ on: Bool) throws { throw StoreError.notYetOnPostgres("setServerAdmin") }
     func addConsoleSession(hash: [UInt8], user: String, at time: Int64, expiresAt: Int64, idleMilliseconds: Int64) throws { throw StoreError.notYetOnPostgres("addConsoleSession") }
@@ -96,10 +95,4 @@ extension PostgresStoreTransaction {
     func setBlocked(_ user: String, blocked: Bool, share: StoredShare, at time: Int64) throws { throw StoreError.notYetOnPostgres("setBlocked") }
     func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int { throw StoreError.notYetOnPostgres("setMembership") }
     func setDiscoverable(user: String, _ discoverable: Bool) throws { throw StoreError.notYetOnPostgres("setDiscoverable") }
-    func subscriptions(owner: String, limit: Int) throws -> [StoredSubscription] { throw StoreError.notYetOnPostgres("subscriptions") }
-    func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription] { throw StoreError.notYetOnPostgres("subscriptions") }
-    func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription] { throw StoreError.notYetOnPostgres("subscriptions") }
-    func publicSubscriptions(container: String, environment: Environment) throws -> [StoredSubscription] { throw StoreError.notYetOnPostgres("publicSubscriptions") }
-    func putSubscription(_ stored: StoredSubscription, at time: Int64) throws { throw StoreError.notYetOnPostgres("putSubscription") }
-    func deleteSubscription(owner: String, container: String, environment: Environment, scope: DatabaseType, id: String) throws -> Bool { throw StoreError.notYetOnPostgres("deleteSubscription") }
 }
