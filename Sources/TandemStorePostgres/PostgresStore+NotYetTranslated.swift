@@ -73,26 +73,4 @@ extension PostgresStoreTransaction {
     func addServerKey(_ key: StoredServerKey) throws { throw StoreError.notYetOnPostgres("addServerKey") }
     func revokeServerKey(id: String, at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("revokeServerKey") }
     func revokeServerKeys(user: String, at time: Int64) throws -> Int { throw StoreError.notYetOnPostgres("revokeServerKeys") }
-    func share(zone: StoredZone, recordName: String) throws -> StoredShare? { throw StoreError.notYetOnPostgres("share") }
-    func shares(zone: StoredZone) throws -> [StoredShare] { throw StoreError.notYetOnPostgres("shares") }
-    func share(shortGUID: String, container: String, environment: Environment) throws -> StoredShare? { throw StoreError.notYetOnPostgres("share") }
-    func share(shortGUID: String) throws -> (share: StoredShare, container: String, environment: Environment)? { throw StoreError.notYetOnPostgres("share") }
-    func shortGUID(zone: StoredZone, rootName: String) throws -> String? { throw StoreError.notYetOnPostgres("shortGUID") }
-    func participants(share: StoredShare) throws -> [StoredParticipant] { throw StoreError.notYetOnPostgres("participants") }
-    func participations(zone: StoredZone, user: String) throws -> [Int64: StoredParticipant] { throw StoreError.notYetOnPostgres("participations") }
-    func acceptedShares(user: String, container: String, environment: Environment) throws -> [(StoredShare, StoredParticipant)] { throw StoreError.notYetOnPostgres("acceptedShares") }
-    func requesters(share: StoredShare) throws -> [String] { throw StoreError.notYetOnPostgres("requesters") }
-    func blockedUsers(share: StoredShare) throws -> [String] { throw StoreError.notYetOnPostgres("blockedUsers") }
-    func user(matching lookup: UserIdentity) throws -> UserAccount? { throw StoreError.notYetOnPostgres("user") }
-    func sharingPartners(of user: String, container: String, environment: Environment) throws -> [UserAccount] { throw StoreError.notYetOnPostgres("sharingPartners") }
-    func putShare(_ share: StoredShare) throws -> StoredShare { throw StoreError.notYetOnPostgres("putShare") }
-    func deleteShare(_ share: StoredShare) throws { throw StoreError.notYetOnPostgres("deleteShare") }
-    func mintShortGUID(zone: StoredZone, rootName: String, guid: String) throws { throw StoreError.notYetOnPostgres("mintShortGUID") }
-    func putParticipant(_ participant: StoredParticipant, share: StoredShare) throws { throw StoreError.notYetOnPostgres("putParticipant") }
-    func deleteParticipant(participantID: String) throws { throw StoreError.notYetOnPostgres("deleteParticipant") }
-    func addRequester(_ user: String, share: StoredShare, at time: Int64) throws { throw StoreError.notYetOnPostgres("addRequester") }
-    func removeRequester(_ user: String, share: StoredShare) throws { throw StoreError.notYetOnPostgres("removeRequester") }
-    func setBlocked(_ user: String, blocked: Bool, share: StoredShare, at time: Int64) throws { throw StoreError.notYetOnPostgres("setBlocked") }
-    func setMembership(zone: StoredZone, subtreeOf name: String, to membership: String?) throws -> Int { throw StoreError.notYetOnPostgres("setMembership") }
-    func setDiscoverable(user: String, _ discoverable: Bool) throws { throw StoreError.notYetOnPostgres("setDiscoverable") }
 }

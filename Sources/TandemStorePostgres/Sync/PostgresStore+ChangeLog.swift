@@ -25,4 +25,19 @@ extension PostgresStoreTransaction {
                 """, [.integer(zone.key), .text(previousMembership), .text(name), .text(type), .integer(sequence), .integer(time)])
         }
     }
+
+    /// Moves records (id, name, type, old membership) to `membership`: each gets its own new
+    /// zone sequence, so every viewer's feed shows the move exactly once.
+    func moveRecords(_ rows: [(id: Int64, name: String, type: String, old: String?)], zone: StoredZone, to membership: String?) throws {
+        guard !rows.isEmpty else { return }
+        guard let last = try db.queryOne("UPDATE zones SET change_seq = change_seq + $1 WHERE id = $2 RETURNING change_seq",
+                                         [.integer(Int64(rows.count)), .integer(zone.key)], { try $0.int64(0) }) else { return }
+        let base = last - Int64(rows.count)
+        let now = Clock.milliseconds()
+        for (index, row) in rows.enumerated() {
+            try db.run("UPDATE records SET membership = $1 WHERE id = $2", [.optional(membership), .integer(row.id)])
+            try logChange(zone: zone, name: row.name, type: row.type, sequence: base + Int64(index) + 1, deleted: false,
+                          membership: membership, previousMembership: row.old, at: now)
+        }
+    }
 }
