@@ -55,19 +55,6 @@ extension PostgresStoreTransaction {
     func revokeConsoleSession(hash: [UInt8], at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("revokeConsoleSession") }
     func revokeAPIToken(container: String, id: String, at time: Int64) throws -> Bool { throw StoreError.notYetOnPostgres("revokeAPIToken") }
     func recordLog(zone: StoredZone, name: String) throws -> [RecordLogEntry] { throw StoreError.notYetOnPostgres("recordLog") }
-    func sharedLinks(viewer: String, container: String, environment: Environment, hosts: [String]?, suffixes: [String]?) throws -> [StoredSharedLink] { throw StoreError.notYetOnPostgres("sharedLinks") }
-    func sharedShareLinks(viewer: String, container: String, environment: Environment) throws -> [StoredSharedLink] { throw StoreError.notYetOnPostgres("sharedShareLinks") }
-    func sharedLinks(viewer: String, container: String, environment: Environment, url: String) throws -> [StoredSharedLink] { throw StoreError.notYetOnPostgres("sharedLinks") }
-    func coMembers(viewer: String, container: String, environment: Environment) throws -> [(conversation: String, isGroup: Bool, member: String)] { throw StoreError.notYetOnPostgres("coMembers") }
-    func conversationsSharing(url: String) throws -> [String] { throw StoreError.notYetOnPostgres("conversationsSharing") }
-    func links(conversation: String) throws -> [String] { throw StoreError.notYetOnPostgres("links") }
-    func contacts(owner: String) throws -> [StoredContact] { throw StoreError.notYetOnPostgres("contacts") }
-    func pins(viewer: String) throws -> [(conversation: String, url: String)] { throw StoreError.notYetOnPostgres("pins") }
-    func putSharedLink(_ link: StoredSharedLink) throws { throw StoreError.notYetOnPostgres("putSharedLink") }
-    func putConversationLink(conversation: String, url: String, seq: Int64) throws { throw StoreError.notYetOnPostgres("putConversationLink") }
-    func setPin(viewer: String, conversation: String, url: String, pinned: Bool, at time: Int64) throws { throw StoreError.notYetOnPostgres("setPin") }
-    func putContact(owner: String, _ contact: StoredContact) throws { throw StoreError.notYetOnPostgres("putContact") }
-    func removeContact(owner: String, handle: String) throws -> Bool { throw StoreError.notYetOnPostgres("removeContact") }
     func serverKey(id: String) throws -> StoredServerKey? { throw StoreError.notYetOnPostgres("serverKey") }
     func serverKeys(container: String) throws -> [StoredServerKey] { throw StoreError.notYetOnPostgres("serverKeys") }
     func addServerKey(_ key: StoredServerKey) throws { throw StoreError.notYetOnPostgres("addServerKey") }

@@ -28,7 +28,7 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     /// The areas the PostgreSQL store implements completely so far (decisions P24): it joins
     /// their tests; the rest run on SQLite alone until their translation lands.
-    static let postgresAreas: Set<Area> = [.accounts, .identity, .sessions, .highlights, .links, .records, .queries, .schemas, .changeFeeds, .failure, .concurrency, .subscriptions, .shares]
+    static let postgresAreas: Set<Area> = [.accounts, .identity, .sessions, .highlights, .links, .records, .queries, .schemas, .changeFeeds, .failure, .concurrency, .subscriptions, .shares, .conversations]
 
     /// The backends a test of `area` runs against.
     static func all(for area: Area) -> [StoreBackend] {
