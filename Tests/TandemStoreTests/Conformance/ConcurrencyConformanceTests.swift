@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Synchronization
 import Testing
 import TandemCore
@@ -14,9 +15,15 @@ import TandemStore
     struct TagConflict: Error {}
 
     /// Runs `body`, again while the store says the write may succeed if retried.
+    /// Like a client, it waits before trying again: a short random pause (1–20 ms, decisions
+    /// P26), so writers that lost a race do not meet again in lockstep.
     static func retrying<T>(_ body: () throws -> T) throws -> T {
-        for _ in 0..<50 {
-            do { return try body() } catch let error as StoreError where error.kind == .retryable { continue }
+        for _ in 0..<100 {
+            do {
+                return try body()
+            } catch let error as StoreError where error.kind == .retryable {
+                usleep(UInt32.random(in: 1_000...20_000))
+            }
         }
         return try body()
     }
