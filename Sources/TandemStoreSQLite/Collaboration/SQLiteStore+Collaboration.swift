@@ -61,7 +61,7 @@ extension SQLiteStoreTransaction {
         StoredMembershipPrompt(id: row.text(0), container: row.text(1), environment: Environment(rawValue: row.text(2)) ?? .development,
                                owner: row.text(3), conversationID: row.text(4), person: row.text(5),
                                change: StoredMembershipPrompt.Change(rawValue: row.text(6)) ?? .add,
-                               collaborations: row.text(7).split(separator: "\n").map(String.init),
+                               collaborations: StoredLines.split(row.text(7)),
                                state: StoredMembershipPrompt.State(rawValue: row.text(8)) ?? .pending, createdAt: row.int64(9))
     }
 
@@ -98,7 +98,7 @@ extension SQLiteStoreTransaction {
             INSERT INTO membership_prompts (\(Self.promptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET state = excluded.state
             """, [.text(prompt.id), .text(prompt.container), .text(prompt.environment.rawValue), .text(prompt.owner), .text(prompt.conversationID),
-                  .text(prompt.person), .text(prompt.change.rawValue), .text(prompt.collaborations.joined(separator: "\n")),
+                  .text(prompt.person), .text(prompt.change.rawValue), .text(StoredLines.join(prompt.collaborations)),
                   .text(prompt.state.rawValue), .integer(prompt.createdAt)])
     }
 }
