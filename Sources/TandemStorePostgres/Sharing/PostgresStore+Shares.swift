@@ -4,12 +4,12 @@ internal import TandemStore
 
 /// Shares, participants, requesters, blocks and share membership (SQLite: `SQLiteStore+Shares.swift`).
 extension PostgresStoreTransaction {
-    private static let shareColumns = """
+    static let shareColumns = """
         s.id, s.record_name, s.root_name, s.short_guid, s.public_permission, s.allows_access_requests, s.created_at, \
         z.id, z.name, z.owner, z.change_seq, z.created_at
         """
 
-    private static func storedShare(_ row: PostgresRow) throws -> StoredShare {
+    static func storedShare(_ row: PostgresRow) throws -> StoredShare {
         let zone = StoredZone(key: try row.int64(7), zoneID: ZoneID(zoneName: try row.string(8), ownerRecordName: try row.string(9)),
                               changeSequence: try row.int64(10), createdAt: try row.int64(11))
         return StoredShare(key: try row.int64(0), zone: zone, recordName: try row.string(1), rootRecordName: try row.optionalString(2),
@@ -17,12 +17,12 @@ extension PostgresStoreTransaction {
                            allowsAccessRequests: try row.int64(5) != 0, createdAt: try row.int64(6))
     }
 
-    private static let participantColumns = """
+    static let participantColumns = """
         p.participant_id, p.user_record_name, p.email, p.phone, p.role, p.permission, p.status, p.approved_requester, p.added_at,
         p.declined_at
         """
 
-    private static func storedParticipant(_ row: PostgresRow, from index: Int = 0) throws -> StoredParticipant {
+    static func storedParticipant(_ row: PostgresRow, from index: Int = 0) throws -> StoredParticipant {
         StoredParticipant(participantID: try row.string(index), userRecordName: try row.optionalString(index + 1),
                           email: try row.optionalString(index + 2), phone: try row.optionalString(index + 3),
                           role: Share.Role(rawValue: try row.string(index + 4)) ?? .privateUser,
