@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import TandemCore
 import TandemStore
@@ -250,6 +251,32 @@ import TandemStore
                 #expect(try reader.accountLink(hash: Self.hash(4)) != nil)
                 #expect(try reader.accountLink(hash: Self.hash(5))?.email == "late@example.com")
             }
+        }
+    }
+
+    /// Six writers follow the three rival sign-up links for one address at once (two each): one
+    /// creates the account, the others find every link void, whether they lost the race on the
+    /// same link or on a rival one (P3; losers of a PostgreSQL race retry as clients do).
+    @Test(arguments: StoreBackend.all(for: .accounts))
+    func ofWritersFollowingRivalLinksExactlyOneSucceeds(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            try Self.addLinks(store)
+            let successes = Mutex<[Int]>([])
+            onThreads(6) { writer in
+                do {
+                    let hash = Self.hash(UInt8(1 + writer % 3))
+                    if try ConcurrencyConformanceTests.retrying({ try store.write { try $0.useAccountLink(hash: hash, at: 3_000) } }) {
+                        successes.withLock { $0.append(writer) }
+                    }
+                } catch {
+                    Issue.record("writer \(writer): \(error)")
+                }
+            }
+            let winner = try #require(successes.withLock { $0 }.first)
+            #expect(successes.withLock { $0.count } == 1)
+            let used = try store.read { reader in try [1, 2, 3].map { try reader.accountLink(hash: Self.hash($0))?.usedAt } }
+            #expect(used == [3_000, 3_000, 3_000], "the winner's link and its rivals, by link \(1 + winner % 3)")
+            #expect(try store.read { try $0.accountLink(hash: Self.hash(4)) }?.usedAt == nil)
         }
     }
 
