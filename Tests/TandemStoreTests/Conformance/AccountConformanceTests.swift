@@ -399,6 +399,28 @@ import TandemStore
         }
     }
 
+    /// The console half of erasing an account: its administrator flag and console sessions.
+    @Test(arguments: StoreBackend.all(for: .console))
+    func erasingAnAccountEndsItsConsoleRights(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let owner = try Fixture.make(store).owner.recordName
+            let friend = try Self.addFriend(store).recordName
+            try store.write { tx in
+                for (byte, user) in [(UInt8(1), owner), (2, friend)] {
+                    try tx.setServerAdmin(user: user, true)
+                    try tx.addConsoleSession(hash: Self.hash(byte), user: user, at: 1_000, expiresAt: 99_000, idleMilliseconds: 60_000)
+                }
+            }
+            _ = try store.write { tx in try tx.eraseAccount(user: owner, at: 5_000) }
+            try store.read { reader throws -> Void in
+                #expect(try !reader.isServerAdmin(user: owner))
+                #expect(try reader.consoleSession(hash: Self.hash(1))?.revokedAt == 5_000)
+                #expect(try reader.isServerAdmin(user: friend))
+                #expect(try reader.consoleSession(hash: Self.hash(2))?.revokedAt == nil)
+            }
+        }
+    }
+
     @Test(arguments: StoreBackend.all(for: .accounts))
     func privateZonesAndRecordCountsInEveryContainer(backend: StoreBackend) throws {
         try backend.withStore { store in
