@@ -12,6 +12,18 @@ public struct Avatar: Sendable, Hashable {
     }
 }
 
+extension Avatar {
+    /// The checksum a write that replaced the avatar `previous` with `next` left unused: `previous`
+    /// when it differs from `next` and no account holds it any more (`inUse`, asked inside the
+    /// same write), else nil. The caller erases that file after the commit (decisions P6); both
+    /// stores' `setAvatar` answer with it.
+    package static func leftUnused(replacing previous: String?, with next: Avatar?,
+                                   inUse: (String) throws -> Bool) rethrows -> String? {
+        guard let previous, previous != next?.checksum, try !inUse(previous) else { return nil }
+        return previous
+    }
+}
+
 /// Whether an avatar file is still needed.
 public protocol AvatarReading {
     /// Whether any account holds an avatar with `checksum`.

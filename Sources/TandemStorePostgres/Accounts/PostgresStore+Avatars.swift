@@ -8,10 +8,7 @@ extension PostgresStoreTransaction {
                                              [.text(user)], { try $0.optionalString(0) }) else { throw AvatarAccountGone() }
         try db.run("UPDATE users SET avatar_checksum = $1, avatar_type = $2 WHERE record_name = $3",
                    [.optional(avatar?.checksum), .optional(avatar?.contentType), .text(user)])
-        // The checksum this write left unused (P6): the caller erases its file after the commit
-        // if no account holds it by then.
-        guard let previous, previous != avatar?.checksum, try !avatarInUse(checksum: previous) else { return nil }
-        return previous
+        return try Avatar.leftUnused(replacing: previous, with: avatar) { try avatarInUse(checksum: $0) }
     }
 
     func avatarInUse(checksum: String) throws -> Bool {

@@ -7,8 +7,7 @@ extension SQLiteStoreTransaction {
                                              [.text(user)], { Self.optionalText($0, 0) }) else { throw AvatarAccountGone() }
         try db.run("UPDATE users SET avatar_checksum = ?, avatar_type = ? WHERE record_name = ?",
                    [avatar.map { .text($0.checksum) } ?? .null, avatar.map { .text($0.contentType) } ?? .null, .text(user)])
-        guard let previous, previous != avatar?.checksum, try !avatarInUse(checksum: previous) else { return nil }
-        return previous
+        return try Avatar.leftUnused(replacing: previous, with: avatar) { try avatarInUse(checksum: $0) }
     }
 
     func avatarInUse(checksum: String) throws -> Bool {

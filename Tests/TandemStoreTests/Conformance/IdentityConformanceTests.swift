@@ -35,4 +35,46 @@ import TandemStore
             #expect(try store.read { try $0.identityChallenge(challenge.challenge) }?.usedAt == 2_000)
         }
     }
+
+    struct ProviderPerson: Sendable, CustomTestStringConvertible {
+        var email: String?
+        var displayName: String?
+        var testDescription: String { "\(email ?? "no email"), \(displayName ?? "no name")" }
+
+        static let all = [
+            ProviderPerson(email: "ida@example.com", displayName: "Ida"),
+            ProviderPerson(email: "ida@example.com", displayName: nil),
+            ProviderPerson(email: nil, displayName: "Pat"),
+            ProviderPerson(email: nil, displayName: nil),
+        ]
+    }
+
+    /// An account an identity provider vouched for (A20): verified when the provider gave an
+    /// email, found again by its `oidc` sign-in method, and given the invitations addressed to
+    /// its email.
+    @Test(arguments: StoreBackend.all(for: .identity), ProviderPerson.all)
+    func providerAccountsAreFoundByTheirSignInSubject(backend: StoreBackend, person: ProviderPerson) throws {
+        try ShareConformanceTests.withShare(backend) { store, people in
+            try store.write { tx in
+                try tx.putParticipant(ShareConformanceTests.participant("p-ida", user: nil, email: "ida@example.com", status: .pending),
+                                      share: people.share)
+            }
+            let subject = "https://idp.example|sub-1"
+            let account = try store.write { tx in
+                let account = try tx.addProviderUser(email: person.email, displayName: person.displayName, at: 2_000)
+                try tx.putSignInMethod(user: account.recordName, StoredSignInMethod(kind: "oidc", subject: subject, secret: "", createdAt: 2_000))
+                return account
+            }
+            #expect(account.email == person.email)
+            #expect(account.givenName == person.displayName)
+            #expect(try store.read { try $0.user(signInKind: "oidc", subject: subject) } == account)
+            #expect(try store.read { try $0.user(signInKind: "oidc", subject: "https://idp.example|sub-2") } == nil)
+            #expect(try store.read { try $0.user(signInKind: "passkey", subject: subject) } == nil)
+            #expect(try store.read { try $0.profile(user: account.recordName) }
+                    == AccountProfile(recordName: account.recordName, email: person.email, emailVerified: person.email != nil,
+                                      displayName: person.displayName, createdAt: 2_000))
+            let invited = try store.read { try $0.participations(user: account.recordName) }.map(\.participant.participantID)
+            #expect(invited == (person.email == nil ? [] : ["p-ida"]))
+        }
+    }
 }

@@ -24,6 +24,8 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
              links, conversations, highlights, identity, sessions
         /// Containers, accounts and tokens (`containerExists`, `addUser`, `grant`, …).
         case accounts
+        /// The console's administrators and sessions (`setServerAdmin`, `addConsoleSession`, …).
+        case console
     }
 
     /// The areas the PostgreSQL store implements completely so far (decisions P24): it joins
