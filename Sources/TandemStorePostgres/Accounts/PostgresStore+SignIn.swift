@@ -1,7 +1,9 @@
+internal import TandemCore
 internal import TandemPostgres
 internal import TandemStore
 
-/// An account as administrators see it, `AccountProfile` (SQLite: the top of `SQLiteStore+SignIn.swift`).
+/// Profiles, sign-in methods, consents and emailed links (SQLite: the account half of
+/// `SQLiteStore+SignIn.swift`; its token half is `PostgresStore+Sessions.swift`).
 extension PostgresStoreTransaction {
     static let profileColumns = "record_name, email, email_verified, display_name, created_at"
 
