@@ -29,7 +29,7 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         /// The web console's reads and writes, and server-to-server keys.
         case console
         /// Console reads of accounts made by sign-up or deleted (`addVerifiedUser`, `addConsent`,
-        /// `eraseAccount` with the console's methods).
+        /// `eraseAccount` with the console's methods); joins `postgresAreas` with those translations.
         case consoleAccounts
     }
 
