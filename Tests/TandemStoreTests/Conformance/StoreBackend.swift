@@ -24,13 +24,19 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
              links, conversations, highlights, identity, sessions
         /// Containers, accounts and tokens (`containerExists`, `addUser`, `grant`, …).
         case accounts
-        /// The console's administrators and sessions (`setServerAdmin`, `addConsoleSession`, …).
+        /// Collaborations, notices and membership prompts.
+        case collaboration
+        /// The web console's reads and writes, and server-to-server keys.
         case console
+        /// Console reads of accounts made by sign-up or deleted (`addVerifiedUser`, `addConsent`,
+        /// `eraseAccount` with the console's methods); joins `postgresAreas` with those translations.
+        case consoleAccounts
     }
 
     /// The areas the PostgreSQL store implements completely so far (decisions P24): it joins
     /// their tests; the rest run on SQLite alone until their translation lands.
-    static let postgresAreas: Set<Area> = [.accounts, .identity, .sessions, .highlights, .links, .records, .queries, .schemas, .changeFeeds, .failure, .concurrency, .subscriptions, .shares, .conversations]
+    static let postgresAreas: Set<Area> = [.accounts, .identity, .sessions, .highlights, .links, .records, .queries, .schemas, .changeFeeds, .failure, .concurrency, .subscriptions, .shares, .conversations,
+                                                .collaboration, .console, .consoleAccounts]
 
     /// The backends a test of `area` runs against.
     static func all(for area: Area) -> [StoreBackend] {
