@@ -38,6 +38,10 @@ protocol CopyDatabase: AnyObject {
     /// `tables` in an order that inserting them one after another keeps the foreign keys.
     func insertionOrder(_ tables: [CopyTable]) throws -> [CopyTable]
 
+    /// Runs `body` (which inserts every table) the way this database loads in bulk fastest,
+    /// with the same constraints holding when it returns.
+    func bulkLoading(_ body: () throws -> Void) throws
+
     /// Deletes every row of `tables` (`--force`).
     func clear(_ tables: [CopyTable]) throws
 

@@ -169,6 +169,42 @@ final class PostgresCopyDatabase: CopyDatabase {
         return ordered
     }
 
+    /// Foreign keys and indexes that back no constraint are dropped for the load and made
+    /// again after it, inside the transaction (PostgreSQL's "Populating a Database": one
+    /// sorted index build and one checking join instead of a B-tree insert and a key lookup
+    /// per row). A role that cannot drop them (not the tables' owner) loads with them in place.
+    func bulkLoading(_ body: () throws -> Void) throws {
+        let foreignKeys = try connection.query("""
+            SELECT conrelid::regclass::text, conname::text, pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE contype = 'f' AND connamespace = 'public'::regnamespace ORDER BY conrelid::regclass::text, conname
+            """) { (table: try $0.string(0), name: try $0.string(1), definition: try $0.string(2)) }
+        let indexes = try connection.query("""
+            SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i
+            JOIN pg_class c ON c.oid = i.indrelid
+            WHERE c.relnamespace = 'public'::regnamespace AND c.relname <> 'schema_migrations'
+              AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
+            ORDER BY 1
+            """) { (name: try $0.string(0), definition: try $0.string(1)) }
+        let dropped: Bool
+        do {
+            try connection.transaction { connection in
+                for key in foreignKeys {
+                    try connection.execute("ALTER TABLE \(key.table) DROP CONSTRAINT \(PostgresConnection.quoted(key.name))")
+                }
+                for index in indexes { try connection.execute("DROP INDEX \(index.name)") }
+            }
+            dropped = true
+        } catch let error as PostgresError where error.sqlState == "42501" {
+            dropped = false
+        }
+        try body()
+        guard dropped else { return }
+        for index in indexes { try connection.execute(index.definition) }
+        for key in foreignKeys {
+            try connection.execute("ALTER TABLE \(key.table) ADD CONSTRAINT \(PostgresConnection.quoted(key.name)) \(key.definition)")
+        }
+    }
+
     func clear(_ tables: [CopyTable]) throws {
         guard !tables.isEmpty else { return }
         try connection.execute("TRUNCATE \(tables.map { PostgresConnection.quoted($0.name) }.joined(separator: ", "))")

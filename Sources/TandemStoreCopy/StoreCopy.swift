@@ -147,22 +147,25 @@ public enum StoreCopy {
         var checksums: [String: TableChecksum] = [:]
         var rowsByTable: [String: Int] = [:]
         let copyStart = clock.now
-        for table in try to.insertionOrder(tables) {
-            let total = try from.count(table)
-            var checksum = TableChecksum()
-            let tableStart = clock.now
-            try to.insert(table) { sink in
-                try from.scan(table, batchSize: batchSize) { batch in
-                    for row in batch { checksum.add(row) }
-                    try sink(batch)
-                    if total > batchSize {
-                        progress("migrate: \(table.name) \(checksum.rows)/\(total) rows, \(rate(checksum.rows, since: tableStart, clock)) rows/s")
+        let ordered = try to.insertionOrder(tables)
+        try to.bulkLoading {
+            for table in ordered {
+                let total = try from.count(table)
+                var checksum = TableChecksum()
+                let tableStart = clock.now
+                try to.insert(table) { sink in
+                    try from.scan(table, batchSize: batchSize) { batch in
+                        for row in batch { checksum.add(row) }
+                        try sink(batch)
+                        if total > batchSize {
+                            progress("migrate: \(table.name) \(checksum.rows)/\(total) rows, \(rate(checksum.rows, since: tableStart, clock)) rows/s")
+                        }
                     }
                 }
+                if total > 0 { progress("migrate: \(table.name) done: \(checksum.rows) rows, \(rate(checksum.rows, since: tableStart, clock)) rows/s") }
+                checksums[table.name] = checksum
+                rowsByTable[table.name] = checksum.rows
             }
-            if total > 0 { progress("migrate: \(table.name) done: \(checksum.rows) rows, \(rate(checksum.rows, since: tableStart, clock)) rows/s") }
-            checksums[table.name] = checksum
-            rowsByTable[table.name] = checksum.rows
         }
         let rows = rowsByTable.values.reduce(0, +)
         progress("migrate: copied \(rows) rows, \(rate(rows, since: copyStart, clock)) rows/s; verifying")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemCore
 import TandemPostgres
+import TandemSQLite
 import TandemStore
 import TandemStorePostgres
 import TandemStoreSQLite
@@ -66,6 +67,14 @@ import TandemTestSupport
         #expect(there.error.contains("rows/s; counts, checksums, identity positions and files verified"), "\(there.error)")
         #expect(FileManager.default.contents(atPath: files + "/secret.key") == FileManager.default.contents(atPath: server.dataDirectory + "/secret.key"))
 
+        // Indexes and foreign keys dropped for the load are all back (P43).
+        let fresh = try PostgresConnection(url: try PostgresCluster.shared().createDatabase())
+        let moved = try PostgresConnection(url: url)
+        defer { fresh.close(); moved.close() }
+        try PostgresMigrator.migrate(fresh)
+        let shape = "SELECT (SELECT string_agg(indexdef, ';' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'public') || (SELECT string_agg(conname || pg_get_constraintdef(oid), ';' ORDER BY conname) FROM pg_constraint WHERE connamespace = 'public'::regnamespace)"
+        #expect(try moved.queryOne(shape) { try $0.string(0) } == (try fresh.queryOne(shape) { try $0.string(0) }))
+
         // The PostgreSQL store, opened as the server would, holds the same values.
         let sqlite: any Store = try SQLiteStore(directory: server.dataDirectory, options: .init(readerCount: 1))
         let postgres: any Store = try PostgresStore(url: url, options: .init(directory: files, poolSize: 2))
@@ -93,6 +102,11 @@ import TandemTestSupport
         let back = NSTemporaryDirectory() + "tandem-migrate-back-" + UUID().uuidString
         let home = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", back])
         #expect(home.status == 0, "\(home.error)")
+        let indexes = "SELECT group_concat(name || ':' || sql, ';') FROM (SELECT name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') ORDER BY name)"
+        let original = try SQLiteConnection(path: server.dataDirectory + "/tandem.sqlite", readOnly: true)
+        let returned = try SQLiteConnection(path: back + "/tandem.sqlite", readOnly: true)
+        #expect(try returned.queryOne(indexes) { $0.text(0) } == (try original.queryOne(indexes) { $0.text(0) }))
+        original.close(); returned.close()
         let served = try TestServer(dataDirectory: back)
 
         // The old tokens authenticate.
