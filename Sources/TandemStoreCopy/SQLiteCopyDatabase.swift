@@ -8,8 +8,8 @@ internal import TandemStoreSQLite
 /// (`sqlite_sequence`: its numbers are the identity positions) and FTS5's shadow tables; the
 /// FTS5 table `field_search` is `(record_id = rowid, body)`. Kinds come from declared types
 /// (`INTEGER`, `REAL`, `TEXT`, `BLOB`, none = ``CopyKind/any``). Writes run in one
-/// `BEGIN IMMEDIATE` transaction with `PRAGMA defer_foreign_keys`, so tables go in any order
-/// and foreign keys are checked at COMMIT.
+/// `BEGIN IMMEDIATE` transaction with foreign keys off, so tables go in any order;
+/// `PRAGMA foreign_key_check` checks them all before COMMIT.
 final class SQLiteCopyDatabase: CopyDatabase {
     let directory: String
     private let connection: SQLiteConnection
@@ -146,9 +146,18 @@ final class SQLiteCopyDatabase: CopyDatabase {
     }
 
     func writing<T>(_ body: () throws -> T) throws -> T {
-        try connection.execute("BEGIN IMMEDIATE; PRAGMA defer_foreign_keys = ON")
+        // Foreign keys are off for the load (they can only change outside a transaction) and
+        // checked in one pass before COMMIT: enforcing them per row needs the child tables'
+        // indexes, which `bulkLoading` drops.
+        try connection.execute("PRAGMA foreign_keys = OFF")
+        defer { try? connection.execute("PRAGMA foreign_keys = ON") }
+        try connection.execute("BEGIN IMMEDIATE")
         do {
             let value = try body()
+            let violations = try connection.query("PRAGMA foreign_key_check") { "\($0.text(0)) row \($0.int64(1)) → \($0.text(2))" }
+            guard violations.isEmpty else {
+                throw StoreCopyError(.verification, "foreign keys broken in \(label): \(violations.prefix(3).joined(separator: ", "))")
+            }
             try connection.execute("COMMIT")
             return value
         } catch {
