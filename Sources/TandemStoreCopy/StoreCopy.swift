@@ -82,7 +82,7 @@ public enum StoreCopy {
         // Files decide emptiness before anything is created, so a refusal writes nothing.
         let existingFiles = DataFiles.list(target.fileDirectory)
         if !existingFiles.isEmpty && !force {
-            throw StoreCopyError(.refused, "refusing to write into \(target.fileDirectory): it holds \(existingFiles.count) files "
+            throw StoreCopyError(.refused, "refusing to write into \(target.fileDirectory): it holds \(existingFiles.count) file\(existingFiles.count == 1 ? "" : "s") "
                                  + "(\(existingFiles.prefix(3).joined(separator: ", "))…); --force replaces the target's data")
         }
         let targetDatabase = try open(target, create: true)
