@@ -50,13 +50,16 @@ let package = Package(
         .target(name: "TandemStore", dependencies: ["TandemCore", "TandemCrypto"], swiftSettings: upcoming),
         // The embedded store over SQLite: SQLiteStore, its migrations and query planner.
         .target(name: "TandemStoreSQLite", dependencies: ["TandemStore", "TandemSQLite", "TandemCore", "TandemCrypto"], swiftSettings: upcoming),
+        // `tandem migrate`: copies a whole store between SQLite and PostgreSQL (decisions P40–P43).
+        .target(name: "TandemStoreCopy", dependencies: ["TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemStorePostgres", "TandemPostgres", "TandemCrypto"],
+                swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
         .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
-        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
+        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemStoreCopy", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite", "TandemStoreCopy", "TandemTestSupport"],
                           swiftSettings: upcoming),
 
         // The SDK's example: a command-line notes app using only the public `Tandem` API.
@@ -82,7 +85,7 @@ let package = Package(
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
         // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
         .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemPostgres", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

@@ -243,7 +243,7 @@ public final class PostgresConnection {
     }
 
     /// `result` when it is a success, else the error it (or the connection) reports.
-    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) -> PostgresResult {
+    func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) -> PostgresResult {
         guard let result else {
             throw PostgresError(kind: .unavailable, message: connection.map { Self.trimmed(PQerrorMessage($0)) } ?? "no connection", sql: sql)
         }
@@ -259,7 +259,8 @@ public final class PostgresConnection {
         throw error
     }
 
-    private func open() throws(PostgresError) -> OpaquePointer {
+    /// The libpq handle, or unavailable once closed (for this module's other files: COPY).
+    func open() throws(PostgresError) -> OpaquePointer {
         guard let connection else { throw PostgresError.closed("the connection") }
         return connection
     }

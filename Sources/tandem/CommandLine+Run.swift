@@ -49,6 +49,7 @@ extension CommandLine {
           tandem app domains TEAMID.bundle.id --container ID [--add applinks:a.com,...] [--remove applinks:b.com,...] [--data DIR]
           tandem app list --container ID [--data DIR]
         \(ListenCommand.usage)
+        \(MigrateCommand.usage)
         """
 
     /// Runs a command line; returns the process exit status.
@@ -72,6 +73,7 @@ extension CommandLine {
             if let status = try AdminCommand.run(options, store: store) { return status }
             if let status = try AccountCommand.run(options, store: store) { return status }
             if let status = try KeyCommand.run(options, store: store) { return status }
+            if let status = try MigrateCommand.run(options) { return status }
             switch (options.words.first, options.words.dropFirst().first, options.words.count) {
             case ("serve", nil, 1):
                 // `--config FILE` holds the same settings as the flags; flags given here win.

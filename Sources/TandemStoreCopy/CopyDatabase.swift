@@ -1,0 +1,54 @@
+/// One side of a copy, as the copier sees it: a schema of ``CopyTable``s, rows read in batches,
+/// and the identity positions. Implemented for SQLite (``SQLiteCopyDatabase``) and PostgreSQL
+/// (``PostgresCopyDatabase``); every method runs inside ``reading(_:)`` or ``writing(_:)``.
+protocol CopyDatabase: AnyObject {
+    /// Names the side in messages: "tandem.sqlite in DIR", "the PostgreSQL database".
+    var label: String { get }
+
+    /// The schema version, nil when the database has no Tandem schema yet.
+    func schemaVersion() throws -> Int?
+
+    /// Every table of the schema, read from the database (not a kept list).
+    func tables() throws -> [CopyTable]
+
+    /// Rows in `table`.
+    func count(_ table: CopyTable) throws -> Int
+
+    /// Reads every row of `table` (values in its column order, normalised to the column's
+    /// kind) in batches of up to `batchSize`, in no particular order.
+    func scan(_ table: CopyTable, batchSize: Int, _ body: ([[CopyValue]]) throws -> Void) throws
+
+    /// The last number each identity has handed out, by table (at least the largest value in
+    /// the column): the next row gets a larger one.
+    func positions(_ tables: [CopyTable]) throws -> [String: Int64]
+
+    /// Whether `table`'s identity keeps a position of its own, beyond its largest value
+    /// (PostgreSQL's identities, SQLite's AUTOINCREMENT tables).
+    func keepsPosition(_ table: CopyTable) throws -> Bool
+
+    /// Runs `body` on one consistent snapshot.
+    func reading<T>(_ body: () throws -> T) throws -> T
+
+    /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
+    func writing<T>(_ body: () throws -> T) throws -> T
+
+    /// Creates this build's schema in a database that has none (inside ``writing(_:)``).
+    func createSchema() throws
+
+    /// `tables` in an order that inserting them one after another keeps the foreign keys.
+    func insertionOrder(_ tables: [CopyTable]) throws -> [CopyTable]
+
+    /// Runs `body` (which inserts every table) the way this database loads in bulk fastest,
+    /// with the same constraints holding when it returns.
+    func bulkLoading(_ body: () throws -> Void) throws
+
+    /// Deletes every row of `tables` (`--force`).
+    func clear(_ tables: [CopyTable]) throws
+
+    /// Inserts rows into `table`: `feed` is called once and hands batches to its argument.
+    func insert(_ table: CopyTable, _ feed: (_ batch: ([[CopyValue]]) throws -> Void) throws -> Void) throws
+
+    /// Moves each identity of `tables` to at least `positions[table]` (and past the rows it
+    /// holds), so new rows never reuse a number handed out before the copy.
+    func setPositions(_ positions: [String: Int64], tables: [CopyTable]) throws
+}

@@ -1,0 +1,243 @@
+internal import Foundation
+internal import TandemStorePostgres
+internal import TandemStoreSQLite
+
+/// Copies a whole Tandem store between SQLite and PostgreSQL (`tandem migrate`, issue 19;
+/// decisions P40–P43): every table, every identity position, every file of the data directory.
+///
+/// ```swift
+/// let summary = try StoreCopy.run(from: .directory("/srv/tandem-data"),
+///                                 to: .postgres(url: "postgres://tandem@db/tandem", directory: "/srv/tandem-files"),
+///                                 force: false) { line in print(line) }
+/// ```
+///
+/// The target's rows are written in one transaction, verified inside it (row counts, a checksum
+/// per table computed the same way on both sides: ``TableChecksum``, identity positions), and
+/// committed only when everything matches; files are copied first and checked by SHA-256.
+/// Tables come from each side's schema, and a table or column on one side only stops the copy.
+public enum StoreCopy {
+    /// One side of a copy.
+    public enum Endpoint: Sendable, Equatable {
+        /// A data directory as `tandem serve --data DIR` uses it (`tandem.sqlite` and its files).
+        case directory(String)
+        /// A PostgreSQL database (libpq's URL) and the directory holding its store's files
+        /// (assets, avatars, `secret.key`, the journal: P20).
+        case postgres(url: String, directory: String)
+
+        var fileDirectory: String {
+            switch self {
+            case .directory(let path), .postgres(_, let path): path
+            }
+        }
+    }
+
+    /// What a finished copy moved.
+    public struct Summary: Sendable {
+        /// Tables in the schema (empty ones included).
+        public var tables: Int
+        /// Rows copied, all tables together.
+        public var rows: Int
+        /// Rows of each table.
+        public var rowsByTable: [String: Int]
+        /// Files copied, and their bytes.
+        public var files: Int
+        public var bytes: Int
+        /// Wall time of the whole copy, verification included, in seconds.
+        public var seconds: Double
+    }
+
+    /// Rows per batch read from the source (and per progress line).
+    public static let batchSize = 10_000
+
+    /// Copies `source` into `target`.
+    ///
+    /// - Parameters:
+    ///   - force: write into a target that holds rows or files: its rows are deleted in the
+    ///     copy's transaction (so they stay if the copy fails), files of the same path are
+    ///     overwritten and other files are left. A target at another schema version is refused
+    ///     even then.
+    ///   - progress: one line at a time (per batch of ``batchSize`` rows, per table, per 100 files).
+    /// - Throws: ``StoreCopyError``: `source` (missing, unreachable, not at this build's schema
+    ///   version), `refused` (target not empty without `force`, or at another version),
+    ///   `schema`, `value`, `verification`; ``TandemPostgres/PostgresError`` and
+    ///   ``TandemSQLite/SQLiteError`` from the databases. Nothing stays written when it throws.
+    public static func run(from source: Endpoint, to target: Endpoint, force: Bool,
+                           progress: (String) -> Void) throws -> Summary {
+        let clock = ContinuousClock()
+        let started = clock.now
+        guard source != target, source.fileDirectory != target.fileDirectory || (isPostgres(source) && isPostgres(target)) else {
+            throw StoreCopyError(.refused, "the source and the target are the same place")
+        }
+        let sourceDatabase = try open(source, create: false)
+        if case .postgres(_, let directory) = source, !FileManager.default.fileExists(atPath: directory) {
+            throw StoreCopyError(.source, "no directory \(directory) (the PostgreSQL store's files: --from-data)")
+        }
+        let version = SQLiteStore.schemaVersion
+        let sourceVersion = try sourceDatabase.reading { try sourceDatabase.schemaVersion() }
+        guard let sourceVersion else { throw StoreCopyError(.source, "\(sourceDatabase.label) has no Tandem schema") }
+        guard sourceVersion == version else {
+            throw StoreCopyError(.source, "\(sourceDatabase.label) is at schema version \(sourceVersion), this build's is \(version): "
+                                 + "open it once with this build's tandem (it migrates on open), then migrate")
+        }
+        // Files decide emptiness before anything is created, so a refusal writes nothing.
+        let existingFiles = DataFiles.list(target.fileDirectory)
+        if !existingFiles.isEmpty && !force {
+            throw StoreCopyError(.refused, "refusing to write into \(target.fileDirectory): it holds \(existingFiles.count) file\(existingFiles.count == 1 ? "" : "s") "
+                                 + "(\(existingFiles.prefix(3).joined(separator: ", "))…); --force replaces the target's data")
+        }
+        let targetDatabase = try open(target, create: true)
+        var created: [String] = []
+        do {
+            let summary = try sourceDatabase.reading {
+                try targetDatabase.writing {
+                    try copy(sourceDatabase, targetDatabase, source: source, target: target, version: version,
+                             force: force, existingFiles: existingFiles.count, created: &created, progress: progress)
+                }
+            }
+            let seconds = Double((clock.now - started).components.attoseconds) / 1e18 + Double((clock.now - started).components.seconds)
+            let result = Summary(tables: summary.tables, rows: summary.rows, rowsByTable: summary.rowsByTable,
+                                 files: summary.files, bytes: summary.bytes, seconds: seconds)
+            progress("migrate: done: \(result.rows) rows of \(result.tables) tables and \(result.files) files (\(result.bytes) bytes) "
+                     + "in \(String(format: "%.2f", seconds)) s, \(Int(Double(result.rows) / max(seconds, 0.001))) rows/s; "
+                     + "counts, checksums, identity positions and files verified")
+            return result
+        } catch {
+            for path in created.reversed() { unlink(path) }
+            throw error
+        }
+    }
+
+    private static func isPostgres(_ endpoint: Endpoint) -> Bool {
+        if case .postgres = endpoint { return true }
+        return false
+    }
+
+    private static func open(_ endpoint: Endpoint, create: Bool) throws -> any CopyDatabase {
+        switch endpoint {
+        case .directory(let path): return try SQLiteCopyDatabase(directory: path, create: create)
+        case .postgres(let url, _): return try PostgresCopyDatabase(url: url)
+        }
+    }
+
+    /// The copy itself, inside the source's snapshot and the target's transaction.
+    private static func copy(_ from: any CopyDatabase, _ to: any CopyDatabase, source: Endpoint, target: Endpoint, version: Int,
+                             force: Bool, existingFiles: Int, created: inout [String], progress: (String) -> Void) throws -> Summary {
+        let clock = ContinuousClock()
+        if try to.schemaVersion() == nil { try to.createSchema() }
+        let targetVersion = try to.schemaVersion()
+        guard targetVersion == version else {
+            throw StoreCopyError(.refused, "refusing to write into \(to.label): it is at schema version \(targetVersion ?? 0), "
+                                 + "the source at \(version) (--force does not change that)")
+        }
+        let tables = try matchingTables(from, to)
+        // Migrations seed some rows (the feed clock's): data is what a fresh store lacks.
+        let fresh = try freshCounts()
+        let rowsThere = try tables.reduce(0) { $0 + max(0, (try to.count($1)) - (fresh[$1.name] ?? 0)) }
+        if (rowsThere > 0 || existingFiles > 0) && !force {
+            throw StoreCopyError(.refused, "refusing to write into \(to.label): it holds \(rowsThere) rows; --force replaces the target's data")
+        }
+        if rowsThere > 0 { progress("migrate: --force: deleting the \(rowsThere) rows of \(to.label)") }
+        try to.clear(tables)
+
+        // Files first: a failure takes back the ones added and rolls the rows back.
+        let files = try DataFiles.copy(from: source.fileDirectory, to: target.fileDirectory, created: &created) { done, total, bytes in
+            if done % 100 == 0 || done == total { progress("migrate: files \(done)/\(total), \(bytes) bytes") }
+        }
+
+        var checksums: [String: TableChecksum] = [:]
+        var rowsByTable: [String: Int] = [:]
+        let copyStart = clock.now
+        let ordered = try to.insertionOrder(tables)
+        try to.bulkLoading {
+            for table in ordered {
+                let total = try from.count(table)
+                var checksum = TableChecksum()
+                let tableStart = clock.now
+                try to.insert(table) { sink in
+                    try from.scan(table, batchSize: batchSize) { batch in
+                        for row in batch { checksum.add(row) }
+                        try sink(batch)
+                        if total > batchSize {
+                            progress("migrate: \(table.name) \(checksum.rows)/\(total) rows, \(rate(checksum.rows, since: tableStart, clock)) rows/s")
+                        }
+                    }
+                }
+                if total > 0 { progress("migrate: \(table.name) done: \(checksum.rows) rows, \(rate(checksum.rows, since: tableStart, clock)) rows/s") }
+                checksums[table.name] = checksum
+                rowsByTable[table.name] = checksum.rows
+            }
+        }
+        let rows = rowsByTable.values.reduce(0, +)
+        progress("migrate: copied \(rows) rows, \(rate(rows, since: copyStart, clock)) rows/s; verifying")
+
+        let positions = try from.positions(tables)
+        try to.setPositions(positions, tables: tables)
+        try verify(tables, to, checksums: checksums, positions: positions)
+        for file in files {
+            let there = try DataFiles.checksum(target.fileDirectory + "/" + file.path)
+            guard there.checksum == file.checksum, there.bytes == file.bytes else {
+                throw StoreCopyError(.verification, "file \(file.path) differs after the copy (SHA-256 \(there.checksum), the source's \(file.checksum))")
+            }
+        }
+        return Summary(tables: tables.count, rows: rows, rowsByTable: rowsByTable, files: files.count,
+                       bytes: files.reduce(0) { $0 + $1.bytes }, seconds: 0)
+    }
+
+    /// Rows per table of a store this build has just created (in a scratch directory).
+    private static func freshCounts() throws -> [String: Int] {
+        let scratch = NSTemporaryDirectory() + "tandem-migrate-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let database = try SQLiteCopyDatabase(directory: scratch, create: true)
+        return try database.reading {
+            Dictionary(uniqueKeysWithValues: try database.tables().map { ($0.name, try database.count($0)) })
+        }
+    }
+
+    /// The tables both sides have, or a ``StoreCopyError/Kind/schema`` error naming what differs.
+    private static func matchingTables(_ from: any CopyDatabase, _ to: any CopyDatabase) throws -> [CopyTable] {
+        let source = Dictionary(uniqueKeysWithValues: try from.tables().map { ($0.name, $0) })
+        let target = Dictionary(uniqueKeysWithValues: try to.tables().map { ($0.name, $0) })
+        let onlySource = Set(source.keys).subtracting(target.keys).sorted()
+        let onlyTarget = Set(target.keys).subtracting(source.keys).sorted()
+        guard onlySource.isEmpty && onlyTarget.isEmpty else {
+            var parts: [String] = []
+            if !onlySource.isEmpty { parts.append("only in \(from.label): \(onlySource.joined(separator: ", "))") }
+            if !onlyTarget.isEmpty { parts.append("only in \(to.label): \(onlyTarget.joined(separator: ", "))") }
+            throw StoreCopyError(.schema, "the schemas differ: tables " + parts.joined(separator: "; "))
+        }
+        for (name, table) in source where table.columns != target[name]!.columns {
+            let describe = { (t: CopyTable) in t.columns.map { "\($0.name) \($0.kind.rawValue)" }.joined(separator: ", ") }
+            throw StoreCopyError(.schema, "the schemas differ: \(name) is (\(describe(table))) in \(from.label), (\(describe(target[name]!))) in \(to.label)")
+        }
+        return source.keys.sorted().map { source[$0]! }
+    }
+
+    /// Counts, checksums and identity positions of the target against what was read.
+    private static func verify(_ tables: [CopyTable], _ to: any CopyDatabase, checksums: [String: TableChecksum],
+                               positions: [String: Int64]) throws {
+        for table in tables {
+            let expected = checksums[table.name] ?? TableChecksum()
+            let count = try to.count(table)
+            var checksum = TableChecksum()
+            try to.scan(table, batchSize: batchSize) { batch in for row in batch { checksum.add(row) } }
+            guard count == expected.rows, checksum == expected else {
+                throw StoreCopyError(.verification, "\(table.name) differs after the copy: \(count) rows, checksum \(checksum.hex); "
+                                     + "the source has \(expected.rows) rows, checksum \(expected.hex)")
+            }
+        }
+        let after = try to.positions(tables)
+        for table in tables where table.identity != nil {
+            guard try to.keepsPosition(table) else { continue }
+            let wanted = positions[table.name] ?? 0
+            guard let there = after[table.name], there >= wanted else {
+                throw StoreCopyError(.verification, "\(table.name)'s identity is at \(after[table.name] ?? 0) after the copy, the source's at \(wanted)")
+            }
+        }
+    }
+
+    private static func rate(_ rows: Int, since start: ContinuousClock.Instant, _ clock: ContinuousClock) -> Int {
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Int(Double(rows) / max(seconds, 0.001))
+    }
+}

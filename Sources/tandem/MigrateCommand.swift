@@ -1,0 +1,35 @@
+import Foundation
+import TandemStoreCopy
+
+/// `tandem migrate`: moves a whole store between a data directory (SQLite) and PostgreSQL
+/// (issue 19; decisions P40–P43). Progress goes to standard error, one line a batch.
+enum MigrateCommand {
+    static let usage = """
+          tandem migrate --from DIR|postgres://… [--from-data DIR] --to DIR|postgres://… [--to-data DIR] [--force]
+                         (copies every table, identity position and file, then verifies counts, checksums and files;
+                          a postgres:// side needs --from-data / --to-data: its store's directory of assets, avatars and secret.key;
+                          refuses a target holding data unless --force, which replaces it; stop the servers of both first)
+        """
+
+    /// Runs `migrate`; nil when the words are not it.
+    static func run(_ options: Options) throws -> Int32? {
+        guard options.words == ["migrate"] else { return nil }
+        guard let from = options.value("from"), let to = options.value("to") else {
+            throw UsageError("migrate needs --from DIR|postgres://… and --to DIR|postgres://…")
+        }
+        let source = try endpoint(from, data: options.value("from-data"), flag: "from-data")
+        let target = try endpoint(to, data: options.value("to-data"), flag: "to-data")
+        try StoreCopy.run(from: source, to: target, force: options.flag("force")) { line in CommandLine.fail(line) }
+        return 0
+    }
+
+    /// A `postgres://` or `postgresql://` URL (with its files' directory) or a data directory.
+    static func endpoint(_ value: String, data: String?, flag: String) throws -> StoreCopy.Endpoint {
+        guard value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") else {
+            guard data == nil else { throw UsageError("--\(flag) is for a postgres:// side; a data directory holds its own files") }
+            return .directory(value)
+        }
+        guard let data else { throw UsageError("a postgres:// side needs --\(flag) DIR: the directory of its assets, avatars and secret.key") }
+        return .postgres(url: value, directory: data)
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import Testing
+import TandemCore
+import TandemPostgres
+import TandemSQLite
+import TandemStore
+import TandemStorePostgres
+import TandemStoreSQLite
+import TandemTestSupport
+
+/// `tandem migrate` (issue 19 item 4; decisions P40–P43): a data directory filled by a real
+/// `tandem serve` goes to PostgreSQL and back, and the server on the result still honours the
+/// change tokens and API tokens issued before the move.
+@Suite(.serialized) struct MigrateCommandTests {
+    /// Every field type, lists and an asset, as a client saves them.
+    static func fields(asset: JSONValue) -> JSONObject {
+        [
+            "title": Body.field("Moved with everything in it", "STRING"),
+            "count": Body.field(.int(Int64.min), "INT64"),
+            "ratio": Body.field(-0.0, "DOUBLE"),
+            "when": Body.field(.int(1_764_000_000_123), "TIMESTAMP"),
+            "raw": Body.field(.string(Data((0...255).map { UInt8($0) }).base64EncodedString()), "BYTES"),
+            "place": Body.field(["latitude": 52.5, "longitude": 13.4, "horizontalAccuracy": 5.0], "LOCATION"),
+            "target": Body.field(["recordName": "target", "action": "NONE"], "REFERENCE"),
+            "photo": Body.field(asset, "ASSET"),
+            "tags": Body.field(["ünï", "b", "ünï"], "STRING_LIST"),
+            "numbers": Body.field([.int(1), .int(-2), .int(Int64.max)], "INT64_LIST"),
+            "doubles": Body.field([0.5, -1.25], "DOUBLE_LIST"),
+            "blobs": Body.field(["AAE=", ""], "BYTES_LIST"),
+            "empty": Body.field([], "STRING_LIST"),
+        ]
+    }
+
+    @Test func aStoreMovesToPostgresAndBackAndItsTokensStillWork() throws {
+        let server = try TestServer()
+        let ada = Person(recordName: server.userRecordName, email: "ada@example.com", token: server.token)
+        let bob = try server.person("bob")
+        let apiToken = try TestServer.admin(["token", "create", "--api", "--container", TestServer.container, "--data", server.dataDirectory])
+
+        // Records of every field type with an asset, in a custom zone.
+        let zone = try server.makeZone("moved")
+        let photo = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let receipt = try upload(server, photo)
+        try server.create("target", fields: [:], zone: zone)
+        try server.create("full", fields: Self.fields(asset: receipt), zone: zone)
+        // A share with a participant who accepted, a subscription, a conversation with a link.
+        let note = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE")])
+        #expect(try server.accept(note, as: bob).serverErrorCode == nil)
+        _ = try server.subscribe(["subscriptionID": "everything", "subscriptionType": "database"], as: ada)
+        let conversation = try server.conversation(ada, with: [bob], title: "Moving day")
+        try server.say("the plan: https://example.com/move", in: conversation, as: ada, links: [["url": "https://example.com/move"]])
+
+        // Change tokens a client holds across the move.
+        var mirror = ZoneMirror()
+        #expect(try mirror.catchUp(server, zoneID: ["zoneName": .string(zone)], as: ada) == nil)
+        #expect(mirror.records.keys.sorted() == ["full", "target"])
+        let databaseToken = try #require(try server.databaseFeed(as: ada, database: "private", token: nil).token)
+        server.stop()
+
+        // SQLite → PostgreSQL.
+        let url = try PostgresCluster.shared().createDatabase()
+        let files = NSTemporaryDirectory() + "tandem-migrate-files-" + UUID().uuidString
+        ExitCleanup.removeAtExit(files)
+        let there = try runTandem(["migrate", "--from", server.dataDirectory, "--to", url, "--to-data", files])
+        #expect(there.status == 0, "\(there.error)")
+        #expect(there.error.contains("migrate: records done: "), "\(there.error)")
+        #expect(there.error.contains("rows/s; counts, checksums, identity positions and files verified"), "\(there.error)")
+        #expect(FileManager.default.contents(atPath: files + "/secret.key") == FileManager.default.contents(atPath: server.dataDirectory + "/secret.key"))
+
+        // Indexes and foreign keys dropped for the load are all back (P43).
+        let fresh = try PostgresConnection(url: try PostgresCluster.shared().createDatabase())
+        let moved = try PostgresConnection(url: url)
+        defer { fresh.close(); moved.close() }
+        try PostgresMigrator.migrate(fresh)
+        let shape = "SELECT (SELECT string_agg(indexdef, ';' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'public') || (SELECT string_agg(conname || pg_get_constraintdef(oid), ';' ORDER BY conname) FROM pg_constraint WHERE connamespace = 'public'::regnamespace)"
+        #expect(try moved.queryOne(shape) { try $0.string(0) } == (try fresh.queryOne(shape) { try $0.string(0) }))
+
+        // The PostgreSQL store, opened as the server would, holds the same values.
+        let sqlite: any Store = try SQLiteStore(directory: server.dataDirectory, options: .init(readerCount: 1))
+        let postgres: any Store = try PostgresStore(url: url, options: .init(directory: files, poolSize: 2))
+        defer { sqlite.close(); postgres.close() }
+        let scope = DatabaseScope(container: TestServer.container, environment: .development, database: .private, owner: ada.recordName)
+        func snapshot(_ store: any Store) throws -> (record: Record?, participants: Int, subscriptions: [String], events: Int) {
+            try store.read { tx in
+                let moved = try #require(try tx.zone(scope, name: zone))
+                let shared = try #require(try tx.zone(scope, name: note.zone))
+                let share = try #require(try tx.shares(zone: shared).first)
+                return (try tx.record(zone: moved, name: "full"), try tx.participants(share: share).count,
+                        try tx.subscriptions(owner: ada.recordName, limit: 10).map(\.subscription.subscriptionID),
+                        try tx.conversationEvents(conversation: conversation, viewer: ada.recordName, after: 0, limit: 100).count)
+            }
+        }
+        let before = try snapshot(sqlite)
+        let after = try snapshot(postgres)
+        #expect(before.record != nil)
+        #expect(after.record == before.record)
+        #expect(after.participants == before.participants && after.participants >= 1)
+        #expect(after.subscriptions == ["everything"])
+        #expect(after.events == before.events && after.events > 0)
+
+        // PostgreSQL → a fresh data directory, served.
+        let back = NSTemporaryDirectory() + "tandem-migrate-back-" + UUID().uuidString
+        let home = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", back])
+        #expect(home.status == 0, "\(home.error)")
+        let indexes = "SELECT group_concat(name || ':' || sql, ';') FROM (SELECT name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') ORDER BY name)"
+        let original = try SQLiteConnection(path: server.dataDirectory + "/tandem.sqlite", readOnly: true)
+        let returned = try SQLiteConnection(path: back + "/tandem.sqlite", readOnly: true)
+        #expect(try returned.queryOne(indexes) { $0.text(0) } == (try original.queryOne(indexes) { $0.text(0) }))
+        original.close(); returned.close()
+        let served = try TestServer(dataDirectory: back)
+
+        // The old tokens authenticate.
+        let current = try served.request("GET", served.databaseURL("users/current"), token: .some(ada.token))
+        #expect(current.status == 200 && current.json["userRecordName"]?.stringValue == ada.recordName, "\(current.text)")
+        let encoded = bob.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let viaAPIToken = try served.request("GET", served.databaseURL("users/current", database: "public") + "?ckAPIToken=\(apiToken)&ckWebAuthToken=\(encoded)",
+                                             token: .some(nil))
+        #expect(viaAPIToken.status == 200 && viaAPIToken.json["userRecordName"]?.stringValue == bob.recordName, "\(viaAPIToken.text)")
+
+        // Old change tokens return only what changed after the move.
+        let later = try served.post("records/modify", Body.modify([Body.operation("create", name: "after-move", fields: ["title": Body.field("new")])], zone: zone),
+                                    token: .some(ada.token))
+        #expect(later.status == 200, "\(later.text)")
+        var sinceMove = ZoneMirror(token: mirror.token)
+        #expect(try sinceMove.catchUp(served, zoneID: ["zoneName": .string(zone)], as: ada) == nil)
+        #expect(sinceMove.records.keys.sorted() == ["after-move"])
+        let feed = try served.databaseFeed(as: ada, database: "private", token: databaseToken)
+        #expect(feed.error == nil)
+        #expect(feed.zones.compactMap { $0["zoneID"]?["zoneName"]?.stringValue } == [zone])
+
+        // The asset comes back from the moved files.
+        let lookup = try served.post("records/lookup", Body.lookup(["full"], zone: zone), token: .some(ada.token))
+        let download = try #require(lookup.json.record(0)["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue)
+        #expect(try served.request("GET", download, token: .some(ada.token)).body == photo)
+    }
+
+    @Test func aTargetHoldingDataIsRefusedAndLeftAsItWas() throws {
+        let source = try filledDirectory()
+        let url = try PostgresCluster.shared().createDatabase()
+        let files = NSTemporaryDirectory() + "tandem-migrate-refuse-" + UUID().uuidString
+        ExitCleanup.removeAtExit(files)
+        #expect(try runTandem(["migrate", "--from", source, "--to", url, "--to-data", files]).status == 0)
+
+        // A second copy into the same database (with an empty file directory) is refused.
+        let otherFiles = files + "-other"
+        ExitCleanup.removeAtExit(otherFiles)
+        let again = try runTandem(["migrate", "--from", source, "--to", url, "--to-data", otherFiles])
+        #expect(again.status == 1)
+        #expect(again.error.contains("refusing to write into the PostgreSQL database: it holds"), "\(again.error)")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: otherFiles)) == nil)
+
+        // A data directory with files is refused before anything is made in it.
+        let occupied = NSTemporaryDirectory() + "tandem-migrate-occupied-" + UUID().uuidString
+        ExitCleanup.removeAtExit(occupied)
+        try FileManager.default.createDirectory(atPath: occupied, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: occupied + "/notes.txt"))
+        let refused = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", occupied])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("refusing to write into \(occupied)"), "\(refused.error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: occupied) == ["notes.txt"])
+
+        // --force replaces: the copy goes through and verifies.
+        let forced = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", occupied, "--force"])
+        #expect(forced.status == 0, "\(forced.error)")
+        #expect(FileManager.default.fileExists(atPath: occupied + "/tandem.sqlite"))
+        let forcedAgain = try runTandem(["migrate", "--from", source, "--to", url, "--to-data", files, "--force"])
+        #expect(forcedAgain.status == 0, "\(forcedAgain.error)")
+        #expect(forcedAgain.error.contains("--force: deleting the"), "\(forcedAgain.error)")
+    }
+
+    @Test func aTargetAtAnotherSchemaVersionIsRefusedEvenWithForce() throws {
+        let source = try filledDirectory()
+        let url = try PostgresCluster.shared().createDatabase()
+        let connection = try PostgresConnection(url: url)
+        defer { connection.close() }
+        try PostgresMigrator.migrate(connection, Array(PostgresMigrations.all.dropLast()))
+        let files = NSTemporaryDirectory() + "tandem-migrate-version-" + UUID().uuidString
+        ExitCleanup.removeAtExit(files)
+        let refused = try runTandem(["migrate", "--from", source, "--to", url, "--to-data", files, "--force"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("it is at schema version \(PostgresMigrations.all.dropLast().last!.version)"), "\(refused.error)")
+        #expect(try connection.queryOne("SELECT count(*) FROM containers") { try $0.int64(0) } == 0)
+    }
+
+    @Test(arguments: [
+        (["migrate", "--from", "/nonexistent/tandem-data", "--to", "/tmp/unused-tandem-target"], Int32(1), "no Tandem data in /nonexistent/tandem-data"),
+        (["migrate", "--from", "DIR", "--to", "postgres://nobody@127.0.0.1:1/none", "--to-data", "/tmp/x"], 1, "cannot connect to the PostgreSQL database"),
+        (["migrate", "--from", "DIR", "--to", "postgres://%zz", "--to-data", "/tmp/x"], 1, "cannot connect to the PostgreSQL database"),
+        (["migrate", "--from", "DIR", "--to", "postgres://127.0.0.1/x"], 64, "needs --to-data"),
+        (["migrate", "--from", "DIR"], 64, "migrate needs --from"),
+        (["migrate", "--from", "DIR", "--to", "DIR"], 1, "the same place"),
+    ])
+    func badArgumentsAreRefusedWithTheReason(arguments: [String], status: Int32, message: String) throws {
+        let source = try filledDirectory()
+        let result = try runTandem(arguments.map { $0 == "DIR" ? source : $0 })
+        #expect(result.status == status)
+        #expect(result.error.contains(message), "\(result.error)")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/unused-tandem-target"))
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/x"))
+    }
+
+    /// A data directory with a container, a user and a record, made by the CLI and a short serve.
+    private func filledDirectory() throws -> String {
+        let server = try TestServer()
+        try server.create("one", fields: ["title": Body.field("hello")])
+        server.stop()
+        let copy = NSTemporaryDirectory() + "tandem-migrate-source-" + UUID().uuidString
+        ExitCleanup.removeAtExit(copy)
+        try FileManager.default.copyItem(atPath: server.dataDirectory, toPath: copy)
+        return copy
+    }
+
+    private func upload(_ server: TestServer, _ bytes: Data) throws -> JSONValue {
+        let tokens = try server.post("assets/upload", ["tokens": [["recordType": "Note", "fieldName": "photo"]]])
+        let url = try #require(tokens.json["tokens"]?.arrayValue?.first?["url"]?.stringValue)
+        let uploaded = try server.request("POST", url, body: bytes, token: .some(nil), headers: ["Content-Type": "application/octet-stream"])
+        #expect(uploaded.status == 200, "\(uploaded.text)")
+        return try #require(uploaded.json["singleFile"])
+    }
+}
