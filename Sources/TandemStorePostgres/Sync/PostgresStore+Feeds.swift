@@ -13,7 +13,7 @@ extension PostgresStoreTransaction {
         if memberships?.isEmpty == true { return [] }
         // The share list is one text[] parameter ($3), used three times.
         var sql = """
-            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(Self.recordColumns), r.membership
+            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(RecordRows.recordColumns), r.membership
             FROM record_changes c LEFT JOIN records r ON r.zone_id = c.zone_id AND r.name = c.record_name AND c.deleted = 0
             WHERE c.zone_id = $1 AND c.seq > $2 \(memberships == nil ? "" : "AND c.membership = ANY($3::text[])")
             """
@@ -35,7 +35,7 @@ extension PostgresStoreTransaction {
             let change = ZoneChange(recordName: try row.string(0), recordType: try row.string(1), sequence: try row.int64(2),
                                     deleted: try row.int64(3) != 0)
             guard !change.deleted, !row.isNull(4) else { return (change, nil, nil) }
-            return (change, try Self.record(row, zoneID: zone.zoneID, from: 4, decodeFields: decodeFields), try row.optionalString(16))
+            return (change, try RecordRows.record(row, zoneID: zone.zoneID, from: 4, decodeFields: decodeFields), try row.optionalString(16))
         }
     }
 

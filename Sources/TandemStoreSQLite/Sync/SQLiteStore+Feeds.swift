@@ -13,7 +13,7 @@ extension SQLiteStoreTransaction {
         let shares = memberships.map { [BoundValueList.jsonText($0)] } ?? []
         let filter = memberships == nil ? "" : "AND c.membership IN (\(list))"
         var sql = """
-            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(Self.recordColumns), r.membership
+            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(RecordRows.recordColumns), r.membership
             FROM record_changes c LEFT JOIN records r ON r.zone_id = c.zone_id AND r.name = c.record_name AND c.deleted = 0
             WHERE c.zone_id = ? AND c.seq > ? \(filter)
             """
@@ -33,7 +33,7 @@ extension SQLiteStoreTransaction {
         return try db.query(sql, arguments) { row in
             let change = Self.zoneChange(row)
             guard !change.deleted, !row.isNull(4) else { return (change, nil, nil) }
-            return (change, Self.record(row, zoneID: zone.zoneID, from: 4, decodeFields: decodeFields), Self.optionalText(row, 16))
+            return (change, try RecordRows.record(row, zoneID: zone.zoneID, from: 4, decodeFields: decodeFields), Self.optionalText(row, 16))
         }
     }
 
