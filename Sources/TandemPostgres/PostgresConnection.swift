@@ -60,7 +60,7 @@ public final class PostgresConnection {
         }
         guard let opened else { throw PostgresError(kind: .unavailable, message: "libpq could not allocate a connection") }
         guard PQstatus(opened) == CONNECTION_OK else {
-            let message = Self.trimmed(PQerrorMessage(opened))
+            let message = Self.redacting(url, in: Self.trimmed(PQerrorMessage(opened)))
             PQfinish(opened)
             // libpq reports refusals by the server (bad password, no such database) the same way as
             // an unreachable one; either way this node cannot serve until it is fixed or back.
@@ -262,6 +262,18 @@ public final class PostgresConnection {
     private func open() throws(PostgresError) -> OpaquePointer {
         guard let connection else { throw PostgresError.closed("the connection") }
         return connection
+    }
+
+    /// libpq quotes a URL it cannot parse (`… in URI: "postgres://u:secret@[bad"`): the URL, and
+    /// the password in it, are taken out of the message (P10: errors never carry the URL).
+    static func redacting(_ url: String, in message: String) -> String {
+        var text = message.replacingOccurrences(of: url, with: "(the connection URL)")
+        if let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].lastIndex(of: "@"),
+           let colon = url[scheme.upperBound..<at].firstIndex(of: ":") {
+            let password = String(url[url.index(after: colon)..<at])
+            if !password.isEmpty { text = text.replacingOccurrences(of: password, with: "(password)") }
+        }
+        return text
     }
 
     private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {

@@ -91,28 +91,28 @@ enum AccountCommand {
     }
 
     /// Runs `user list|show|verify` and `token list|revoke`; nil when the words are not one of them.
-    static func run(_ options: Options, data: String) throws -> Int32? {
+    static func run(_ options: Options, store: StoreLocation) throws -> Int32? {
         let words = options.words
         switch (words.first, words.dropFirst().first, words.count) {
         case ("token", "create", 2) where options.flag("admin"):
             let seconds = try options.value("expires").map(duration)
-            print(try CommandLine.withStore(data) { try Admin.createAdminToken(expiresAfterSeconds: seconds, store: $0) })
+            print(try CommandLine.withStore(store) { try Admin.createAdminToken(expiresAfterSeconds: seconds, store: $0) })
         case ("token", "list", 2) where options.flag("admin"):
             let now = Clock.milliseconds()
-            for token in try CommandLine.withStore(data, { try AccountAdmin.adminTokens(store: $0) }) {
+            for token in try CommandLine.withStore(store, { try AccountAdmin.adminTokens(store: $0) }) {
                 let state = token.refusal(at: now).map { $0.kind == .revoked ? "revoked" : "expired" } ?? "active"
                 print([token.id, state, "created=\(stamp(token.createdAt))", "expires=\(token.expiresAt.map(stamp) ?? "never")"]
                     .joined(separator: "\t"))
             }
         case ("token", "revoke", 3) where options.flag("admin"):
-            try CommandLine.withStore(data) { try AccountAdmin.revokeAdminToken(words[2], store: $0) }
+            try CommandLine.withStore(store) { try AccountAdmin.revokeAdminToken(words[2], store: $0) }
             print("revoked admin token \(words[2])")
         case ("token", _, _) where options.flag("admin"):
             throw UsageError("admin tokens: token create --admin [--expires DURATION] | token list --admin | token revoke --admin ID")
         case ("user", "list", 2):
-            for profile in try CommandLine.withStore(data, existing: true, { try AccountAdmin.list(store: $0) }) { print(line(profile)) }
+            for profile in try CommandLine.withStore(store, existing: true, { try AccountAdmin.list(store: $0) }) { print(line(profile)) }
         case ("user", "show", 3):
-            let (profile, methods, sessions) = try CommandLine.withStore(data) { try AccountAdmin.show(words[2], store: $0) }
+            let (profile, methods, sessions) = try CommandLine.withStore(store) { try AccountAdmin.show(words[2], store: $0) }
             print(line(profile))
             print("sign-in methods: \(methods.isEmpty ? "none" : methods.joined(separator: ", "))")
             print("sessions: \(sessions.count)")
@@ -120,14 +120,14 @@ enum AccountCommand {
             guard options.flag("yes") else {
                 throw UsageError("user remove deletes \(words[2])'s account, private zones and records in every container: add --yes to do it")
             }
-            let report = try CommandLine.withStore(data) { try AccountAdmin.remove(words[2], store: $0) }
+            let report = try CommandLine.withStore(store) { try AccountAdmin.remove(words[2], store: $0) }
             print("removed \(words[2]): \(report.summary)")
         case ("user", "verify", 3):
-            let profile = try CommandLine.withStore(data) { try AccountAdmin.verify(words[2], store: $0) }
+            let profile = try CommandLine.withStore(store) { try AccountAdmin.verify(words[2], store: $0) }
             print(line(profile))
         case ("token", "list", 2):
             guard let user = options.value("user") else { throw UsageError("token list needs --user EMAIL_OR_USER_RECORD_NAME") }
-            for session in try CommandLine.withStore(data, { try AccountAdmin.sessions(of: user, store: $0) }) {
+            for session in try CommandLine.withStore(store, { try AccountAdmin.sessions(of: user, store: $0) }) {
                 let fields = [session.id, session.container ?? "all-containers", "created=\(stamp(session.createdAt))",
                               "last-used=\(stamp(session.session.lastUsedAt ?? session.createdAt))",
                               "expires=\(session.session.expiresAt.map(stamp) ?? "never")", "device=\(session.session.device ?? "-")"]
@@ -137,7 +137,7 @@ enum AccountCommand {
             guard let user = options.value("user") else { throw UsageError("token revoke needs --user EMAIL_OR_USER_RECORD_NAME") }
             let id = options.value("session")
             guard (id == nil) == options.flag("all") else { throw UsageError("token revoke needs either --session ID or --all") }
-            let count = try CommandLine.withStore(data) { try AccountAdmin.revoke(user, session: id, store: $0) }
+            let count = try CommandLine.withStore(store) { try AccountAdmin.revoke(user, session: id, store: $0) }
             print("revoked \(count) session\(count == 1 ? "" : "s") (a running server stops accepting them within 30 seconds)")
         default:
             return nil

@@ -16,12 +16,12 @@ enum AdminCommand {
         """
 
     /// Runs the commands above; nil when the words are not one of them.
-    static func run(_ options: Options, data: String) throws -> Int32? {
+    static func run(_ options: Options, store: StoreLocation) throws -> Int32? {
         let words = options.words
         switch (words.first, words.dropFirst().first, words.count) {
         case ("admin", "add", 3):
             let email = words[2]
-            let needsPassword = try CommandLine.withStore(data) { store in
+            let needsPassword = try CommandLine.withStore(store) { store in
                 try store.read { reader in
                     guard let user = try reader.user(recordNameOrEmail: email) else { return true }
                     return try !reader.signInMethods(user: user.recordName).contains { $0.kind == "password" }
@@ -34,28 +34,28 @@ enum AdminCommand {
             } else if needsPassword {
                 password = try askPassword()
             }
-            let added = try CommandLine.withStore(data) {
+            let added = try CommandLine.withStore(store) {
                 try ConsoleAdmin.add(email: email, password: password, passwordHash: options.value("password-hash"), store: $0)
             }
             let what = added.created ? "created account" : "account"
             print("\(what) \(added.profile.email ?? email) (\(added.profile.recordName)) is a server administrator"
                   + (added.passwordSet ? "" : "; its password is unchanged"))
         case ("admin", "list", 2):
-            for profile in try CommandLine.withStore(data, { try ConsoleAdmin.list(store: $0) }) { print(AccountCommand.line(profile)) }
+            for profile in try CommandLine.withStore(store, { try ConsoleAdmin.list(store: $0) }) { print(AccountCommand.line(profile)) }
         case ("admin", "remove", 3):
-            try CommandLine.withStore(data) { try ConsoleAdmin.remove(words[2], store: $0) }
+            try CommandLine.withStore(store) { try ConsoleAdmin.remove(words[2], store: $0) }
             print("\(words[2]) is no longer a server administrator")
         case ("admin", _, _):
             throw UsageError("admin commands: admin add EMAIL [--password-stdin] | admin list | admin remove EMAIL")
         case ("token", "list", 2) where options.flag("api"):
             guard let container = options.value("container") else { throw UsageError("token list --api needs --container ID") }
-            for token in try CommandLine.withStore(data, { try AccountAdmin.apiTokens(container: container, store: $0) }) {
+            for token in try CommandLine.withStore(store, { try AccountAdmin.apiTokens(container: container, store: $0) }) {
                 print([token.id, token.revokedAt == nil ? "active" : "revoked", "origins=\(token.origins.isEmpty ? "-" : token.origins.joined(separator: ","))",
                        "callback=\(token.callback ?? "message")", "created=\(AccountCommand.stamp(token.createdAt))"].joined(separator: "\t"))
             }
         case ("token", "revoke", 3) where options.flag("api"):
             guard let container = options.value("container") else { throw UsageError("token revoke --api needs --container ID") }
-            try CommandLine.withStore(data) { try AccountAdmin.revokeAPIToken(container: container, id: words[2], store: $0) }
+            try CommandLine.withStore(store) { try AccountAdmin.revokeAPIToken(container: container, id: words[2], store: $0) }
             print("revoked API token \(words[2]) (a running server stops accepting it within 30 seconds)")
         default:
             return nil

@@ -6,11 +6,11 @@ import TandemStore
 /// `tandem app add`, `tandem app domains` and `tandem app list`: apps registered to a container
 /// with their associated domains (`applinks:` entries), as the server's links/match consults them.
 enum AppCommand {
-    static func run(_ words: [String], options: Options, data: String) throws -> Int32 {
+    static func run(_ words: [String], options: Options, store: StoreLocation) throws -> Int32 {
         guard let container = options.value("container") else { throw UsageError("app \(words.first ?? "") needs --container ID") }
         if words[0] == "list" {
             // An unknown container is an error, as `app add` says (F43), not an empty list.
-            let apps = try CommandLine.withStore(data, existing: true) { store in
+            let apps = try CommandLine.withStore(store, existing: true) { store in
                 try store.read { reader in
                     guard try reader.containerExists(container) else { throw CloudKitError(.notFound, "no container '\(container)'") }
                     return try reader.apps(container: container)
@@ -22,7 +22,7 @@ enum AppCommand {
             return 0
         }
         let app = words[1]
-        let stored = try CommandLine.withStore(data) { store in
+        let stored = try CommandLine.withStore(store) { store in
             let links = LinkService(store: store)
             switch words[0] {
             case "add":

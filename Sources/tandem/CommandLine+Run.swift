@@ -3,7 +3,8 @@ import TandemCore
 import TandemServer
 import TandemStore
 
-/// `tandem` subcommands. Every command takes `--data DIR` (default ./tandem-data).
+/// `tandem` subcommands. Every command takes `--data DIR` (default ./tandem-data) and, where it
+/// opens the store, `--store postgres://…|DIR` (default: the `--data` directory; P36).
 extension CommandLine {
     static let usage = """
         usage:
@@ -20,8 +21,12 @@ extension CommandLine {
                        [--links-fetch-origin http://127.0.0.1:8000]   (fetch ORIGIN/DOMAIN/.well-known/... instead of https://DOMAIN/...)
                        [--webhook-allow CIDR]...   (let webhooks and association fetches reach this block, over http too; default: https to public addresses only)
                        [--max-database-mib N]   (cap tandem.sqlite at N MiB: past it writes are refused as on a full disk, reads go on)
+                       [--store postgres://USER@HOST:PORT/DB | DIR]   (the store: a PostgreSQL database, or a directory for tandem.sqlite;
+                                  default: the --data directory. With PostgreSQL, --data still holds assets, avatars, secret.key, journal)
+                       [--pool-size 16]   (PostgreSQL: most connections the server opens)
         \(AccountCommand.serveUsage)
         \(ServeCommand.usage)
+          (every command below that takes --data DIR also takes --store postgres://…|DIR: the store it opens)
           tandem container create ID [--data DIR]
           tandem container list [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
@@ -63,9 +68,10 @@ extension CommandLine {
         }
         let data = options.value("data") ?? "./tandem-data"
         do {
-            if let status = try AdminCommand.run(options, data: data) { return status }
-            if let status = try AccountCommand.run(options, data: data) { return status }
-            if let status = try KeyCommand.run(options, data: data) { return status }
+            let store = try StoreLocation.command(options, data: data)
+            if let status = try AdminCommand.run(options, store: store) { return status }
+            if let status = try AccountCommand.run(options, store: store) { return status }
+            if let status = try KeyCommand.run(options, store: store) { return status }
             switch (options.words.first, options.words.dropFirst().first, options.words.count) {
             case ("serve", nil, 1):
                 // `--config FILE` holds the same settings as the flags; flags given here win.
@@ -86,14 +92,14 @@ extension CommandLine {
                 return try ListenCommand.run(options)
             case ("container", "list", 2):
                 // One container ID a line, oldest first is not promised: by ID.
-                for summary in try withStore(data, existing: true, { try $0.read { try $0.containers() } }) { print(summary.id) }
+                for summary in try withStore(store, existing: true, { try $0.read { try $0.containers() } }) { print(summary.id) }
             case ("container", "create", 3):
                 let id = options.words[2]
-                let created = try withStore(data) { try Admin.createContainer(id, store: $0) }
+                let created = try withStore(store) { try Admin.createContainer(id, store: $0) }
                 print(created ? "created container \(id)" : "container \(id) already exists")
             case ("user", "add", 2):
                 guard let email = options.value("email") else { throw UsageError("user add needs --email") }
-                let user = try withStore(data) {
+                let user = try withStore(store) {
                     try Admin.addUser(email: email, name: options.value("name"), phone: options.value("phone"),
                                       discoverable: options.flag("discoverable"), store: $0)
                 }
@@ -106,10 +112,10 @@ extension CommandLine {
                 var roles = Array(options.words.dropFirst(2))
                 if roles.isEmpty && !options.flag("clear") {
                     // No roles named: show the current ones (clearing takes --clear).
-                    roles = try withStore(data) { try Admin.roles(of: email, container: container, environment: environment, store: $0) }
+                    roles = try withStore(store) { try Admin.roles(of: email, container: container, environment: environment, store: $0) }
                 } else {
                     // What is printed is what applies: the roles read back after the write.
-                    roles = try withStore(data) {
+                    roles = try withStore(store) {
                         try Admin.assignRoles(roles, to: email, container: container, environment: environment,
                                               replacing: options.flag("replace"), store: $0)
                     }
@@ -128,15 +134,15 @@ extension CommandLine {
                     } catch let error as CloudKitError {
                         throw UsageError("--origin / --sign-in-callback: " + error.reason)
                     }
-                    print(try withStore(data) {
+                    print(try withStore(store) {
                         try AccountAdmin.createAPIToken(container: container, origins: origins, callback: options.value("sign-in-callback"), store: $0)
                     })
                 } else {
                     guard let user = options.value("user") else { throw UsageError("token create needs --user EMAIL_OR_USER_RECORD_NAME") }
-                    print(try withStore(data) { try Admin.createUserToken(for: user, store: $0) })
+                    print(try withStore(store) { try Admin.createUserToken(for: user, store: $0) })
                 }
             case ("schema", _, _):
-                return try SchemaCommand.run(Array(options.words.dropFirst()), options: options, data: data)
+                return try SchemaCommand.run(Array(options.words.dropFirst()), options: options, store: store)
             case ("links", "check", 3...):
                 guard let app = options.value("app") else { throw UsageError("links check needs --app APPIDPREFIX.bundle.id") }
                 return try LinksCommand.check(path: options.words[2], appID: app, urls: Array(options.words.dropFirst(3)))
@@ -144,7 +150,7 @@ extension CommandLine {
                 return try LinksCommand.lint(path: options.words[2])
             case ("links", "upload", 4):
                 guard let container = options.value("container") else { throw UsageError("links upload needs --container ID") }
-                return try LinksCommand.upload(domain: options.words[2], path: options.words[3], container: container, data: data)
+                return try LinksCommand.upload(domain: options.words[2], path: options.words[3], container: container, store: store)
             case ("links", "refresh", 3):
                 guard let container = options.value("container") else { throw UsageError("links refresh needs --container ID") }
                 let ttl = try options.value("links-ttl").map { value in
@@ -152,9 +158,9 @@ extension CommandLine {
                     return n
                 } ?? 86_400
                 return try LinksCommand.refresh(domain: options.words[2], container: container, ttl: ttl,
-                                                fetchOrigin: try fetchOrigin(options), outboundAllow: try webhookAllow(options), data: data)
+                                                fetchOrigin: try fetchOrigin(options), outboundAllow: try webhookAllow(options), store: store)
             case ("app", "add", 3), ("app", "domains", 3), ("app", "list", 2):
-                return try AppCommand.run(Array(options.words.dropFirst()), options: options, data: data)
+                return try AppCommand.run(Array(options.words.dropFirst()), options: options, store: store)
             default:
                 throw UsageError("unknown command '\(options.words.joined(separator: " "))'")
             }
@@ -165,6 +171,12 @@ extension CommandLine {
         } catch let error as CloudKitError {
             fail("error: \(error.reason)")
             return 1
+        } catch let error as StoreError where error.kind == .unavailable {
+            // libpq's messages run over several lines ("connection to server … failed: …\n\tIs
+            // the server running …"): one line, without the URL, which may hold a password.
+            fail("error: the store cannot be reached: " + error.reason.split(whereSeparator: \.isNewline)
+                .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " "))
+            return 1
         } catch {
             fail("error: \(error)")
             return 1
@@ -172,18 +184,22 @@ extension CommandLine {
     }
 
     /// Opens the store, runs `body`, closes the store. A running server's writer may hold the
-    /// write lock for a moment at a time; a busy database is retried for up to 30 seconds.
-    /// `existing`: for listing commands, which must find a data directory rather than make one
-    /// (a mistyped `--data` listed nothing, exit 0, and left an empty store behind; F42).
-    /// - Throws: `NOT_FOUND` "no Tandem data in DIR" when `existing` and DIR has no database.
-    static func withStore<T>(_ directory: String, existing: Bool = false, _ body: (any Store) throws -> T) throws -> T {
-        if existing && !FileManager.default.fileExists(atPath: directory + "/tandem.sqlite") {
+    /// write lock for a moment at a time (or win a serialization race, on PostgreSQL); a
+    /// retryable failure is retried for up to 30 seconds.
+    /// `existing`: for listing commands, which must find a SQLite data directory rather than make
+    /// one (a mistyped `--data` listed nothing, exit 0, and left an empty store behind; F42). A
+    /// mistyped PostgreSQL database cannot be connected to, so nothing is made there either.
+    /// - Throws: `NOT_FOUND` "no Tandem data in DIR" when `existing` and DIR has no database;
+    ///   ``StoreError`` `unavailable` when the database cannot be reached.
+    static func withStore<T>(_ location: StoreLocation, existing: Bool = false, _ body: (any Store) throws -> T) throws -> T {
+        if existing, let file = location.sqliteFile, !FileManager.default.fileExists(atPath: file) {
+            let directory = String(file.dropLast("/tandem.sqlite".count))
             throw CloudKitError(.notFound, "no Tandem data in \(directory) (tandem serve or tandem container create makes it there; --data DIR names another directory)")
         }
         let deadline = Date().addingTimeInterval(30)
         while true {
             do {
-                let store = try StoreLocation.command(directory).open()
+                let store = try location.open()
                 defer { store.close() }
                 return try body(store)
             } catch let error as StoreError where error.kind == .retryable && Date() < deadline {

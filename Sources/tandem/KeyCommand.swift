@@ -12,7 +12,7 @@ enum KeyCommand {
         """
 
     /// Runs `key add|list|revoke`; nil when the words are not one of them.
-    static func run(_ options: Options, data: String) throws -> Int32? {
+    static func run(_ options: Options, store: StoreLocation) throws -> Int32? {
         let words = options.words
         switch (words.first, words.dropFirst().first, words.count) {
         case ("key", "add", 2):
@@ -20,15 +20,15 @@ enum KeyCommand {
                 throw UsageError("key add needs --container ID --user EMAIL --public-key pub.pem")
             }
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else { throw UsageError("cannot read \(path)") }
-            print(try CommandLine.withStore(data) { try ServerKeyAdmin.add(container: container, user: user, pem: pem, store: $0) })
+            print(try CommandLine.withStore(store) { try ServerKeyAdmin.add(container: container, user: user, pem: pem, store: $0) })
         case ("key", "list", 2):
             guard let container = options.value("container") else { throw UsageError("key list needs --container ID") }
-            for key in try CommandLine.withStore(data, { try ServerKeyAdmin.list(container: container, store: $0) }) {
+            for key in try CommandLine.withStore(store, { try ServerKeyAdmin.list(container: container, store: $0) }) {
                 let state = key.revokedAt.map { "revoked=\(AccountCommand.stamp($0))" } ?? "active"
                 print([key.keyID, key.userRecordName, "created=\(AccountCommand.stamp(key.createdAt))", state].joined(separator: "\t"))
             }
         case ("key", "revoke", 3):
-            try CommandLine.withStore(data) { try ServerKeyAdmin.revoke(words[2], store: $0) }
+            try CommandLine.withStore(store) { try ServerKeyAdmin.revoke(words[2], store: $0) }
             print("revoked \(words[2])")
         default:
             return nil

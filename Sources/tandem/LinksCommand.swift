@@ -45,9 +45,9 @@ enum LinksCommand {
 /// `tandem links upload` and `tandem links refresh`: a domain's file as a container stores it.
 extension LinksCommand {
     /// Stores `path` as the file of `domain` in `container`; prints what was stored.
-    static func upload(domain: String, path: String, container: String, data: String) throws -> Int32 {
+    static func upload(domain: String, path: String, container: String, store: StoreLocation) throws -> Int32 {
         let bytes = try readFile(path)
-        let file = try CommandLine.withStore(data) { try LinkService(store: $0).upload(domain: domain, container: container, bytes: bytes) }
+        let file = try CommandLine.withStore(store) { try LinkService(store: $0).upload(domain: domain, container: container, bytes: bytes) }
         print("uploaded \(file.domain) for \(container): \(file.body.count) bytes, version \(file.version)")
         return 0
     }
@@ -55,8 +55,8 @@ extension LinksCommand {
     /// Fetches the file of `domain` now (`fetchOrigin` and `outboundAllow` as `tandem serve
     /// --links-fetch-origin` and `--webhook-allow`).
     static func refresh(domain: String, container: String, ttl: Int, fetchOrigin: String?, outboundAllow: [AddressRange],
-                        data: String) throws -> Int32 {
-        let file = try CommandLine.withStore(data) {
+                        store: StoreLocation) throws -> Int32 {
+        let file = try CommandLine.withStore(store) {
             try LinkService(store: $0, ttlSeconds: ttl, fetchOrigin: fetchOrigin, outboundAllow: outboundAllow)
                 .refresh(domain: domain, container: container)
         }

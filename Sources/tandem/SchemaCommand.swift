@@ -18,7 +18,7 @@ enum SchemaCommand {
     /// Runs `schema <words>`; returns the exit status: 0 on success, 1 when a file does not
     /// parse or cannot be read (`FILE:LINE:COLUMN: message` on standard error) or the server
     /// side refuses. Throws `UsageError` for a malformed command.
-    static func run(_ words: [String], options: Options, data: String) throws -> Int32 {
+    static func run(_ words: [String], options: Options, store: StoreLocation) throws -> Int32 {
         do {
             switch (words.first, words.count) {
             case ("validate", 2):
@@ -30,18 +30,18 @@ enum SchemaCommand {
             case ("import", 2):
                 let container = try self.container(options), environment = try self.environment(options)
                 let schema = try load(words[1])
-                let outcome = try CommandLine.withStore(data) {
+                let outcome = try CommandLine.withStore(store) {
                     try SchemaService(store: $0).importSchema(schema.ckdb, file: words[1], container: container,
                                                              environment: environment, force: options.flag("force"))
                 }
                 report(outcome, into: "\(container) \(environment.rawValue)")
             case ("export", 1):
                 let container = try self.container(options), environment = try self.environment(options)
-                print(try CommandLine.withStore(data) { try SchemaService(store: $0).export(container: container, environment: environment) },
+                print(try CommandLine.withStore(store) { try SchemaService(store: $0).export(container: container, environment: environment) },
                       terminator: "")
             case ("promote", 1):
                 let container = try self.container(options)
-                let outcome = try CommandLine.withStore(data) {
+                let outcome = try CommandLine.withStore(store) {
                     try SchemaService(store: $0).promote(container: container, force: options.flag("force"))
                 }
                 report(outcome, into: "\(container) production")

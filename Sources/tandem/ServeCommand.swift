@@ -2,6 +2,7 @@ import Foundation
 import TandemCore
 import TandemServer
 import TandemSQLite
+import TandemStorePostgres
 import TandemStoreSQLite
 
 /// `tandem serve`: its settings from flags and from an optional JSON file (`--config FILE`).
@@ -32,7 +33,7 @@ enum ServeCommand {
         "public-url": .value, "stop-on-stdin-eof": .flag, "participant-limit": .value, "change-retention": .value,
         "session-participant-limit": .value, "session-rate": .value, "session-burst": .value, "stream-queue": .value,
         "app-ids": .value, "links-ttl": .value, "links-fetch-origin": .value, "webhook-allow": .repeated,
-        "max-database-mib": .value,
+        "max-database-mib": .value, "store": .value, "pool-size": .value,
         "password-hash": .value, "session-idle": .value, "session-lifetime": .value, "sign-in-attempts": .value,
         "smtp-url": .value, "smtp-from": .value, "smtp-user": .value, "smtp-password": .value, "mail-templates": .value,
         "oidc-exchange": .repeated, "oidc-provider": .repeated, "passkey-rp-id": .value, "passkey-user-verification": .value,
@@ -54,6 +55,9 @@ enum ServeCommand {
         for key in file.values.keys.sorted() {
             do {
                 _ = try configuration(file.only(key), data: "./tandem-data")
+                _ = try sqliteOptions(file.only(key))
+                _ = try poolSize(file.only(key))
+                _ = try StoreLocation.Target(file.only(key).value("store"), data: "./tandem-data")
             } catch let error as UsageError {
                 throw UsageError("--config \(path): \"\(key)\": \(error.message)")
             }
@@ -102,10 +106,32 @@ enum ServeCommand {
         return options
     }
 
-    /// Where the server's store is, from `options` (flags, or a file's settings): the SQLite
-    /// store's own settings (`--synchronous`, `--max-database-mib`; decisions P1).
+    /// Where the server's store is, from `options` (flags, or a file's settings): `--store` (a
+    /// `postgres://` URL or a directory; the `--data` directory when absent) with its backend's
+    /// settings: SQLite's `--synchronous` and `--max-database-mib` (P1), PostgreSQL's
+    /// `--pool-size` (P37). A setting of the other backend is refused, not ignored.
     /// - Throws: `UsageError` for a value a flag does not take.
     static func storeLocation(_ options: Options, data: String) throws -> StoreLocation {
+        let sqlite = try sqliteOptions(options)
+        let poolSize = try poolSize(options)
+        switch try StoreLocation.Target(options.value("store"), data: data) {
+        case .directory(let path):
+            guard poolSize == nil else { throw UsageError("--pool-size is for a PostgreSQL store (--store postgres://…)") }
+            return .directory(path, sqlite)
+        case .postgres(let url):
+            for name in ["synchronous", "max-database-mib"] where options.value(name) != nil {
+                throw UsageError("--\(name) is for a SQLite store; PostgreSQL's durability and size are the database's own settings")
+            }
+            return .postgres(url: url, PostgresStore.Options(directory: data, poolSize: poolSize ?? defaultPoolSize))
+        }
+    }
+
+    /// PostgreSQL connections `tandem serve` opens at most when `--pool-size` is not given (P37).
+    static let defaultPoolSize = 16
+
+    /// The SQLite store's settings: `--synchronous` (FULL unless given) and `--max-database-mib`.
+    /// - Throws: `UsageError` for a value a flag does not take.
+    static func sqliteOptions(_ options: Options) throws -> SQLiteStore.Options {
         // Eight readers: request threads without a connection of their own share them.
         var store = SQLiteStore.Options(synchronous: .full, readerCount: 8)
         if let sync = options.value("synchronous") {
@@ -116,7 +142,15 @@ enum ServeCommand {
             guard let n = Int(cap), n >= 1, n <= Int.max >> 20 else { throw UsageError("--max-database-mib must be a positive number of MiB") }
             store.maximumDatabaseBytes = n << 20
         }
-        return .directory(data, store)
+        return store
+    }
+
+    /// `--pool-size N`: 1–1000 PostgreSQL connections; nil when not given.
+    /// - Throws: `UsageError` for anything else.
+    static func poolSize(_ options: Options) throws -> Int? {
+        guard let text = options.value("pool-size") else { return nil }
+        guard let n = Int(text), (1...1000).contains(n) else { throw UsageError("--pool-size must be a number of connections, 1–1000") }
+        return n
     }
 
     /// The server's configuration from `options` (flags, or a file's settings).

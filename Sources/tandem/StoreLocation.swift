@@ -1,22 +1,70 @@
 import TandemStore
+import TandemStorePostgres
 import TandemStoreSQLite
 
-/// Where the `tandem` command's store lives, and the one place it is opened (decisions P1): the
-/// server and the admin commands are handed an `any Store` and never name a backend.
+/// Where the `tandem` command's store lives, and the one place it is opened (decisions P1, P36):
+/// the server and the admin commands are handed an `any Store` and never name a backend.
+///
+/// `--store` names it: a `postgres://` or `postgresql://` URL (libpq's URI syntax: user,
+/// password, host, port, database and `?` parameters such as `sslmode`), or a directory for
+/// SQLite's `tandem.sqlite`. Without `--store`, the `--data` directory (the default, as before).
+/// With PostgreSQL, `--data` still holds the files: assets, avatars (P20), the sync-token
+/// secret and group session journals.
 enum StoreLocation {
-    /// `tandem.sqlite` in the data directory, with the SQLite store's own settings
+    /// `tandem.sqlite` in the directory, with the SQLite store's own settings
     /// (`--synchronous`, `--max-database-mib`).
     case directory(String, SQLiteStore.Options)
-    // A PostgreSQL database (`--database postgres://…`) is added here by the PostgreSQL store (issue 19).
+    /// A PostgreSQL database (the URL as given, never printed: it may hold a password), with
+    /// the files in `options.directory` (the `--data` directory).
+    case postgres(url: String, PostgresStore.Options)
 
-    /// The data directory as an admin command opens it: one short transaction at a time, one reader.
-    static func command(_ path: String) -> StoreLocation { .directory(path, SQLiteStore.Options(readerCount: 1)) }
+    /// What `--store` names, before any backend setting is applied.
+    enum Target: Equatable {
+        case directory(String)
+        case postgres(url: String)
+
+        /// `--store VALUE` (nil: not given, so the `--data` directory).
+        /// - Throws: `UsageError` for an empty value or a URL of another scheme (the value is not
+        ///   repeated: a URL may hold a password).
+        init(_ value: String?, data: String) throws {
+            guard let value else { self = .directory(data); return }
+            let lowered = value.lowercased()
+            if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
+                self = .postgres(url: value)
+            } else if value.contains("://") || value.isEmpty {
+                throw UsageError("--store takes a postgres:// (or postgresql://) URL or a directory")
+            } else {
+                self = .directory(value)
+            }
+        }
+    }
+
+    /// The store an admin command opens: one short transaction at a time, one SQLite reader or
+    /// one PostgreSQL connection.
+    /// - Throws: `UsageError` for a bad `--store`.
+    static func command(_ options: Options, data: String) throws -> StoreLocation {
+        switch try Target(options.value("store"), data: data) {
+        case .directory(let path): .directory(path, SQLiteStore.Options(readerCount: 1))
+        case .postgres(let url): .postgres(url: url, PostgresStore.Options(directory: data, poolSize: 1))
+        }
+    }
+
+    /// The SQLite database file, when the store is one (admin commands that list must find it, F42).
+    var sqliteFile: String? {
+        switch self {
+        case .directory(let path, _): path + "/tandem.sqlite"
+        case .postgres: nil
+        }
+    }
 
     /// Opens (creating or migrating) the store.
-    /// - Throws: ``StoreError`` when the database cannot be opened; a file error for the directory.
+    /// - Throws: ``StoreError`` when the database cannot be opened or reached (`unavailable`:
+    ///   a refused or unknown host, a wrong password, no such database, a malformed URL); a
+    ///   file error for the directory.
     func open() throws -> any Store {
         switch self {
         case .directory(let path, let options): try SQLiteStore(directory: path, options: options)
+        case .postgres(let url, let options): try PostgresStore(url: url, options: options)
         }
     }
 }

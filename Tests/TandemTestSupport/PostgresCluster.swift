@@ -240,7 +240,7 @@ public final class PostgresCluster: Sendable {
     }
 
     /// A port nothing listens on now, found by binding port 0 (PostgreSQL binds it a moment later).
-    private static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard probe >= 0 else { throw TandemProcessError("socket: errno \(errno)") }
         defer { close(probe) }

@@ -1,5 +1,4 @@
 internal import TandemCore
-internal import TandemCrypto
 internal import TandemPostgres
 internal import TandemStore
 
@@ -28,9 +27,8 @@ extension PostgresStoreTransaction {
     }
 
     func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount {
-        // CloudKit user record names: `_` and 32 lowercase hex digits (as `UserRecordNames.make`).
-        let account = UserAccount(recordName: "_" + Digest.hex(Digest.randomBytes(16)), email: email, givenName: givenName,
-                                  familyName: familyName, phoneNumber: phoneNumber.map(PhoneNumbers.normalize))
+        let account = UserAccount(recordName: UserRecordNames.make(), email: email, givenName: givenName, familyName: familyName,
+                                  phoneNumber: phoneNumber.map(PhoneNumbers.normalize))
         try db.run("""
             INSERT INTO users (record_name, email, given_name, family_name, phone, created_at) VALUES ($1, $2, $3, $4, $5, $6)
             """, [.text(account.recordName), .text(email), .optional(givenName), .optional(familyName),

@@ -1,4 +1,3 @@
-import TandemCrypto
 import TandemCore
 import TandemSQLite
 import TandemStore
@@ -82,12 +81,5 @@ extension SQLiteStoreTransaction {
 
     static func optionalText(_ row: SQLiteStatement, _ index: Int32) -> String? {
         row.isNull(index) ? nil : row.text(index)
-    }
-}
-
-/// CloudKit user record names: `_` followed by 32 lowercase hex digits.
-public enum UserRecordNames {
-    public static func make() -> String {
-        "_" + Digest.hex(Digest.randomBytes(16))
     }
 }

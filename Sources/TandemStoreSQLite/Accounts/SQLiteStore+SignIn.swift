@@ -20,7 +20,8 @@ extension SQLiteStoreTransaction {
 
     func signInMethods(user: String) throws -> [StoredSignInMethod] {
         try db.query("""
-            SELECT kind, subject, secret, created_at, last_used_at FROM sign_in_methods WHERE user_record_name = ? ORDER BY created_at
+            SELECT kind, subject, secret, created_at, last_used_at FROM sign_in_methods WHERE user_record_name = ?
+            ORDER BY created_at, kind, subject
             """, [.text(user)]) { row in
             StoredSignInMethod(kind: row.text(0), subject: row.text(1), secret: row.text(2), createdAt: row.int64(3),
                                lastUsedAt: row.isNull(4) ? nil : row.int64(4))

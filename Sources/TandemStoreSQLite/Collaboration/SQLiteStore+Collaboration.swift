@@ -52,7 +52,7 @@ extension SQLiteStoreTransaction {
               AND e.seq > COALESCE((SELECT through_seq FROM notice_clears
                                     WHERE viewer = ?1 AND container_id = ?3 AND environment = ?4 AND collaboration_id = ?2), 0)
             ORDER BY e.seq
-            """, [.text(viewer), .text(collaboration), .text(container), .text(environment.rawValue)], Self.eventRow)
+            """, [.text(viewer), .text(collaboration), .text(container), .text(environment.rawValue)], ConversationRows.event)
     }
 
     private static let promptColumns = "id, container_id, environment, owner, conversation_id, person, change, collaborations, state, created_at"
@@ -61,7 +61,7 @@ extension SQLiteStoreTransaction {
         StoredMembershipPrompt(id: row.text(0), container: row.text(1), environment: Environment(rawValue: row.text(2)) ?? .development,
                                owner: row.text(3), conversationID: row.text(4), person: row.text(5),
                                change: StoredMembershipPrompt.Change(rawValue: row.text(6)) ?? .add,
-                               collaborations: row.text(7).split(separator: "\n").map(String.init),
+                               collaborations: StoredLines.split(row.text(7)),
                                state: StoredMembershipPrompt.State(rawValue: row.text(8)) ?? .pending, createdAt: row.int64(9))
     }
 
@@ -98,7 +98,7 @@ extension SQLiteStoreTransaction {
             INSERT INTO membership_prompts (\(Self.promptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET state = excluded.state
             """, [.text(prompt.id), .text(prompt.container), .text(prompt.environment.rawValue), .text(prompt.owner), .text(prompt.conversationID),
-                  .text(prompt.person), .text(prompt.change.rawValue), .text(prompt.collaborations.joined(separator: "\n")),
+                  .text(prompt.person), .text(prompt.change.rawValue), .text(StoredLines.join(prompt.collaborations)),
                   .text(prompt.state.rawValue), .integer(prompt.createdAt)])
     }
 }

@@ -44,15 +44,11 @@ extension SQLiteStoreTransaction {
     }
 
     func containers() throws -> [ContainerSummary] {
-        var zones: [String: [String: Int]] = [:]
-        for (container, environment, count) in try db.query(
-            "SELECT container_id, environment, count(*) FROM zones GROUP BY container_id, environment", [],
-            { row in (row.text(0), row.text(1), Int(row.int64(2))) }) {
-            zones[container, default: [:]][environment] = count
+        let zoneCounts = try db.query("SELECT container_id, environment, count(*) FROM zones GROUP BY container_id, environment", []) { row in
+            (container: row.text(0), environment: row.text(1), count: Int(row.int64(2)))
         }
-        return try db.query("SELECT id, created_at FROM containers ORDER BY id", []) { row in
-            ContainerSummary(id: row.text(0), createdAt: row.int64(1), zones: zones[row.text(0)] ?? [:])
-        }
+        let containers = try db.query("SELECT id, created_at FROM containers ORDER BY id", []) { row in (id: row.text(0), createdAt: row.int64(1)) }
+        return ContainerSummary.list(containers: containers, zoneCounts: zoneCounts)
     }
 
     func apiTokens(container: String) throws -> [StoredAPIToken] {
@@ -60,7 +56,7 @@ extension SQLiteStoreTransaction {
             SELECT hash, origins, callback, created_at, revoked_at FROM tokens WHERE kind = 'api' AND container_id = ? ORDER BY created_at, hash
             """, [.text(container)]) { row in
             StoredAPIToken(id: Self.sessionID(row.blob(0)), container: container,
-                           origins: Self.optionalText(row, 1).map { $0.split(separator: "\n").map(String.init) } ?? [],
+                           origins: Self.optionalText(row, 1).map(StoredLines.split) ?? [],
                            callback: Self.optionalText(row, 2), createdAt: row.int64(3), revokedAt: row.isNull(4) ? nil : row.int64(4))
         }
     }
@@ -74,19 +70,13 @@ extension SQLiteStoreTransaction {
     }
 
     func searchProfiles(_ text: String, limit: Int) throws -> [AccountProfile] {
-        // LIKE with its wildcards escaped, so '%' and '_' in the search are literal.
-        var pattern = "%"
-        for character in text {
-            if character == "\\" || character == "%" || character == "_" { pattern.append("\\") }
-            pattern.append(character)
-        }
-        pattern += "%"
-        return try db.query("""
+        // LIKE folds ASCII letters only; the pattern's wildcards are escaped (ProfileSearch).
+        try db.query("""
             SELECT \(Self.profileColumns) FROM users WHERE deleted_at IS NULL AND (?2 = '' OR email LIKE ?1 ESCAPE '\\'
                 OR display_name LIKE ?1 ESCAPE '\\' OR given_name LIKE ?1 ESCAPE '\\' OR family_name LIKE ?1 ESCAPE '\\'
                 OR record_name = ?2)
             ORDER BY id LIMIT ?3
-            """, [.text(pattern), .text(text), .integer(Int64(limit))], Self.profile)
+            """, [.text(ProfileSearch.containsPattern(text)), .text(text), .integer(Int64(limit))], Self.profile)
     }
 
     func shareSummaries(container: String, environment: String, limit: Int) throws -> [ShareSummary] {

@@ -33,9 +33,6 @@ extension SQLiteStoreTransaction {
             """, [.text(conversation), .text(viewer), .integer(seq), .integer(Int64(limit))], ConversationRows.event)
     }
 
-    /// `ConversationRows.event`, under the name `SQLiteStore+Collaboration.swift` uses.
-    static func eventRow(_ row: SQLiteStatement) throws -> StoredConversationEvent { try ConversationRows.event(row) }
-
     func sharedLinks(viewer: String, container: String, environment: Environment, hosts: [String]?, suffixes: [String]?) throws -> [StoredSharedLink] {
         // Only the columns that differ per row: this read feeds every highlight list.
         var sql = "SELECT url, conversation_id, host, sender, event_id, sent_at, title FROM shared_links WHERE viewer = ? AND container_id = ? AND environment = ?"
