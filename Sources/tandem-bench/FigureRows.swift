@@ -42,15 +42,18 @@ enum FigureRows {
         }
     }
 
-    static func queries(_ query: QueryFigure.Result, floor: Wrk.Result, report: Report) {
-        let zone = query.records >= 1_000_000 ? "\(query.records / 1_000_000)M" : "\(query.records / 1000)k"
+    /// `store`: nil for the SQLite figure, which has the target; PostgreSQL's rows are
+    /// information beside it (decisions P45).
+    static func queries(_ query: QueryFigure.Result, floor: Wrk.Result, store: String? = nil, report: Report) {
+        let zone = (query.records >= 1_000_000 ? "\(query.records / 1_000_000)M" : "\(query.records / 1000)k")
+            + (store.map { " " + $0 } ?? "")
         let runs = [("c1", query.serial, true), ("c4", query.concurrent, true),
                     ("c1, limit \(QueryFigure.smallResultsLimit)", query.smallPage, false)]
         for (label, run, targeted) in runs {
             for percentile in [50.0, 99.0] {
                 guard let value = run.latency[percentile] else { continue }
                 let floorValue = floor.latency[percentile] ?? 0
-                let isTargeted = targeted && percentile == 99
+                let isTargeted = targeted && percentile == 99 && store == nil
                 report.add("query p\(Int(percentile)), \(zone) zone, \(label)", value: Format.latency(value),
                            ceiling: Format.latency(floorValue) + " (a, c1)",
                            ratio: floorValue > 0 ? String(format: "%.1f×", value / floorValue) : "—",
