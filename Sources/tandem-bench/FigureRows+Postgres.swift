@@ -27,15 +27,7 @@ extension FigureRows {
             }
         }
         if let lookups = records.lookups {
-            let ratio = lookups.requestsPerSecond / hello.requestsPerSecond
-            report.add("lookups/s, 1 record, c32, PostgreSQL", value: Format.rate(lookups.requestsPerSecond),
-                       ceiling: Format.rate(hello.requestsPerSecond) + " (a)", ratio: Format.percent(ratio),
-                       target: "≥ \(Format.percent(postgresLookupTarget))",
-                       verdict: .init(passes: ratio >= postgresLookupTarget, problems: lookups.problems))
-            if let cpu = lookups.cpuPerRequest, let floor = hello.cpuPerRequest {
-                report.add("server CPU per lookup, PostgreSQL", value: Format.latency(cpu), ceiling: "\(Format.latency(floor)) (a)",
-                           ratio: Format.percent(floor / cpu), verdict: .info)
-            }
+            FigureRows.lookups(lookups, hello: hello, store: "PostgreSQL", target: postgresLookupTarget, report: report)
         }
     }
 

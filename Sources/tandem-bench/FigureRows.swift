@@ -31,14 +31,17 @@ enum FigureRows {
         }
     }
 
-    static func lookups(_ lookups: Wrk.Result, hello: Wrk.Result, report: Report) {
+    /// `store`: nil for SQLite; else the store named in the rows, with its own `target`.
+    static func lookups(_ lookups: Wrk.Result, hello: Wrk.Result, store: String? = nil, target: Double = lookupTarget,
+                        report: Report) {
         let ratio = lookups.requestsPerSecond / hello.requestsPerSecond
-        report.add("lookups/s, 1 record, c32", value: Format.rate(lookups.requestsPerSecond),
+        let suffix = store.map { ", " + $0 } ?? ""
+        report.add("lookups/s, 1 record, c32" + suffix, value: Format.rate(lookups.requestsPerSecond),
                    ceiling: Format.rate(hello.requestsPerSecond) + " (a)", ratio: Format.percent(ratio),
-                   target: "≥ \(Format.percent(lookupTarget))",
-                   verdict: .init(passes: ratio >= lookupTarget, problems: lookups.problems))
+                   target: "≥ \(Format.percent(target))",
+                   verdict: .init(passes: ratio >= target, problems: lookups.problems))
         if let cpu = lookups.cpuPerRequest, let floor = hello.cpuPerRequest {
-            cpuRow("server CPU per lookup", cpu: cpu, floor: floor, floorName: "(a)", report: report)
+            cpuRow("server CPU per lookup" + suffix, cpu: cpu, floor: floor, floorName: "(a)", report: report)
         }
     }
 
