@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
         .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemStoreCopy", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
                           swiftSettings: upcoming),
-        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite", "TandemStoreCopy", "TandemTestSupport"],
+        .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite", "TandemStoreCopy", "TandemStorePostgres", "TandemPostgres", "TandemTestSupport"],
                           swiftSettings: upcoming),
 
         // The SDK's example: a command-line notes app using only the public `Tandem` API.

@@ -6,5 +6,8 @@
 public enum PostgresIsolation: String, Sendable, Hashable {
     case readCommitted = "READ COMMITTED"
     case repeatableRead = "REPEATABLE READ"
+    /// `REPEATABLE READ` and `READ ONLY` in the `BEGIN` itself: one snapshot, no writes, one
+    /// round trip fewer than `SET TRANSACTION READ ONLY` after it (decisions P47).
+    case repeatableReadOnly = "REPEATABLE READ READ ONLY"
     case serializable = "SERIALIZABLE"
 }

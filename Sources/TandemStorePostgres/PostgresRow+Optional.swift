@@ -1,12 +1,9 @@
 internal import TandemPostgres
+internal import TandemStore
 
-extension PostgresRow {
-    /// The column as a `String`, nil for NULL.
-    func optionalString(_ column: Int) throws -> String? { isNull(column) ? nil : try string(column) }
-
-    /// The column as an `Int64`, nil for NULL.
-    func optionalInt64(_ column: Int) throws -> Int64? { isNull(column) ? nil : try int64(column) }
-}
+/// PostgreSQL's row for the shared row decoders (decisions P44); `optionalString`,
+/// `optionalInt64` and `flag` come from `StoredRow`.
+extension PostgresRow: StoredRow {}
 
 extension PostgresValue {
     /// `.text(value)`, or `.null` for nil.

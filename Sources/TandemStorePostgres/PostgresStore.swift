@@ -67,9 +67,8 @@ public final class PostgresStore: Store {
     public func read<T>(_ body: (any StoreReading) throws -> T) throws -> T {
         try Self.mapping {
             try pool.withConnection { connection in
-                try connection.transaction(.repeatableRead) { connection in
-                    try connection.execute("SET TRANSACTION READ ONLY")
-                    return try body(PostgresStoreTransaction(connection))
+                try connection.transaction(.repeatableReadOnly) { connection in
+                    try body(PostgresStoreTransaction(connection))
                 }
             }
         }

@@ -3,6 +3,7 @@ import TandemServer
 import TandemStore
 import TandemSQLite
 import TandemStoreSQLite
+import TandemStorePostgres
 
 /// The container, user and token every benchmark request is made with, set up in a data
 /// directory through the Admin API (as `tandem container create`, `user add` and
@@ -24,7 +25,14 @@ struct BenchAccount {
         return try prepare(store: store)
     }
 
-    static func prepare(store: SQLiteStore) throws -> BenchAccount {
+    /// The same in the PostgreSQL database at `url` (assets in `directory`).
+    static func prepare(postgresURL url: String, directory: String) throws -> BenchAccount {
+        let store = try PostgresStore(url: url, options: .init(directory: directory, poolSize: 1))
+        defer { store.close() }
+        return try prepare(store: store)
+    }
+
+    static func prepare(store: any Store) throws -> BenchAccount {
         _ = try Admin.createContainer(container, store: store)
         let user = try store.read { try $0.user(recordNameOrEmail: email) }
             ?? Admin.addUser(email: email, name: "Bench Mark", store: store)

@@ -44,14 +44,14 @@ enum BenchCommand {
         var lookups: Wrk.Result?
         var memories: [ServerMemory] = []
         if figures.contains(.create) || figures.contains(.lookup) {
-            let normal = try RecordFigures.run(synchronous: .normal, creates: figures.contains(.create),
+            let normal = try RecordFigures.run(on: .sqlite(.normal), creates: figures.contains(.create),
                                                lookups: figures.contains(.lookup), options: options, report: report)
             if let creates = normal.creates { FigureRows.creates(creates, synchronous: .normal, ceilings: ceilings, report: report) }
             lookups = normal.lookups
             memories.append(normal.memory)
         }
         if figures.contains(.create) {
-            let full = try RecordFigures.run(synchronous: .full, creates: true, lookups: false, options: options, report: report)
+            let full = try RecordFigures.run(on: .sqlite(.full), creates: true, lookups: false, options: options, report: report)
             if let creates = full.creates { FigureRows.creates(creates, synchronous: .full, ceilings: ceilings, report: report) }
             memories.append(full.memory)
         }
@@ -59,6 +59,14 @@ enum BenchCommand {
         if figures.contains(.query) {
             let query = try QueryFigure.run(options: options, report: report)
             if let floor = ceilings.helloSerial { FigureRows.queries(query, floor: floor, report: report) }
+            memories.append(query.memory)
+        }
+        if figures.contains(.postgres) {
+            let records = try RecordFigures.run(on: .postgres, creates: true, lookups: true, options: options, report: report)
+            FigureRows.postgres(records, ceilings: ceilings, report: report)
+            memories.append(records.memory)
+            let query = try QueryFigure.run(on: .postgres, options: options, report: report)
+            if let floor = ceilings.helloSerial { FigureRows.queries(query, floor: floor, store: "PostgreSQL", report: report) }
             memories.append(query.memory)
         }
         if figures.contains(.paging) { DeepPagingFigure.rows(try DeepPagingFigure.run(options: options, report: report), report: report) }

@@ -18,14 +18,17 @@ struct BenchOptions {
     /// The figures that can be chosen with `--only`; ceilings they need always run with them.
     enum Figure: String, CaseIterable {
         case create, lookup, query, paging, console, sharing, sync, links, websocket, schema, mirror, highlights, sessions, uploads, accounts, pocketbase, migrate
+        /// Creates, lookups and the query figure again with the server on PostgreSQL (a throwaway cluster).
+        case postgres
     }
 
     static let usage = """
-        usage: tandem-bench [--quick|--smoke] [--only create|lookup|query|paging|console|sharing|sync|links|websocket|schema|mirror|highlights|sessions|uploads|accounts|pocketbase|migrate|ceilings[,...]]
+        usage: tandem-bench [--quick|--smoke] [--only create|lookup|query|paging|console|sharing|sync|links|websocket|schema|mirror|highlights|sessions|uploads|accounts|pocketbase|migrate|postgres|ceilings[,...]]
           --quick   3 s load runs, 2 s SQLite loops and a 100,000-record query zone
           --smoke   every figure at tiny sizes, to prove each still runs (its figures mean nothing)
           --only    run only these figures (plus the ceilings they are measured against);
-                    `ceilings` runs the ceilings alone
+                    `ceilings` runs the ceilings alone; `postgres` runs creates, lookups and
+                    the query figure with the server on a throwaway PostgreSQL cluster
         """
 
     var size = BenchSize.full

@@ -10,19 +10,21 @@ struct Ceilings {
     var helloSerial: Wrk.Result?
     /// (b) raw SQLite single-record transactions, by `synchronous`.
     var sqlite: [SQLiteSynchronous: SQLiteInsertCeiling.Result] = [:]
+    /// (c) raw libpq single-row transactions on the bench's PostgreSQL cluster.
+    var postgres: PostgresInsertCeiling.Result?
 
     /// Runs the ceilings that `figures` need.
     static func measure(for figures: Set<BenchOptions.Figure>, options: BenchOptions, report: Report) throws -> Ceilings {
         var ceilings = Ceilings()
         report.section("ceilings")
-        if figures.isEmpty || figures.contains(.create) || figures.contains(.lookup) {
+        if figures.isEmpty || figures.contains(.create) || figures.contains(.lookup) || figures.contains(.postgres) {
             ceilings.hello = try hello(inline: true, threads: 2, connections: 32, options: options)
             report.wrkLine("(a) lws hello, inline, -t2 -c32", ceilings.hello!)
             // Not a ceiling: the same hello through the worker pool, to show what the hand-off costs.
             let pooled = try hello(inline: false, threads: 2, connections: 32, options: options)
             report.wrkLine("    lws hello, worker pool, -t2 -c32", pooled)
         }
-        if figures.isEmpty || figures.contains(.query) {
+        if figures.isEmpty || figures.contains(.query) || figures.contains(.postgres) {
             ceilings.helloSerial = try hello(inline: true, threads: 1, connections: 1, options: options)
             report.wrkLine("(a) lws hello, inline, -t1 -c1", ceilings.helloSerial!, latency: true)
         }
@@ -34,6 +36,12 @@ struct Ceilings {
                 report.say("  \(label.padding(toLength: 38, withPad: " ", startingAt: 0)) \(Format.rate(result.recordsPerSecond))  (\(Format.count(result.records)) records "
                            + "in \(Format.seconds(result.seconds)), CPU \(String(format: "%.0f", result.cpuSeconds / Double(result.records) * 1e6)) µs/record)")
             }
+        }
+        if figures.isEmpty || figures.contains(.postgres) {
+            let result = try PostgresInsertCeiling.measure(url: try BenchPostgres.database(), seconds: options.sqliteSeconds)
+            ceilings.postgres = result
+            report.say("  \("(c) raw PostgreSQL, 1 row/txn".padding(toLength: 38, withPad: " ", startingAt: 0)) "
+                       + "\(Format.rate(result.recordsPerSecond))  (\(Format.count(result.records)) rows in \(Format.seconds(result.seconds)))")
         }
         return ceilings
     }

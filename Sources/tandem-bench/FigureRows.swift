@@ -31,26 +31,32 @@ enum FigureRows {
         }
     }
 
-    static func lookups(_ lookups: Wrk.Result, hello: Wrk.Result, report: Report) {
+    /// `store`: nil for SQLite; else the store named in the rows, with its own `target`.
+    static func lookups(_ lookups: Wrk.Result, hello: Wrk.Result, store: String? = nil, target: Double = lookupTarget,
+                        report: Report) {
         let ratio = lookups.requestsPerSecond / hello.requestsPerSecond
-        report.add("lookups/s, 1 record, c32", value: Format.rate(lookups.requestsPerSecond),
+        let suffix = store.map { ", " + $0 } ?? ""
+        report.add("lookups/s, 1 record, c32" + suffix, value: Format.rate(lookups.requestsPerSecond),
                    ceiling: Format.rate(hello.requestsPerSecond) + " (a)", ratio: Format.percent(ratio),
-                   target: "≥ \(Format.percent(lookupTarget))",
-                   verdict: .init(passes: ratio >= lookupTarget, problems: lookups.problems))
+                   target: "≥ \(Format.percent(target))",
+                   verdict: .init(passes: ratio >= target, problems: lookups.problems))
         if let cpu = lookups.cpuPerRequest, let floor = hello.cpuPerRequest {
-            cpuRow("server CPU per lookup", cpu: cpu, floor: floor, floorName: "(a)", report: report)
+            cpuRow("server CPU per lookup" + suffix, cpu: cpu, floor: floor, floorName: "(a)", report: report)
         }
     }
 
-    static func queries(_ query: QueryFigure.Result, floor: Wrk.Result, report: Report) {
-        let zone = query.records >= 1_000_000 ? "\(query.records / 1_000_000)M" : "\(query.records / 1000)k"
+    /// `store`: nil for the SQLite figure, which has the target; PostgreSQL's rows are
+    /// information beside it (decisions P45).
+    static func queries(_ query: QueryFigure.Result, floor: Wrk.Result, store: String? = nil, report: Report) {
+        let zone = (query.records >= 1_000_000 ? "\(query.records / 1_000_000)M" : "\(query.records / 1000)k")
+            + (store.map { " " + $0 } ?? "")
         let runs = [("c1", query.serial, true), ("c4", query.concurrent, true),
                     ("c1, limit \(QueryFigure.smallResultsLimit)", query.smallPage, false)]
         for (label, run, targeted) in runs {
             for percentile in [50.0, 99.0] {
                 guard let value = run.latency[percentile] else { continue }
                 let floorValue = floor.latency[percentile] ?? 0
-                let isTargeted = targeted && percentile == 99
+                let isTargeted = targeted && percentile == 99 && store == nil
                 report.add("query p\(Int(percentile)), \(zone) zone, \(label)", value: Format.latency(value),
                            ceiling: Format.latency(floorValue) + " (a, c1)",
                            ratio: floorValue > 0 ? String(format: "%.1f×", value / floorValue) : "—",

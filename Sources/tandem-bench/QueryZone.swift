@@ -19,6 +19,9 @@ enum QueryZone {
     /// Bump when the records written below change.
     static let layoutVersion = 1
     static let recordsPerTransaction = 10_000
+    /// On PostgreSQL: every `nextChangeSequence` in a transaction adds a version of the zone's
+    /// row that the next one must step over, so a transaction's cost grows with its square.
+    static let postgresRecordsPerTransaction = 200
     private static let completeMarker = "bench-population-complete"
 
     struct Prepared {
@@ -56,7 +59,12 @@ enum QueryZone {
         let store = try SQLiteStore(directory: directory, synchronous: .normal, readerCount: 1)
         defer { store.close() }
         let account = try BenchAccount.prepare(store: store)
-        let owner = account.userRecordName
+        try populate(store, owner: account.userRecordName, records: count, perTransaction: recordsPerTransaction, progress: progress)
+    }
+
+    /// Writes the zone into `store` for the bench user `owner`: the same records whichever the store.
+    static func populate(_ store: any Store, owner: String, records count: Int, perTransaction: Int,
+                         progress: (String) -> Void) throws {
         let scope = DatabaseScope(container: BenchAccount.container, environment: .development, database: .private, owner: owner)
         let start = Clock.milliseconds()
         let zone = try store.write { try $0.ensureZone(scope, name: zoneName, at: start) }
@@ -65,7 +73,7 @@ enum QueryZone {
         var written = 0
         while written < count {
             let first = written
-            let last = min(count, first + recordsPerTransaction)
+            let last = min(count, first + perTransaction)
             try store.write { tx in
                 for i in first..<last {
                     let sequence = try tx.nextChangeSequence(zone)

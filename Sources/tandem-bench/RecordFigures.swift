@@ -2,27 +2,31 @@ import TandemStore
 import TandemSQLite
 
 /// Figures 1 and 2: `records/modify` creates and `records/lookup` reads against a real
-/// `tandem serve` process on a fresh data directory.
+/// `tandem serve` process on a fresh store (a data directory, or a PostgreSQL database).
 enum RecordFigures {
     struct Result {
-        var synchronous: SQLiteSynchronous
+        var store: BenchStore
         var creates: Wrk.Result?
+        /// PostgreSQL only: creates from one connection, which never race for the zone's sequence.
+        var serialCreates: Wrk.Result?
         var lookups: Wrk.Result?
         var memory: ServerMemory
     }
 
-    static func run(synchronous: SQLiteSynchronous, creates: Bool, lookups: Bool, options: BenchOptions,
+    static func run(on store: BenchStore, creates: Bool, lookups: Bool, options: BenchOptions,
                     report: Report) throws -> Result {
-        let level = synchronous.rawValue
-        report.section("tandem serve --synchronous \(level.lowercased()), fresh data directory")
-        let directory = try BenchPaths.temporaryDirectory("serve-\(level.lowercased())")
-        defer { BenchPaths.remove(directory) }
-        let account = try BenchAccount.prepare(in: directory)
-        let server = ServerProcess(dataDirectory: directory, synchronous: synchronous)
+        let level = store.label
+        switch store {
+        case .sqlite: report.section("tandem serve --synchronous \(level.lowercased()), fresh data directory")
+        case .postgres: report.section("tandem serve --store postgres://…, fresh database")
+        }
+        let prepared = try store.prepare()
+        defer { prepared.cleanup() }
+        let server = prepared.server, account = prepared.account
         try server.start()
         defer { server.stop() }
         let idle = server.memory().current
-        var result = Result(synchronous: synchronous, memory: ServerMemory(label: "", idle: idle, peak: 0))
+        var result = Result(store: store, memory: ServerMemory(label: "", idle: idle, peak: 0))
 
         if creates {
             try HTTPProbe.post(server.url + BenchAccount.databasePath + "/records/modify", headers: account.headers,
@@ -33,6 +37,12 @@ enum RecordFigures {
                                   threads: 2, connections: 32, seconds: options.loadSeconds, serverCPU: server.cpuSeconds)
             report.wrkLine("records/modify create, -t2 -c32", run)
             result.creates = run
+            if case .postgres = store {
+                let serial = try Wrk.run(url: server.url, script: BenchScripts.create(tag: "serial", headers: account.headers),
+                                         threads: 1, connections: 1, seconds: options.loadSeconds, serverCPU: server.cpuSeconds)
+                report.wrkLine("records/modify create, -t1 -c1", serial)
+                result.serialCreates = serial
+            }
         }
         if lookups {
             try createLookupRecords(server: server, account: account)
@@ -44,7 +54,9 @@ enum RecordFigures {
                                   serverCPU: server.cpuSeconds)
             report.wrkLine("records/lookup 1 record, -t2 -c32", run)
             result.lookups = run
-            // The same with a web auth token from sign-in (issue 16: within 5% of the CLI token).
+        }
+        // The same with a web auth token from sign-in (issue 16: within 5% of the CLI token), on SQLite.
+        if let run = result.lookups, case .sqlite = store {
             try HTTPProbe.post(server.url + BenchAccount.databasePath + "/records/lookup", headers: account.webTokenHeaders,
                                body: BenchScripts.lookupBody(recordName: "lookup-0"), expect: "recordChangeTag")
             let webScript = BenchScripts.lookup(headers: account.webTokenHeaders)

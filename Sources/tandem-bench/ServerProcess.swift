@@ -10,6 +10,8 @@ import TandemSQLite
 final class ServerProcess {
     let dataDirectory: String
     let synchronous: SQLiteSynchronous
+    /// `--store` (a PostgreSQL database's URL): the server's store; nil for SQLite in `dataDirectory`.
+    let postgresURL: String?
     private let process = Process()
     private let logPath: String
     private(set) var port = 0
@@ -22,6 +24,15 @@ final class ServerProcess {
     init(dataDirectory: String, synchronous: SQLiteSynchronous) {
         self.dataDirectory = dataDirectory
         self.synchronous = synchronous
+        postgresURL = nil
+        logPath = NSTemporaryDirectory() + "tandem-bench-server-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
+    }
+
+    /// A server on the PostgreSQL database at `postgresURL`, keeping assets in `dataDirectory`.
+    init(dataDirectory: String, postgresURL: String) {
+        self.dataDirectory = dataDirectory
+        self.synchronous = .full
+        self.postgresURL = postgresURL
         logPath = NSTemporaryDirectory() + "tandem-bench-server-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
     }
 
@@ -32,8 +43,9 @@ final class ServerProcess {
         process.executableURL = URL(fileURLWithPath: BenchPaths.tandem)
         // TANDEM_BENCH_SERVER_ARGS adds `serve` options for experiments, e.g. "--workers 16".
         let extra = ProcessInfo.processInfo.environment["TANDEM_BENCH_SERVER_ARGS"]?.split(separator: " ").map(String.init) ?? []
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDirectory,
-                             "--synchronous", synchronous.rawValue.lowercased(), "--quiet"] + extraArguments + extra
+        let store = postgresURL.map { ["--store", $0] } ?? ["--synchronous", synchronous.rawValue.lowercased()]
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDirectory]
+            + store + ["--quiet"] + extraArguments + extra
         process.standardOutput = logHandle
         process.standardError = logHandle
         process.standardInput = FileHandle.nullDevice

@@ -7,11 +7,11 @@ internal import TandemStore
 extension PostgresStoreTransaction {
     func participations(user: String) throws -> [Participation] {
         try db.query("""
-            SELECT \(Self.shareColumns), z.container_id, z.environment, \(Self.participantColumns)
+            SELECT \(ShareRows.shareColumns), z.container_id, z.environment, \(ShareRows.participantColumns)
             FROM share_participants p JOIN shares s ON s.id = p.share_id JOIN zones z ON z.id = s.zone_id
             WHERE p.user_record_name = $1 AND p.status != 'REMOVED' ORDER BY z.id, s.id, p.id
             """, [.text(user)]) { row in
-            Participation(share: try Self.storedShare(row), participant: try Self.storedParticipant(row, from: 14),
+            Participation(share: try ShareRows.share(row), participant: try ShareRows.participant(row, from: 14),
                           container: try row.string(12), environment: Environment(rawValue: try row.string(13)) ?? .development)
         }
     }

@@ -60,7 +60,7 @@ extension PostgresStoreTransaction {
               AND e.seq > COALESCE((SELECT through_seq FROM notice_clears
                                     WHERE viewer = $1 AND container_id = $3 AND environment = $4 AND collaboration_id = $2), 0)
             ORDER BY e.seq
-            """, [.text(viewer), .text(collaboration), .text(container), .text(environment.rawValue)], Self.eventRow)
+            """, [.text(viewer), .text(collaboration), .text(container), .text(environment.rawValue)], ConversationRows.event)
     }
 
     private static let promptColumns = "id, container_id, environment, owner, conversation_id, person, change, collaborations, state, created_at"

@@ -7,19 +7,12 @@ internal import TandemStore
 extension PostgresStoreTransaction {
     func conversation(id: String) throws -> StoredConversation? {
         guard var conversation = try db.queryOne("""
-            SELECT id, container_id, environment, is_group, title, created_by, created_at FROM conversations WHERE id = $1
-            """, [.text(id)], Self.conversationRow) else { return nil }
+            SELECT \(ConversationRows.conversationColumns) FROM conversations WHERE id = $1
+            """, [.text(id)], ConversationRows.conversation) else { return nil }
         conversation.members = try db.query("""
             SELECT "user" FROM conversation_members WHERE conversation_id = $1 ORDER BY joined_at, "user"
             """, [.text(id)]) { try $0.string(0) }
         return conversation
-    }
-
-    private static func conversationRow(_ row: PostgresRow) throws -> StoredConversation {
-        StoredConversation(id: try row.string(0), container: try row.string(1),
-                           environment: Environment(rawValue: try row.string(2)) ?? .development,
-                           isGroup: try row.int64(3) != 0, title: try row.optionalString(4), createdBy: try row.string(5),
-                           createdAt: try row.int64(6), members: [])
     }
 
     func conversations(user: String, container: String, environment: Environment) throws -> [StoredConversation] {
@@ -37,17 +30,10 @@ extension PostgresStoreTransaction {
 
     func conversationEvents(conversation: String, viewer: String, after seq: Int64, limit: Int) throws -> [StoredConversationEvent] {
         try db.query("""
-            SELECT e.seq, e.conversation_id, e.event_id, e.kind, e.actor, e.subject, e.collaboration_id, e.body, e.created_at
+            SELECT \(ConversationRows.eventColumns)
             FROM conversation_events e JOIN conversation_members m ON m.conversation_id = e.conversation_id AND m."user" = $2
             WHERE e.conversation_id = $1 AND e.seq > $3 AND e.created_at >= m.joined_at ORDER BY e.seq LIMIT $4
-            """, [.text(conversation), .text(viewer), .integer(seq), .integer(Int64(limit))], Self.eventRow)
-    }
-
-    static func eventRow(_ row: PostgresRow) throws -> StoredConversationEvent {
-        StoredConversationEvent(seq: try row.int64(0), conversationID: try row.string(1), eventID: try row.string(2),
-                                kind: StoredConversationEvent.Kind(rawValue: try row.string(3)) ?? .message, actor: try row.string(4),
-                                subject: try row.optionalString(5), collaborationID: try row.optionalString(6),
-                                body: try row.bytes(7), createdAt: try row.int64(8))
+            """, [.text(conversation), .text(viewer), .integer(seq), .integer(Int64(limit))], ConversationRows.event)
     }
 
     func insertConversation(_ conversation: StoredConversation) throws {

@@ -4,15 +4,6 @@ internal import TandemStore
 
 /// Links shared in conversations, pins and contacts (SQLite: `SQLiteStore+Conversations.swift`).
 extension PostgresStoreTransaction {
-    private static let linkColumns = "viewer, container_id, environment, url, conversation_id, host, sender, event_id, sent_at, title"
-
-    private static func linkRow(_ row: PostgresRow) throws -> StoredSharedLink {
-        StoredSharedLink(viewer: try row.string(0), container: try row.string(1),
-                         environment: Environment(rawValue: try row.string(2)) ?? .development,
-                         url: try row.string(3), conversationID: try row.string(4), host: try row.string(5), sender: try row.string(6),
-                         eventID: try row.string(7), sentAt: try row.int64(8), title: try row.optionalString(9))
-    }
-
     /// Hosts and suffixes are one `text[]` parameter each; a host matches a suffix when it ends
     /// with it (case-sensitive: hosts are stored lowercased), as SQLite's `GLOB '*suffix'`.
     func sharedLinks(viewer: String, container: String, environment: Environment, hosts: [String]?, suffixes: [String]?) throws -> [StoredSharedLink] {
@@ -41,12 +32,12 @@ extension PostgresStoreTransaction {
             FROM collaborations c JOIN shared_links s
               ON s.viewer = $1 AND s.container_id = c.container_id AND s.environment = c.environment AND s.url = c.url
             WHERE c.container_id = $2 AND c.environment = $3 AND c.kind = 'share'
-            """, [.text(viewer), .text(container), .text(environment.rawValue)], Self.linkRow)
+            """, [.text(viewer), .text(container), .text(environment.rawValue)], ConversationRows.link)
     }
 
     func sharedLinks(viewer: String, container: String, environment: Environment, url: String) throws -> [StoredSharedLink] {
-        try db.query("SELECT \(Self.linkColumns) FROM shared_links WHERE viewer = $1 AND container_id = $2 AND environment = $3 AND url = $4",
-                     [.text(viewer), .text(container), .text(environment.rawValue), .text(url)], Self.linkRow)
+        try db.query("SELECT \(ConversationRows.linkColumns) FROM shared_links WHERE viewer = $1 AND container_id = $2 AND environment = $3 AND url = $4",
+                     [.text(viewer), .text(container), .text(environment.rawValue), .text(url)], ConversationRows.link)
     }
 
     func coMembers(viewer: String, container: String, environment: Environment) throws -> [(conversation: String, isGroup: Bool, member: String)] {
@@ -80,7 +71,7 @@ extension PostgresStoreTransaction {
 
     func putSharedLink(_ link: StoredSharedLink) throws {
         try db.run("""
-            INSERT INTO shared_links (\(Self.linkColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            INSERT INTO shared_links (\(ConversationRows.linkColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             ON CONFLICT (viewer, container_id, environment, url, conversation_id) DO UPDATE SET
                 sender = excluded.sender, event_id = excluded.event_id, sent_at = excluded.sent_at, title = excluded.title
             WHERE excluded.sent_at >= shared_links.sent_at

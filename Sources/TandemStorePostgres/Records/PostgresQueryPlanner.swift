@@ -61,7 +61,7 @@ struct PostgresQueryPlanner {
         }
         let orderBy = order.map { $0.expression + ($0.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST") } + ["r.id ASC"]
         sql = """
-            SELECT \(PostgresStoreTransaction.recordColumns), r.zone_id, r.id\(order.map { ", " + $0.expression }.joined()) FROM records r
+            SELECT \(RecordRows.recordColumns), r.zone_id, r.id\(order.map { ", " + $0.expression }.joined()) FROM records r
             WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(bind(.integer(Int64(limit))))
             """
     }

@@ -12,7 +12,7 @@ extension PostgresStoreTransaction {
         let zoneIDs = Dictionary(uniqueKeysWithValues: zones.map { ($0.key, $0.zoneID) })
         let keyCount = plan.keyCount
         return try db.query(plan.sql, plan.arguments) { row in
-            (try Self.record(row, zoneID: zoneIDs[try row.int64(12)] ?? zones[0].zoneID),
+            (try RecordRows.record(row, zoneID: zoneIDs[try row.int64(12)] ?? zones[0].zoneID),
              try PostgresQueryPlanner.cursor(row, keyCount: keyCount))
         }
     }

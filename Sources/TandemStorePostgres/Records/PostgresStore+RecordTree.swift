@@ -6,8 +6,8 @@ internal import TandemStore
 /// `SQLiteStore+Shares.swift`).
 extension PostgresStoreTransaction {
     func recordWithMembership(zone: StoredZone, name: String) throws -> (record: Record, membership: String?)? {
-        try db.queryOne("SELECT \(Self.recordColumns), r.membership FROM records r WHERE r.zone_id = $1 AND r.name = $2",
-                        [.integer(zone.key), .text(name)]) { (try Self.record($0, zoneID: zone.zoneID), try $0.optionalString(12)) }
+        try db.queryOne("SELECT \(RecordRows.recordColumns), r.membership FROM records r WHERE r.zone_id = $1 AND r.name = $2",
+                        [.integer(zone.key), .text(name)]) { (try RecordRows.record($0, zoneID: zone.zoneID), try $0.optionalString(12)) }
     }
 
     /// Records below `name` through `parent`, `name` included; UNION stops at cycles.
@@ -26,16 +26,9 @@ extension PostgresStoreTransaction {
     }
 
     func ancestors(zone: StoredZone, of name: String, limit: Int) throws -> [String] {
-        var chain: [String] = []
-        var seen: Set<String> = [name]
-        var current = name
-        while chain.count < limit,
-              let parent = try db.queryOne("SELECT parent FROM records WHERE zone_id = $1 AND name = $2",
-                                           [.integer(zone.key), .text(current)], { try $0.optionalString(0) }) ?? nil {
-            chain.append(parent)
-            guard seen.insert(parent).inserted else { break }
-            current = parent
+        try ParentChain.ancestors(of: name, limit: limit) { child in
+            try db.queryOne("SELECT parent FROM records WHERE zone_id = $1 AND name = $2",
+                            [.integer(zone.key), .text(child)], { try $0.optionalString(0) }) ?? nil
         }
-        return chain
     }
 }

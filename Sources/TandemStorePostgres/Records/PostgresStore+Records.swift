@@ -4,27 +4,9 @@ internal import TandemStore
 
 /// Records, their references and their field index rows (SQLite: `SQLiteStore+Records.swift`).
 extension PostgresStoreTransaction {
-    static let recordColumns = """
-        r.name, r.type, r.change_tag, r.fields, r.created_at, r.created_by, r.created_device, \
-        r.modified_at, r.modified_by, r.modified_device, r.parent, r.share
-        """
-
-    /// Decodes `recordColumns` starting at column `from` (`decodeFields`: `StoredFields.attach`).
-    static func record(_ row: PostgresRow, zoneID: ZoneID, from i: Int = 0, decodeFields: Bool = true) throws -> Record {
-        var record = Record(recordName: try row.string(i), recordType: try row.string(i + 1), recordChangeTag: try row.string(i + 2),
-                            fields: [:], zoneID: zoneID,
-                            created: Record.Stamp(timestamp: try row.int64(i + 4), userRecordName: try row.string(i + 5),
-                                                  deviceID: try row.string(i + 6)),
-                            modified: Record.Stamp(timestamp: try row.int64(i + 7), userRecordName: try row.string(i + 8),
-                                                   deviceID: try row.string(i + 9)),
-                            parent: try row.optionalString(i + 10), share: try row.optionalString(i + 11))
-        StoredFields.attach(try row.bytes(i + 3), to: &record, decodeFields: decodeFields)
-        return record
-    }
-
     func record(zone: StoredZone, name: String) throws -> Record? {
-        try db.queryOne("SELECT \(Self.recordColumns) FROM records r WHERE r.zone_id = $1 AND r.name = $2",
-                        [.integer(zone.key), .text(name)]) { try Self.record($0, zoneID: zone.zoneID) }
+        try db.queryOne("SELECT \(RecordRows.recordColumns) FROM records r WHERE r.zone_id = $1 AND r.name = $2",
+                        [.integer(zone.key), .text(name)]) { try RecordRows.record($0, zoneID: zone.zoneID) }
     }
 
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer] {

@@ -49,29 +49,25 @@ extension PostgresStoreTransaction {
         let old = try db.query("""
             SELECT record_type, field, options, sort_index FROM schema_fields WHERE container_id = $1 AND environment = $2
             """, key) { row in
-            (IndexedField(recordType: try row.string(0), field: try row.string(1), options: IndexOptions(rawValue: try row.int64(2)),
-                          ordered: !row.isNull(3)), try row.optionalString(3))
+            (field: IndexedField(recordType: try row.string(0), field: try row.string(1), options: IndexOptions(rawValue: try row.int64(2)),
+                                 ordered: !row.isNull(3)), sortIndex: try row.optionalString(3))
         }
         try db.run("""
             INSERT INTO schemas (container_id, environment, text, etag, updated_at) VALUES ($1, $2, $3, $4, $5)
             ON CONFLICT (container_id, environment) DO UPDATE SET text = excluded.text, etag = excluded.etag, updated_at = excluded.updated_at
             """, key + [.text(text), .text(etag), .integer(time)])
         try db.run("DELETE FROM schema_fields WHERE container_id = $1 AND environment = $2", key)
-        let hadIndex = Set(old.filter { $0.1 != nil }.map { "\($0.0.recordType)\u{0}\($0.0.field)" })
+        let changes = SchemaFieldChanges(before: old, after: fields)
         for field in fields {
-            let keep = createSortIndexes || hadIndex.contains("\(field.recordType)\u{0}\(field.field)")
-            let index = field.ordered && keep ? "sort_" + FieldIndexer.tag(field.recordType + "\u{0}" + field.field) : nil
+            let index = changes.sortIndex(for: field, createSortIndexes: createSortIndexes) {
+                "sort_" + FieldIndexer.tag($0.recordType + "\u{0}" + $0.field)
+            }
             try db.run("""
                 INSERT INTO schema_fields (container_id, environment, record_type, field, options, sort_index) VALUES ($1, $2, $3, $4, $5, $6)
                 """, key + [.text(field.recordType), .text(field.field), .integer(field.options.rawValue), .optional(index)])
         }
-        // Record types whose field_index rows or search entries no longer match: every type
-        // with a changed field, or every type with records when the environment had no schema.
-        var changed = Set<String>()
-        let before = Dictionary(old.map { ("\($0.0.recordType)\u{0}\($0.0.field)", $0.0.options) }, uniquingKeysWith: { a, _ in a })
-        let after = Dictionary(fields.map { ("\($0.recordType)\u{0}\($0.field)", $0.options) }, uniquingKeysWith: { a, _ in a })
-        for (key, options) in before where after[key] != options { changed.insert(String(key.prefix { $0 != "\u{0}" })) }
-        for (key, options) in after where before[key] != options { changed.insert(String(key.prefix { $0 != "\u{0}" })) }
+        // Every type with records needs rebuilding when the environment had no schema.
+        var changed = changes.changedRecordTypes
         if !hadSchema {
             let types = try db.query("""
                 SELECT DISTINCT r.type FROM zones z JOIN records r ON r.zone_id = z.id WHERE z.container_id = $1 AND z.environment = $2

@@ -4,56 +4,28 @@ internal import TandemStore
 
 /// Shares, participants, requesters, blocks and share membership (SQLite: `SQLiteStore+Shares.swift`).
 extension PostgresStoreTransaction {
-    static let shareColumns = """
-        s.id, s.record_name, s.root_name, s.short_guid, s.public_permission, s.allows_access_requests, s.created_at, \
-        z.id, z.name, z.owner, z.change_seq, z.created_at
-        """
-
-    static func storedShare(_ row: PostgresRow) throws -> StoredShare {
-        let zone = StoredZone(key: try row.int64(7), zoneID: ZoneID(zoneName: try row.string(8), ownerRecordName: try row.string(9)),
-                              changeSequence: try row.int64(10), createdAt: try row.int64(11))
-        return StoredShare(key: try row.int64(0), zone: zone, recordName: try row.string(1), rootRecordName: try row.optionalString(2),
-                           shortGUID: try row.string(3), publicPermission: Share.Permission(rawValue: try row.string(4)) ?? .none,
-                           allowsAccessRequests: try row.int64(5) != 0, createdAt: try row.int64(6))
-    }
-
-    static let participantColumns = """
-        p.participant_id, p.user_record_name, p.email, p.phone, p.role, p.permission, p.status, p.approved_requester, p.added_at,
-        p.declined_at
-        """
-
-    static func storedParticipant(_ row: PostgresRow, from index: Int = 0) throws -> StoredParticipant {
-        StoredParticipant(participantID: try row.string(index), userRecordName: try row.optionalString(index + 1),
-                          email: try row.optionalString(index + 2), phone: try row.optionalString(index + 3),
-                          role: Share.Role(rawValue: try row.string(index + 4)) ?? .privateUser,
-                          permission: Share.Permission(rawValue: try row.string(index + 5)) ?? .readOnly,
-                          status: Share.AcceptanceStatus(rawValue: try row.string(index + 6)) ?? .pending,
-                          isApprovedRequester: try row.int64(index + 7) != 0, addedAt: try row.int64(index + 8),
-                          declinedAt: try row.optionalInt64(index + 9))
-    }
-
     func share(zone: StoredZone, recordName: String) throws -> StoredShare? {
-        try db.queryOne("SELECT \(Self.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.zone_id = $1 AND s.record_name = $2",
-                        [.integer(zone.key), .text(recordName)], Self.storedShare)
+        try db.queryOne("SELECT \(ShareRows.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.zone_id = $1 AND s.record_name = $2",
+                        [.integer(zone.key), .text(recordName)], ShareRows.share)
     }
 
     func shares(zone: StoredZone) throws -> [StoredShare] {
-        try db.query("SELECT \(Self.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.zone_id = $1 ORDER BY s.id",
-                     [.integer(zone.key)], Self.storedShare)
+        try db.query("SELECT \(ShareRows.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.zone_id = $1 ORDER BY s.id",
+                     [.integer(zone.key)], ShareRows.share)
     }
 
     func share(shortGUID: String, container: String, environment: Environment) throws -> StoredShare? {
         try db.queryOne("""
-            SELECT \(Self.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id
+            SELECT \(ShareRows.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id
             WHERE s.short_guid = $1 AND z.container_id = $2 AND z.environment = $3
-            """, [.text(shortGUID), .text(container), .text(environment.rawValue)], Self.storedShare)
+            """, [.text(shortGUID), .text(container), .text(environment.rawValue)], ShareRows.share)
     }
 
     func share(shortGUID: String) throws -> (share: StoredShare, container: String, environment: Environment)? {
         try db.queryOne("""
-            SELECT \(Self.shareColumns), z.container_id, z.environment FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.short_guid = $1
+            SELECT \(ShareRows.shareColumns), z.container_id, z.environment FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.short_guid = $1
             """, [.text(shortGUID)]) { row in
-            (try Self.storedShare(row), try row.string(12), Environment(rawValue: try row.string(13)) ?? .development)
+            (try ShareRows.share(row), try row.string(12), Environment(rawValue: try row.string(13)) ?? .development)
         }
     }
 
@@ -63,16 +35,16 @@ extension PostgresStoreTransaction {
     }
 
     func participants(share: StoredShare) throws -> [StoredParticipant] {
-        try db.query("SELECT \(Self.participantColumns) FROM share_participants p WHERE p.share_id = $1 ORDER BY p.id",
-                     [.integer(share.key)]) { try Self.storedParticipant($0) }
+        try db.query("SELECT \(ShareRows.participantColumns) FROM share_participants p WHERE p.share_id = $1 ORDER BY p.id",
+                     [.integer(share.key)]) { try ShareRows.participant($0) }
     }
 
     func participations(zone: StoredZone, user: String) throws -> [Int64: StoredParticipant] {
         var result: [Int64: StoredParticipant] = [:]
         for (key, participant) in try db.query("""
-            SELECT p.share_id, \(Self.participantColumns) FROM share_participants p JOIN shares s ON s.id = p.share_id
+            SELECT p.share_id, \(ShareRows.participantColumns) FROM share_participants p JOIN shares s ON s.id = p.share_id
             WHERE s.zone_id = $1 AND p.user_record_name = $2
-            """, [.integer(zone.key), .text(user)], { (try $0.int64(0), try Self.storedParticipant($0, from: 1)) }) {
+            """, [.integer(zone.key), .text(user)], { (try $0.int64(0), try ShareRows.participant($0, from: 1)) }) {
             result[key] = participant
         }
         return result
@@ -80,12 +52,12 @@ extension PostgresStoreTransaction {
 
     func acceptedShares(user: String, container: String, environment: Environment) throws -> [(StoredShare, StoredParticipant)] {
         try db.query("""
-            SELECT \(Self.shareColumns), \(Self.participantColumns)
+            SELECT \(ShareRows.shareColumns), \(ShareRows.participantColumns)
             FROM share_participants p JOIN shares s ON s.id = p.share_id JOIN zones z ON z.id = s.zone_id
             WHERE p.user_record_name = $1 AND p.status = 'ACCEPTED' AND z.container_id = $2 AND z.environment = $3
             ORDER BY z.id, s.id
             """, [.text(user), .text(container), .text(environment.rawValue)]) { row in
-            (try Self.storedShare(row), try Self.storedParticipant(row, from: 12))
+            (try ShareRows.share(row), try ShareRows.participant(row, from: 12))
         }
     }
 

@@ -13,7 +13,7 @@ extension PostgresStoreTransaction {
         if memberships?.isEmpty == true { return [] }
         // The share list is one text[] parameter ($3), used three times.
         var sql = """
-            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(Self.recordColumns), r.membership
+            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(RecordRows.recordColumns), r.membership
             FROM record_changes c LEFT JOIN records r ON r.zone_id = c.zone_id AND r.name = c.record_name AND c.deleted = 0
             WHERE c.zone_id = $1 AND c.seq > $2 \(memberships == nil ? "" : "AND c.membership = ANY($3::text[])")
             """
@@ -31,12 +31,7 @@ extension PostgresStoreTransaction {
         }
         arguments.append(.integer(Int64(limit)))
         sql += " ORDER BY 3 LIMIT $\(arguments.count)"
-        return try db.query(sql, arguments) { row in
-            let change = ZoneChange(recordName: try row.string(0), recordType: try row.string(1), sequence: try row.int64(2),
-                                    deleted: try row.int64(3) != 0)
-            guard !change.deleted, !row.isNull(4) else { return (change, nil, nil) }
-            return (change, try Self.record(row, zoneID: zone.zoneID, from: 4, decodeFields: decodeFields), try row.optionalString(16))
-        }
+        return try db.query(sql, arguments) { try FeedRows.zoneChange($0, zoneID: zone.zoneID, decodeFields: decodeFields) }
     }
 
     func purgedSequence(zone: StoredZone) throws -> Int64 {
@@ -63,10 +58,7 @@ extension PostgresStoreTransaction {
             WHERE viewer = $1 AND container_id = $2 AND environment = $3 AND scope = $4 AND seq > $5
             ORDER BY 4 LIMIT $6
             """, [.text(owner.viewer), .text(owner.container), .text(owner.environment.rawValue), .text(owner.scope.rawValue),
-                  .integer(sequence), .integer(Int64(limit))]) { row in
-            DatabaseChange(zoneKey: try row.int64(0), zoneID: ZoneID(zoneName: try row.string(1), ownerRecordName: try row.string(2)),
-                           sequence: try row.int64(3), deleted: try row.int64(4) != 0, reason: try row.optionalString(5))
-        }
+                  .integer(sequence), .integer(Int64(limit))], FeedRows.databaseChange)
     }
 
     func feedClock() throws -> (sequence: Int64, purged: Int64) {
@@ -94,17 +86,18 @@ extension PostgresStoreTransaction {
         let now = try tick()
         try db.run("UPDATE zones SET feed_seq = $1 WHERE id = $2", [.integer(now), .integer(zone.key)])
         guard viewersChanged else { return [] }
-        let current = Set(try acceptedParticipants(zone: zone))
-        let previous = Set(try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = $1", [.integer(zone.key)]) { try $0.string(0) })
-        for viewer in previous.subtracting(current) {
+        let viewers = ZoneViewerChange(
+            previous: try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = $1", [.integer(zone.key)]) { try $0.string(0) },
+            current: try acceptedParticipants(zone: zone))
+        for viewer in viewers.departed {
             try recordRemoval(viewer: viewer, scope: .shared, zone: zone, reason: "ACCESS_LOST", container: container,
                               environment: environment.rawValue, tick: now, at: time)
             try db.run("DELETE FROM zone_viewers WHERE zone_id = $1 AND viewer = $2", [.integer(zone.key), .text(viewer)])
         }
-        for viewer in current.subtracting(previous) {
+        for viewer in viewers.arrived {
             try db.run("INSERT INTO zone_viewers (zone_id, viewer) VALUES ($1, $2)", [.integer(zone.key), .text(viewer)])
         }
-        return previous.subtracting(current).sorted()
+        return viewers.departed
     }
 
     func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws {
@@ -129,9 +122,7 @@ extension PostgresStoreTransaction {
                 (try $0.int64(0), try $0.int64(1))
             }
             removed += gone.count
-            var horizon: [Int64: Int64] = [:]
-            for (zone, seq) in gone { horizon[zone] = max(horizon[zone] ?? 0, seq) }
-            for (zone, seq) in horizon {
+            for (zone, seq) in PurgeHorizon.perZone(gone) {
                 try db.run("UPDATE zones SET purged_seq = GREATEST(purged_seq, $1) WHERE id = $2", [.integer(seq), .integer(zone)])
             }
         }

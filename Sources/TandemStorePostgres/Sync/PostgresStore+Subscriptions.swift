@@ -4,60 +4,47 @@ internal import TandemStore
 
 /// Subscriptions (SQLite: `SQLiteStore+Subscriptions.swift`).
 extension PostgresStoreTransaction {
-    private static let subscriptionColumns = "id, container_id, environment, scope, owner, body"
-
-    /// A stored subscription, or nil when its body no longer decodes (skipped, as on SQLite).
-    private static func storedSubscription(_ row: PostgresRow) throws -> StoredSubscription? {
-        guard let json = try? JSONParser.parse(try row.bytes(5)),
-              let subscription = try? SubscriptionCodec.decode(json, context: "stored subscription", newID: { "" }) else { return nil }
-        var decoded = subscription
-        decoded.webhookSecret = json["webhookSecret"]?.stringValue
-        return StoredSubscription(key: try row.int64(0), container: try row.string(1),
-                                  environment: Environment(rawValue: try row.string(2)) ?? .development,
-                                  scope: DatabaseType(rawValue: try row.string(3)) ?? .private, owner: try row.string(4), subscription: decoded)
-    }
-
     func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE container_id = $1 AND environment = $2 AND owner = $3 AND scope = $4
+            SELECT \(SubscriptionRows.columns) FROM subscriptions WHERE container_id = $1 AND environment = $2 AND owner = $3 AND scope = $4
             ORDER BY id
-            """, [.text(container), .text(environment.rawValue), .text(owner), .text(scope.rawValue)], Self.storedSubscription).compactMap { $0 }
+            """, [.text(container), .text(environment.rawValue), .text(owner), .text(scope.rawValue)], SubscriptionRows.subscription).compactMap { $0 }
     }
 
     func subscriptions(container: String, environment: Environment, owner: String?, scope: DatabaseType?, limit: Int) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions
+            SELECT \(SubscriptionRows.columns) FROM subscriptions
             WHERE container_id = $1 AND environment = $2 AND ($3::text IS NULL OR owner = $3) AND ($4::text IS NULL OR scope = $4)
             ORDER BY id LIMIT $5
             """, [.text(container), .text(environment.rawValue), .optional(owner), .optional(scope?.rawValue), .integer(Int64(limit))],
-            Self.storedSubscription).compactMap { $0 }
+            SubscriptionRows.subscription).compactMap { $0 }
     }
 
     func subscriptions(owner: String, limit: Int) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions
+            SELECT \(SubscriptionRows.columns) FROM subscriptions
             WHERE container_id IN (SELECT id FROM containers) AND environment IN ('development', 'production') AND owner = $1
             ORDER BY id LIMIT $2
-            """, [.text(owner), .integer(Int64(limit))], Self.storedSubscription).compactMap { $0 }
+            """, [.text(owner), .integer(Int64(limit))], SubscriptionRows.subscription).compactMap { $0 }
     }
 
     func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE container_id = $1 AND environment = $2 AND owner = $3
+            SELECT \(SubscriptionRows.columns) FROM subscriptions WHERE container_id = $1 AND environment = $2 AND owner = $3
             UNION ALL
             SELECT s.id, s.container_id, s.environment, s.scope, s.owner, s.body FROM zone_viewers v
             JOIN subscriptions s ON s.container_id = $1 AND s.environment = $2 AND s.owner = v.viewer
             WHERE v.zone_id = $4
             """, [.text(container), .text(environment.rawValue), .text(zone.zoneID.ownerRecordName ?? ""), .integer(zone.key)],
-            Self.storedSubscription).compactMap { $0 }
+            SubscriptionRows.subscription).compactMap { $0 }
     }
 
     func publicSubscriptions(container: String, environment: Environment) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions
+            SELECT \(SubscriptionRows.columns) FROM subscriptions
             WHERE container_id = $1 AND environment = $2 AND scope = $3 AND kind = $4 ORDER BY id
             """, [.text(container), .text(environment.rawValue), .text(DatabaseType.public.rawValue), .text(Subscription.Kind.query.rawValue)],
-            Self.storedSubscription).compactMap { $0 }
+            SubscriptionRows.subscription).compactMap { $0 }
     }
 
     func putSubscription(_ stored: StoredSubscription, at time: Int64) throws {

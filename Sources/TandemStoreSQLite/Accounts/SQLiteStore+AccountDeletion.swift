@@ -5,17 +5,11 @@ import TandemStore
 extension SQLiteStoreTransaction {
     func participations(user: String) throws -> [Participation] {
         try db.query("""
-            SELECT s.id, s.record_name, s.root_name, s.short_guid, s.public_permission, s.allows_access_requests, s.created_at,
-                   z.id, z.name, z.owner, z.change_seq, z.created_at, z.container_id, z.environment, p.participant_id
+            SELECT \(ShareRows.shareColumns), z.container_id, z.environment, p.participant_id
             FROM share_participants p JOIN shares s ON s.id = p.share_id JOIN zones z ON z.id = s.zone_id
             WHERE p.user_record_name = ? AND p.status != 'REMOVED' ORDER BY z.id, s.id
             """, [.text(user)]) { row in
-            let zone = StoredZone(key: row.int64(7), zoneID: ZoneID(zoneName: row.text(8), ownerRecordName: row.text(9)),
-                                  changeSequence: row.int64(10), createdAt: row.int64(11))
-            let share = StoredShare(key: row.int64(0), zone: zone, recordName: row.text(1), rootRecordName: Self.optionalText(row, 2),
-                                    shortGUID: row.text(3), publicPermission: Share.Permission(rawValue: row.text(4)) ?? .none,
-                                    allowsAccessRequests: row.int64(5) != 0, createdAt: row.int64(6))
-            return (share, row.text(12), Environment(rawValue: row.text(13)) ?? .development, row.text(14))
+            (try ShareRows.share(row), row.text(12), Environment(rawValue: row.text(13)) ?? .development, row.text(14))
         }.compactMap { share, container, environment, participantID in
             guard let participant = try participants(share: share).first(where: { $0.participantID == participantID }) else { return nil }
             return Participation(share: share, participant: participant, container: container, environment: environment)

@@ -6,17 +6,11 @@ import TandemStore
 extension SQLiteStoreTransaction {
     func conversation(id: String) throws -> StoredConversation? {
         guard var conversation = try db.queryOne("""
-            SELECT id, container_id, environment, is_group, title, created_by, created_at FROM conversations WHERE id = ?
-            """, [.text(id)], Self.conversationRow) else { return nil }
+            SELECT \(ConversationRows.conversationColumns) FROM conversations WHERE id = ?
+            """, [.text(id)], ConversationRows.conversation) else { return nil }
         conversation.members = try db.query("SELECT user FROM conversation_members WHERE conversation_id = ? ORDER BY joined_at, user",
                                             [.text(id)]) { $0.text(0) }
         return conversation
-    }
-
-    private static func conversationRow(_ row: SQLiteStatement) -> StoredConversation {
-        StoredConversation(id: row.text(0), container: row.text(1), environment: Environment(rawValue: row.text(2)) ?? .development,
-                           isGroup: row.int64(3) != 0, title: row.isNull(4) ? nil : row.text(4), createdBy: row.text(5),
-                           createdAt: row.int64(6), members: [])
     }
 
     func conversations(user: String, container: String, environment: Environment) throws -> [StoredConversation] {
@@ -33,25 +27,10 @@ extension SQLiteStoreTransaction {
 
     func conversationEvents(conversation: String, viewer: String, after seq: Int64, limit: Int) throws -> [StoredConversationEvent] {
         try db.query("""
-            SELECT e.seq, e.conversation_id, e.event_id, e.kind, e.actor, e.subject, e.collaboration_id, e.body, e.created_at
+            SELECT \(ConversationRows.eventColumns)
             FROM conversation_events e JOIN conversation_members m ON m.conversation_id = e.conversation_id AND m.user = ?2
             WHERE e.conversation_id = ?1 AND e.seq > ?3 AND e.created_at >= m.joined_at ORDER BY e.seq LIMIT ?4
-            """, [.text(conversation), .text(viewer), .integer(seq), .integer(Int64(limit))], Self.eventRow)
-    }
-
-    static func eventRow(_ row: SQLiteStatement) -> StoredConversationEvent {
-        StoredConversationEvent(seq: row.int64(0), conversationID: row.text(1), eventID: row.text(2),
-                                kind: StoredConversationEvent.Kind(rawValue: row.text(3)) ?? .message, actor: row.text(4),
-                                subject: row.isNull(5) ? nil : row.text(5), collaborationID: row.isNull(6) ? nil : row.text(6),
-                                body: row.blob(7), createdAt: row.int64(8))
-    }
-
-    private static let linkColumns = "viewer, container_id, environment, url, conversation_id, host, sender, event_id, sent_at, title"
-
-    private static func linkRow(_ row: SQLiteStatement) -> StoredSharedLink {
-        StoredSharedLink(viewer: row.text(0), container: row.text(1), environment: Environment(rawValue: row.text(2)) ?? .development,
-                         url: row.text(3), conversationID: row.text(4), host: row.text(5), sender: row.text(6), eventID: row.text(7),
-                         sentAt: row.int64(8), title: row.isNull(9) ? nil : row.text(9))
+            """, [.text(conversation), .text(viewer), .integer(seq), .integer(Int64(limit))], ConversationRows.event)
     }
 
     func sharedLinks(viewer: String, container: String, environment: Environment, hosts: [String]?, suffixes: [String]?) throws -> [StoredSharedLink] {
@@ -89,12 +68,12 @@ extension SQLiteStoreTransaction {
             FROM collaborations c CROSS JOIN shared_links s
               ON s.viewer = ? AND s.container_id = c.container_id AND s.environment = c.environment AND s.url = c.url
             WHERE c.container_id = ? AND c.environment = ? AND c.kind = 'share'
-            """, [.text(viewer), .text(container), .text(environment.rawValue)], Self.linkRow)
+            """, [.text(viewer), .text(container), .text(environment.rawValue)], ConversationRows.link)
     }
 
     func sharedLinks(viewer: String, container: String, environment: Environment, url: String) throws -> [StoredSharedLink] {
-        try db.query("SELECT \(Self.linkColumns) FROM shared_links WHERE viewer = ? AND container_id = ? AND environment = ? AND url = ?",
-                     [.text(viewer), .text(container), .text(environment.rawValue), .text(url)], Self.linkRow)
+        try db.query("SELECT \(ConversationRows.linkColumns) FROM shared_links WHERE viewer = ? AND container_id = ? AND environment = ? AND url = ?",
+                     [.text(viewer), .text(container), .text(environment.rawValue), .text(url)], ConversationRows.link)
     }
 
     func coMembers(viewer: String, container: String, environment: Environment) throws -> [(conversation: String, isGroup: Bool, member: String)] {
@@ -158,7 +137,7 @@ extension SQLiteStoreTransaction {
 
     func putSharedLink(_ link: StoredSharedLink) throws {
         try db.run("""
-            INSERT INTO shared_links (\(Self.linkColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO shared_links (\(ConversationRows.linkColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (viewer, container_id, environment, url, conversation_id) DO UPDATE SET
                 sender = excluded.sender, event_id = excluded.event_id, sent_at = excluded.sent_at, title = excluded.title
             WHERE excluded.sent_at >= shared_links.sent_at

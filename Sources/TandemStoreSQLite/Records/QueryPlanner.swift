@@ -96,7 +96,7 @@ struct QueryPlanner {
         let keys = order.map(\.expression)
         let orderBy = order.map { $0.expression + ($0.ascending ? " ASC" : " DESC") } + [recordKey + " ASC"]
         sql = """
-            SELECT \(SQLiteStoreTransaction.recordColumns), r.zone_id, r.id\(keys.map { ", " + $0 }.joined()) FROM \(from)
+            SELECT \(RecordRows.recordColumns), r.zone_id, r.id\(keys.map { ", " + $0 }.joined()) FROM \(from)
             WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT ?
             """
         // Placeholders in text order: select list, WHERE (filters, then the cursor), ORDER BY, LIMIT.

@@ -13,7 +13,7 @@ extension SQLiteStoreTransaction {
         let zoneIDs = Dictionary(uniqueKeysWithValues: zones.map { ($0.key, $0.zoneID) })
         let keyCount = plan.keyCount
         return try db.query(plan.sql, plan.arguments) { row in
-            (Self.record(row, zoneID: zoneIDs[row.int64(12)] ?? zones[0].zoneID), QueryPlanner.cursor(row, keyCount: keyCount))
+            (try RecordRows.record(row, zoneID: zoneIDs[row.int64(12)] ?? zones[0].zoneID), QueryPlanner.cursor(row, keyCount: keyCount))
         }
     }
 }

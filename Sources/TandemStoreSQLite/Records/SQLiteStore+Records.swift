@@ -4,30 +4,9 @@ import TandemSQLite
 import TandemStore
 
 extension SQLiteStoreTransaction {
-    static let recordColumns = """
-        r.name, r.type, r.change_tag, r.fields, r.created_at, r.created_by, r.created_device, \
-        r.modified_at, r.modified_by, r.modified_device, r.parent, r.share
-        """
-
-    /// Decodes a row selected with `recordColumns`.
-    static func record(_ row: SQLiteStatement, zoneID: ZoneID) -> Record {
-        record(row, zoneID: zoneID, from: 0, decodeFields: true)
-    }
-
-    /// Decodes `recordColumns` starting at column `from` (`decodeFields`: `StoredFields.attach`).
-    static func record(_ row: SQLiteStatement, zoneID: ZoneID, from i: Int32, decodeFields: Bool) -> Record {
-        var record = Record(recordName: row.text(i), recordType: row.text(i + 1), recordChangeTag: row.text(i + 2), fields: [:],
-                            zoneID: zoneID,
-                            created: Record.Stamp(timestamp: row.int64(i + 4), userRecordName: row.text(i + 5), deviceID: row.text(i + 6)),
-                            modified: Record.Stamp(timestamp: row.int64(i + 7), userRecordName: row.text(i + 8), deviceID: row.text(i + 9)),
-                            parent: optionalText(row, i + 10), share: optionalText(row, i + 11))
-        StoredFields.attach(row.blob(i + 3), to: &record, decodeFields: decodeFields)
-        return record
-    }
-
     func record(zone: StoredZone, name: String) throws -> Record? {
-        try db.queryOne("SELECT \(Self.recordColumns) FROM records r WHERE r.zone_id = ? AND r.name = ?",
-                        [.integer(zone.key), .text(name)]) { Self.record($0, zoneID: zone.zoneID) }
+        try db.queryOne("SELECT \(RecordRows.recordColumns) FROM records r WHERE r.zone_id = ? AND r.name = ?",
+                        [.integer(zone.key), .text(name)]) { try RecordRows.record($0, zoneID: zone.zoneID) }
     }
 
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer] {

@@ -46,18 +46,19 @@ extension SQLiteStoreTransaction {
         let old = try db.query("""
             SELECT record_type, field, options, sort_index FROM schema_fields WHERE container_id = ? AND environment = ?
             """, key) { row in
-            (IndexedField(recordType: row.text(0), field: row.text(1), options: IndexOptions(rawValue: row.int64(2)),
-                          ordered: !row.isNull(3)), row.isNull(3) ? nil : row.text(3))
+            (field: IndexedField(recordType: row.text(0), field: row.text(1), options: IndexOptions(rawValue: row.int64(2)),
+                                 ordered: !row.isNull(3)), sortIndex: row.isNull(3) ? nil : row.text(3))
         }
         try db.run("""
             INSERT INTO schemas (container_id, environment, text, etag, updated_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (container_id, environment) DO UPDATE SET text = excluded.text, etag = excluded.etag, updated_at = excluded.updated_at
             """, key + [.text(text), .text(etag), .integer(time)])
         try db.run("DELETE FROM schema_fields WHERE container_id = ? AND environment = ?", key)
-        let hadIndex = Set(old.filter { $0.1 != nil }.map { "\($0.0.recordType)\u{0}\($0.0.field)" })
+        let changes = SchemaFieldChanges(before: old, after: fields)
         for field in fields {
-            let keep = createSortIndexes || hadIndex.contains("\(field.recordType)\u{0}\(field.field)")
-            let index = field.ordered && keep ? SortIndexes.name(recordType: field.recordType, field: field.field) : nil
+            let index = changes.sortIndex(for: field, createSortIndexes: createSortIndexes) {
+                SortIndexes.name(recordType: $0.recordType, field: $0.field)
+            }
             if let index {
                 try db.execute("""
                     CREATE INDEX IF NOT EXISTS \(index) ON records(zone_id, \(SortIndexes.expression(field.field, table: nil)), id) \
@@ -69,17 +70,12 @@ extension SQLiteStoreTransaction {
                 """, key + [.text(field.recordType), .text(field.field), .integer(field.options.rawValue), index.map(SQLiteValue.text) ?? .null])
         }
         // An expression index another container environment still uses stays.
-        for name in Set(old.compactMap(\.1)) {
+        for name in Set(old.compactMap(\.sortIndex)) {
             let used = try db.queryOne("SELECT 1 FROM schema_fields WHERE sort_index = ?", [.text(name)]) { _ in true } ?? false
             if !used { try db.execute("DROP INDEX IF EXISTS \(name)") }
         }
-        // Record types whose field_index rows or search entries no longer match: every type
-        // with a changed field, or every type with records when the environment had no schema.
-        var changed = Set<String>()
-        let before = Dictionary(old.map { ("\($0.0.recordType)\u{0}\($0.0.field)", $0.0.options) }, uniquingKeysWith: { a, _ in a })
-        let after = Dictionary(fields.map { ("\($0.recordType)\u{0}\($0.field)", $0.options) }, uniquingKeysWith: { a, _ in a })
-        for (key, options) in before where after[key] != options { changed.insert(String(key.prefix { $0 != "\u{0}" })) }
-        for (key, options) in after where before[key] != options { changed.insert(String(key.prefix { $0 != "\u{0}" })) }
+        // Every type with records needs rebuilding when the environment had no schema.
+        var changed = changes.changedRecordTypes
         if !hadSchema {
             let types = try db.query("""
                 SELECT DISTINCT r.type FROM zones z JOIN records r ON r.zone_id = z.id WHERE z.container_id = ? AND z.environment = ?
@@ -92,7 +88,7 @@ extension SQLiteStoreTransaction {
     func rebuildIndexes(container: String, environment: Environment, recordType: String, after: Int64,
                         limit: Int) throws -> (last: Int64, count: Int)? {
         let rows = try db.query("""
-            SELECT r.id, r.zone_id, \(Self.recordColumns) FROM zones z JOIN records r ON r.zone_id = z.id
+            SELECT r.id, r.zone_id, \(RecordRows.recordColumns) FROM zones z JOIN records r ON r.zone_id = z.id
             WHERE z.container_id = ? AND z.environment = ? AND r.type = ? AND r.id > ? ORDER BY r.id LIMIT \(limit)
             """, [.text(container), .text(environment.rawValue), .text(recordType), .integer(after)]) { row in
             (id: row.int64(0), zone: row.int64(1), fields: StoredFields.decode(row.blob(5)).fields)

@@ -3,54 +3,27 @@ import TandemSQLite
 import TandemStore
 
 extension SQLiteStoreTransaction {
-    private static let shareColumns = """
-        s.id, s.record_name, s.root_name, s.short_guid, s.public_permission, s.allows_access_requests, s.created_at, \
-        z.id, z.name, z.owner, z.change_seq, z.created_at
-        """
-
-    private static func storedShare(_ row: SQLiteStatement) -> StoredShare {
-        let zone = StoredZone(key: row.int64(7), zoneID: ZoneID(zoneName: row.text(8), ownerRecordName: row.text(9)),
-                              changeSequence: row.int64(10), createdAt: row.int64(11))
-        return StoredShare(key: row.int64(0), zone: zone, recordName: row.text(1), rootRecordName: optionalText(row, 2),
-                           shortGUID: row.text(3), publicPermission: Share.Permission(rawValue: row.text(4)) ?? .none,
-                           allowsAccessRequests: row.int64(5) != 0, createdAt: row.int64(6))
-    }
-
-    private static let participantColumns = """
-        p.participant_id, p.user_record_name, p.email, p.phone, p.role, p.permission, p.status, p.approved_requester, p.added_at,
-        p.declined_at
-        """
-
-    private static func storedParticipant(_ row: SQLiteStatement, from index: Int32 = 0) -> StoredParticipant {
-        StoredParticipant(participantID: row.text(index), userRecordName: optionalText(row, index + 1), email: optionalText(row, index + 2),
-                          phone: optionalText(row, index + 3), role: Share.Role(rawValue: row.text(index + 4)) ?? .privateUser,
-                          permission: Share.Permission(rawValue: row.text(index + 5)) ?? .readOnly,
-                          status: Share.AcceptanceStatus(rawValue: row.text(index + 6)) ?? .pending,
-                          isApprovedRequester: row.int64(index + 7) != 0, addedAt: row.int64(index + 8),
-                          declinedAt: row.isNull(index + 9) ? nil : row.int64(index + 9))
-    }
-
     func share(zone: StoredZone, recordName: String) throws -> StoredShare? {
-        try db.queryOne("SELECT \(Self.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.zone_id = ? AND s.record_name = ?",
-                        [.integer(zone.key), .text(recordName)], Self.storedShare)
+        try db.queryOne("SELECT \(ShareRows.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.zone_id = ? AND s.record_name = ?",
+                        [.integer(zone.key), .text(recordName)], ShareRows.share)
     }
 
     func shares(zone: StoredZone) throws -> [StoredShare] {
-        try db.query("SELECT \(Self.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.zone_id = ? ORDER BY s.id",
-                     [.integer(zone.key)], Self.storedShare)
+        try db.query("SELECT \(ShareRows.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.zone_id = ? ORDER BY s.id",
+                     [.integer(zone.key)], ShareRows.share)
     }
 
     func share(shortGUID: String, container: String, environment: Environment) throws -> StoredShare? {
         try db.queryOne("""
-            SELECT \(Self.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id
+            SELECT \(ShareRows.shareColumns) FROM shares s JOIN zones z ON z.id = s.zone_id
             WHERE s.short_guid = ? AND z.container_id = ? AND z.environment = ?
-            """, [.text(shortGUID), .text(container), .text(environment.rawValue)], Self.storedShare)
+            """, [.text(shortGUID), .text(container), .text(environment.rawValue)], ShareRows.share)
     }
 
     func share(shortGUID: String) throws -> (share: StoredShare, container: String, environment: Environment)? {
-        try db.queryOne("SELECT \(Self.shareColumns), z.container_id, z.environment FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.short_guid = ?",
+        try db.queryOne("SELECT \(ShareRows.shareColumns), z.container_id, z.environment FROM shares s JOIN zones z ON z.id = s.zone_id WHERE s.short_guid = ?",
                         [.text(shortGUID)]) { row in
-            (Self.storedShare(row), row.text(12), Environment(rawValue: row.text(13)) ?? .development)
+            (try ShareRows.share(row), row.text(12), Environment(rawValue: row.text(13)) ?? .development)
         }
     }
 
@@ -60,16 +33,16 @@ extension SQLiteStoreTransaction {
     }
 
     func participants(share: StoredShare) throws -> [StoredParticipant] {
-        try db.query("SELECT \(Self.participantColumns) FROM share_participants p WHERE p.share_id = ? ORDER BY p.id",
-                     [.integer(share.key)]) { Self.storedParticipant($0) }
+        try db.query("SELECT \(ShareRows.participantColumns) FROM share_participants p WHERE p.share_id = ? ORDER BY p.id",
+                     [.integer(share.key)]) { try ShareRows.participant($0) }
     }
 
     func participations(zone: StoredZone, user: String) throws -> [Int64: StoredParticipant] {
         var result: [Int64: StoredParticipant] = [:]
         for (key, participant) in try db.query("""
-            SELECT p.share_id, \(Self.participantColumns) FROM share_participants p JOIN shares s ON s.id = p.share_id
+            SELECT p.share_id, \(ShareRows.participantColumns) FROM share_participants p JOIN shares s ON s.id = p.share_id
             WHERE s.zone_id = ? AND p.user_record_name = ?
-            """, [.integer(zone.key), .text(user)], { ($0.int64(0), Self.storedParticipant($0, from: 1)) }) {
+            """, [.integer(zone.key), .text(user)], { ($0.int64(0), try ShareRows.participant($0, from: 1)) }) {
             result[key] = participant
         }
         return result
@@ -77,12 +50,12 @@ extension SQLiteStoreTransaction {
 
     func acceptedShares(user: String, container: String, environment: Environment) throws -> [(StoredShare, StoredParticipant)] {
         try db.query("""
-            SELECT \(Self.shareColumns), \(Self.participantColumns)
+            SELECT \(ShareRows.shareColumns), \(ShareRows.participantColumns)
             FROM share_participants p JOIN shares s ON s.id = p.share_id JOIN zones z ON z.id = s.zone_id
             WHERE p.user_record_name = ? AND p.status = 'ACCEPTED' AND z.container_id = ? AND z.environment = ?
             ORDER BY z.id, s.id
             """, [.text(user), .text(container), .text(environment.rawValue)]) { row in
-            (Self.storedShare(row), Self.storedParticipant(row, from: 12))
+            (try ShareRows.share(row), try ShareRows.participant(row, from: 12))
         }
     }
 
@@ -104,8 +77,8 @@ extension SQLiteStoreTransaction {
     }
 
     func recordWithMembership(zone: StoredZone, name: String) throws -> (record: Record, membership: String?)? {
-        try db.queryOne("SELECT \(Self.recordColumns), r.membership FROM records r WHERE r.zone_id = ? AND r.name = ?",
-                        [.integer(zone.key), .text(name)]) { (Self.record($0, zoneID: zone.zoneID), Self.optionalText($0, 12)) }
+        try db.queryOne("SELECT \(RecordRows.recordColumns), r.membership FROM records r WHERE r.zone_id = ? AND r.name = ?",
+                        [.integer(zone.key), .text(name)]) { (try RecordRows.record($0, zoneID: zone.zoneID), Self.optionalText($0, 12)) }
     }
 
     /// Records below `name` through `parent`, `name` included; UNION stops at cycles.
@@ -133,17 +106,10 @@ extension SQLiteStoreTransaction {
     }
 
     func ancestors(zone: StoredZone, of name: String, limit: Int) throws -> [String] {
-        var chain: [String] = []
-        var seen: Set<String> = [name]
-        var current = name
-        while chain.count < limit,
-              let parent = try db.queryOne("SELECT parent FROM records WHERE zone_id = ? AND name = ?",
-                                           [.integer(zone.key), .text(current)], { Self.optionalText($0, 0) }) ?? nil {
-            chain.append(parent)
-            guard seen.insert(parent).inserted else { break }
-            current = parent
+        try ParentChain.ancestors(of: name, limit: limit) { child in
+            try db.queryOne("SELECT parent FROM records WHERE zone_id = ? AND name = ?",
+                            [.integer(zone.key), .text(child)], { Self.optionalText($0, 0) }) ?? nil
         }
-        return chain
     }
 
     func user(matching lookup: UserIdentity) throws -> UserAccount? {

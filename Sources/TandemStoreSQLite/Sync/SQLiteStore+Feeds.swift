@@ -13,7 +13,7 @@ extension SQLiteStoreTransaction {
         let shares = memberships.map { [BoundValueList.jsonText($0)] } ?? []
         let filter = memberships == nil ? "" : "AND c.membership IN (\(list))"
         var sql = """
-            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(Self.recordColumns), r.membership
+            SELECT c.record_name, c.record_type, c.seq, c.deleted, \(RecordRows.recordColumns), r.membership
             FROM record_changes c LEFT JOIN records r ON r.zone_id = c.zone_id AND r.name = c.record_name AND c.deleted = 0
             WHERE c.zone_id = ? AND c.seq > ? \(filter)
             """
@@ -30,15 +30,7 @@ extension SQLiteStoreTransaction {
         }
         sql += " ORDER BY 3 LIMIT ?"
         arguments.append(.integer(Int64(limit)))
-        return try db.query(sql, arguments) { row in
-            let change = Self.zoneChange(row)
-            guard !change.deleted, !row.isNull(4) else { return (change, nil, nil) }
-            return (change, Self.record(row, zoneID: zone.zoneID, from: 4, decodeFields: decodeFields), Self.optionalText(row, 16))
-        }
-    }
-
-    private static func zoneChange(_ row: SQLiteStatement) -> ZoneChange {
-        ZoneChange(recordName: row.text(0), recordType: row.text(1), sequence: row.int64(2), deleted: row.int64(3) != 0)
+        return try db.query(sql, arguments) { try FeedRows.zoneChange($0, zoneID: zone.zoneID, decodeFields: decodeFields) }
     }
 
     func purgedSequence(zone: StoredZone) throws -> Int64 {
@@ -99,10 +91,7 @@ extension SQLiteStoreTransaction {
             WHERE viewer = ?1 AND container_id = ?2 AND environment = ?3 AND scope = ?4 AND seq > ?5
             ORDER BY 4 LIMIT ?6
             """, [.text(owner.viewer), .text(owner.container), .text(owner.environment.rawValue), .text(owner.scope.rawValue),
-                  .integer(sequence), .integer(Int64(limit))]) { row in
-            DatabaseChange(zoneKey: row.int64(0), zoneID: ZoneID(zoneName: row.text(1), ownerRecordName: row.text(2)),
-                           sequence: row.int64(3), deleted: row.int64(4) != 0, reason: Self.optionalText(row, 5))
-        }
+                  .integer(sequence), .integer(Int64(limit))], FeedRows.databaseChange)
     }
 
     func feedClock() throws -> (sequence: Int64, purged: Int64) {
@@ -130,17 +119,18 @@ extension SQLiteStoreTransaction {
         let now = try tick()
         try db.run("UPDATE zones SET feed_seq = ? WHERE id = ?", [.integer(now), .integer(zone.key)])
         guard viewersChanged else { return [] }
-        let current = Set(try acceptedParticipants(zone: zone))
-        let previous = Set(try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = ?", [.integer(zone.key)]) { $0.text(0) })
-        for viewer in previous.subtracting(current) {
+        let viewers = ZoneViewerChange(
+            previous: try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = ?", [.integer(zone.key)]) { $0.text(0) },
+            current: try acceptedParticipants(zone: zone))
+        for viewer in viewers.departed {
             try recordRemoval(viewer: viewer, scope: .shared, zone: zone, reason: "ACCESS_LOST", container: container,
                               environment: environment.rawValue, tick: now, at: time)
             try db.run("DELETE FROM zone_viewers WHERE zone_id = ? AND viewer = ?", [.integer(zone.key), .text(viewer)])
         }
-        for viewer in current.subtracting(previous) {
+        for viewer in viewers.arrived {
             try db.run("INSERT INTO zone_viewers (zone_id, viewer) VALUES (?, ?)", [.integer(zone.key), .text(viewer)])
         }
-        return previous.subtracting(current).sorted()
+        return viewers.departed
     }
 
     func zoneDeletedFromFeeds(_ zone: StoredZone, at time: Int64) throws {
@@ -163,9 +153,7 @@ extension SQLiteStoreTransaction {
             let condition = table == "record_changes" ? "deleted = 1 AND changed_at < ?" : "changed_at < ?"
             let gone = try db.query("DELETE FROM \(table) WHERE \(condition) RETURNING zone_id, seq", [.integer(time)]) { ($0.int64(0), $0.int64(1)) }
             removed += gone.count
-            var horizon: [Int64: Int64] = [:]
-            for (zone, seq) in gone { horizon[zone] = max(horizon[zone] ?? 0, seq) }
-            for (zone, seq) in horizon {
+            for (zone, seq) in PurgeHorizon.perZone(gone) {
                 try db.run("UPDATE zones SET purged_seq = MAX(purged_seq, ?) WHERE id = ?", [.integer(seq), .integer(zone)])
             }
         }

@@ -3,63 +3,52 @@ import TandemSQLite
 import TandemStore
 
 extension SQLiteStoreTransaction {
-    private static let subscriptionColumns = "id, container_id, environment, scope, owner, body"
-
-    private static func storedSubscription(_ row: SQLiteStatement) -> StoredSubscription? {
-        guard let json = try? JSONParser.parse(row.blob(5)),
-              let subscription = try? SubscriptionCodec.decode(json, context: "stored subscription", newID: { "" }) else { return nil }
-        var decoded = subscription
-        decoded.webhookSecret = json["webhookSecret"]?.stringValue
-        return StoredSubscription(key: row.int64(0), container: row.text(1), environment: Environment(rawValue: row.text(2)) ?? .development,
-                                  scope: DatabaseType(rawValue: row.text(3)) ?? .private, owner: row.text(4), subscription: decoded)
-    }
-
     func subscriptions(owner: String, container: String, environment: Environment, scope: DatabaseType) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE container_id = ? AND environment = ? AND owner = ? AND scope = ? ORDER BY id
-            """, [.text(container), .text(environment.rawValue), .text(owner), .text(scope.rawValue)], Self.storedSubscription).compactMap { $0 }
+            SELECT \(SubscriptionRows.columns) FROM subscriptions WHERE container_id = ? AND environment = ? AND owner = ? AND scope = ? ORDER BY id
+            """, [.text(container), .text(environment.rawValue), .text(owner), .text(scope.rawValue)], SubscriptionRows.subscription).compactMap { $0 }
     }
 
     /// Seeks `subscriptions_by_owner` by its (container, environment) prefix.
     func subscriptions(container: String, environment: Environment, owner: String?, scope: DatabaseType?, limit: Int) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions
+            SELECT \(SubscriptionRows.columns) FROM subscriptions
             WHERE container_id = ? AND environment = ? AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR scope = ?4) ORDER BY id LIMIT ?5
             """, [.text(container), .text(environment.rawValue), owner.map(SQLiteValue.text) ?? .null, scope.map { .text($0.rawValue) } ?? .null,
-                  .integer(Int64(limit))], Self.storedSubscription).compactMap { $0 }
+                  .integer(Int64(limit))], SubscriptionRows.subscription).compactMap { $0 }
     }
 
     /// The IN lists let SQLite seek `subscriptions_by_owner` (container, environment, owner) per
     /// container instead of reading every subscription.
     func subscriptions(owner: String, limit: Int) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions
+            SELECT \(SubscriptionRows.columns) FROM subscriptions
             WHERE container_id IN (SELECT id FROM containers) AND environment IN ('development', 'production') AND owner = ?
             ORDER BY id LIMIT ?
-            """, [.text(owner), .integer(Int64(limit))], Self.storedSubscription).compactMap { $0 }
+            """, [.text(owner), .integer(Int64(limit))], SubscriptionRows.subscription).compactMap { $0 }
     }
 
     /// CROSS JOIN keeps SQLite driving from the zone's few viewers: left to choose, it walked
     /// every subscription of the container (measured: 1,000 subscriptions halved the write rate).
     func subscriptions(seeing zone: StoredZone, container: String, environment: Environment) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE container_id = ?1 AND environment = ?2 AND owner = ?3
+            SELECT \(SubscriptionRows.columns) FROM subscriptions WHERE container_id = ?1 AND environment = ?2 AND owner = ?3
             UNION ALL
             SELECT s.id, s.container_id, s.environment, s.scope, s.owner, s.body FROM zone_viewers v
             CROSS JOIN subscriptions s ON s.container_id = ?1 AND s.environment = ?2 AND s.owner = v.viewer
             WHERE v.zone_id = ?4
             """, [.text(container), .text(environment.rawValue), .text(zone.zoneID.ownerRecordName ?? ""), .integer(zone.key)],
-            Self.storedSubscription).compactMap { $0 }
+            SubscriptionRows.subscription).compactMap { $0 }
     }
 
     /// Found through the UNIQUE (container_id, environment, scope, ...) index; query
     /// subscriptions only (the only kind the public database takes).
     func publicSubscriptions(container: String, environment: Environment) throws -> [StoredSubscription] {
         try db.query("""
-            SELECT \(Self.subscriptionColumns) FROM subscriptions
+            SELECT \(SubscriptionRows.columns) FROM subscriptions
             WHERE container_id = ? AND environment = ? AND scope = ? AND kind = ? ORDER BY id
             """, [.text(container), .text(environment.rawValue), .text(DatabaseType.public.rawValue), .text(Subscription.Kind.query.rawValue)],
-            Self.storedSubscription).compactMap { $0 }
+            SubscriptionRows.subscription).compactMap { $0 }
     }
 
     func putSubscription(_ stored: StoredSubscription, at time: Int64) throws {

@@ -1,0 +1,38 @@
+/// The PostgreSQL rows: creates beside the lower of the hello ceiling (a) and the raw libpq
+/// insert loop (c), lookups beside (a) (decisions P45).
+///
+/// A create that lost the race for its zone's change sequence is answered `TRY_AGAIN_LATER`
+/// (decisions P3, P21), so the create rates count only the creates that were stored.
+extension FigureRows {
+    /// Issue 19's targets for the server on PostgreSQL.
+    static let postgresCreateTarget = 0.50
+    static let postgresLookupTarget = 0.50
+
+    static func postgres(_ records: RecordFigures.Result, ceilings: Ceilings, report: Report) {
+        guard let hello = ceilings.hello else { return }
+        if let creates = records.creates, let raw = ceilings.postgres {
+            let (ceiling, which) = hello.requestsPerSecond <= raw.recordsPerSecond
+                ? (hello.requestsPerSecond, "(a)") : (raw.recordsPerSecond, "(c)")
+            let ratio = stored(creates) / ceiling
+            report.add("creates/s stored, 1 record, c32, PostgreSQL", value: Format.rate(stored(creates)),
+                       ceiling: "\(Format.rate(ceiling)) \(which)", ratio: Format.percent(ratio),
+                       target: "≥ \(Format.percent(postgresCreateTarget))",
+                       verdict: .init(passes: ratio >= postgresCreateTarget, problems: creates.problems))
+            report.add("creates refused TRY_AGAIN_LATER, c32, PostgreSQL",
+                       value: Format.percent(Double(creates.non2xx) / Double(max(1, creates.requests))), verdict: .info)
+            if let serial = records.serialCreates {
+                report.add("creates/s stored, 1 record, c1, PostgreSQL", value: Format.rate(stored(serial)),
+                           ceiling: "\(Format.rate(raw.recordsPerSecond)) (c)", ratio: Format.percent(stored(serial) / raw.recordsPerSecond),
+                           verdict: serial.problems > 0 ? .errors : .info)
+            }
+        }
+        if let lookups = records.lookups {
+            FigureRows.lookups(lookups, hello: hello, store: "PostgreSQL", target: postgresLookupTarget, report: report)
+        }
+    }
+
+    /// Requests per second that were answered 2xx.
+    private static func stored(_ run: Wrk.Result) -> Double {
+        run.requestsPerSecond * Double(max(0, run.requests - run.non2xx - run.socketErrors)) / Double(max(1, run.requests))
+    }
+}
