@@ -1,11 +1,10 @@
 import Foundation
 import TandemStoreCopy
-import TandemTestSupport
 
 /// Issue 19 item 4: `tandem migrate` speed, in process (`StoreCopy.run`, what the command runs).
 /// The query zone's data directory (`QueryZone`: `records` records of two fields, with their
 /// field index and change rows) is copied to a fresh database on a throwaway PostgreSQL
-/// cluster (TandemTestSupport's `PostgresCluster`, fsync on) and back to a fresh directory;
+/// cluster (`BenchPostgres`, fsync on) and back to a fresh directory;
 /// each way is timed whole, verification included. Target: 20,000 records/s each way (P43).
 enum MigrateFigure {
     static let target = 20_000.0
@@ -14,8 +13,7 @@ enum MigrateFigure {
         let records = options.size.pick(full: 100_000, quick: 100_000, smoke: 2_000)
         report.section("tandem migrate: \(Format.count(records)) records SQLite → PostgreSQL → SQLite")
         let zone = try QueryZone.prepare(records: records) { report.say($0) }
-        let cluster = try PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try BenchPostgres.database()
         let files = try BenchPaths.temporaryDirectory("migrate-files")
         let back = try BenchPaths.temporaryDirectory("migrate-back")
         defer { BenchPaths.remove(files); BenchPaths.remove(back) }
