@@ -82,7 +82,11 @@ import TandemTestSupport
         #expect(server.process?.processIdentifier == pid && server.process?.isRunning == true, "the server was not restarted")
 
         let seen = outcomes.withLock { $0 }
-        let failures = (server.standardError?.value ?? "").split(separator: "\n").filter { $0.contains("failed:") }.prefix(5)
+        // The server's log lines of the unexpected answers (their request uuids).
+        let uuids = seen.unexpected.compactMap { text in
+            text.range(of: #"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"#, options: .regularExpression).map { String(text[$0]) }
+        }
+        let failures = (server.standardError?.value ?? "").split(separator: "\n").filter { line in uuids.contains { line.contains($0) } }.prefix(5)
         #expect(seen.unexpected.isEmpty, "\(seen.unexpected.prefix(5)); server log: \(failures)")
         // Every acknowledged create is stored (looked up in batches: one request each).
         var missing: [String] = []
