@@ -5,7 +5,7 @@ import TandemTestSupport
 
 /// Issue 14 item 14: the data directory holds the records, assets and the token secret, so it
 /// is the server user's alone: made 0700 with files 0600, and refused when others can write it.
-@Suite struct DataDirectoryTests {
+@Suite(.sqliteOnly("SQLite itself: tandem.sqlite and its WAL in the data directory")) struct DataDirectoryTests {
     static func mode(_ path: String) -> Int {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_mode & 0o777) : -1

@@ -11,7 +11,7 @@ import TandemTestSupport
 /// to files, so their full disk is a real one: a 6 MiB tmpfs mounted over the data directory's
 /// `assets/` in a mount namespace of the server's own (`unshare -m`; needs root, skipped
 /// without it).
-@Suite struct DiskFullTests {
+@Suite(.sqliteOnly("SQLite itself: the disk is filled through --max-database-mib, a SQLite setting")) struct DiskFullTests {
     static let bigText = String(repeating: "x", count: 100_000)
 
     @Test func aFullDiskRefusesWritesRetryablyLogsOnceAndKeepsServingReads() throws {

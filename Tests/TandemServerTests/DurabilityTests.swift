@@ -7,7 +7,7 @@ import TandemStoreSQLite
 
 /// A server killed with SIGKILL loses no acknowledged write and leaves an intact database; a
 /// server stopped with SIGTERM finishes and exits cleanly.
-@Suite(.serialized) struct DurabilityTests {
+@Suite(.serialized, .sqliteOnly("SQLite itself: its WAL and --synchronous")) struct DurabilityTests {
     @Test func acknowledgedWritesSurviveSIGKILL() throws {
         let server = try TestServer()
         let acknowledged = AcknowledgedNames()

@@ -16,7 +16,7 @@ struct StoreOptionTests {
         ("an empty value", ["container", "list", "--store="], "--store takes a postgres://"),
         ("SQLite's sync setting", ["serve", "--store", "postgres://u@127.0.0.1/db", "--synchronous", "normal"], "--synchronous is for a SQLite store"),
         ("SQLite's size cap", ["serve", "--store", "postgres://u@127.0.0.1/db", "--max-database-mib", "10"], "--max-database-mib is for a SQLite store"),
-        ("a pool for SQLite", ["serve", "--pool-size", "4"], "--pool-size is for a PostgreSQL store"),
+        ("a pool for SQLite", ["serve", "--store", "/nonexistent/tandem-data", "--pool-size", "4"], "--pool-size is for a PostgreSQL store"),
         ("a pool of none", ["serve", "--store", "postgres://u@127.0.0.1/db", "--pool-size", "0"], "--pool-size must be a number of connections"),
     ]
 

@@ -7,7 +7,8 @@ import Glibc
 /// A throwaway PostgreSQL cluster, a real peer for the PostgreSQL store's tests (issue 19):
 /// Debian's PostgreSQL server (`scripts/bootstrap --test` installs `postgresql`), `initdb` into
 /// a temporary folder, listening on 127.0.0.1 on a free port only, with its Unix socket in that
-/// folder, trust authentication for loopback only, and `fsync` on (decision P15).
+/// folder, trust authentication for loopback only, and `fsync` on (decision P15); up to 400
+/// connections, for the server suites run against it (every test server keeps a pool; P38).
 ///
 /// ```swift
 /// let url = try PostgresCluster.shared().createDatabase()   // postgres://postgres@127.0.0.1:PORT/test_…
@@ -85,7 +86,7 @@ public final class PostgresCluster: Sendable {
     public func start() throws {
         var arguments = ["-D", directory + "/data", "-p", String(port), "-k", directory,
                          "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on",
-                         "-c", "shared_buffers=32MB", "-c", "max_connections=100"]
+                         "-c", "shared_buffers=32MB", "-c", "max_connections=400"]
         arguments += ["-c", "log_min_messages=warning"]
         let process = try Self.process(binaries + "/postgres", arguments, in: directory,
                                        log: directory + "/postgres.log", unprivileged: geteuid() == 0)

@@ -20,7 +20,8 @@ public enum TandemProcess {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    /// Runs an admin command; returns the last line of its standard output. Throws when it
+    /// Runs an admin command (with `--store` under ``TestStore``'s switch); returns the last line
+    /// of its standard output. Throws when it
     /// exits with a non-zero status or is killed by a signal.
     ///
     /// (Admin commands used to be retried once when killed by SIGABRT: under full-suite load,
@@ -42,7 +43,7 @@ public enum TandemProcess {
     private static func run(_ arguments: [String]) throws -> (Int32, Bool, Data, Data) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        process.arguments = try TestStore.adding(arguments)
         let out = Pipe()
         process.standardOutput = out
         let err = Pipe()
@@ -80,14 +81,16 @@ public enum TandemProcess {
         }
     }
 
-    /// Starts `tandem serve --port PORT --data DIR --stop-on-stdin-eof EXTRA...` and waits (30 s
-    /// at most) until it prints the port it serves on. Port 0 picks a free one.
+    /// Starts `tandem serve --port PORT --data DIR --stop-on-stdin-eof EXTRA...` (and `--store`
+    /// under ``TestStore``'s switch) and waits (30 s at most) until it prints the port it serves
+    /// on. Port 0 picks a free one.
     /// `launcher`: a command the server is started through (its first word the executable; the
     /// server's binary and arguments follow it), e.g. `unshare -m sh -c '… && exec "$0" "$@"'`.
     public static func serve(dataDirectory: String, port requestedPort: Int = 0, extraArguments: [String] = [],
                              launcher: [String] = []) throws -> Server {
         let process = Process()
-        let arguments = ["serve", "--port", String(requestedPort), "--data", dataDirectory, "--stop-on-stdin-eof"] + extraArguments
+        let arguments = try TestStore.adding(["serve", "--port", String(requestedPort), "--data", dataDirectory, "--stop-on-stdin-eof"]
+            + extraArguments)
         if let command = launcher.first {
             process.executableURL = URL(fileURLWithPath: command)
             process.arguments = Array(launcher.dropFirst()) + [binary] + arguments

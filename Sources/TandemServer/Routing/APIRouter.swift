@@ -82,6 +82,10 @@ public final class APIRouter: HTTPResponder {
             }
         } catch let refusal as CloudKitError {
             error = refusal
+        } catch let failure as StoreError where failure.kind == .retryable || failure.kind == .unavailable {
+            // Admission reads the store (who sends this); a database that is busy or away is the
+            // same 503 with retryAfter here as after the body (P39; seen as a 500 during a crash).
+            error = StoreRefusal.answer(for: failure, log: log, uuid: uuid)
         } catch {
             log.message("request \(uuid) failed before its body was read: \(error)")
             return .refused(Responses.error(CloudKitError(.internalError, "internal error; see the server log for request \(uuid)"), uuid: uuid))

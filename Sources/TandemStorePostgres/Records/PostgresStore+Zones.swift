@@ -31,13 +31,17 @@ extension PostgresStoreTransaction {
 
     func ensureZone(_ scope: DatabaseScope, name: String, at time: Int64) throws -> StoredZone {
         if let existing = try zone(scope, name: name) { return existing }
-        // A racing writer's insert of the same zone fails this SERIALIZABLE write with 40001
-        // (retryable), not a unique violation: it read the zone's absence first.
+        // A racing writer's insert of the same zone must fail this write as retryable, not as a
+        // unique violation. Having read the zone's absence is not enough: SSI turns the
+        // violation into 40001 only when that read locked the unique index's page, and a small
+        // table is read by a sequential scan (seen: 23505 from three writers' first creates, P39).
+        // ON CONFLICT waits for the racer; a row this snapshot cannot see is then 40001, and one
+        // it can see (not possible after the read above) would leave no id.
         let key = try db.queryOne("""
             INSERT INTO zones (container_id, environment, database, owner, name, change_seq, created_at)
-            VALUES ($1, $2, $3, $4, $5, 0, $6) RETURNING id
+            VALUES ($1, $2, $3, $4, $5, 0, $6) ON CONFLICT DO NOTHING RETURNING id
             """, Self.scopeArguments(scope) + [.text(name), .integer(time)]) { try $0.int64(0) }
-        guard let key else { throw StoreError(.internal, "INSERT INTO zones returned no id") }
+        guard let key else { throw StoreError(.retryable, "a racing writer created zone \(name)", retryAfterSeconds: 1) }
         return StoredZone(key: key, zoneID: ZoneID(zoneName: name, ownerRecordName: scope.owner), changeSequence: 0, createdAt: time)
     }
 

@@ -68,14 +68,6 @@ import TandemCore
     }
 
     static func sqlite(_ data: String, _ query: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [data + "/tandem.sqlite", query]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        try TestServer.query(dataDirectory: data, query)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TandemTestSupport
 import TandemCore
 
 /// Calls to the accounts API (`/auth/1/{container}/...`) of a test server.
@@ -48,13 +49,27 @@ extension TestServer {
         return response.json["userRecordName"]?.stringValue ?? response.json.serverErrorCode ?? "HTTP \(response.status)"
     }
 
-    /// A value read from the data directory's database with the sqlite3 command-line shell.
-    func sqlite(_ query: String) throws -> String {
+    /// A value read from the data directory's database with the sqlite3 command-line shell, or,
+    /// under the PostgreSQL test store switch (`TestStore`), from its database with psql, in
+    /// SQLite's output: columns joined by `|`, one row a line, booleans `1`/`0` (psql's `t`/`f`);
+    /// SQLite's blob literals `X'…'` are given to psql as `'\x…'::bytea`. Otherwise the query
+    /// must be valid in both dialects.
+    func sqlite(_ query: String) throws -> String { try Self.query(dataDirectory: dataDirectory, query) }
+
+    /// ``sqlite(_:)`` for any data directory.
+    static func query(dataDirectory: String, _ query: String) throws -> String {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        // Waits up to 5 s for the server's writer rather than failing at once, and reports a
-        // failed statement instead of returning an empty answer.
-        process.arguments = ["-bail", "-cmd", ".timeout 5000", dataDirectory + "/tandem.sqlite", query]
+        if TestStore.isPostgres {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+            let translated = query.replacingOccurrences(of: #"\b[Xx]'([0-9A-Fa-f]*)'"#, with: #"'\\x$1'::bytea"#, options: .regularExpression)
+            process.arguments = ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", translated,
+                                 try TestStore.url(forDataDirectory: dataDirectory)]
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            // Waits up to 5 s for the server's writer rather than failing at once, and reports a
+            // failed statement instead of returning an empty answer.
+            process.arguments = ["-bail", "-cmd", ".timeout 5000", dataDirectory + "/tandem.sqlite", query]
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -64,8 +79,14 @@ extension TestServer {
         let problem = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw TestFailure("sqlite3 failed (\(process.terminationStatus)): \(String(decoding: problem, as: UTF8.self)) for \(query)")
+            throw TestFailure("\(process.executableURL?.lastPathComponent ?? "") failed (\(process.terminationStatus)): "
+                + "\(String(decoding: problem, as: UTF8.self)) for \(query)")
         }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard TestStore.isPostgres else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.split(separator: "|", omittingEmptySubsequences: false).map { $0 == "t" ? "1" : $0 == "f" ? "0" : String($0) }
+                .joined(separator: "|")
+        }.joined(separator: "\n")
     }
 }

@@ -129,7 +129,7 @@ extension TestServer {
     func command(_ arguments: [String], input: String) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestServer.binary)
-        process.arguments = arguments + ["--data", dataDirectory]
+        process.arguments = try TestStore.adding(arguments + ["--data", dataDirectory])
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout

@@ -139,7 +139,7 @@ import TandemStoreSQLite
     /// A data directory with the schema, a victim and a squatter, and a record of `type` made
     /// by the squatter at the victim's name, as clients could before SC12.
     func squatted(type: String) throws -> (victim: UserAccount, squatter: UserAccount) {
-        let store = try SQLiteStore(directory: directory, synchronous: .normal, readerCount: 1)
+        let store = try dataDirectoryStore(directory)
         defer { store.close() }
         _ = try Admin.createContainer(container, store: store)
         _ = try SchemaService(store: store).importSchema(UserRecordTests.schema, file: "roles.ckdb", container: container,
@@ -183,7 +183,7 @@ import TandemStoreSQLite
         let (victim, _) = try squatted(type: "Users")
         let assigned = try roles(["moderator"])
         #expect(assigned.status == 0, "\(assigned.error)")
-        let store = try SQLiteStore(directory: directory, synchronous: .normal, readerCount: 1)
+        let store = try dataDirectoryStore(directory)
         defer { store.close() }
         let scope = DatabaseScope(container: container, environment: .development, database: .public, owner: DatabaseScope.publicOwner)
         let record = try store.read { reader in

@@ -1,12 +1,14 @@
 import Foundation
+import TandemTestSupport
 
-/// Runs the built `tandem` with `arguments`; returns its exit status, standard output and
+/// Runs the built `tandem` with `arguments` (and `--store` after `--data` under the test store
+/// switch, `TestStore`); returns its exit status, standard output and
 /// standard error. Its standard input is empty (a `serve --stop-on-stdin-eof` that should have
 /// been refused stops at once instead of serving for ever).
 func runTandem(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: TestServer.binary)
-    process.arguments = arguments
+    process.arguments = try TestStore.adding(arguments)
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
