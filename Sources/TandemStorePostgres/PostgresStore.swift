@@ -1,4 +1,3 @@
-internal import Dispatch
 public import TandemPostgres
 public import TandemStore
 
@@ -13,8 +12,8 @@ public import TandemStore
 ///
 /// `read` runs in a `REPEATABLE READ READ ONLY` transaction (one snapshot for the whole body);
 /// `write` in a `SERIALIZABLE` one, so every committed write has the outcome it would have had
-/// alone (P3); a write that loses a race fails as ``StoreError/Kind/retryable`` and is not run
-/// again here (P21). PostgreSQL's errors leave `read`, `write` and `init` as ``StoreError``
+/// alone (P3). This process's writes wait for each other (P48); a write that loses a race with
+/// another node's fails as ``StoreError/Kind/retryable`` and is not run again here (P21). PostgreSQL's errors leave `read`, `write` and `init` as ``StoreError``
 /// (P2, P22).
 public final class PostgresStore: Store {
     /// How the PostgreSQL store is opened.
@@ -22,7 +21,8 @@ public final class PostgresStore: Store {
         /// The folder holding `assets/` and `avatars/` (created if missing, mode 0700): on a
         /// cluster, one every node mounts.
         public var directory: String
-        /// Most connections this process opens, at least 1: also how many reads and writes run at once.
+        /// Most connections this process opens, at least 1: also how many reads run at once
+        /// (writes run one at a time, P48).
         public var poolSize: Int
         /// Each statement's limit (`statement_timeout`); nil leaves the server's setting.
         public var statementTimeout: Duration?
@@ -38,9 +38,8 @@ public final class PostgresStore: Store {
     public let assets: AssetFiles
     public let avatars: AssetFiles
     public let options: Options
-    /// Held from just before a hooked write's COMMIT until its hook returned, so that hooks run
-    /// in commit order (P3, P23).
-    private let hookOrder = DispatchSemaphore(value: 1)
+    /// This process's writes run one at a time, each with its hook (P48).
+    private let writerGate = PostgresWriterGate()
 
     /// Connects, brings the schema up to date (``PostgresMigrator``) and prepares the asset folders.
     ///
@@ -75,26 +74,16 @@ public final class PostgresStore: Store {
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T {
-        try Self.mapping {
-            try pool.withConnection { connection in
-                try connection.transaction(.serializable) { connection in try body(PostgresStoreTransaction(connection)) }
-            }
-        }
+        try write(body, afterCommit: { _ in })
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T,
                                    afterCommit: @escaping @Sendable (T) -> Void) throws -> T {
         try Self.mapping {
-            try pool.withConnection { connection in
-                var holding = false
-                defer { if holding { hookOrder.signal() } }
-                let value = try connection.transaction(.serializable) { connection in
-                    let value = try body(PostgresStoreTransaction(connection))
-                    // A write that touched a row another hooked write touched could only reach
-                    // here after that one committed, which runs its hook before letting go.
-                    hookOrder.wait()
-                    holding = true
-                    return value
+            // Hooks run in commit order because each runs before the next write may begin (P3, P48).
+            try writerGate.holding {
+                let value = try pool.withConnection { connection in
+                    try connection.transaction(.serializable) { connection in try body(PostgresStoreTransaction(connection)) }
                 }
                 afterCommit(value)
                 return value

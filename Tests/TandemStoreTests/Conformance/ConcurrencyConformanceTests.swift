@@ -7,8 +7,9 @@ import TandemStore
 
 /// Concurrency through `any Store` (decisions P3, P5): writers racing on one zone get distinct,
 /// gap-free change sequences; of writers that check the same change tag exactly one wins; hooks
-/// of one zone run in change-sequence order. A backend may refuse a racing write as
-/// `StoreError` `retryable`: the writers here retry it, as a client told `TRY_AGAIN_LATER` does.
+/// of one zone run in change-sequence order; writers of one process are never refused (P48).
+/// A backend may refuse a write racing another node's as `StoreError` `retryable`: the other
+/// writers here retry it, as a client told `TRY_AGAIN_LATER` does.
 @Suite struct ConcurrencyConformanceTests {
     /// The change tag a writer expected was not the stored one (the records service's
     /// `oplock` conflict).
@@ -54,6 +55,30 @@ import TandemStore
             let feed = try store.read { try $0.zoneChangePage(zone: zone, after: 0, limit: 1_000, memberships: nil, decodeFields: false) }
             #expect(feed.count == writers * writes)
             #expect(feed.map(\.change.sequence) == feed.map(\.change.sequence).sorted())
+        }
+    }
+
+    /// Decisions P48: writers of one process wait for each other rather than fail. SQLite has
+    /// one writer; PostgreSQL, without its writer gate, refused most of these as `40001` on the
+    /// zone row and the feed clock. No retry here: a single refusal fails the test.
+    @Test(arguments: StoreBackend.all(for: .concurrency))
+    func writersOfOneProcessOnOneZoneAreNeverRefused(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let (writers, writes) = (8, 20)
+            let failures = Mutex<[String]>([])
+            onThreads(writers) { writer in
+                for index in 0..<writes {
+                    do {
+                        _ = try store.write { tx in try tx.save(fixture.record("g\(writer)-\(index)"), in: fixture.zone) }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+            let refused = failures.withLock { $0 }
+            #expect(refused.isEmpty, "\(refused.count) of \(writers * writes) writes refused, the first: \(refused.first ?? "")")
+            #expect(try store.read { try $0.zone(fixture.scope, name: "notes") }?.changeSequence == Int64(writers * writes))
         }
     }
 
