@@ -80,7 +80,7 @@ import TandemTestSupport
         let linked = try exchange(world, try world.provider.mint(sub: unique("bob-at-idp"), clientID: Self.audience,
                                                                   claims: ["email": email, "email_verified": true]))
         #expect(linked.json["userRecordName"]?.stringValue == bob, "\(linked.text)")
-        #expect(try world.server.sqlite("SELECT group_concat(kind) FROM (SELECT kind FROM sign_in_methods WHERE user_record_name = '\(bob)' ORDER BY kind)") == "oidc,password")
+        #expect(try world.server.sqlite("SELECT kind FROM sign_in_methods WHERE user_record_name = '\(bob)' ORDER BY kind") == "oidc\npassword")
     }
 
     /// Each bad token is AUTHENTICATION_FAILED (401) with its reason, and nothing is created.
