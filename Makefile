@@ -11,7 +11,12 @@ ASYNC_SERVER_SUITES = '^TandemServerTests\.(CollaborationScenarioTests|ConsoleLi
 # admin command gets --store with a database of a throwaway cluster; decision P38): every one of
 # them but those in PG_SKIPPED_SUITES, each named below with its reason (P52); async ones apart, as
 # above. Suites about SQLite itself skip there by their own trait (.sqliteOnly), not by this list.
-PG_SKIPPED_SUITES = '^TandemServerTests\.()/'
+# Skipped, each for one reason: their HTML pages and console forms answer a write that lost a
+# SERIALIZABLE race "503" (P21), which their clients (RawSocket, ConsoleClient), unlike the JSON
+# one (P51), do not resend; the per-node writer gate removes those races, then they join.
+#   AccountAuthorizationMatrixTests, AuthorizationMatrixTests: console and share-page sign-ins and posts
+#   ConsoleDataTests, ConsoleSchemaEditTests: console record and schema forms, eight edits at once
+PG_SKIPPED_SUITES = '^TandemServerTests\.(AccountAuthorizationMatrixTests|AuthorizationMatrixTests|ConsoleDataTests|ConsoleSchemaEditTests)/'
 
 SEEDS ?= 200
 SEED_BASE ?= 1
