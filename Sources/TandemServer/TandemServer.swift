@@ -180,14 +180,30 @@ public final class TandemServer: Sendable {
     ///   socket was lost, or libwebsockets failed), so that `tandem serve` exits non-zero and a
     ///   supervisor restarts it.
     public func runUntilSignalled() throws {
-        try start()
+        // The sources are registered before start() prints "serving on": a SIGTERM sent as soon as
+        // that line is read (as the tests' servers are stopped) otherwise fell between SIG_IGN and
+        // the source's asynchronous registration, was lost, and the process never exited
+        // (decisions P51). A signal during start() waits for it to end before shutting down.
+        let started = DispatchSemaphore(value: 0)
         let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
+            let registered = DispatchSemaphore(value: 0)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in shutdown() }
+            source.setRegistrationHandler { registered.signal() }
+            source.setEventHandler { [self] in
+                started.wait()
+                started.signal()
+                shutdown()
+            }
             source.resume()
+            registered.wait()
             return source
         }
+        do { try start() } catch {
+            started.signal()
+            throw error
+        }
+        started.signal()
         http.waitUntilStopped()
         shutdown()
         signals.forEach { $0.cancel() }

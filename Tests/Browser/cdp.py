@@ -283,6 +283,18 @@ class Browser:
         self.close()
 
 
+def add_store_arguments(parser):
+    """Adds `--data DIR` (required) and `--store URL` (optional: the PostgreSQL database the Swift
+    tests name under TANDEM_TEST_STORE=postgres, decision P38) for the `tandem` commands a driver runs."""
+    parser.add_argument("--data", required=True, help="the server's data directory")
+    parser.add_argument("--store", help="the server's store when it is not the data directory's SQLite")
+
+
+def store_arguments(a):
+    """The `--data` (and `--store`) arguments of `add_store_arguments`, for a `tandem` command line."""
+    return ["--data", a.data] + (["--store", a.store] if a.store else [])
+
+
 class CheckFailed(Exception):
     """A browser test's check failed; its message names the check and what was seen."""
 

@@ -25,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import run_checks  # noqa: E402
+from cdp import run_checks, add_store_arguments, store_arguments  # noqa: E402
 from signin_flow import CheckFailed, check, evaluate_in, fill_and_submit, popup_session, serve_app, wait_in  # noqa: E402
 
 APP_HTML = b"""<!doctype html><html><head><meta charset="utf-8"><title>CloudKit JS app</title>
@@ -95,10 +95,10 @@ def main():
     parser.add_argument("--password", required=True)
     parser.add_argument("--user", required=True, help="the account's userRecordName")
     parser.add_argument("--tandem", required=True, help="the tandem executable, to make the app's API token")
-    parser.add_argument("--data", required=True, help="the server's data directory")
+    add_store_arguments(parser)
     a = parser.parse_args()
     app_server, origin = serve_app(APP_HTML, APP_JS)
-    command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", origin, "--data", a.data]
+    command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", origin, *store_arguments(a)]
     a.api_token = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
 
     def checks(browser):

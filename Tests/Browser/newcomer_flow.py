@@ -37,7 +37,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import Browser, BrowserError  # noqa: E402
+from cdp import Browser, BrowserError, add_store_arguments, store_arguments  # noqa: E402
 from signin_flow import CheckFailed, check, evaluate_in, fill_and_submit, popup_session, serve_app, wait_in  # noqa: E402
 
 APP_HTML = b"""<!doctype html><html><head><meta charset="utf-8"><title>Trips</title>
@@ -146,7 +146,7 @@ def confirm_email(browser, a, address, who):
 
 
 def accounts(a):
-    return subprocess.run([a.tandem, "user", "list", "--data", a.data], check=True, capture_output=True, text=True).stdout
+    return subprocess.run([a.tandem, "user", "list", *store_arguments(a)], check=True, capture_output=True, text=True).stdout
 
 
 def consent_and_session(browser, session, a, address, who):
@@ -303,7 +303,7 @@ def main():
     parser.add_argument("--server", required=True, help="http://127.0.0.1:PORT; the app uses http://localhost:PORT")
     parser.add_argument("--container", required=True)
     parser.add_argument("--tandem", required=True, help="the tandem executable, to register the app and list accounts")
-    parser.add_argument("--data", required=True, help="the server's data directory")
+    add_store_arguments(parser)
     parser.add_argument("--mail-dir", required=True, help="where the SMTP sink writes the messages it receives")
     parser.add_argument("--owner", required=True, help="the owner's email")
     parser.add_argument("--invitee", required=True, help="the invitee's email")
@@ -311,7 +311,7 @@ def main():
     a.password = "a long enough password"
     a.server = f"http://localhost:{urllib.parse.urlparse(a.server).port}"
     app_server, a.app_origin = serve_app(APP_HTML, APP_JS)
-    command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", a.app_origin, "--data", a.data]
+    command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", a.app_origin, *store_arguments(a)]
     a.api_token = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
 
     started = time.monotonic()

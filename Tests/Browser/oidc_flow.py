@@ -23,7 +23,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import run_checks  # noqa: E402
+from cdp import run_checks, add_store_arguments, store_arguments  # noqa: E402
 from signin_flow import CheckFailed, check, current_user, evaluate_in, popup_session, serve_app, wait_in  # noqa: E402
 
 
@@ -67,10 +67,10 @@ def main():
     parser.add_argument("--container", required=True)
     parser.add_argument("--sub", required=True, help="the subject to sign in as at the provider")
     parser.add_argument("--tandem", required=True, help="the tandem executable, to make the app's API token")
-    parser.add_argument("--data", required=True, help="the server's data directory")
+    add_store_arguments(parser)
     a = parser.parse_args()
     app_server, allowed = serve_app()
-    command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", allowed, "--data", a.data]
+    command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", allowed, *store_arguments(a)]
     a.api_token = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
     def checks(browser):
         first = provider_sign_in(browser, a, allowed, expect_consent=True)

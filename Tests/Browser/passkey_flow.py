@@ -32,7 +32,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import run_checks  # noqa: E402
+from cdp import run_checks, add_store_arguments, store_arguments  # noqa: E402
 from signin_flow import CheckFailed, check, current_user, evaluate_in, popup_session, serve_app, wait_in  # noqa: E402
 
 
@@ -62,14 +62,14 @@ def signup(browser, a):
     credentials = browser.authenticator_credentials(authenticator, session)
     check(len(credentials) == 1 and credentials[0].get("isResidentCredential") and credentials[0].get("rpId") == "localhost",
           "signup: the authenticator holds one discoverable credential for RP ID localhost", credentials)
-    users = subprocess.run([a.tandem, "user", "list", "--data", a.data], check=True, capture_output=True, text=True).stdout
+    users = subprocess.run([a.tandem, "user", "list", *store_arguments(a)], check=True, capture_output=True, text=True).stdout
     check(a.email not in users, "signup: no account exists before the email is confirmed")
     browser.evaluate("window.popup.close(); true")
     return credentials[0]
 
 
 def verify(a):
-    line = subprocess.run([a.tandem, "user", "verify", a.email, "--data", a.data], check=True, capture_output=True, text=True).stdout
+    line = subprocess.run([a.tandem, "user", "verify", a.email, *store_arguments(a)], check=True, capture_output=True, text=True).stdout
     user = line.split("\t")[0].strip()
     check(user.startswith("_"), "verify: the operator's verification created the account", line)
     return user
@@ -114,12 +114,12 @@ def main():
     parser.add_argument("--container", required=True)
     parser.add_argument("--email", required=True)
     parser.add_argument("--tandem", required=True, help="the tandem executable, to make the app's API token and verify the email")
-    parser.add_argument("--data", required=True, help="the server's data directory")
+    add_store_arguments(parser)
     a = parser.parse_args()
     parsed = urllib.parse.urlparse(a.server)
     a.local_server = f"{parsed.scheme}://localhost:{parsed.port}"
     app_server, a.app_origin = serve_app()
-    command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", a.app_origin, "--data", a.data]
+    command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", a.app_origin, *store_arguments(a)]
     a.api_token = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
 
     def checks(browser):

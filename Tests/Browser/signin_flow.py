@@ -30,7 +30,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import BrowserError, run_checks, CheckFailed, check  # noqa: E402
+from cdp import BrowserError, run_checks, CheckFailed, check, add_store_arguments, store_arguments  # noqa: E402
 
 APP_HTML = b"""<!doctype html><html><head><meta charset="utf-8"><title>App</title>
 <script src="/app.js"></script></head><body><p>A static app page.</p></body></html>"""
@@ -190,14 +190,14 @@ def main():
     parser.add_argument("--password", required=True)
     parser.add_argument("--user", required=True, help="the account's userRecordName")
     parser.add_argument("--tandem", required=True, help="the tandem executable, to make the app's API tokens")
-    parser.add_argument("--data", required=True, help="the server's data directory")
+    add_store_arguments(parser)
     a = parser.parse_args()
     app_server, allowed = serve_app()
     foreign_server, foreign_origin = serve_app()
     a.callback = f"{allowed}/callback"
 
     def api_token(*extra):
-        command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", allowed, "--data", a.data, *extra]
+        command = [a.tandem, "token", "create", "--api", "--container", a.container, "--origin", allowed, *store_arguments(a), *extra]
         return subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()[-1]
     a.api_token = api_token()
     a.redirect_token = api_token("--sign-in-callback", a.callback)

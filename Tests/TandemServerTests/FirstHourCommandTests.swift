@@ -25,7 +25,7 @@ import TandemTestSupport
     }
 
     /// A mistyped `--data` is an error naming the directory, and leaves nothing behind (F42).
-    @Test func listCommandsOnAMissingDataDirectoryRefuseAndMakeNothing() throws {
+    @Test(.sqliteOnly("a missing data directory is a missing SQLite store; PostgreSQL is named by its URL")) func listCommandsOnAMissingDataDirectoryRefuseAndMakeNothing() throws {
         let directory = NSTemporaryDirectory() + "tandem-test-missing-" + UUID().uuidString
         for command in [["container", "list"], ["user", "list"], ["app", "list", "--container", TestServer.container]] {
             let result = try runTandem(command + ["--data", directory])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemCore
+import TandemTestSupport
 
 /// The share landing page `/share/{shortGUID}`, its thumbnail and the
 /// apple-app-site-association file: over plain HTTP, and end to end in headless Chromium
@@ -173,8 +174,11 @@ import TandemCore
         #expect(run.status == 0, "landing_page.py exited \(run.status)\n--- stdout\n\(run.output)\n--- stderr\n\(run.errors)")
     }
 
-    /// Runs `python3 arguments`, killing it after `timeout` seconds.
+    /// Runs `python3 arguments`, killing it after `timeout` seconds. A driver given `--data DIR`
+    /// also gets the server's `--store` under `TANDEM_TEST_STORE=postgres` (P38; Tests/Browser/cdp.py
+    /// `store_arguments` hands both to the `tandem` commands it runs).
     static func python(_ arguments: [String], timeout: TimeInterval) throws -> (status: Int32, output: String, errors: String) {
+        let arguments = try TestStore.adding(arguments)
         let directory = NSTemporaryDirectory() + "tandem-browser-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

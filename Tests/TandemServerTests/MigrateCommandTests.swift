@@ -11,7 +11,7 @@ import TandemTestSupport
 /// `tandem migrate` (issue 19 item 4; decisions P40–P43): a data directory filled by a real
 /// `tandem serve` goes to PostgreSQL and back, and the server on the result still honours the
 /// change tokens and API tokens issued before the move.
-@Suite(.serialized) struct MigrateCommandTests {
+@Suite(.serialized, .sqliteOnly("names both stores itself: a SQLite directory and a database of its own cluster")) struct MigrateCommandTests {
     /// Every field type, lists and an asset, as a client saves them.
     static func fields(asset: JSONValue) -> JSONObject {
         [

@@ -15,7 +15,8 @@ internal import TandemStore
 ///
 /// Nothing a client sends is written into the SQL text: values, zone keys and field names are
 /// parameters (issue 14); value lists are padded to the next power of two by repeating their
-/// last member, so a list's length shapes at most one statement per doubling.
+/// last member, so a list's length shapes at most one statement per doubling. Text operands are
+/// bound as `IndexedText` escapes them (P50), so a string holding U+0000 compares as on SQLite.
 struct PostgresQueryPlanner {
     private(set) var sql = ""
     private(set) var arguments: [PostgresValue] = []
@@ -109,13 +110,14 @@ struct PostgresQueryPlanner {
         }
     }
 
+    /// A filter's operand as bound: strings escaped as `field_index` holds them (P50).
     static func value(_ value: FieldValue) -> PostgresValue? {
         switch value {
-        case .string(let s): .text(s)
+        case .string(let s): .text(IndexedText.escape(s))
         case .int64(let i), .timestamp(let i): .integer(i)
         case .double(let d): .double(d)
         case .bytes(let b): .bytes(b)
-        case .reference(let r): .text(r.recordName)
+        case .reference(let r): .text(IndexedText.escape(r.recordName))
         case .location, .asset, .list: nil
         }
     }

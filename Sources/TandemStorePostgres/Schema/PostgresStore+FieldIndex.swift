@@ -32,7 +32,7 @@ extension PostgresStoreTransaction {
             case .null: break
             case .integer(let value): typed[0] = .integer(value)
             case .real(let value): typed[1] = .double(value)
-            case .text(let value): typed[2] = .text(value)
+            case .text(let value): typed[2] = .text(IndexedText.escape(value))  // P50: text cannot hold NUL
             case .blob(let value): typed[3] = .bytes(value)
             }
             try db.run("""

@@ -45,7 +45,7 @@ import TandemCore
                                   "HTTPS://App.Example:443/, http://localhost:8080,http://[::1]:3000", "--origin", "https://b.example:8443",
                                   "--sign-in-callback", "https://app.example/signed-in?from=tandem", "--data", data])
         #expect(made.status == 0, "\(made)")
-        #expect(try Self.sqlite(data, "SELECT replace(origins, char(10), ' ') || ' | ' || callback FROM tokens WHERE kind = 'api'")
+        #expect(try Self.sqlite(data, "SELECT origins || ' | ' || callback FROM tokens WHERE kind = 'api'").replacingOccurrences(of: "\n", with: " ")
                 == "https://app.example http://localhost:8080 http://[::1]:3000 https://b.example:8443 | https://app.example/signed-in?from=tandem")
         for callback in ["https://app.example/cb#fragment", "https://elsewhere.example/cb", "https://app.example/c b", "https://user@app.example/cb",
                          "javascript:alert(1)"] {

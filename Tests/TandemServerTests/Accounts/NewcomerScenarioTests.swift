@@ -29,7 +29,8 @@ import TandemCore
         // Behind what the people saw: one sign-in method each, of the kind they chose, and the
         // invitee's place in the share is accepted.
         func methods(_ email: String) throws -> String {
-            try server.sqlite("SELECT group_concat(kind) FROM sign_in_methods JOIN users ON users.record_name = sign_in_methods.user_record_name WHERE users.email = '\(email)'")
+            // One line per method (SQLite's group_concat is not PostgreSQL's).
+            try server.sqlite("SELECT kind FROM sign_in_methods JOIN users ON users.record_name = sign_in_methods.user_record_name WHERE users.email = '\(email)' ORDER BY kind")
         }
         #expect(try methods(owner) == "password")
         #expect(try methods(invitee) == "passkey")

@@ -61,7 +61,7 @@ import TandemTestSupport
         // A later token of the same identity signs in to the same account, even with another email.
         let again = try exchange(world, try world.provider.mint(sub: sub, clientID: Self.audience, claims: ["email": "changed-\(email)", "email_verified": true]))
         #expect(again.json["userRecordName"]?.stringValue == user, "\(again.text)")
-        #expect(try world.server.sqlite("SELECT count(*) FROM users WHERE email LIKE '%\(sub)%'") == "1")
+        #expect(try world.server.sqlite("SELECT count(*) FROM users WHERE email IN ('\(email)', 'changed-\(email)')") == "1")
     }
 
     @Test func aVerifiedEmailLinksToItsAccountAndAnUnverifiedOneNever() throws {
@@ -80,7 +80,7 @@ import TandemTestSupport
         let linked = try exchange(world, try world.provider.mint(sub: unique("bob-at-idp"), clientID: Self.audience,
                                                                   claims: ["email": email, "email_verified": true]))
         #expect(linked.json["userRecordName"]?.stringValue == bob, "\(linked.text)")
-        #expect(try world.server.sqlite("SELECT group_concat(kind) FROM (SELECT kind FROM sign_in_methods WHERE user_record_name = '\(bob)' ORDER BY kind)") == "oidc,password")
+        #expect(try world.server.sqlite("SELECT kind FROM sign_in_methods WHERE user_record_name = '\(bob)' ORDER BY kind") == "oidc\npassword")
     }
 
     /// Each bad token is AUTHENTICATION_FAILED (401) with its reason, and nothing is created.

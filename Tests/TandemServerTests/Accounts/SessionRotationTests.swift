@@ -74,8 +74,9 @@ struct SessionRotationTests {
         let old = try server.signIn(email, password: "old session", apiToken: app)
         // The session began 11 minutes ago and was last used just now; then the account loses its
         // password (as an account made with a passkey or OpenID Connect has none).
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
         _ = try server.sqlite("""
-            UPDATE tokens SET created_at = created_at - 660000, last_used_at = CAST(strftime('%s','now') AS INTEGER) * 1000
+            UPDATE tokens SET created_at = created_at - 660000, last_used_at = \(now)
             WHERE user_record_name = '\(user)';
             DELETE FROM sign_in_methods WHERE user_record_name = '\(user)';
             """)

@@ -96,12 +96,12 @@ struct SharedFeedTests {
             _ = try server.post("zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": .string(zone)]]]]],
                                 as: owner, database: "private")
         }
-        let wide = try server.post("records/modify", Body.modify([
+        let made = try server.post("records/modify", Body.modify([
             Body.operation("create", name: "cloudkit.zoneshare", recordType: "cloudkit.share",
                            extra: ["participants": [Invite.email(people[0], "READ_WRITE"), Invite.email(people[1], "READ_WRITE")]]),
-        ], zone: zone1), as: owner, database: "private").json.record(0)
-        let note1 = SharedNote(owner: owner, zone: zone1, shareName: "cloudkit.zoneshare", guid: wide["shortGUID"]!.stringValue!,
-                               shareTag: "", rootTag: "", childTag: "")
+        ], zone: zone1), as: owner, database: "private")
+        let guid = try #require(made.json.record(0)["shortGUID"]?.stringValue, "\(made.status) \(made.text)")
+        let note1 = SharedNote(owner: owner, zone: zone1, shareName: "cloudkit.zoneshare", guid: guid, shareTag: "", rootTag: "", childTag: "")
         let note2 = try server.shareNote(owner: owner, participants: [Invite.email(people[2]), Invite.email(people[3])])
         try server.accept(note1, as: people[0])
         try server.accept(note1, as: people[1])
@@ -125,7 +125,7 @@ struct SharedFeedTests {
         _ = try drain()
 
         // people[0] leaves.
-        let shareTag = try server.shareRecord(note1, as: people[0])["recordChangeTag"]!.stringValue!
+        let shareTag = try #require(try server.shareRecord(note1, as: people[0])["recordChangeTag"]?.stringValue)
         _ = try server.sharedModify(note1, [Body.operation("delete", name: "cloudkit.zoneshare", recordType: nil, tag: shareTag)], as: people[0])
         var seen = try drain()
         #expect(seen[0] == [zone1: "ACCESS_LOST"])
