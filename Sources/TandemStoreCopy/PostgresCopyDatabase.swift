@@ -98,6 +98,8 @@ final class PostgresCopyDatabase: CopyDatabase {
                         for offset in 0..<Self.typedSuffixes.count where !row.isNull(index + offset) {
                             value = try Self.value(row, index + offset)
                         }
+                        // The field index's text is held escaped on PostgreSQL (P50).
+                        if case .text(let text) = value { value = .text(IndexedText.unescape(text)) }
                         values.append(value)
                         index += Self.typedSuffixes.count
                     } else {
@@ -240,7 +242,7 @@ final class PostgresCopyDatabase: CopyDatabase {
                                 switch (value, suffix.1) {
                                 case (.integer(let n), .bigint): .integer(n)
                                 case (.real(let d), .doublePrecision): .double(d)
-                                case (.text(let s), .text): .text(s)
+                                case (.text(let s), .text): .text(IndexedText.escape(s))
                                 case (.bytes(let b), .bytea): .bytes(b)
                                 default: .null
                                 }

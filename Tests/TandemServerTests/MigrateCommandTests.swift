@@ -16,6 +16,8 @@ import TandemTestSupport
     static func fields(asset: JSONValue) -> JSONObject {
         [
             "title": Body.field("Moved with everything in it", "STRING"),
+            // PostgreSQL's field index holds U+0000 and U+0001 escaped (P50): the copy escapes and unescapes.
+            "control": Body.field("nul \u{0} and \u{1} inside", "STRING"),
             "count": Body.field(.int(Int64.min), "INT64"),
             "ratio": Body.field(-0.0, "DOUBLE"),
             "when": Body.field(.int(1_764_000_000_123), "TIMESTAMP"),

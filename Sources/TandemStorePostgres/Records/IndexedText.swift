@@ -11,9 +11,9 @@
 /// ```swift
 /// IndexedText.escape("a\u{0}b") // "a\u{1}\u{1}b"
 /// ```
-enum IndexedText {
+package enum IndexedText {
     /// `text` with U+0000 → U+0001 U+0001 and U+0001 → U+0001 U+0002; other strings unchanged.
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 <= 0x01 }) else { return text }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count + 8)
@@ -23,6 +23,21 @@ enum IndexedText {
             case 0x01: bytes += [0x01, 0x02]
             default: bytes.append(byte)
             }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The string `escape` was given: 0x01 0x01 → 0x00, 0x01 0x02 → 0x01 (`tandem migrate`
+    /// reads `value_text` back into SQLite's form with it, P50).
+    package static func unescape(_ text: String) -> String {
+        guard text.utf8.contains(0x01) else { return text }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var escaped = false
+        for byte in text.utf8 {
+            if escaped { bytes.append(byte == 0x01 ? 0x00 : 0x01); escaped = false }
+            else if byte == 0x01 { escaped = true }
+            else { bytes.append(byte) }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
