@@ -31,6 +31,14 @@ public final class PostgresConnection {
     private var nextStatement = 0
     /// Open transaction levels: 0 outside, 1 in a transaction, more inside savepoints.
     private var depth = 0
+    /// A read-only transaction's `BEGIN` not yet sent: it travels with the transaction's first
+    /// statement, in one pipeline (decisions P55).
+    var owedBegin: PostgresIsolation?
+    /// A read-only transaction's `COMMIT` was sent and its answer not yet read: the next use of
+    /// the connection reads it first (P55).
+    var commitInFlight = false
+    /// Times this connection waited for the server's answer (for tests and diagnostics).
+    public internal(set) var roundTrips = 0
 
     /// Statements in the cache now (for tests and diagnostics).
     public var cachedStatementCount: Int { statements.count }
@@ -81,7 +89,9 @@ public final class PostgresConnection {
     /// unasked on an idle connection (no `LISTEN` here) only to end it: `57P01` when it shuts down
     /// or an administrator terminates the backend, then end of file, or end of file alone when it
     /// was killed. Used by the pool before lending a connection and when it comes back.
+    /// A `COMMIT` still in flight is read first (waiting for it if needed).
     public var isHealthy: Bool {
+        settle()
         guard let connection, PQstatus(connection) == CONNECTION_OK else { return false }
         let socket = PQsocket(connection)
         guard socket >= 0 else { return false }
@@ -90,8 +100,11 @@ public final class PostgresConnection {
         return ready == 0
     }
 
-    /// Whether a transaction (or a failed one awaiting ROLLBACK) is open.
+    /// Whether a transaction (or a failed one awaiting ROLLBACK) is open. A `COMMIT` still in
+    /// flight is read first (waiting for it if needed).
     public var isInTransaction: Bool {
+        if owedBegin != nil { return true }
+        settle()
         guard let connection else { return false }
         let status = PQtransactionStatus(connection)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
@@ -104,6 +117,7 @@ public final class PostgresConnection {
     ///   the whole string runs as one implicit transaction, so none of it stays done.
     public func execute(_ sql: String) throws(PostgresError) {
         let connection = try open()
+        roundTrips += 1
         _ = try check(PQexec(connection, sql), sql: sql)
     }
 
@@ -146,6 +160,13 @@ public final class PostgresConnection {
     /// (released when it returns, rolled back to when it throws, leaving the outer transaction
     /// usable), and `isolation` is ignored: the outer transaction's holds.
     ///
+    /// A read-only transaction (``PostgresIsolation/repeatableReadOnly``) costs fewer round
+    /// trips (decisions P55): its `BEGIN` is sent together with the first statement, in one
+    /// pipeline, and its `COMMIT` is sent without waiting for the answer, which the connection's
+    /// next use reads before anything else (a read's outcome does not depend on it: nothing was
+    /// written, and the snapshot was already read). A body that runs no statement sends neither.
+    /// A body that swallowed a failed statement still gets the synchronous `COMMIT` below.
+    ///
     /// - Throws: what `body` throws, or ``PostgresError``: ``PostgresError/Kind/retryable``
     ///   when a `.repeatableRead` or `.serializable` transaction lost a race (possibly at
     ///   COMMIT), and ``PostgresError/Kind/other`` when COMMIT found the transaction already
@@ -155,7 +176,12 @@ public final class PostgresConnection {
         _ isolation: PostgresIsolation = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
         let level = depth + 1
-        try execute(level == 1 ? "BEGIN ISOLATION LEVEL \(isolation.rawValue)" : "SAVEPOINT tandem_\(level)")
+        if level == 1 && isolation.isReadOnly {
+            _ = try open()
+            owedBegin = isolation
+        } else {
+            try execute(level == 1 ? "BEGIN ISOLATION LEVEL \(isolation.rawValue)" : "SAVEPOINT tandem_\(level)")
+        }
         depth = level
         let value: T
         do {
@@ -163,7 +189,9 @@ public final class PostgresConnection {
         } catch {
             depth = level - 1
             if level == 1 {
-                try? execute("ROLLBACK")
+                // An owed BEGIN was never sent: there is nothing to roll back.
+                if owedBegin == nil { try? execute("ROLLBACK") }
+                owedBegin = nil
             } else {
                 try? execute("ROLLBACK TO SAVEPOINT tandem_\(level); RELEASE SAVEPOINT tandem_\(level)")
             }
@@ -174,7 +202,13 @@ public final class PostgresConnection {
             try execute("RELEASE SAVEPOINT tandem_\(level)")
             return value
         }
+        if owedBegin != nil {
+            owedBegin = nil
+            return value
+        }
+        if isolation.isReadOnly, try sendCommit() { return value }
         let connection = try open()
+        roundTrips += 1
         let result = try check(PQexec(connection, "COMMIT"), sql: "COMMIT")
         // COMMIT of a failed transaction succeeds and answers ROLLBACK.
         guard result.commandTag == "COMMIT" else {
@@ -188,14 +222,15 @@ public final class PostgresConnection {
         guard let connection else { return }
         self.connection = nil
         statements.removeAll()
+        owedBegin = nil
+        commitInFlight = false
         PQfinish(connection)
     }
 
     // MARK: Statements
 
     private func executePrepared(_ sql: String, _ arguments: [PostgresValue]) throws(PostgresError) -> PostgresResult {
-        let connection = try open()
-        let name = try prepared(sql, connection)
+        let connection = try settled()
         var encoded: [(bytes: [UInt8], binary: Bool)?] = []
         encoded.reserveCapacity(arguments.count)
         for argument in arguments { encoded.append(try argument.encoded()) }
@@ -222,24 +257,40 @@ public final class PostgresConnection {
             lengths.append(Int32(parameter.bytes.count))
             formats.append(parameter.binary ? 1 : 0)
         }
-        let result = PQexecPrepared(connection, name, Int32(arguments.count), pointers, lengths, formats, 1)
+        let statement = try statement(for: sql)
+        if let begin = owedBegin {
+            // The transaction's BEGIN, and the statement's preparation when it is new, travel
+            // with its first statement (P55).
+            owedBegin = nil
+            return try pipelined(begin: begin, statement: statement, sql: sql, Int32(arguments.count), pointers, lengths, formats)
+        }
+        if !statement.isPrepared {
+            // nParams 0 and no types: the server infers every parameter's type from the SQL.
+            roundTrips += 1
+            _ = try check(PQprepare(connection, statement.name, sql, 0, nil), sql: sql)
+            statements[sql] = statement.name
+        }
+        roundTrips += 1
+        let result = PQexecPrepared(connection, statement.name, Int32(arguments.count), pointers, lengths, formats, 1)
         return try check(result, sql: sql)
     }
 
-    /// The server-side name of the prepared statement for `sql`, preparing it on first use.
-    private func prepared(_ sql: String, _ connection: OpaquePointer) throws(PostgresError) -> String {
-        if let name = statements[sql] { return name }
+    /// The server-side name of the prepared statement for `sql`, and whether it is prepared on
+    /// this connection yet (the caller prepares it and records it in `statements`).
+    private func statement(for sql: String) throws(PostgresError) -> (name: String, isPrepared: Bool) {
+        if let name = statements[sql] { return (name, true) }
         if statements.count >= Self.statementCacheCapacity {
             // DEALLOCATE is not transactional, so it is safe inside a transaction too.
             try execute("DEALLOCATE ALL")
             statements.removeAll()
         }
         nextStatement += 1
-        let name = "tandem_\(nextStatement)"
-        // nParams 0 and no types: the server infers every parameter's type from the SQL.
-        _ = try check(PQprepare(connection, name, sql, 0, nil), sql: sql)
+        return ("tandem_\(nextStatement)", false)
+    }
+
+    /// Records that `sql` is now prepared as `name` (the pipeline's preparation succeeded).
+    func remember(_ sql: String, as name: String) {
         statements[sql] = name
-        return name
     }
 
     /// `result` when it is a success, else the error it (or the connection) reports.
@@ -259,11 +310,27 @@ public final class PostgresConnection {
         throw error
     }
 
-    /// The libpq handle, or unavailable once closed (for this module's other files: COPY).
+    /// The libpq handle, or unavailable once closed (for this module's other files: COPY), ready
+    /// for a synchronous command: a `COMMIT` in flight is read and an owed `BEGIN` sent first.
     func open() throws(PostgresError) -> OpaquePointer {
+        let connection = try settled()
+        if let begin = owedBegin {
+            owedBegin = nil
+            roundTrips += 1
+            _ = try check(PQexec(connection, "BEGIN ISOLATION LEVEL \(begin.rawValue)"), sql: "BEGIN")
+        }
+        return connection
+    }
+
+    /// The libpq handle with any `COMMIT` in flight read, or unavailable once closed.
+    func settled() throws(PostgresError) -> OpaquePointer {
+        settle()
         guard let connection else { throw PostgresError.closed("the connection") }
         return connection
     }
+
+    /// The libpq handle as it is (nil once closed), for the pipeline's own file.
+    var handle: OpaquePointer? { connection }
 
     /// libpq quotes a URL it cannot parse (`… in URI: "postgres://u:secret@[bad"`): the URL, and
     /// the password in it, are taken out of the message (P10: errors never carry the URL).
@@ -276,6 +343,9 @@ public final class PostgresConnection {
         }
         return text
     }
+
+    /// libpq's last error message on `connection`.
+    static func message(_ connection: OpaquePointer) -> String { trimmed(PQerrorMessage(connection)) }
 
     private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
         message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "unknown libpq error"

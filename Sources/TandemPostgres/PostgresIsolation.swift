@@ -10,4 +10,8 @@ public enum PostgresIsolation: String, Sendable, Hashable {
     /// round trip fewer than `SET TRANSACTION READ ONLY` after it (decisions P47).
     case repeatableReadOnly = "REPEATABLE READ READ ONLY"
     case serializable = "SERIALIZABLE"
+
+    /// Whether the transaction may not write: its `BEGIN` and `COMMIT` cost no round trip of
+    /// their own (``PostgresConnection/transaction(_:_:)``, decisions P55).
+    public var isReadOnly: Bool { self == .repeatableReadOnly }
 }

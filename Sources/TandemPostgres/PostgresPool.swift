@@ -142,8 +142,9 @@ public final class PostgresPool: Sendable {
 
     private func checkIn(_ lent: PostgresConfinedConnection) {
         defer { permits.signal() }
-        // A connection left inside a transaction (a body that escaped one) or broken is not reused.
-        guard lent.connection.isHealthy, !lent.connection.isInTransaction else {
+        // A connection left inside a transaction (a body that escaped one) or broken is not reused;
+        // one whose read-only COMMIT is still in flight is (decisions P55).
+        guard lent.connection.isReusable else {
             lent.connection.close()
             return
         }
