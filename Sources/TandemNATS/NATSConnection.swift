@@ -10,7 +10,7 @@ public struct NATSError: Error, CustomStringConvertible, Sendable {
     init(_ status: natsStatus, _ action: String) {
         let text = natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status.rawValue)"
         let detail = nats_GetLastError(nil).map { String(cString: $0) } ?? ""
-        description = "NATS \(action): \(text)" + (detail.isEmpty || detail == text ? "" : " (\(detail))")
+        description = "NATS \(action): \(text)" + (detail.isEmpty || detail.contains(text) ? "" : " (\(detail))")
     }
 
     init(_ message: String) { description = message }

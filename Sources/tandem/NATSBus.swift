@@ -28,7 +28,20 @@ final class NATSBus: BusTransport {
 
     var summary: String { servers.joined(separator: ",") }
 
+    /// The bus could not be reached at start: `tandem serve` exits 1 with one line.
+    struct Unreachable: Error, CustomStringConvertible {
+        var description: String
+    }
+
     func start(prefix: String, receive: @escaping @Sendable ([UInt8]) -> Void, missed: @escaping @Sendable (String) -> Void) throws {
+        do {
+            try connect(prefix: prefix, receive: receive, missed: missed)
+        } catch let error as NATSError {
+            throw Unreachable(description: "the bus cannot be reached: \(error)")
+        }
+    }
+
+    private func connect(prefix: String, receive: @escaping @Sendable ([UInt8]) -> Void, missed: @escaping @Sendable (String) -> Void) throws {
         let nats = try NATSConnection(servers: servers, name: "tandem") { event in
             switch event {
             case .disconnected: break
