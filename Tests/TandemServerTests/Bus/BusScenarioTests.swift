@@ -17,13 +17,13 @@ struct BusScenarioTests {
         var a: TestServer
         var b: TestServer
 
-        init() throws {
+        init(extraArguments: [String] = []) throws {
             nats = try NATSServer()
             store = try PostgresCluster.shared().createDatabase()
             let dataA = try ExitCleanup.temporaryDirectory("tandem-bus-a")
             let dataB = try ExitCleanup.temporaryDirectory("tandem-bus-b")
             try TandemProcess.admin(["container", "create", TestServer.container, "--data", dataA, "--store", store])
-            let arguments = ["--store", store, "--bus", nats.url, "--pool-size", "4", "--quiet"]
+            let arguments = ["--store", store, "--bus", nats.url, "--pool-size", "4", "--quiet"] + extraArguments
             a = try TestServer(extraArguments: arguments, dataDirectory: dataA)
             // Nodes share the secret key (change tokens, asset URLs, share links), as a deployment must.
             try FileManager.default.copyItem(atPath: dataA + "/secret.key", toPath: dataB + "/secret.key")
@@ -59,6 +59,20 @@ struct BusScenarioTests {
         // Matched once, on A: B delivered it, A's bus counters show it sent, B's that it received.
         #expect(Self.counter("tandem_bus_published_total", on: cluster.a) >= 1)
         #expect(Self.counter("tandem_bus_received_total", on: cluster.b) >= 1)
+    }
+
+    @Test func aWebhookIsPostedOncePerClusterByTheNodeThatMatched() throws {
+        let cluster = try Cluster(extraArguments: ["--webhook-allow", "127.0.0.0/8"])
+        let ada = try cluster.person("ada")
+        let receiver = try WebhookReceiver()
+        _ = try cluster.b.subscribe(["subscriptionID": "hook", "subscriptionType": "database", "webhookURL": .string(receiver.url)], as: ada)
+        let mailbox = try cluster.b.webcourier(as: ada)
+        try cluster.save("hooked", on: cluster.a, as: ada)
+        // Node B heard the notification (its long poll has it), so B had its chance to post it too.
+        #expect(try cluster.b.notifications(at: mailbox, count: 1, seconds: 20).count == 1)
+        #expect(receiver.waitFor(1, seconds: 20).count == 1)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(receiver.deliveries.withLock { $0.count } == 1, "one POST for the cluster, not one per node")
     }
 
     @Test func aConversationMessagePostedOnNodeAReachesAMemberOnNodeB() async throws {
