@@ -131,7 +131,8 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     /// Sends what is buffered (for up to `flushMilliseconds` while connected), unsubscribes and
-    /// closes. Idempotent.
+    /// closes; `publish` returns false from then on. Idempotent. The C objects are freed in
+    /// `deinit`, when no thread can be publishing any more.
     public func close(flushMilliseconds: Int64 = 1_000) {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED {
@@ -139,13 +140,15 @@ public final class NATSConnection: @unchecked Sendable {
         }
         if let subscription = OpaquePointer(bitPattern: subscription.withLock({ $0 })) {
             _ = natsSubscription_Unsubscribe(subscription)
-            natsSubscription_Destroy(subscription)
         }
         natsConnection_Close(connection)
-        natsConnection_Destroy(connection)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        if let subscription = OpaquePointer(bitPattern: subscription.withLock({ $0 })) { natsSubscription_Destroy(subscription) }
+        natsConnection_Destroy(connection)
+    }
 
     // MARK: libnats callbacks (libnats threads)
 
