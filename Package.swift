@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
         // PostgreSQL's client library, for the PostgreSQL store (issue 19).
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // The NATS C client, for the bus between nodes (issue 20).
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
 
         .target(name: "TandemCore", dependencies: ["CJansson"], swiftSettings: upcoming),
         .target(name: "TandemLinks", dependencies: ["TandemCore"], swiftSettings: upcoming),
@@ -54,10 +56,13 @@ let package = Package(
         .target(name: "TandemStoreCopy", dependencies: ["TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemStorePostgres", "TandemPostgres", "TandemCrypto"],
                 swiftSettings: upcoming),
         .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
+        // The libnats wrapper (one connection, publish, one subscription, reconnect events), for
+        // the NATS bus between nodes (issue 20; decisions N1–N12).
+        .target(name: "TandemNATS", dependencies: ["CNATS"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
         .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
-        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemStoreCopy", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
+        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemNATS", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemStoreCopy", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
                           swiftSettings: upcoming),
         .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite", "TandemStoreCopy", "TandemStorePostgres", "TandemPostgres", "TandemTestSupport"],
                           swiftSettings: upcoming),
@@ -85,7 +90,7 @@ let package = Package(
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemTestSupport"], swiftSettings: upcoming),
         // Runs the built `tandem` binary for end-to-end tests (no Tandem module dependencies).
         .target(name: "TandemTestSupport", path: "Tests/TandemTestSupport", swiftSettings: upcoming),
-        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemPostgres", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
+        .testTarget(name: "TandemServerTests", dependencies: ["TandemServer", "TandemNATS", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemPostgres", "TandemSQLite", "TandemCore", "TandemHTTP", "TandemCrypto", "TandemTestSupport"],
                     resources: [], swiftSettings: upcoming),
     ]
 )

@@ -73,6 +73,8 @@ public final class TandemServer: Sendable {
     let log: RequestLog
     let purger: ChangePurger
     let hub: ChangeHub
+    /// The hubs' fan-out: in-process, or between nodes with a transport (decisions N1).
+    let bus: EventBus
     let webhooks: WebhookSender
     let webCourier: WebCourier
     /// Group session journal files: no session survives a restart (decisions G2), so files left
@@ -86,17 +88,20 @@ public final class TandemServer: Sendable {
     /// Builds the services over `store`, which the server owns from now on (`shutdown()` closes
     /// it). The store is opened by the caller (the `tandem` command: decisions P1), so the server
     /// names no database.
+    /// `bus`: what carries the hubs' events to the other nodes (`tandem serve --bus`, decisions
+    /// N1); nil for one node (in-process). The server owns it from now on (`shutdown()` closes it).
     /// - Throws: a file error when the data directory (secret key, journal) cannot be used.
-    public init(configuration: ServerConfiguration, store: any Store) throws {
+    public init(configuration: ServerConfiguration, store: any Store, bus transport: (any BusTransport)? = nil) throws {
         self.configuration = configuration
         self.store = store
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
-        hub = ChangeHub(store: store, log: log)
+        bus = EventBus(transport: transport, log: log)
+        hub = ChangeHub(store: store, bus: bus, log: log)
         let journal = try AssetFiles.journal(dataDirectory: configuration.dataDirectory)
         self.journal = journal
         let services = Services(store: store, secret: secret, publicURL: configuration.publicURL,
-                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, log: log,
+                                participantLimit: configuration.participantLimit, appIDs: configuration.appIDs, hub: hub, bus: bus, log: log,
                                 links: LinkService(store: store, ttlSeconds: configuration.linksTTL, fetchOrigin: configuration.linksFetchOrigin,
                                                   outboundAllow: configuration.webhookAllow),
                                 journal: journal,
@@ -127,12 +132,13 @@ public final class TandemServer: Sendable {
     /// Binds the port and starts serving.
     /// - Throws: `HTTPServerError` when the address cannot be bound.
     public func start() throws {
+        try bus.start()
         hub.start()
         webhooks.start()
         try http.start()
         journal.removeAll()   // after binding: a second process on the same data directory fails above
         purger.start()
-        log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), store: \(store.summary))")
+        log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), store: \(store.summary)\(bus.isLocal ? "" : ", bus: " + bus.summary))")
         let wildcard = ["0.0.0.0", "::", "[::]", ""].contains(configuration.host)
         let base = configuration.publicURL ?? "http://\(wildcard ? "127.0.0.1" : configuration.host):\(http.port)"
         if let code = try consoleSetup.open(store: store) {
@@ -165,6 +171,7 @@ public final class TandemServer: Sendable {
         http.shutdown()
         purger.stop()
         hub.stop()
+        bus.stop()
         webhooks.stop()
         store.close()
         log.message("tandem stopped")

@@ -47,7 +47,7 @@ public protocol Store: Sendable {
 }
 
 /// A CloudKit environment of a container.
-public enum Environment: String, Sendable, CaseIterable {
+public enum Environment: String, Sendable, CaseIterable, Codable {
     case development
     case production
 }

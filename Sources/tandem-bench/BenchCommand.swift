@@ -92,5 +92,6 @@ enum BenchCommand {
         if figures.contains(.accounts) { try AccountsFigure.run(options: options, report: report) }
         if figures.contains(.pocketbase) { try PocketBaseFigure.run(options: options, report: report) }
         if figures.contains(.migrate) { try MigrateFigure.run(options: options, report: report) }
+        if figures.contains(.bus) { try BusFigure.run(options: options, report: report) }
     }
 }

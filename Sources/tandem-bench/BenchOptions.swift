@@ -18,12 +18,14 @@ struct BenchOptions {
     /// The figures that can be chosen with `--only`; ceilings they need always run with them.
     enum Figure: String, CaseIterable {
         case create, lookup, query, paging, console, sharing, sync, links, websocket, schema, mirror, highlights, sessions, uploads, accounts, pocketbase, migrate
+        /// Two nodes on PostgreSQL with `--bus` to nats-server: cross-node delivery (issue 20).
+        case bus
         /// Creates, lookups and the query figure again with the server on PostgreSQL (a throwaway cluster).
         case postgres
     }
 
     static let usage = """
-        usage: tandem-bench [--quick|--smoke] [--only create|lookup|query|paging|console|sharing|sync|links|websocket|schema|mirror|highlights|sessions|uploads|accounts|pocketbase|migrate|postgres|ceilings[,...]]
+        usage: tandem-bench [--quick|--smoke] [--only create|lookup|query|paging|console|sharing|sync|links|websocket|schema|mirror|highlights|sessions|uploads|accounts|pocketbase|migrate|postgres|bus|ceilings[,...]]
           --quick   3 s load runs, 2 s SQLite loops and a 100,000-record query zone
           --smoke   every figure at tiny sizes, to prove each still runs (its figures mean nothing)
           --only    run only these figures (plus the ceilings they are measured against);

@@ -24,6 +24,7 @@ extension CommandLine {
                        [--store postgres://USER@HOST:PORT/DB | DIR]   (the store: a PostgreSQL database, or a directory for tandem.sqlite;
                                   default: the --data directory. With PostgreSQL, --data still holds assets, avatars, secret.key, journal)
                        [--pool-size 16]   (PostgreSQL: most connections the server opens)
+                       [--bus nats://HOST:4222[,nats://…]]   (several nodes: the NATS cluster that carries live events between them)
         \(AccountCommand.serveUsage)
         \(ServeCommand.usage)
           (every command below that takes --data DIR also takes --store postgres://…|DIR: the store it opens)
@@ -80,10 +81,11 @@ extension CommandLine {
                 let merged = try ServeCommand.options(options)
                 let directory = merged.value("data") ?? "./tandem-data"
                 let configuration = try ServeCommand.configuration(merged, data: directory)
+                let bus = try ServeCommand.bus(merged)
                 let store = try ServeCommand.storeLocation(merged, data: directory).open()
                 let server: TandemServer
                 do {
-                    server = try TandemServer(configuration: configuration, store: store)
+                    server = try TandemServer(configuration: configuration, store: store, bus: bus)
                 } catch {
                     store.close()
                     throw error

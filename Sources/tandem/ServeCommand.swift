@@ -33,7 +33,7 @@ enum ServeCommand {
         "public-url": .value, "stop-on-stdin-eof": .flag, "participant-limit": .value, "change-retention": .value,
         "session-participant-limit": .value, "session-rate": .value, "session-burst": .value, "stream-queue": .value,
         "app-ids": .value, "links-ttl": .value, "links-fetch-origin": .value, "webhook-allow": .repeated,
-        "max-database-mib": .value, "store": .value, "pool-size": .value,
+        "max-database-mib": .value, "store": .value, "pool-size": .value, "bus": .value,
         "password-hash": .value, "session-idle": .value, "session-lifetime": .value, "sign-in-attempts": .value,
         "smtp-url": .value, "smtp-from": .value, "smtp-user": .value, "smtp-password": .value, "mail-templates": .value,
         "oidc-exchange": .repeated, "oidc-provider": .repeated, "passkey-rp-id": .value, "passkey-user-verification": .value,
@@ -58,6 +58,7 @@ enum ServeCommand {
                 _ = try sqliteOptions(file.only(key))
                 _ = try poolSize(file.only(key))
                 _ = try StoreLocation.Target(file.only(key).value("store"), data: "./tandem-data")
+                _ = try bus(file.only(key))
             } catch let error as UsageError {
                 throw UsageError("--config \(path): \"\(key)\": \(error.message)")
             }
@@ -124,6 +125,13 @@ enum ServeCommand {
             }
             return .postgres(url: url, PostgresStore.Options(directory: data, poolSize: poolSize ?? defaultPoolSize))
         }
+    }
+
+    /// `--bus nats://HOST:PORT[,…]`: the NATS cluster between nodes (decisions N9); nil (one
+    /// node, in-process) when not given. Connects only when the server starts.
+    /// - Throws: `UsageError` for a value that is not a list of `nats://` URLs.
+    static func bus(_ options: Options) throws -> NATSBus? {
+        try options.value("bus").map(NATSBus.init)
     }
 
     /// PostgreSQL connections `tandem serve` opens at most when `--pool-size` is not given (P37).

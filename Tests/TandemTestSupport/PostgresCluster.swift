@@ -35,7 +35,7 @@ public final class PostgresCluster: Sendable {
     private let binaries: String
     private let server = Mutex<Process?>(nil)
     /// The running server's lifeline (see ``watch(_:)``).
-    private let lifeline = Mutex<(watchdog: Process, pipe: Pipe)?>(nil)
+    private let lifeline = Mutex<Lifeline?>(nil)
 
     private static let sharedCluster = Result { try PostgresCluster() }
 
@@ -142,29 +142,16 @@ public final class PostgresCluster: Sendable {
     // MARK: Processes
 
     /// A crash of the test process skips ``ExitCleanup``, and PostgreSQL, unlike the other test
-    /// peers, does not read its standard input: a small shell holding the read end of a pipe whose
-    /// write end only this process holds sends the server SIGINT when that pipe closes, then
-    /// removes the cluster's folder.
+    /// peers, does not read its standard input: a ``Lifeline`` sends the server SIGINT when the
+    /// test process dies, then removes the cluster's folder.
     private func watch(_ process: Process) throws {
-        let watchdog = Process()
-        let pipe = Pipe()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        // After the server has gone, its folder goes too (ExitCleanup would have removed it).
-        let script = #"read _ignored; kill -INT "$1" 2>/dev/null; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done; rm -rf "$2""#
-        watchdog.arguments = ["-c", script, "postgres-lifeline", String(process.processIdentifier), directory]
-        watchdog.standardInput = pipe
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        try watchdog.run()
-        ExitCleanup.terminateAtExit(watchdog)
-        lifeline.withLock { $0 = (watchdog, pipe) }
+        let watch = try Lifeline(pid: process.processIdentifier, signal: "INT", name: "postgres-lifeline", removing: directory)
+        lifeline.withLock { $0 = watch }
     }
 
     /// Retires the lifeline before a deliberate stop (it must not signal a later server).
     private func unwatch() {
-        guard let (watchdog, pipe) = lifeline.withLock({ current in defer { current = nil }; return current }) else { return }
-        if watchdog.isRunning { kill(watchdog.processIdentifier, SIGKILL) }
-        try? pipe.fileHandleForWriting.close()
+        lifeline.withLock { current in defer { current = nil }; return current }?.retire()
     }
 
     private func logTail() -> String {

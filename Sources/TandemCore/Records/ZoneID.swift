@@ -2,7 +2,7 @@
 ///
 /// CloudKit Web Services: the zone ID dictionary (`zoneName`, `ownerRecordName`). The default
 /// zone is `_defaultZone`; an absent owner means the caller.
-public struct ZoneID: Sendable, Hashable {
+public struct ZoneID: Sendable, Hashable, Codable {
     public static let defaultZoneName = "_defaultZone"
 
     public var zoneName: String

@@ -26,7 +26,25 @@ public final class Authenticator: Sendable {
     private let epoch = Atomic<Int>(0)
     static let cacheMilliseconds: Int64 = 30_000
 
+    /// Where revocations are told to every node (decisions N7); set once while the server is built.
+    private let bus = Mutex<EventBus?>(nil)
+
     public init(store: any Store) { self.store = store }
+
+    /// Revocations go through `bus` from now on (to every node), and revocations from other nodes
+    /// empty this node's caches.
+    func connect(to bus: EventBus) {
+        self.bus.withLock { $0 = bus }
+        bus.subscribe { [weak self] delivery in
+            switch delivery {
+            case .event(let event):
+                if case .grantsRevoked = event.body { self?.forgetCachedGrants() }
+            case .missed:
+                // A revocation may be among what was missed.
+                self?.forgetCachedGrants()
+            }
+        }
+    }
 
     /// The user a request acts as, in `container`.
     /// - Throws: `AUTHENTICATION_REQUIRED` (421) when no user credential is present,
@@ -139,11 +157,16 @@ public final class Authenticator: Sendable {
         return parameters["ckWebAuthToken"]
     }
 
-    /// Forgets every cached grant (on every thread): called after a revocation through this
-    /// server, so it applies to the next request, and after a change to the account a grant
-    /// carries (its avatar, A48). (A `tandem token revoke` from another process applies within
-    /// the 30-second cache.)
+    /// Forgets every cached grant (on every thread, and on every node through the bus: N7):
+    /// called after a revocation through this server, so it applies to the next request, and
+    /// after a change to the account a grant carries (its avatar, A48). (A `tandem token revoke`
+    /// from another process applies within the 30-second cache.)
     public func revoked() {
+        guard let bus = bus.withLock({ $0 }) else { return forgetCachedGrants() }
+        bus.publish(.grantsRevoked)
+    }
+
+    private func forgetCachedGrants() {
         epoch.add(1, ordering: .relaxed)
     }
 

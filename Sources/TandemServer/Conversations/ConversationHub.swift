@@ -6,9 +6,10 @@ import TandemStore
 
 /// After-commit fan-out for Shared with You: conversation events and notices to members'
 /// stream WebSockets, membership changes to observers, and fresh highlight snapshots to
-/// subscribed clients. One serial queue keeps the order the hooks ran in (commit order for
-/// writes that touched the same conversation or share: decisions P3) and keeps the writer free
-/// (RULES: publish after commit, never block).
+/// subscribed clients, on every node: effects go through the bus (decisions N1), and each
+/// node's hub applies what it hears. One serial queue keeps the order the hooks ran in (commit
+/// order for writes that touched the same conversation or share: decisions P3; per publishing
+/// node across nodes: N5) and keeps the writer free (RULES: publish after commit, never block).
 final class ConversationHub: Sendable {
     /// What one committed write changed.
     struct Effects: Sendable {
@@ -32,9 +33,20 @@ final class ConversationHub: Sendable {
     private let observers = Mutex<[@Sendable (MembershipChange) -> Void]>([])
     private let refresher = Mutex<(@Sendable (_ viewers: Set<String>, _ container: String, _ environment: Environment) -> Void)?>(nil)
     let streams: StreamRegistry
+    private let bus: EventBus
 
-    init(streams: StreamRegistry) {
+    init(streams: StreamRegistry, bus: EventBus) {
         self.streams = streams
+        self.bus = bus
+        bus.subscribe { [weak self] delivery in
+            switch delivery {
+            case .event(let event):
+                if case .conversation(let effects) = event.body { self?.apply(effects) }
+            case .missed:
+                // Highlight lists cached from before may miss a change: every cached list is read again.
+                self?.globalGeneration.withLock { $0 += 1 }
+            }
+        }
     }
 
     func addMembershipObserver(_ observer: @escaping @Sendable (MembershipChange) -> Void) {
@@ -46,9 +58,15 @@ final class ConversationHub: Sendable {
         refresher.withLock { $0 = refresh }
     }
 
-    /// Hands committed effects to the queue; cheap, callable from the store's after-commit hook.
+    /// Publishes committed effects on the bus; cheap, callable from the store's after-commit hook.
     func publish(_ effects: Effects) {
         guard !effects.isEmpty else { return }
+        bus.publish(.conversation(effects))
+    }
+
+    /// Effects heard on the bus (this node's at once, in the after-commit hook): highlight
+    /// generations are bumped now, the rest is queued.
+    private func apply(_ effects: Effects) {
         if !effects.highlightViewers.isEmpty {
             generations.withLock { all in
                 if all.count > 100_000 { all.removeAll(); globalGeneration.withLock { $0 += 1 } }

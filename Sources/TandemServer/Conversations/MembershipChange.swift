@@ -5,8 +5,8 @@ public import TandemStore
 ///
 /// Other services subscribe with `ConversationService.addMembershipObserver(_:)` (group
 /// sessions end a departed member's participation this way).
-public struct MembershipChange: Sendable, Hashable {
-    public enum Kind: String, Sendable {
+public struct MembershipChange: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Codable {
         case added, removed
     }
 

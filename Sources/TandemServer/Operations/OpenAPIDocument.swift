@@ -34,7 +34,7 @@ enum OpenAPIDocument {
         }
         paths["/healthz"] = ["get": ["summary": "Liveness: 200 with {\"status\":\"ok\"}", "security": [],
                                      "responses": ["200": ["description": "Serving"]]]]
-        paths["/metrics"] = ["get": ["summary": "Prometheus text: request counts and latency histograms per endpoint, open connections",
+        paths["/metrics"] = ["get": ["summary": "Prometheus text: request counts and latency histograms per endpoint, open connections, bus counters",
                                      "security": [], "responses": ["200": ["description": "Metrics", "content": ["text/plain": ["schema": ["type": "string"]]]]]]]
         paths["/openapi.json"] = ["get": ["summary": "This document", "security": [], "responses": ["200": ["description": "OpenAPI 3.1"]]]]
         paths["/upload/1/{token}"] = ["post": [

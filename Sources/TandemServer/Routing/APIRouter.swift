@@ -151,6 +151,7 @@ public final class APIRouter: HTTPResponder {
                 return ("healthz", Responses.json(["status": "ok"]))
             case "/metrics":
                 let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages(), bodies: bodies())
+                    + services.bus.metricsText
                 return ("metrics", HTTPResponse(status: 200, headers: [("content-type", "text/plain; version=0.0.4")], body: Array(text.utf8)))
             case "/openapi.json":
                 return ("openapi", HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: openAPI))

@@ -11,6 +11,8 @@ struct Services: Sendable {
     let subscriptions: SubscriptionService
     /// Matches committed changes to subscriptions and delivers notifications.
     let hub: ChangeHub
+    /// The hubs' fan-out, in-process or between nodes (decisions N1).
+    let bus: EventBus
     let webCourier = WebCourier()
     /// Open stream WebSockets.
     let streams = StreamRegistry()
@@ -45,7 +47,7 @@ struct Services: Sendable {
     let consoleSetup = ConsoleSetup()
 
     init(store: any Store, secret: [UInt8], publicURL: String? = nil, participantLimit: Int = Limits.participantsPerShare, appIDs: [String] = [],
-         hub: ChangeHub, log: RequestLog, links: LinkService? = nil, journal: AssetFiles,
+         hub: ChangeHub, bus: EventBus, log: RequestLog, links: LinkService? = nil, journal: AssetFiles,
          sessionSettings: SessionHub.Settings = SessionHub.Settings(), outbound: OutboundRule = OutboundRule(),
          accountSettings: AccountSettings = AccountSettings(), mailer: (any AccountMailer)? = nil) {
         self.appIDs = appIDs
@@ -53,17 +55,19 @@ struct Services: Sendable {
         self.store = store
         self.publicURL = publicURL
         self.hub = hub
+        self.bus = bus
         webhooks = WebhookSender(log: log, rule: outbound)
         hub.add(webCourier)
         hub.add(streams)
         hub.add(webhooks)
         authenticator = Authenticator(store: store)
+        authenticator.connect(to: bus)
         let smtp = accountSettings.smtpURL.map { url in
             SMTPMailer(client: SMTPClient(url: url, from: accountSettings.smtpFrom, username: accountSettings.smtpUsername,
                                           password: accountSettings.smtpPassword), log: log)
         }
         accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
-        conversationHub = ConversationHub(streams: streams)
+        conversationHub = ConversationHub(streams: streams, bus: bus)
         var records = RecordService(store: store, participantLimit: participantLimit)
         records.hub = hub
         records.conversationHub = conversationHub

@@ -3,13 +3,16 @@ import Synchronization
 import TandemCore
 import TandemStore
 
-/// The in-process hub (DESIGN.md §3): committed changes come in from the store's after-commit
+/// The change hub (DESIGN.md §3): committed changes come in from the store's after-commit
 /// hook, one zone's in its change-sequence order (decisions P3: nothing more is promised, and
 /// nothing more is needed, since matching reads the current state); one thread matches them
-/// against subscriptions and hands notifications to the sinks. Publishing never blocks a writer: past `capacity` pending events, new ones are
-/// dropped and counted (notifications are hints; change feeds are the truth).
+/// against subscriptions and publishes the notifications on the bus, once, on the node that
+/// committed (decisions N4); every node hands those it hears to its sinks. Publishing never
+/// blocks a writer: past `capacity` pending events, new ones are dropped and counted
+/// (notifications are hints; change feeds are the truth).
 final class ChangeHub: Sendable {
     private let store: any Store
+    private let bus: EventBus
     private let sinks: Mutex<[any NotificationSink]>
     private let pending = Mutex<[ChangeEvent]>([])
     private let signal = DispatchSemaphore(value: 0)
@@ -20,11 +23,17 @@ final class ChangeHub: Sendable {
     let delivered = Atomic<Int>(0)
     private let log: RequestLog
 
-    init(store: any Store, log: RequestLog, capacity: Int = 100_000) {
+    init(store: any Store, bus: EventBus, log: RequestLog, capacity: Int = 100_000) {
         self.store = store
+        self.bus = bus
         self.log = log
         self.capacity = capacity
         sinks = Mutex([])
+        bus.subscribe { [weak self] delivery in
+            guard let self, case .event(let event) = delivery, case .notification(let notification) = event.body else { return }
+            let own = event.origin == bus.node
+            for sink in sinks.withLock({ $0 }) where own || !sink.oncePerCluster { sink.deliver(notification) }
+        }
     }
 
     func add(_ sink: any NotificationSink) { sinks.withLock { $0.append(sink) } }
@@ -73,10 +82,7 @@ final class ChangeHub: Sendable {
             log.message("notification matching failed: \(error)")
             return
         }
-        let targets = sinks.withLock { $0 }
-        for notification in matched.notifications {
-            for sink in targets { sink.deliver(notification) }
-        }
+        for notification in matched.notifications { bus.publish(.notification(notification)) }
         delivered.add(matched.notifications.count, ordering: .relaxed)
         guard !matched.firedOnce.isEmpty else { return }
         // A query subscription with firesOnce is deleted once it fired (CloudKit: firesOnce).

@@ -4,7 +4,7 @@ import TandemCore
 /// A notification as CloudKit's `CKNotification` carries it: which subscription fired, the kind
 /// (query, recordZone, database), the query reason, and record and zone IDs — never a record's
 /// contents beyond the fields a query subscription names in `notificationInfo.additionalFields`.
-struct PushNotification: Sendable {
+struct PushNotification: Sendable, Codable {
     var notificationID = UUID().uuidString.lowercased()
     /// The user it is for.
     var recipient: String
@@ -51,4 +51,11 @@ struct PushNotification: Sendable {
 /// Where notifications go: stream WebSockets, long-poll mailboxes, webhooks.
 protocol NotificationSink: Sendable {
     func deliver(_ notification: PushNotification)
+    /// Delivered by the node that matched the notification only (webhooks: once per cluster,
+    /// decisions N4), not by every node that hears it on the bus.
+    var oncePerCluster: Bool { get }
+}
+
+extension NotificationSink {
+    var oncePerCluster: Bool { false }
 }

@@ -35,6 +35,9 @@ final class WebhookSender: NotificationSink, Sendable {
         client = OutboundClient(rule: rule)
     }
 
+    /// One POST per notification in the cluster: the node that matched it sends it (N4).
+    var oncePerCluster: Bool { true }
+
     func deliver(_ notification: PushNotification) {
         guard notification.webhookURL != nil else { return }
         let accepted = queue.withLock { items -> Bool in

@@ -1,0 +1,59 @@
+import TandemCore
+import TandemStore
+
+/// One event the hubs fan out after a commit (DESIGN.md §5; decisions N2), as it travels
+/// between nodes: JSON by `Codable` (`JSONEncoder`), on a subject per container environment
+/// (N3).
+struct BusEvent: Codable, Sendable {
+    /// The node that published it (`EventBus.node`, random per process). A node skips its own
+    /// events should the transport echo them, and does once-per-cluster work (webhooks) only for
+    /// its own (N4).
+    var origin: String
+    var body: Body
+
+    enum Body: Codable, Sendable {
+        /// A notification for one user's subscription, matched once, on the node that committed
+        /// the change (`ChangeHub`; N4).
+        case notification(PushNotification)
+        /// Shared with You after a commit: envelopes to members' streams, membership changes,
+        /// viewers whose highlight lists changed (`ConversationHub`).
+        case conversation(ConversationHub.Effects)
+        /// Sign-in grants were revoked: every node forgets the grants it cached (`Authenticator`).
+        case grantsRevoked
+    }
+
+    /// Version 1 of the subjects; every node subscribes to `tandem.1.>`.
+    static let prefix = "tandem.1."
+
+    /// `tandem.1.<environment>.<container>` for an event of one container environment, the
+    /// container encoded as one subject token (`subjectToken`); `tandem.1.cluster` for the rest.
+    var subject: String {
+        switch body {
+        case .notification(let notification): Self.subject(container: notification.container, environment: notification.environment)
+        case .conversation(let effects): Self.subject(container: effects.container, environment: effects.environment.rawValue)
+        case .grantsRevoked: Self.prefix + "cluster"
+        }
+    }
+
+    static func subject(container: String, environment: String) -> String {
+        Self.prefix + subjectToken(environment) + "." + subjectToken(container)
+    }
+
+    /// `text` as one NATS subject token: ASCII letters, digits, `-` and `_` as they are, every
+    /// other byte as `%XX` (a container identifier's dots would split it into tokens; `*`, `>`
+    /// and spaces are not allowed in a subject).
+    static func subjectToken(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0xF)])
+            }
+        }
+        return out.isEmpty ? "%" : out
+    }
+}
