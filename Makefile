@@ -9,14 +9,9 @@ ASYNC_SERVER_SUITES = '^TandemServerTests\.(BusScenarioTests|CollaborationScenar
 
 # The server suites run again against PostgreSQL (TANDEM_TEST_STORE=postgres: every test server and
 # admin command gets --store with a database of a throwaway cluster; decision P38): every one of
-# them but those in PG_SKIPPED_SUITES, each named below with its reason (P52); async ones apart, as
-# above. Suites about SQLite itself skip there by their own trait (.sqliteOnly), not by this list.
-# Skipped, each for one reason: their HTML pages and console forms answer a write that lost a
-# SERIALIZABLE race "503" (P21), which their clients (RawSocket, ConsoleClient), unlike the JSON
-# one (P51), do not resend; the per-node writer gate removes those races, then they join.
-#   AccountAuthorizationMatrixTests, AuthorizationMatrixTests: console and share-page sign-ins and posts
-#   ConsoleDataTests, ConsoleSchemaEditTests: console record and schema forms, eight edits at once
-PG_SKIPPED_SUITES = '^TandemServerTests\.(AccountAuthorizationMatrixTests|AuthorizationMatrixTests|ConsoleDataTests|ConsoleSchemaEditTests)/'
+# them, async ones apart, as above. Suites about SQLite itself skip there by their own trait
+# (.sqliteOnly, with its reason). The four suites once skipped here (their HTML forms answered a
+# lost SERIALIZABLE race 503) run since the per-node writer gate (P48) made those races wait (P61).
 
 SEEDS ?= 200
 SEED_BASE ?= 1
@@ -59,8 +54,8 @@ test: test-bootstrap
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter $(ASYNC_SERVER_SUITES)
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --skip '^TandemHTTPTests\.' --skip '^TandemTests\.' --skip $(ASYNC_SERVER_SUITES)
 	@# The server suites again on PostgreSQL (P38); suites about SQLite itself skip there (.sqliteOnly).
-	TANDEM_TEST_STORE=postgres SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter $(ASYNC_SERVER_SUITES) --skip $(PG_SKIPPED_SUITES)
-	TANDEM_TEST_STORE=postgres SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter '^TandemServerTests\.' --skip $(ASYNC_SERVER_SUITES) --skip $(PG_SKIPPED_SUITES)
+	TANDEM_TEST_STORE=postgres SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter $(ASYNC_SERVER_SUITES)
+	TANDEM_TEST_STORE=postgres SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter '^TandemServerTests\.' --skip $(ASYNC_SERVER_SUITES)
 	@# Every benchmark figure at tiny sizes, so a figure that no longer runs fails CI (its numbers mean nothing).
 	.build/debug/tandem-bench --smoke
 	@# The Debian package of the debug build: installed with dpkg -i, served as the tandem user,

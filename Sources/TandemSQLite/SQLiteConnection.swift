@@ -45,6 +45,24 @@ public final class SQLiteConnection {
     /// Bytes the cached statements hold, as counted against ``statementCacheBytes``.
     public var cachedStatementBytes: Int { cachedBytes }
 
+    /// Whether binding `.text` holding U+0000 throws (``SQLiteError/isTextWithNUL``) instead of
+    /// storing it. Off by default (SQLite stores such text, and the SDK's local store keeps it);
+    /// the server's store turns it on so that it refuses what PostgreSQL `text` cannot hold
+    /// (decision P62), and lifts it with ``allowingTextWithNUL(_:)`` where STRING field values
+    /// are stored and compared.
+    public var refusesTextWithNUL: Bool {
+        get { handle.refusesTextWithNUL }
+        set { handle.refusesTextWithNUL = newValue }
+    }
+
+    /// Runs `body` with ``refusesTextWithNUL`` off, then restores it.
+    public func allowingTextWithNUL<T>(_ body: () throws -> T) rethrows -> T {
+        let refuses = handle.refusesTextWithNUL
+        handle.refusesTextWithNUL = false
+        defer { handle.refusesTextWithNUL = refuses }
+        return try body()
+    }
+
     /// Opens (for writing, creating the file if needed) or opens read-only.
     ///
     /// - Throws: ``SQLiteError`` with `.cantopen` and the like when the file cannot be opened.

@@ -6,6 +6,8 @@
 final class SQLiteConnectionHandle {
     let pointer: OpaquePointer
     var isOpen = true
+    /// ``SQLiteConnection/refusesTextWithNUL``, read by the statements when they bind.
+    var refusesTextWithNUL = false
 
     init(_ pointer: OpaquePointer) {
         self.pointer = pointer

@@ -29,6 +29,17 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 }
 
 extension SQLiteError {
+    private static let textWithNULMessage = "text parameters cannot contain NUL (0x00)"
+
+    /// Refusal of text holding U+0000 on a connection that refuses it
+    /// (``SQLiteConnection/refusesTextWithNUL``).
+    static func textWithNUL(parameter: Int32, sql: String) -> SQLiteError {
+        SQLiteError(code: .mismatch, message: "\(textWithNULMessage) (parameter \(parameter))", sql: sql)
+    }
+
+    /// Whether this is the refusal of text holding U+0000 (``SQLiteConnection/refusesTextWithNUL``).
+    public var isTextWithNUL: Bool { code == .mismatch && message.hasPrefix(Self.textWithNULMessage) }
+
     /// Refusal of a call on a closed connection or database.
     static func closed(_ what: String) -> SQLiteError {
         SQLiteError(code: .misuse, message: "\(what) is closed")

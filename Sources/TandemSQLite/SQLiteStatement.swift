@@ -92,7 +92,8 @@ public final class SQLiteStatement {
     /// Binds one value to the parameter at the 1-based `index`.
     ///
     /// - Throws: ``SQLiteResultCode/range`` for an index outside 1...``parameterCount``;
-    ///   ``SQLiteResultCode/mismatch`` for NaN, which SQLite would store as NULL.
+    ///   ``SQLiteResultCode/mismatch`` for NaN, which SQLite would store as NULL, and for text
+    ///   holding U+0000 on a connection that refuses it (``SQLiteError/isTextWithNUL``).
     public func bind(_ value: SQLiteValue, at index: Int32) throws(SQLiteError) {
         let rc: Int32
         switch value {
@@ -109,6 +110,9 @@ public final class SQLiteStatement {
             }
             rc = sqlite3_bind_double(handle, index, number)
         case .text(var string):
+            if connection.refusesTextWithNUL && string.utf8.contains(0) {
+                throw SQLiteError.textWithNUL(parameter: index, sql: sql)
+            }
             // Explicit byte length: NUL characters inside the string are kept.
             if string.isEmpty {
                 // An empty buffer may have no address, which SQLite would bind as NULL.

@@ -11,6 +11,7 @@
 /// | `conflict`    | `SQLITE_CONSTRAINT` (unique, primary key, foreign key, check, not null) | class 23 | 500 `INTERNAL_ERROR` (the caller did not expect it) |
 /// | `unavailable` | `SQLITE_CANTOPEN`               | class 08 (connection), 57P01–57P03     | 503 `TRY_AGAIN_LATER`, `retryAfter` = ``retryAfterSeconds`` |
 /// | `full`        | `SQLITE_FULL` (disk, or `--max-database-mib`) | 53100 disk full, 53200 out of memory | 503 `TRY_AGAIN_LATER`, `retryAfter` 30 (DiskFull) |
+/// | `invalidText` | text holding U+0000 bound outside STRING field values (refused before SQLite sees it) | 22021, 22P05 (and the bind layer's own 22021 for NUL) | 400 `BAD_REQUEST` |
 /// | `internal`    | everything else (corrupt, I/O, misuse, ...) | everything else              | 500 `INTERNAL_ERROR`, logged         |
 ///
 /// `reason` is the backend's own message (it names tables and columns, never bound values, so
@@ -28,6 +29,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case unavailable
         /// No space is left (disk, quota, or the configured database cap); reads go on.
         case full
+        /// Text the store does not hold (decision P62): U+0000 (NUL) in a string other than a
+        /// STRING field value or a query operand, which PostgreSQL `text` cannot hold and the
+        /// SQLite store refuses alike; or text PostgreSQL cannot encode. The client's input, so
+        /// a `BAD_REQUEST`. Nothing of the write remains.
+        case invalidText
         /// Anything else: corruption, I/O errors, misuse. Not retryable as such.
         case `internal`
     }

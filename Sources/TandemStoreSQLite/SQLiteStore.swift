@@ -93,8 +93,13 @@ public final class SQLiteStore: Store {
 
 extension StoreError {
     /// SQLite's error as the store-level error (decisions P2): `BUSY` is retryable (after a
-    /// second), `CONSTRAINT` a conflict, `CANTOPEN` unavailable, `FULL` full, the rest internal.
+    /// second), `CONSTRAINT` a conflict, `CANTOPEN` unavailable, `FULL` full, text holding U+0000
+    /// refused by the connection invalid text (P62), the rest internal.
     public init(_ error: SQLiteError) {
+        if error.isTextWithNUL {
+            self.init(.invalidText, error.description)
+            return
+        }
         switch error.code.primary {
         case .busy: self.init(.retryable, error.description, retryAfterSeconds: 1)
         case .constraint: self.init(.conflict, error.description)
@@ -111,7 +116,12 @@ struct SQLiteStoreTransaction: StoreWriting {
     /// What this transaction logged in the change feeds (`loggedChanges`).
     let changeLog = TransactionChangeLog()
 
-    init(_ connection: SQLiteConnection) { db = connection }
+    /// Text holding U+0000 is refused here as PostgreSQL refuses it (P62), except where
+    /// STRING field values are indexed and compared (`allowingTextWithNUL`).
+    init(_ connection: SQLiteConnection) {
+        connection.refusesTextWithNUL = true
+        db = connection
+    }
 }
 
 extension SQLiteStoreTransaction {

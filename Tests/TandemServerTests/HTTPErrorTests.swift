@@ -40,6 +40,9 @@ import TandemCore
         #expect((response.json["reason"]?.stringValue ?? "").isEmpty == false)
     }
 
+    /// URLSession (curl) sends this body with `Expect: 100-continue` and, on a loaded machine,
+    /// may start sending it after the 413 came: the server reads it out before closing (decision
+    /// E15), so the client gets the 413 rather than a broken pipe.
     @Test func bodyOverTwoMebibytesIs413AndServerKeepsServing() throws {
         let server = try Shared.server
         let big = Data(repeating: UInt8(ascii: " "), count: (2 << 20) + 1)

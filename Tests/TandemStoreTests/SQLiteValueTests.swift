@@ -1,6 +1,7 @@
 import Testing
 import TandemStore
 import TandemSQLite
+import TandemStoreSQLite
 
 @Suite struct SQLiteValueTests {
     static let roundTripCases: [SQLiteValue] = [
@@ -35,6 +36,24 @@ import TandemSQLite
         #expect(rows.map(\.0) == ["blob", "null"])
         #expect(rows.map(\.1) == [0, 1])
         #expect(rows.map(\.2) == [false, true])
+    }
+
+    /// The server's store refuses text holding NUL as PostgreSQL does, except inside
+    /// `allowingTextWithNUL`, and its error maps to `invalidText` (decision P62).
+    @Test func aConnectionThatRefusesNULTextThrowsAndWritesNothing() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        try connection.execute("CREATE TABLE t(v)")
+        connection.refusesTextWithNUL = true
+        let refused = #expect(throws: SQLiteError.self) { try connection.run("INSERT INTO t(v) VALUES (?)", [.text("a\u{0}b")]) }
+        #expect(refused?.isTextWithNUL == true)
+        #expect(refused.map { StoreError($0).kind } == .invalidText)
+        try connection.run("INSERT INTO t(v) VALUES (?)", [.text("plain")])
+        try connection.allowingTextWithNUL { try connection.run("INSERT INTO t(v) VALUES (?)", [.text("a\u{0}b")]) }
+        #expect(connection.refusesTextWithNUL, "restored after the body")
+        #expect(try connection.query("SELECT v FROM t ORDER BY rowid") { $0.value(0) } == [.text("plain"), .text("a\u{0}b")])
+        // NaN is refused with the same result code, but it is not text with NUL.
+        let nan = #expect(throws: SQLiteError.self) { try connection.run("INSERT INTO t(v) VALUES (?)", [.real(.nan)]) }
+        #expect(nan?.isTextWithNUL == false)
     }
 
     @Test func textKeepsNULCharactersThatSQLFunctionsStopAt() throws {

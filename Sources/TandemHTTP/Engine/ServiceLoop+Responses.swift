@@ -1,4 +1,5 @@
 import CWebSockets
+import Glibc
 
 /// Writing responses: collecting worker results, headers, chunked body writes, keep-alive
 /// (service thread).
@@ -111,16 +112,21 @@ extension ServiceLoop {
         counters.requestEnded()
         let close = willClose(connection)
         let outstanding = connection.bodyOutstanding
-        let lingers = outstanding > 0 && outstanding <= Self.discardAllowance && !connection.expectsContinue
+        let lingers = outstanding > 0 && outstanding <= Self.discardAllowance
         releaseBody(connection)
         connection.resetRequest()
         if draining { checkDrained() }
         if close {
             guard lingers else { return -1 }
-            // Closing with unread input makes the kernel send a reset, which can destroy the
-            // answer before the client reads it; a client that ignored `expect` is still
-            // sending the body it announced. Read it (lws calls back with it) and drop it.
-            // A client that is not sending after all gets `lingerTimeout` to start.
+            // A lingering close (decision E15). Closing with unread input makes the kernel send
+            // a reset, which can destroy the answer before the client reads it; and a client
+            // that is still sending the body it announced (it ignored `expect`, or, like curl,
+            // sent it once its one-second wait for `100 Continue` was over) fails its send with
+            // a broken pipe before it reads the answer. So: send FIN after the answer (the
+            // client sees the close at once), then read what it sends (lws calls back with it)
+            // and drop it, up to `discardAllowance` bytes. A client that is not sending after
+            // all gets `lingerTimeout` to start.
+            shutdown(lws_get_socket_fd(connection.wsi), Int32(SHUT_WR))
             connection.phase = .discardingBody
             lws_set_timeout(connection.wsi, PENDING_TIMEOUT_HTTP_CONTENT,
                             Int32(min(configuration.idleTimeout, Self.lingerTimeout)))

@@ -82,7 +82,7 @@ public final class APIRouter: HTTPResponder {
             }
         } catch let refusal as CloudKitError {
             error = refusal
-        } catch let failure as StoreError where failure.kind == .retryable || failure.kind == .unavailable {
+        } catch let failure as StoreError where StoreRefusal.answers(failure) {
             // Admission reads the store (who sends this); a database that is busy or away is the
             // same 503 with retryAfter here as after the body (P39; seen as a 500 during a crash).
             error = StoreRefusal.answer(for: failure, log: log, uuid: uuid)
@@ -254,7 +254,7 @@ public final class APIRouter: HTTPResponder {
         } catch let error as UnsupportedMediaType {
             return (endpoint, Responses.error(.badRequest("content-type '\(error.type)' is not accepted; \(error.accepted)"),
                                              uuid: context.uuid, status: 415))
-        } catch let error as StoreError where error.kind == .retryable || error.kind == .unavailable {
+        } catch let error as StoreError where StoreRefusal.answers(error) {
             return (endpoint, Responses.error(StoreRefusal.answer(for: error, log: log, uuid: context.uuid), uuid: context.uuid))
         } catch where DiskFull.matches(error) {
             return (endpoint, Responses.error(diskFull.refusal(for: error), uuid: context.uuid))

@@ -12,8 +12,11 @@ extension SQLiteStoreTransaction {
         guard !zones.isEmpty, memberships?.isEmpty != true else { return [] }
         let zoneIDs = Dictionary(uniqueKeysWithValues: zones.map { ($0.key, $0.zoneID) })
         let keyCount = plan.keyCount
-        return try db.query(plan.sql, plan.arguments) { row in
-            (try RecordRows.record(row, zoneID: zoneIDs[row.int64(12)] ?? zones[0].zoneID), QueryPlanner.cursor(row, keyCount: keyCount))
+        // Operands may hold U+0000, as on PostgreSQL, where they are escaped (P50, P62).
+        return try db.allowingTextWithNUL {
+            try db.query(plan.sql, plan.arguments) { row in
+                (try RecordRows.record(row, zoneID: zoneIDs[row.int64(12)] ?? zones[0].zoneID), QueryPlanner.cursor(row, keyCount: keyCount))
+            }
         }
     }
 }

@@ -143,13 +143,16 @@ extension SQLiteStoreTransaction {
             guard let indexing else { return true }
             return !(indexing[name] ?? []).isDisjoint(with: [.queryable, .sortable])
         }
-        for row in FieldIndexer.rows(for: fields, including: included) {
-            try db.run("INSERT INTO field_index (record_id, zone_id, type, field, slot, value) VALUES (?, ?, ?, ?, ?, ?)",
-                       [.integer(recordID), .integer(zoneKey), .text(recordType), .text(row.field), .integer(row.slot), Self.sqliteValue(row.value)])
-        }
-        let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
-        if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
-            try db.run("INSERT INTO field_search (rowid, body) VALUES (?, ?)", [.integer(recordID), .text(body)])
+        // STRING values may hold U+0000, as on PostgreSQL, where they are escaped (P50, P62).
+        try db.allowingTextWithNUL {
+            for row in FieldIndexer.rows(for: fields, including: included) {
+                try db.run("INSERT INTO field_index (record_id, zone_id, type, field, slot, value) VALUES (?, ?, ?, ?, ?, ?)",
+                           [.integer(recordID), .integer(zoneKey), .text(recordType), .text(row.field), .integer(row.slot), Self.sqliteValue(row.value)])
+            }
+            let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
+            if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
+                try db.run("INSERT INTO field_search (rowid, body) VALUES (?, ?)", [.integer(recordID), .text(body)])
+            }
         }
     }
 }
