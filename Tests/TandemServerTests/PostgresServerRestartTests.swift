@@ -102,6 +102,28 @@ import TandemTestSupport
         #expect(!server.standardError!.value.contains("Fatal error"), "\(server.standardError!.value.suffix(2000))")
     }
 
+    /// `/healthz` reads the store (P60): 503 `TRY_AGAIN_LATER` with `retryAfter` while the
+    /// database is down, promptly, and 200 again once it is back, with no restart.
+    @Test func healthzFollowsTheDatabase() throws {
+        let cluster = try PostgresCluster()
+        let url = try cluster.createDatabase()
+        let data = try ExitCleanup.temporaryDirectory("tandem-pg-healthz")
+        let server = try TestServer(extraArguments: ["--store", url, "--pool-size", "2", "--quiet"], dataDirectory: data)
+        let healthz = server.baseURL + "/healthz"
+        #expect(try server.request("GET", healthz, token: .some(nil)).status == 200)
+
+        try cluster.stop()
+        let started = ContinuousClock.now
+        let down = try server.request("GET", healthz, token: .some(nil))
+        #expect(down.status == 503, "\(down.text)")
+        #expect(down.json.serverErrorCode == "TRY_AGAIN_LATER", "\(down.text)")
+        #expect((down.json["retryAfter"]?.int64Value ?? 0) >= 1, "\(down.text)")
+        #expect(ContinuousClock.now - started < .seconds(10), "answered within the probe's time limit")
+
+        try cluster.start()
+        try Self.waitUntil("/healthz is 200 again") { (try? server.request("GET", healthz, token: .some(nil)).status) == 200 }
+    }
+
     /// nil when the create was acknowledged; "refused" for 503 `TRY_AGAIN_LATER` with `retryAfter`;
     /// otherwise what came back.
     static func create(_ name: String, on server: TestServer, token: String) throws -> String? {
