@@ -109,19 +109,29 @@ import TandemTestSupport
         let url = try cluster.createDatabase()
         let data = try ExitCleanup.temporaryDirectory("tandem-pg-healthz")
         let server = try TestServer(extraArguments: ["--store", url, "--pool-size", "2", "--quiet"], dataDirectory: data)
-        let healthz = server.baseURL + "/healthz"
-        #expect(try server.request("GET", healthz, token: .some(nil)).status == 200)
+        // A failed request says what the server logged.
+        func healthz() throws -> TestServer.Response {
+            do { return try server.request("GET", server.baseURL + "/healthz", token: .some(nil)) } catch {
+                Thread.sleep(forTimeInterval: 0.5)
+                let state = server.process.map { $0.isRunning ? "running" : "exited \($0.terminationStatus) (\($0.terminationReason == .uncaughtSignal ? "signal" : "exit"))" } ?? "none"
+                throw TestFailure("\(error); server \(state), log: \(server.standardError?.value.suffix(3000) ?? "")")
+            }
+        }
+        #expect(try healthz().status == 200)
+        // start() reads the store once more after "serving on" (the first-run hint, printed last):
+        // a database stopped before that read stops the server instead.
+        try Self.waitUntil("the server has started") { server.standardError?.value.contains("no containers yet") == true }
 
         try cluster.stop()
         let started = ContinuousClock.now
-        let down = try server.request("GET", healthz, token: .some(nil))
+        let down = try healthz()
         #expect(down.status == 503, "\(down.text)")
         #expect(down.json.serverErrorCode == "TRY_AGAIN_LATER", "\(down.text)")
         #expect((down.json["retryAfter"]?.int64Value ?? 0) >= 1, "\(down.text)")
         #expect(ContinuousClock.now - started < .seconds(10), "answered within the probe's time limit")
 
         try cluster.start()
-        try Self.waitUntil("/healthz is 200 again") { (try? server.request("GET", healthz, token: .some(nil)).status) == 200 }
+        try Self.waitUntil("/healthz is 200 again") { (try? healthz().status) == 200 }
     }
 
     /// nil when the create was acknowledged; "refused" for 503 `TRY_AGAIN_LATER` with `retryAfter`;
