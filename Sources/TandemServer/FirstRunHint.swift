@@ -13,7 +13,7 @@ enum FirstRunHint {
         var data = ["./tandem-data", "tandem-data"].contains(dataDirectory) ? "" : " --data \(shellWord(dataDirectory))"
         var password = ""
         if let store {
-            data += " --store \(shellWord(store.value))"
+            data += " --store \(store.shellWord)"
             if case .postgres = store {
                 password = "\n  (the URL without its password: the commands read it from ~/.pgpass or PGPASSWORD)"
             }

@@ -13,4 +13,7 @@ public enum StoreArgument: Sendable, Equatable {
         case .postgres(let url), .directory(let url): url
         }
     }
+
+    /// ``value`` as one shell word, quoted when it needs it (a URL's `?` and `&`; F46's rule).
+    public var shellWord: String { FirstRunHint.shellWord(value) }
 }

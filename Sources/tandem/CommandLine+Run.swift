@@ -27,7 +27,8 @@ extension CommandLine {
                        [--pool-size 16]   (PostgreSQL: most connections the server opens)
         \(AccountCommand.serveUsage)
         \(ServeCommand.usage)
-          (every command below that takes --data DIR also takes --store postgres://…|DIR: the store it opens)
+          (every command below that takes --data DIR also takes --store postgres://…|DIR: the store it opens;
+           on the --data of a server on PostgreSQL, which holds postgres-store, it is refused without --store)
           tandem container create ID [--data DIR]
           tandem container list [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]

@@ -107,7 +107,7 @@ struct PostgresDataDirectoryError: Error, CustomStringConvertible {
 
     var description: String {
         "\(directory) is the data directory of a PostgreSQL store (\(directory)/\(PostgresMarker.fileName)): "
-            + "add --store \(url) (the password from ~/.pgpass or PGPASSWORD); "
+            + "add --store \(StoreArgument.postgres(url).shellWord) (the password from ~/.pgpass or PGPASSWORD); "
             + "without it this command would make a SQLite store the server never reads"
     }
 }
