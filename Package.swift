@@ -62,7 +62,7 @@ let package = Package(
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
         .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR"], swiftSettings: upcoming),
-        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemNATS", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemStoreCopy", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
+        .executableTarget(name: "tandem", dependencies: ["TandemServer", "TandemNATS", "TandemStore", "TandemStoreSQLite", "TandemStorePostgres", "TandemPostgres", "TandemStoreCopy", "TandemSQLite", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "TandemHTTP"],
                           swiftSettings: upcoming),
         .executableTarget(name: "tandem-bench", dependencies: ["TandemServer", "TandemStore", "TandemStoreSQLite", "TandemSQLite", "Tandem", "TandemHTTP", "TandemCore", "TandemLinks", "TandemSchema", "TandemCrypto", "CSQLite", "TandemStoreCopy", "TandemStorePostgres", "TandemPostgres", "TandemTestSupport"],
                           swiftSettings: upcoming),

@@ -16,7 +16,7 @@ internal import Foundation
 /// ``PostgresPool``.
 ///
 /// The URL is read by libpq itself (`PQconnectdbParams` with `expand_dbname`): a
-/// `postgres://` or `postgresql://` URI or a `key=value` string, with any of libpq's
+/// `postgres://` or `postgresql://` URI (the scheme in any letter case: ``PostgresURL``) or a `key=value` string, with any of libpq's
 /// parameters (`sslmode`, `connect_timeout`, …). Settings the URL leaves out default to TCP
 /// keepalives (idle 30 s, interval 10 s, 3 probes), `tcp_user_timeout` 30 s and a
 /// `connect_timeout` of 5 s, so a peer that vanishes is noticed in about a minute at worst.
@@ -52,6 +52,8 @@ public final class PostgresConnection {
     /// - Throws: ``PostgresError`` with ``PostgresError/Kind/unavailable`` when the server
     ///   cannot be reached or refuses the connection. The URL is not in the message.
     public init(url: String, statementTimeout: Duration? = .seconds(30)) throws(PostgresError) {
+        // Schemes are case-insensitive (RFC 3986); libpq only knows the lower-case spelling.
+        let url = PostgresURL.normalized(url)
         // Defaults first, the URL (`dbname`, expanded) last: later settings win in libpq.
         let settings: [(String, String)] = [
             ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "30"),

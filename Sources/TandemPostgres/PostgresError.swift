@@ -69,7 +69,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        var text = "PostgreSQL error \(sqlState ?? "-----") (\(kind.rawValue)): \(message)"
+        // No placeholder when libpq gave no SQLSTATE (a connection that failed): "-----" read as a code.
+        var text = "PostgreSQL error \(sqlState.map { $0 + " " } ?? "")(\(kind.rawValue)): \(message)"
         // Migrations run pages of SQL: the start is enough to find the statement.
         if let sql { text += " — while executing `\(sql.count > 300 ? sql.prefix(300) + "…" : sql)`" }
         return text

@@ -5,14 +5,25 @@ import Foundation
 /// Printed once per start, after the console's one-time setup line.
 enum FirstRunHint {
     /// The lines, `--data` spelled out unless it is the default `./tandem-data`, quoted for the
-    /// shell when it needs it (a folder with a space was printed bare and split in two; F46).
-    static func text(dataDirectory: String, base: String) -> String {
-        let data = ["./tandem-data", "tandem-data"].contains(dataDirectory) ? "" : " --data \(shellWord(dataDirectory))"
+    /// shell when it needs it (a folder with a space was printed bare and split in two; F46),
+    /// and `--store` when the store is not SQLite in the data directory: without it the
+    /// commands would make a SQLite store the server never reads (P57). A PostgreSQL URL is
+    /// printed without its password, with a line saying where the commands find it.
+    static func text(dataDirectory: String, store: StoreArgument? = nil, base: String) -> String {
+        var data = ["./tandem-data", "tandem-data"].contains(dataDirectory) ? "" : " --data \(shellWord(dataDirectory))"
+        var password = ""
+        if let store {
+            data += " --store \(store.shellWord)"
+            if case .postgres = store {
+                password = "\n  (the URL without its password: the commands read it from ~/.pgpass or PGPASSWORD)"
+            }
+        }
+        let what = store == nil ? "this data directory is empty" : "the store is empty"
         return """
-            no containers yet: this data directory is empty. Next, in another terminal:
+            no containers yet: \(what). Next, in another terminal:
               tandem container create iCloud.com.example.notes\(data)
               tandem user add --email you@example.com --name "Your Name"\(data)
-              tandem token create --user you@example.com\(data)   # prints a token for Authorization: Bearer …
+              tandem token create --user you@example.com\(data)   # prints a token for Authorization: Bearer …\(password)
             or open the console at \(base)/console/ (README.md "Try it with curl" walks through the API)
             """
     }

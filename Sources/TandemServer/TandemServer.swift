@@ -51,6 +51,10 @@ public struct ServerConfiguration: Sendable {
     public var webhookAllow: [AddressRange] = []
     /// Sign-in: password hashing, session limits, rate limits (issue 16).
     public var accounts = AccountSettings()
+    /// The `--store` value an admin command needs to open this server's store, as the first-run
+    /// hint prints it: a PostgreSQL URL without its password, or a SQLite directory other than
+    /// the data directory; nil when the store is SQLite in the data directory (decisions P57).
+    public var storeArgument: StoreArgument?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./tandem-data",
                 workerCount: Int = 32, logRequests: Bool = true) {
@@ -147,7 +151,7 @@ public final class TandemServer: Sendable {
         }
         // After the setup line, which scripts and tests read right after "serving on" (F8).
         if try store.read({ try $0.containers().isEmpty }) {
-            log.message(FirstRunHint.text(dataDirectory: configuration.dataDirectory, base: base))
+            log.message(FirstRunHint.text(dataDirectory: configuration.dataDirectory, store: configuration.storeArgument, base: base))
         }
     }
 

@@ -39,8 +39,9 @@ public protocol Store: Sendable {
     /// Content-addressed avatar files, apart from `assets` so that removing an avatar's file
     /// never touches a record's asset (decisions A48).
     var avatars: AssetFiles { get }
-    /// What the start-up log line says about the store: the backend and its durability
-    /// setting (`sqlite, synchronous=FULL`); never a password.
+    /// What the start-up log line says about the store: the backend, its settings and where it
+    /// is (`sqlite, synchronous=FULL, /srv/tandem/tandem.sqlite`;
+    /// `postgres, pool=16, isolation=SERIALIZABLE, postgres://tandem@db/tandem`); never a password.
     var summary: String { get }
     /// Finishes queued writes and releases the database; `read` and `write` fail afterwards.
     func close()

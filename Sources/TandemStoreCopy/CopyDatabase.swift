@@ -51,4 +51,12 @@ protocol CopyDatabase: AnyObject {
     /// Moves each identity of `tables` to at least `positions[table]` (and past the rows it
     /// holds), so new rows never reuse a number handed out before the copy.
     func setPositions(_ positions: [String: Int64], tables: [CopyTable]) throws
+
+    /// What names this database whatever URL reached it, for refusing a copy onto itself; nil
+    /// where a path comparison decides that instead (SQLite).
+    func identity() throws -> String?
+
+    /// After COMMIT: brings the planner's statistics up to date with the loaded rows.
+    /// - Returns: a progress line saying what ran, or nil.
+    func refreshStatistics() throws -> String?
 }

@@ -4,7 +4,8 @@ internal import TandemStore
 
 /// The files of a data directory that a copy carries: every regular file under it (`assets/`,
 /// `avatars/`, `journal/`, `secret.key`, which signs change tokens) except the SQLite
-/// database's own files at its top and the `tmp/` folders of uploads in progress.
+/// database's own files and the PostgreSQL marker (``TandemStore/PostgresMarker``) at its top
+/// and the `tmp/` folders of uploads in progress.
 enum DataFiles {
     /// The SQLite database's files, which the table copy carries instead.
     static let databaseFiles: Set<String> = ["tandem.sqlite", "tandem.sqlite-wal", "tandem.sqlite-shm", "tandem.sqlite-journal"]
@@ -15,7 +16,8 @@ enum DataFiles {
         var files: [String] = []
         while let relative = walker.nextObject() as? String {
             let components = relative.split(separator: "/")
-            if components.contains("tmp") || (components.count == 1 && databaseFiles.contains(relative)) { continue }
+            // The PostgreSQL marker says where a directory's store is (P57): not data to carry.
+            if components.contains("tmp") || (components.count == 1 && (databaseFiles.contains(relative) || relative == PostgresMarker.fileName)) { continue }
             var info = stat()
             guard lstat(directory + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
             files.append(relative)

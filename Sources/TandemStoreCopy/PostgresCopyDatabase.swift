@@ -136,6 +136,24 @@ final class PostgresCopyDatabase: CopyDatabase {
 
     func keepsPosition(_ table: CopyTable) throws -> Bool { table.identity != nil }
 
+    /// The cluster's system identifier (`pg_control_system()`, set by initdb) and the
+    /// database's OID: the same for `localhost` and `127.0.0.1`, a socket or a TCP URL.
+    func identity() throws -> String? {
+        try connection.queryOne("""
+            SELECT (SELECT system_identifier FROM pg_control_system())::text || '/' ||
+                   (SELECT oid FROM pg_database WHERE datname = current_database())::text
+            """) { try $0.string(0) }
+    }
+
+    /// `ANALYZE`: the copy's COPY loads leave the tables without statistics until autovacuum
+    /// gets to them, and the first queries meanwhile plan as if the tables were empty (P46's
+    /// 20-second first query; PostgreSQL 15 "Populating a Database", 14.4.9: "Run ANALYZE
+    /// Afterwards").
+    func refreshStatistics() throws -> String? {
+        try connection.execute("ANALYZE")
+        return "migrate: ANALYZE done (the planner's statistics of the loaded tables)"
+    }
+
     func reading<T>(_ body: () throws -> T) throws -> T {
         try connection.transaction(.repeatableRead) { connection in
             try connection.execute("SET TRANSACTION READ ONLY")

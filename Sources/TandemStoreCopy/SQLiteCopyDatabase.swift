@@ -226,4 +226,9 @@ final class SQLiteCopyDatabase: CopyDatabase {
     private func isFullText(_ table: CopyTable) -> Bool { table.columns.contains { $0.kind == .tokens } }
 
     private func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    func identity() throws -> String? { nil }
+
+    /// Nothing: the SQLite store keeps no planner statistics of its own (no `sqlite_stat1`).
+    func refreshStatistics() throws -> String? { nil }
 }

@@ -1,4 +1,6 @@
 internal import Foundation
+internal import TandemPostgres
+internal import TandemStore
 internal import TandemStorePostgres
 internal import TandemStoreSQLite
 
@@ -18,15 +20,18 @@ internal import TandemStoreSQLite
 public enum StoreCopy {
     /// One side of a copy.
     public enum Endpoint: Sendable, Equatable {
-        /// A data directory as `tandem serve --data DIR` uses it (`tandem.sqlite` and its files).
-        case directory(String)
+        /// A SQLite store: the directory of `tandem.sqlite`, and the directory of its files
+        /// (assets, avatars, `secret.key`, the journal) when the server's `--data` was another
+        /// one (`tandem serve --store DIR1 --data DIR2`; P58); nil: the same directory.
+        case directory(String, files: String? = nil)
         /// A PostgreSQL database (libpq's URL) and the directory holding its store's files
         /// (assets, avatars, `secret.key`, the journal: P20).
         case postgres(url: String, directory: String)
 
         var fileDirectory: String {
             switch self {
-            case .directory(let path), .postgres(_, let path): path
+            case .directory(let path, let files): files ?? path
+            case .postgres(_, let path): path
             }
         }
     }
@@ -65,12 +70,28 @@ public enum StoreCopy {
                            progress: (String) -> Void) throws -> Summary {
         let clock = ContinuousClock()
         let started = clock.now
-        guard source != target, source.fileDirectory != target.fileDirectory || (isPostgres(source) && isPostgres(target)) else {
+        guard source != target, source.fileDirectory != target.fileDirectory || (isPostgres(source) && isPostgres(target)),
+              sqliteFile(source) == nil || sqliteFile(source) != sqliteFile(target) else {
             throw StoreCopyError(.refused, "the source and the target are the same place")
         }
         let sourceDatabase = try open(source, create: false)
         if case .postgres(_, let directory) = source, !FileManager.default.fileExists(atPath: directory) {
             throw StoreCopyError(.source, "no directory \(directory) (the PostgreSQL store's files: --from-data)")
+        }
+        if case .directory(_, let files?) = source, !FileManager.default.fileExists(atPath: files) {
+            throw StoreCopyError(.source, "no directory \(files) (the store's files: --from-data)")
+        }
+        if isPostgres(source) && isPostgres(target) {
+            // Two spellings of one database (localhost and 127.0.0.1, a socket and TCP) would
+            // clear the source inside the copy's own transaction and wait on itself (P59).
+            let targetDatabase = try open(target, create: false)
+            if let here = try sourceDatabase.identity(), here == (try targetDatabase.identity()) {
+                throw StoreCopyError(.refused, "the source and the target are the same PostgreSQL database (the same cluster and database OID, under two URLs)")
+            }
+        }
+        if !FileManager.default.fileExists(atPath: source.fileDirectory + "/secret.key") {
+            progress("migrate: note: \(source.fileDirectory) holds no secret.key: change tokens and signed URLs of a server that used "
+                     + "another directory for --data will be refused after the move; --from-data DIR names the directory it used")
         }
         let version = SQLiteStore.schemaVersion
         let sourceVersion = try sourceDatabase.reading { try sourceDatabase.schemaVersion() }
@@ -94,6 +115,13 @@ public enum StoreCopy {
                              force: force, existingFiles: existingFiles.count, created: &created, progress: progress)
                 }
             }
+            // Committed: nothing from here on takes the copy back.
+            do {
+                if let line = try targetDatabase.refreshStatistics() { progress(line) }
+            } catch {
+                progress("migrate: note: ANALYZE failed (\(error)); run it before serving")
+            }
+            mark(target)
             let seconds = Double((clock.now - started).components.attoseconds) / 1e18 + Double((clock.now - started).components.seconds)
             let result = Summary(tables: summary.tables, rows: summary.rows, rowsByTable: summary.rowsByTable,
                                  files: summary.files, bytes: summary.bytes, seconds: seconds)
@@ -107,14 +135,32 @@ public enum StoreCopy {
         }
     }
 
+    /// The SQLite side's database file, as a standardised path; nil for PostgreSQL.
+    private static func sqliteFile(_ endpoint: Endpoint) -> String? {
+        guard case .directory(let path, _) = endpoint else { return nil }
+        return URL(fileURLWithPath: path + "/tandem.sqlite").standardizedFileURL.path
+    }
+
     private static func isPostgres(_ endpoint: Endpoint) -> Bool {
         if case .postgres = endpoint { return true }
         return false
     }
 
+    /// The marker of a PostgreSQL store's file directory (P57): left in a PostgreSQL target's,
+    /// so that admin commands there without `--store` are refused; taken out of a SQLite
+    /// target's (written with `--force` over a PostgreSQL store's directory).
+    private static func mark(_ target: Endpoint) {
+        switch target {
+        case .postgres(let url, let directory):
+            try? PostgresMarker.write(PostgresURL.redacted(url), in: directory)
+        case .directory(let path, let files):
+            for directory in [path, files ?? path] { unlink(directory + "/" + PostgresMarker.fileName) }
+        }
+    }
+
     private static func open(_ endpoint: Endpoint, create: Bool) throws -> any CopyDatabase {
         switch endpoint {
-        case .directory(let path): return try SQLiteCopyDatabase(directory: path, create: create)
+        case .directory(let path, _): return try SQLiteCopyDatabase(directory: path, create: create)
         case .postgres(let url, _): return try PostgresCopyDatabase(url: url)
         }
     }

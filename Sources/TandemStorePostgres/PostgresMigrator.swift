@@ -18,11 +18,25 @@ public enum PostgresMigrator {
     ///
     /// - Throws: ``PostgresError`` from a failing statement (nothing applied), or with
     ///   ``PostgresError/Kind/other`` when the database has a version newer than the newest of
-    ///   `migrations` (it was migrated by a newer Tandem: refusing beats guessing).
+    ///   `migrations` (it was migrated by a newer Tandem: refusing beats guessing). A permission
+    ///   error (`42501`, as on schema `public` of a database another role owns, PostgreSQL 15's
+    ///   default) says the database must be owned by the user the server connects as.
     @discardableResult
     public static func migrate(_ connection: PostgresConnection, _ migrations: [PostgresMigration] = PostgresMigrations.all) throws -> [Int] {
         precondition(zip(migrations, migrations.dropFirst()).allSatisfy { $0.version < $1.version }, "migrations out of order")
-        return try connection.transaction(.readCommitted) { connection in
+        do {
+            return try apply(connection, migrations)
+        } catch let error as PostgresError where error.sqlState == "42501" {
+            var explained = error
+            explained.message += "; the database must be owned by the user tandem connects as "
+                + "(createdb -O USER DB, or ALTER DATABASE DB OWNER TO USER and ALTER SCHEMA public OWNER TO USER)"
+            explained.sql = nil
+            throw explained
+        }
+    }
+
+    private static func apply(_ connection: PostgresConnection, _ migrations: [PostgresMigration]) throws -> [Int] {
+        try connection.transaction(.readCommitted) { connection in
             try connection.run("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(lockKey)])
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -38,6 +38,8 @@ public final class PostgresStore: Store {
     public let assets: AssetFiles
     public let avatars: AssetFiles
     public let options: Options
+    /// The database's URL without its password (``PostgresURL/redacted(_:)``), for logs and hints.
+    public let location: String
     /// This process's writes run one at a time, each with its hook (P48).
     private let writerGate = PostgresWriterGate()
 
@@ -48,6 +50,7 @@ public final class PostgresStore: Store {
     ///   for a directory others can write to.
     public init(url: String, options: Options) throws {
         self.options = options
+        location = PostgresURL.redacted(url)
         let pool = PostgresPool(url: url, size: options.poolSize, statementTimeout: options.statementTimeout)
         self.pool = pool
         do {
@@ -61,7 +64,7 @@ public final class PostgresStore: Store {
         avatars = try AssetFiles(directory: options.directory + "/avatars")
     }
 
-    public var summary: String { "postgres, pool=\(options.poolSize), isolation=SERIALIZABLE" }
+    public var summary: String { "postgres, pool=\(options.poolSize), isolation=SERIALIZABLE, \(location)" }
 
     public func read<T>(_ body: (any StoreReading) throws -> T) throws -> T {
         try Self.mapping {

@@ -62,7 +62,7 @@ public final class SQLiteStore: Store {
                                                              maximumDatabaseBytes: maximumDatabaseBytes))
     }
 
-    public var summary: String { "sqlite, synchronous=\(options.synchronous.rawValue)" }
+    public var summary: String { "sqlite, synchronous=\(options.synchronous.rawValue), \(path)" }
 
     public func read<T>(_ body: (any StoreReading) throws -> T) throws -> T {
         try Self.mapping { try database.read { connection in try body(SQLiteStoreTransaction(connection)) } }

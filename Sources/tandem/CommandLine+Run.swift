@@ -2,6 +2,7 @@ import Foundation
 import TandemCore
 import TandemServer
 import TandemStore
+import TandemStorePostgres
 
 /// `tandem` subcommands. Every command takes `--data DIR` (default ./tandem-data) and, where it
 /// opens the store, `--store postgres://…|DIR` (default: the `--data` directory; P36).
@@ -27,7 +28,8 @@ extension CommandLine {
                        [--bus nats://HOST:4222[,nats://…]]   (several nodes: the NATS cluster that carries live events between them)
         \(AccountCommand.serveUsage)
         \(ServeCommand.usage)
-          (every command below that takes --data DIR also takes --store postgres://…|DIR: the store it opens)
+          (every command below that takes --data DIR also takes --store postgres://…|DIR: the store it opens;
+           on the --data of a server on PostgreSQL, which holds postgres-store, it is refused without --store)
           tandem container create ID [--data DIR]
           tandem container list [--data DIR]
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
@@ -80,11 +82,15 @@ extension CommandLine {
                 // `--config FILE` holds the same settings as the flags; flags given here win.
                 let merged = try ServeCommand.options(options)
                 let directory = merged.value("data") ?? "./tandem-data"
-                let configuration = try ServeCommand.configuration(merged, data: directory)
+                var configuration = try ServeCommand.configuration(merged, data: directory)
                 let bus = try ServeCommand.bus(merged)
-                let store = try ServeCommand.storeLocation(merged, data: directory).open()
+                let location = try ServeCommand.storeLocation(merged, data: directory)
+                configuration.storeArgument = location.argument(data: directory)
+                let store = try location.open()
                 let server: TandemServer
                 do {
+                    // Admin commands on this directory without --store are refused from now on (P57).
+                    if case .postgres(let url) = configuration.storeArgument { try PostgresMarker.write(url, in: directory) }
                     server = try TandemServer(configuration: configuration, store: store, bus: bus)
                 } catch {
                     store.close()
@@ -196,9 +202,16 @@ extension CommandLine {
     /// - Throws: `NOT_FOUND` "no Tandem data in DIR" when `existing` and DIR has no database;
     ///   ``StoreError`` `unavailable` when the database cannot be reached.
     static func withStore<T>(_ location: StoreLocation, existing: Bool = false, _ body: (any Store) throws -> T) throws -> T {
+        try location.refuseAPostgresDataDirectory()
         if existing, let file = location.sqliteFile, !FileManager.default.fileExists(atPath: file) {
             let directory = String(file.dropLast("/tandem.sqlite".count))
             throw CloudKitError(.notFound, "no Tandem data in \(directory) (tandem serve or tandem container create makes it there; --data DIR names another directory)")
+        }
+        // A listing command on PostgreSQL leaves no data directory behind where there was none
+        // (the store makes its asset folders when it opens).
+        if existing, case .postgres(_, let options) = location, !FileManager.default.fileExists(atPath: options.directory) {
+            defer { removeEmptyFolders(options.directory) }
+            return try withStore(location, body)
         }
         let deadline = Date().addingTimeInterval(30)
         while true {
@@ -210,6 +223,16 @@ extension CommandLine {
                 usleep(useconds_t.random(in: 50_000...250_000))
             }
         }
+    }
+
+    /// Removes `directory` when it holds folders only (no file anywhere under it).
+    private static func removeEmptyFolders(_ directory: String) {
+        guard let walker = FileManager.default.enumerator(atPath: directory) else { return }
+        for case let relative as String in walker {
+            var isDirectory: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: directory + "/" + relative, isDirectory: &isDirectory) || !isDirectory.boolValue { return }
+        }
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Every `--webhook-allow CIDR`, checked.

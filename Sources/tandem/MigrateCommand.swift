@@ -1,4 +1,5 @@
 import Foundation
+import TandemPostgres
 import TandemStoreCopy
 
 /// `tandem migrate`: moves a whole store between a data directory (SQLite) and PostgreSQL
@@ -7,7 +8,9 @@ enum MigrateCommand {
     static let usage = """
           tandem migrate --from DIR|postgres://… [--from-data DIR] --to DIR|postgres://… [--to-data DIR] [--force]
                          (copies every table, identity position and file, then verifies counts, checksums and files;
-                          a postgres:// side needs --from-data / --to-data: its store's directory of assets, avatars and secret.key;
+                          --from-data / --to-data: the directory of a side's assets, avatars and secret.key, the server's --data:
+                          needed for a postgres:// side, for a directory only when the server's --data was another one;
+                          a PostgreSQL target is ANALYZEd after the copy;
                           refuses a target holding data unless --force, which replaces it; stop the servers of both first)
         """
 
@@ -23,13 +26,13 @@ enum MigrateCommand {
         return 0
     }
 
-    /// A `postgres://` or `postgresql://` URL (with its files' directory) or a data directory.
+    /// A `postgres://` or `postgresql://` URL (any letter case) with its files' directory, or a
+    /// SQLite store's directory with its files in `data` when given (the server's `--data`
+    /// when it was not the store's directory: `serve --store DIR1 --data DIR2`; P58), else in
+    /// the same directory.
     static func endpoint(_ value: String, data: String?, flag: String) throws -> StoreCopy.Endpoint {
-        guard value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") else {
-            guard data == nil else { throw UsageError("--\(flag) is for a postgres:// side; a data directory holds its own files") }
-            return .directory(value)
-        }
+        guard PostgresURL.isPostgres(value) else { return .directory(value, files: data) }
         guard let data else { throw UsageError("a postgres:// side needs --\(flag) DIR: the directory of its assets, avatars and secret.key") }
-        return .postgres(url: value, directory: data)
+        return .postgres(url: PostgresURL.normalized(value), directory: data)
     }
 }

@@ -8,8 +8,8 @@ import TandemStoreSQLite
 /// `tandem serve`: its settings from flags and from an optional JSON file (`--config FILE`).
 ///
 /// The file is one JSON object whose keys are the flags' names without `--` and whose values are
-/// what the flag would take: a string or a number for a setting (`"port": 8080`,
-/// `"smtp-url": "smtp://mail:587"`), `true`/`false` for a switch (`"quiet": true`), and an
+/// what the flag would take: a string or a number for a setting (`"port": 8080`), a string for
+/// one that names a place (`"smtp-url": "smtp://mail:587"`, `"store"`, `"data"`, `"host"`), `true`/`false` for a switch (`"quiet": true`), and an
 /// array of strings for a repeatable flag (`"oidc-exchange": ["C,ISSUER,AUD"]`). It is read
 /// with the project's JSON parser (Jansson: duplicate keys, comments and trailing commas are
 /// refused). Flags on the command line win over the file; a repeatable flag given there
@@ -21,6 +21,9 @@ enum ServeCommand {
     enum Kind {
         /// `--name VALUE`: a string or a number in the file.
         case value
+        /// `--name VALUE` that names a place or a name (a directory, a URL, a host): a string in
+        /// the file; `{"store": 42}` made a directory named 42 (P60).
+        case text
         /// `--name`: true or false in the file.
         case flag
         /// `--name VALUE`, repeatable: an array of strings (or one string) in the file.
@@ -29,14 +32,14 @@ enum ServeCommand {
 
     /// Every setting of `tandem serve`, by flag name.
     static let keys: [String: Kind] = [
-        "host": .value, "port": .value, "data": .value, "synchronous": .value, "workers": .value, "quiet": .flag,
-        "public-url": .value, "stop-on-stdin-eof": .flag, "participant-limit": .value, "change-retention": .value,
+        "host": .text, "port": .value, "data": .text, "synchronous": .value, "workers": .value, "quiet": .flag,
+        "public-url": .text, "stop-on-stdin-eof": .flag, "participant-limit": .value, "change-retention": .value,
         "session-participant-limit": .value, "session-rate": .value, "session-burst": .value, "stream-queue": .value,
-        "app-ids": .value, "links-ttl": .value, "links-fetch-origin": .value, "webhook-allow": .repeated,
-        "max-database-mib": .value, "store": .value, "pool-size": .value, "bus": .value,
+        "app-ids": .text, "links-ttl": .value, "links-fetch-origin": .text, "webhook-allow": .repeated,
+        "max-database-mib": .value, "store": .text, "pool-size": .value, "bus": .text,
         "password-hash": .value, "session-idle": .value, "session-lifetime": .value, "sign-in-attempts": .value,
-        "smtp-url": .value, "smtp-from": .value, "smtp-user": .value, "smtp-password": .value, "mail-templates": .value,
-        "oidc-exchange": .repeated, "oidc-provider": .repeated, "passkey-rp-id": .value, "passkey-user-verification": .value,
+        "smtp-url": .text, "smtp-from": .text, "smtp-user": .text, "smtp-password": .text, "mail-templates": .text,
+        "oidc-exchange": .repeated, "oidc-provider": .repeated, "passkey-rp-id": .text, "passkey-user-verification": .value,
     ]
 
     static let usage = """
@@ -93,6 +96,8 @@ enum ServeCommand {
             case (.value, .int(let n)): options.set(key, String(n))
             case (.value, .double(let n)): options.set(key, String(n))
             case (.value, _): throw wrong("a string or a number")
+            case (.text, .string(let text)): options.set(key, text)
+            case (.text, _): throw wrong("a string")
             case (.flag, .bool(let on)): if on { options.set(key, "true") }
             case (.flag, _): throw wrong("true or false")
             case (.repeated, .string(let text)): options.set(key, text)

@@ -1,3 +1,6 @@
+import Foundation
+import TandemPostgres
+import TandemServer
 import TandemStore
 import TandemStorePostgres
 import TandemStoreSQLite
@@ -28,9 +31,9 @@ enum StoreLocation {
         ///   repeated: a URL may hold a password).
         init(_ value: String?, data: String) throws {
             guard let value else { self = .directory(data); return }
-            let lowered = value.lowercased()
-            if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
-                self = .postgres(url: value)
+            // Schemes are case-insensitive (RFC 3986): `POSTGRES://` is libpq's `postgres://`.
+            if PostgresURL.isPostgres(value) {
+                self = .postgres(url: PostgresURL.normalized(value))
             } else if value.contains("://") || value.isEmpty {
                 throw UsageError("--store takes a postgres:// (or postgresql://) URL or a directory")
             } else {
@@ -57,14 +60,54 @@ enum StoreLocation {
         }
     }
 
-    /// Opens (creating or migrating) the store.
-    /// - Throws: ``StoreError`` when the database cannot be opened or reached (`unavailable`:
-    ///   a refused or unknown host, a wrong password, no such database, a malformed URL); a
-    ///   file error for the directory.
-    func open() throws -> any Store {
+    /// What the first-run hint passes as `--store` for this store when the data directory is
+    /// `data` (P57): the URL without its password, a SQLite directory apart from `data`, or nil.
+    func argument(data: String) -> StoreArgument? {
         switch self {
-        case .directory(let path, let options): try SQLiteStore(directory: path, options: options)
-        case .postgres(let url, let options): try PostgresStore(url: url, options: options)
+        case .postgres(let url, _): .postgres(PostgresURL.redacted(url))
+        case .directory(let path, _) where Self.standardized(path) != Self.standardized(data): .directory(path)
+        case .directory: nil
         }
+    }
+
+    /// Opens (creating or migrating) the store. A SQLite store is not opened in a directory that
+    /// a PostgreSQL server uses (``PostgresMarker``; P57).
+    /// - Throws: ``PostgresDataDirectoryError`` for that; ``StoreError`` when the database cannot
+    ///   be opened or reached (`unavailable`: a refused or unknown host, a wrong password, no such
+    ///   database, a malformed URL); a file error for the directory.
+    func open() throws -> any Store {
+        try refuseAPostgresDataDirectory()
+        switch self {
+        case .directory(let path, let options):
+            return try SQLiteStore(directory: path, options: options)
+        case .postgres(let url, let options):
+            return try PostgresStore(url: url, options: options)
+        }
+    }
+
+    /// Throws ``PostgresDataDirectoryError`` when this is a SQLite store in a directory that
+    /// holds a PostgreSQL server's marker.
+    func refuseAPostgresDataDirectory() throws {
+        if case .directory(let path, _) = self, let url = PostgresMarker.url(in: path) {
+            throw PostgresDataDirectoryError(directory: path, url: url)
+        }
+    }
+
+    private static func standardized(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+}
+
+/// A command without `--store` on the data directory of a PostgreSQL server (P57): it would
+/// make a SQLite store there that the server never reads. Exit status 1, not 64: the command
+/// line is well formed, the directory's state refuses it (as F42's "no Tandem data in DIR").
+struct PostgresDataDirectoryError: Error, CustomStringConvertible {
+    var directory: String
+    var url: String
+
+    var description: String {
+        "\(directory) is the data directory of a PostgreSQL store (\(directory)/\(PostgresMarker.fileName)): "
+            + "add --store \(StoreArgument.postgres(url).shellWord) (the password from ~/.pgpass or PGPASSWORD); "
+            + "without it this command would make a SQLite store the server never reads"
     }
 }

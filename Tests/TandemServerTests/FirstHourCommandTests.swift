@@ -88,7 +88,9 @@ import TandemTestSupport
     @Test func serveOnAnEmptyDataDirectoryPrintsWhatToDoNextUntilAContainerExists() throws {
         let directory = NSTemporaryDirectory() + "tandem-test-" + UUID().uuidString
         let server = try TestServer(dataDirectory: directory)
-        let hint = "no containers yet: this data directory is empty. Next, in another terminal:"
+        // On PostgreSQL (the test store switch) it says "the store is empty" and adds --store (P57).
+        let hint = TestStore.isPostgres ? "no containers yet: the store is empty. Next, in another terminal:"
+            : "no containers yet: this data directory is empty. Next, in another terminal:"
         #expect(try eventually { server.standardError?.value.contains(hint) == true }, "\(server.standardError?.value ?? "")")
         let log = server.standardError?.value ?? ""
         #expect(log.contains("tandem container create iCloud.com.example.notes --data \(directory)"), "\(log)")
@@ -108,7 +110,8 @@ import TandemTestSupport
         let server = try TestServer(dataDirectory: directory)
         #expect(try eventually { server.standardError?.value.contains("tandem token create") == true }, "\(server.standardError?.value ?? "")")
         let log = server.standardError?.value ?? ""
-        #expect(log.contains("tandem container create iCloud.com.example.notes --data '\(directory)'\n"), "\(log)")
+        let end = TestStore.isPostgres ? " --store " : "\n"
+        #expect(log.contains("tandem container create iCloud.com.example.notes --data '\(directory)'" + end), "\(log)")
     }
 
     /// Polls `condition` for up to 20 seconds (the server's log is written as it starts).

@@ -68,6 +68,13 @@ import TandemTestSupport
         #expect(there.error.contains("migrate: records done: "), "\(there.error)")
         #expect(there.error.contains("rows/s; counts, checksums, identity positions and files verified"), "\(there.error)")
         #expect(FileManager.default.contents(atPath: files + "/secret.key") == FileManager.default.contents(atPath: server.dataDirectory + "/secret.key"))
+        // The planner's statistics are there at once (P46's 20 s first query without them).
+        #expect(there.error.contains("migrate: ANALYZE done"), "\(there.error)")
+        let analyzed = try PostgresConnection(url: url)
+        #expect(try analyzed.queryOne("SELECT count(*) FROM pg_stats WHERE schemaname = 'public' AND tablename = 'records'") { try $0.int64(0) } ?? 0 > 0)
+        analyzed.close()
+        // The files' directory is marked as a PostgreSQL store's (P57); the marker is not copied back.
+        #expect(FileManager.default.fileExists(atPath: files + "/postgres-store"))
 
         // Indexes and foreign keys dropped for the load are all back (P43).
         let fresh = try PostgresConnection(url: try PostgresCluster.shared().createDatabase())
@@ -104,6 +111,7 @@ import TandemTestSupport
         let back = NSTemporaryDirectory() + "tandem-migrate-back-" + UUID().uuidString
         let home = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", back])
         #expect(home.status == 0, "\(home.error)")
+        #expect(!FileManager.default.fileExists(atPath: back + "/postgres-store"))
         let indexes = "SELECT group_concat(name || ':' || sql, ';') FROM (SELECT name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') ORDER BY name)"
         let original = try SQLiteConnection(path: server.dataDirectory + "/tandem.sqlite", readOnly: true)
         let returned = try SQLiteConnection(path: back + "/tandem.sqlite", readOnly: true)
@@ -134,6 +142,62 @@ import TandemTestSupport
         let lookup = try served.post("records/lookup", Body.lookup(["full"], zone: zone), token: .some(ada.token))
         let download = try #require(lookup.json.record(0)["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue)
         #expect(try served.request("GET", download, token: .some(ada.token)).body == photo)
+    }
+
+    /// `tandem serve --store DIR1 --data DIR2` keeps `secret.key` in DIR2: `--from-data DIR2`
+    /// takes it along, and change tokens from before the move still work after it (P58).
+    @Test func aSQLiteStoreWhoseFilesLiveApartMovesWithItsSecret() throws {
+        let database = try ExitCleanup.temporaryDirectory("tandem-migrate-db")
+        let data = try ExitCleanup.temporaryDirectory("tandem-migrate-data")
+        let place = ["--data", data, "--store", database]
+        try TestServer.admin(["container", "create", TestServer.container] + place)
+        let recordName = try TestServer.admin(["user", "add", "--email", "ada@example.com"] + place)
+        let ada = Person(recordName: recordName, email: "ada@example.com",
+                         token: try TestServer.admin(["token", "create", "--user", "ada@example.com"] + place))
+        let server = try TestServer(extraArguments: ["--store", database], dataDirectory: data)
+        let made = try server.post("records/modify", Body.modify([Body.operation("create", name: "before", fields: ["title": Body.field("t")])]),
+                                   token: .some(ada.token))
+        #expect(made.status == 200, "\(made.text)")
+        var mirror = ZoneMirror()
+        #expect(try mirror.catchUp(server, zoneID: ["zoneName": "_defaultZone"], as: ada) == nil)
+        server.stop()
+        #expect(FileManager.default.fileExists(atPath: data + "/secret.key") && !FileManager.default.fileExists(atPath: database + "/secret.key"))
+
+        // Without --from-data the copy says what it cannot carry.
+        let unkeyed = NSTemporaryDirectory() + "tandem-migrate-unkeyed-" + UUID().uuidString
+        ExitCleanup.removeAtExit(unkeyed)
+        let warned = try runTandem(["migrate", "--from", database, "--to", unkeyed])
+        #expect(warned.status == 0 && warned.error.contains("holds no secret.key"), "\(warned.error)")
+
+        let url = try PostgresCluster.shared().createDatabase()
+        let files = NSTemporaryDirectory() + "tandem-migrate-apart-" + UUID().uuidString
+        ExitCleanup.removeAtExit(files)
+        let moved = try runTandem(["migrate", "--from", database, "--from-data", data, "--to", url, "--to-data", files])
+        #expect(moved.status == 0, "\(moved.error)")
+        #expect(FileManager.default.contents(atPath: files + "/secret.key") == FileManager.default.contents(atPath: data + "/secret.key"))
+        let served = try TestServer(extraArguments: ["--store", url], dataDirectory: files)
+        _ = try served.post("records/modify", Body.modify([Body.operation("create", name: "after", fields: ["title": Body.field("t")])]),
+                            token: .some(ada.token))
+        var sinceMove = ZoneMirror(token: mirror.token)
+        #expect(try sinceMove.catchUp(served, zoneID: ["zoneName": "_defaultZone"], as: ada) == nil)
+        #expect(sinceMove.records.keys.sorted() == ["after"])
+    }
+
+    /// `localhost` and `127.0.0.1` reach the same database: refused, not a copy that waits on
+    /// its own locks for ever (P59).
+    @Test func oneDatabaseUnderTwoURLsIsRefused() throws {
+        let source = try filledDirectory()
+        let url = try PostgresCluster.shared().createDatabase()
+        let files = NSTemporaryDirectory() + "tandem-migrate-self-" + UUID().uuidString
+        ExitCleanup.removeAtExit(files)
+        #expect(try runTandem(["migrate", "--from", source, "--to", url, "--to-data", files]).status == 0)
+        let other = url.replacingOccurrences(of: "@127.0.0.1:", with: "@localhost:")
+        let result = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", other, "--to-data", files + "-2", "--force"], timeout: 60)
+        #expect(result.status == 1, "\(result.error)")
+        #expect(result.error.contains("the source and the target are the same PostgreSQL database"), "\(result.error)")
+        let connection = try PostgresConnection(url: url)
+        defer { connection.close() }
+        #expect(try connection.queryOne("SELECT count(*) FROM records") { try $0.int64(0) } ?? 0 > 0, "the source is untouched")
     }
 
     @Test func aTargetHoldingDataIsRefusedAndLeftAsItWas() throws {

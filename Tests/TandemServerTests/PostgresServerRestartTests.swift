@@ -102,6 +102,38 @@ import TandemTestSupport
         #expect(!server.standardError!.value.contains("Fatal error"), "\(server.standardError!.value.suffix(2000))")
     }
 
+    /// `/healthz` reads the store (P60): 503 `TRY_AGAIN_LATER` with `retryAfter` while the
+    /// database is down, promptly, and 200 again once it is back, with no restart.
+    @Test func healthzFollowsTheDatabase() throws {
+        let cluster = try PostgresCluster()
+        let url = try cluster.createDatabase()
+        let data = try ExitCleanup.temporaryDirectory("tandem-pg-healthz")
+        let server = try TestServer(extraArguments: ["--store", url, "--pool-size", "2", "--quiet"], dataDirectory: data)
+        // A failed request says what the server logged.
+        func healthz() throws -> TestServer.Response {
+            do { return try server.request("GET", server.baseURL + "/healthz", token: .some(nil)) } catch {
+                Thread.sleep(forTimeInterval: 0.5)
+                let state = server.process.map { $0.isRunning ? "running" : "exited \($0.terminationStatus) (\($0.terminationReason == .uncaughtSignal ? "signal" : "exit"))" } ?? "none"
+                throw TestFailure("\(error); server \(state), log: \(server.standardError?.value.suffix(3000) ?? "")")
+            }
+        }
+        #expect(try healthz().status == 200)
+        // start() reads the store once more after "serving on" (the first-run hint, printed last):
+        // a database stopped before that read stops the server instead.
+        try Self.waitUntil("the server has started") { server.standardError?.value.contains("no containers yet") == true }
+
+        try cluster.stop()
+        let started = ContinuousClock.now
+        let down = try healthz()
+        #expect(down.status == 503, "\(down.text)")
+        #expect(down.json.serverErrorCode == "TRY_AGAIN_LATER", "\(down.text)")
+        #expect((down.json["retryAfter"]?.int64Value ?? 0) >= 1, "\(down.text)")
+        #expect(ContinuousClock.now - started < .seconds(10), "answered within the probe's time limit")
+
+        try cluster.start()
+        try Self.waitUntil("/healthz is 200 again") { (try? healthz().status) == 200 }
+    }
+
     /// nil when the create was acknowledged; "refused" for 503 `TRY_AGAIN_LATER` with `retryAfter`;
     /// otherwise what came back.
     static func create(_ name: String, on server: TestServer, token: String) throws -> String? {

@@ -61,6 +61,9 @@ struct ServeConfigTests {
         ("a string for a switch", #"{"quiet": "yes"}"#, #""quiet" must be true or false, not a string"#),
         ("a number for a list", #"{"webhook-allow": 8}"#, #""webhook-allow" must be an array of strings"#),
         ("an object for a setting", #"{"port": {"number": 8080}}"#, #""port" must be a string or a number, not an object"#),
+        // A number where a place is named made a directory called 42 (P60).
+        ("a number for the store", #"{"store": 42}"#, #""store" must be a string, not a"#),
+        ("a number for the data directory", #"{"data": 7}"#, #""data" must be a string, not a"#),
         ("not JSON", #"{"port": 8080,}"#, "not valid JSON: line 1"),
         ("a key twice", #"{"port": 1, "port": 2}"#, "not valid JSON"),
         ("not an object", #"["port", 8080]"#, "must hold one JSON object of settings, found an array"),

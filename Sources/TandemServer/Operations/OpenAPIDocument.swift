@@ -32,8 +32,10 @@ enum OpenAPIDocument {
             methods[route.method.lowercased()] = .object(operation)
             paths[path] = .object(methods)
         }
-        paths["/healthz"] = ["get": ["summary": "Liveness: 200 with {\"status\":\"ok\"}", "security": [],
-                                     "responses": ["200": ["description": "Serving"]]]]
+        paths["/healthz"] = ["get": ["summary": "Readiness: 200 with {\"status\":\"ok\"} when the store answers a read within 2 s", "security": [],
+                                     "responses": ["200": ["description": "Serving"],
+                                                   "503": ["description": "The store cannot be read: TRY_AGAIN_LATER with retryAfter",
+                                                           "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]]]]]]
         paths["/metrics"] = ["get": ["summary": "Prometheus text: request counts and latency histograms per endpoint, open connections, bus counters",
                                      "security": [], "responses": ["200": ["description": "Metrics", "content": ["text/plain": ["schema": ["type": "string"]]]]]]]
         paths["/openapi.json"] = ["get": ["summary": "This document", "security": [], "responses": ["200": ["description": "OpenAPI 3.1"]]]]

@@ -30,6 +30,8 @@ public final class APIRouter: HTTPResponder {
     let diskFull: DiskFull
     /// Reports the request bodies the HTTP layer holds, for /metrics.
     let bodies: @Sendable () -> HTTPBodyFigures
+    /// `/healthz`'s read of the store.
+    let health: StoreHealth
 
     init(services: Services, metrics: Metrics, log: RequestLog, connectionCount: @escaping @Sendable () -> Int,
          droppedMessages: @escaping @Sendable () -> Int = { 0 }, bodies: @escaping @Sendable () -> HTTPBodyFigures = { HTTPBodyFigures() }) {
@@ -39,6 +41,7 @@ public final class APIRouter: HTTPResponder {
         self.metrics = metrics
         self.log = log
         self.diskFull = DiskFull(log: log)
+        health = StoreHealth(store: services.store)
         self.connectionCount = connectionCount
         let table = DatabaseRoutes.all(services)
         let tandemTable = DatabaseRoutes.tandem(services)
@@ -148,6 +151,10 @@ public final class APIRouter: HTTPResponder {
         do {
             switch path {
             case "/healthz":
+                // Reflects the store: 503 TRY_AGAIN_LATER while it cannot serve a read (P60).
+                if let refusal = health.check(log: log, uuid: context.uuid) {
+                    return ("healthz", Responses.error(refusal, uuid: context.uuid))
+                }
                 return ("healthz", Responses.json(["status": "ok"]))
             case "/metrics":
                 let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages(), bodies: bodies())

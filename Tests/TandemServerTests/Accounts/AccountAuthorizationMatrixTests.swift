@@ -38,6 +38,8 @@ struct AccountAuthorizationMatrixTests {
         case sharePageSignIn
         /// Avatars (A48): set (a PNG body), remove, and a signed download URL of another account's.
         case accountAvatar, accountAvatarRemove, avatarDownload
+        /// `GET /healthz` (P60): no authentication; it reads the store whoever asks.
+        case healthz
         var description: String { rawValue }
     }
 
@@ -80,6 +82,8 @@ struct AccountAuthorizationMatrixTests {
         .accountAvatarRemove: ["ok", "ok", failed, failed, required, required, required],
         // A capability URL: the signature names the reader; the caller's credentials play no part.
         .avatarDownload: ["ok", "ok", "ok", "ok", "ok", "ok", "ok"],
+        // Unauthenticated for load balancers: credentials, good or bad, play no part.
+        .healthz: ["ok", "ok", "ok", "ok", "ok", "ok", "ok"],
     ]
 
     struct World {
@@ -191,6 +195,10 @@ struct AccountAuthorizationMatrixTests {
         case .avatarDownload:
             var url = world.avatarURL
             if let api { url += "&ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+            response = try server.request("GET", url, token: .some(user))
+        case .healthz:
+            var url = server.baseURL + "/healthz"
+            if let api { url += "?ckAPIToken=" + api.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
             response = try server.request("GET", url, token: .some(user))
         case .accountDelete:
             response = try server.auth("account/delete", ["password": "not the password"], apiToken: api, bearer: user)

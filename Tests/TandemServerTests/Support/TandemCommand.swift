@@ -4,8 +4,9 @@ import TandemTestSupport
 /// Runs the built `tandem` with `arguments` (and `--store` after `--data` under the test store
 /// switch, `TestStore`); returns its exit status, standard output and
 /// standard error. Its standard input is empty (a `serve --stop-on-stdin-eof` that should have
-/// been refused stops at once instead of serving for ever).
-func runTandem(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+/// been refused stops at once instead of serving for ever). With `timeout` (seconds), a command
+/// still running then gets SIGTERM, so a hang fails its test instead of the run.
+func runTandem(_ arguments: [String], timeout: Double? = nil) throws -> (status: Int32, output: String, error: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: TestServer.binary)
     process.arguments = try TestStore.adding(arguments)
@@ -14,8 +15,13 @@ func runTandem(_ arguments: [String]) throws -> (status: Int32, output: String, 
     process.standardError = err
     process.standardInput = FileHandle.nullDevice
     try process.run()
+    // The pid, not the Process, crosses threads; the timer is cancelled once the process exited.
+    let pid = process.processIdentifier
+    let timer = DispatchWorkItem { kill(pid, SIGTERM) }
+    if let timeout { DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: timer) }
     let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    timer.cancel()
     process.waitUntilExit()
     return (process.terminationStatus, output, error)
 }
