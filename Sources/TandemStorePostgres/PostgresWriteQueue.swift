@@ -58,16 +58,18 @@ final class PostgresWriteQueue: Sendable {
             }
             guard job.mustLead else { return }
         }
-        lead(commit)
+        lead(job, commit)
     }
 
-    /// Commits the queued jobs (this caller's first), hooks them, and hands over.
-    private func lead(_ commit: ([any PostgresWriteJob]) -> [any PostgresWriteJob]) {
+    /// Commits the queued jobs (`leader`'s first), hooks them, and hands over.
+    private func lead(_ leader: any PostgresWriteJob, _ commit: ([any PostgresWriteJob]) -> [any PostgresWriteJob]) {
         let batch = state.withLock { state in
             let batch = Array(state.pending.prefix(Self.maximumJobsPerTransaction))
             state.pending.removeFirst(batch.count)
             return batch
         }
+        // Only the job at the head of the queue leads, and nothing but its own batch removes it.
+        precondition(batch.first === leader, "a write led a batch it was not at the head of")
         for job in commit(batch) { job.committed() }
         let next = state.withLock { state -> (any PostgresWriteJob)? in
             guard let first = state.pending.first else {
