@@ -112,6 +112,13 @@ public final class PostgresConnection {
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
     }
 
+    /// Whether a statement of the open transaction failed and the transaction is waiting for
+    /// `ROLLBACK` or `ROLLBACK TO SAVEPOINT`: until then every statement fails with `25P02`.
+    public var isInFailedTransaction: Bool {
+        guard let connection else { return false }
+        return PQtransactionStatus(connection) == PQTRANS_INERROR
+    }
+
     /// Runs one or more `;`-separated statements that take no parameters (schema, `SET`),
     /// unprepared.
     ///

@@ -12,9 +12,10 @@ public import TandemStore
 ///
 /// `read` runs in a `REPEATABLE READ READ ONLY` transaction (one snapshot for the whole body);
 /// `write` in a `SERIALIZABLE` one, so every committed write has the outcome it would have had
-/// alone (P3). This process's writes wait for each other (P48); a write that loses a race with
-/// another node's fails as ``StoreError/Kind/retryable`` and is not run again here (P21). PostgreSQL's errors leave `read`, `write` and `init` as ``StoreError``
-/// (P2, P22).
+/// alone (P3). This process's writes queue and are committed in groups, each in its own
+/// savepoint (P53); a write that loses a race with another node's fails as
+/// ``StoreError/Kind/retryable`` and is not run again here (P21). PostgreSQL's errors leave
+/// `read`, `write` and `init` as ``StoreError`` (P2, P22).
 public final class PostgresStore: Store {
     /// How the PostgreSQL store is opened.
     public struct Options: Sendable {
@@ -22,7 +23,7 @@ public final class PostgresStore: Store {
         /// cluster, one every node mounts.
         public var directory: String
         /// Most connections this process opens, at least 1: also how many reads run at once
-        /// (writes run one at a time, P48).
+        /// (one write transaction at a time, P53).
         public var poolSize: Int
         /// Each statement's limit (`statement_timeout`); nil leaves the server's setting.
         public var statementTimeout: Duration?
@@ -40,8 +41,8 @@ public final class PostgresStore: Store {
     public let options: Options
     /// The database's URL without its password (``PostgresURL/redacted(_:)``), for logs and hints.
     public let location: String
-    /// This process's writes run one at a time, each with its hook (P48).
-    private let writerGate = PostgresWriterGate()
+    /// This process's writes, committed in groups (P53).
+    private let writeQueue = PostgresWriteQueue()
 
     /// Connects, brings the schema up to date (``PostgresMigrator``) and prepares the asset folders.
     ///
@@ -82,16 +83,11 @@ public final class PostgresStore: Store {
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T,
                                    afterCommit: @escaping @Sendable (T) -> Void) throws -> T {
-        try Self.mapping {
-            // Hooks run in commit order because each runs before the next write may begin (P3, P48).
-            try writerGate.holding {
-                let value = try pool.withConnection { connection in
-                    try connection.transaction(.serializable) { connection in try body(PostgresStoreTransaction(connection)) }
-                }
-                afterCommit(value)
-                return value
-            }
-        }
+        // Hooks run in commit order: the batch's leader runs them before the next batch begins (P3, P53).
+        let job = TypedPostgresWriteJob(body, afterCommit: afterCommit)
+        let pool = pool
+        try writeQueue.perform(job) { batch in PostgresGroupCommit.commit(batch, pool: pool) }
+        return try Self.mapping { try job.result() }
     }
 
     public func close() { pool.close() }

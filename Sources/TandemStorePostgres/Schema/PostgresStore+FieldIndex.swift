@@ -26,19 +26,26 @@ extension PostgresStoreTransaction {
             guard let indexing else { return true }
             return !(indexing[name] ?? []).isDisjoint(with: [.queryable, .sortable])
         }
-        for row in FieldIndexer.rows(for: fields, including: included) {
-            var typed: [PostgresValue] = [.null, .null, .null, .null]
-            switch row.value {
-            case .null: break
-            case .integer(let value): typed[0] = .integer(value)
-            case .real(let value): typed[1] = .double(value)
-            case .text(let value): typed[2] = .text(IndexedText.escape(value))  // P50: text cannot hold NUL
-            case .blob(let value): typed[3] = .bytes(value)
+        // Several rows per INSERT (P54): one round trip for a typical record's fields, and at
+        // most `fieldIndexRowsPerInsert` distinct SQL texts to prepare.
+        let rows = FieldIndexer.rows(for: fields, including: included)
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let chunk = rows[start..<min(start + Self.fieldIndexRowsPerInsert, rows.endIndex)]
+            var arguments: [PostgresValue] = [.integer(recordID), .integer(zoneKey), .text(recordType)]
+            for row in chunk {
+                var typed: [PostgresValue] = [.null, .null, .null, .null]
+                switch row.value {
+                case .null: break
+                case .integer(let value): typed[0] = .integer(value)
+                case .real(let value): typed[1] = .double(value)
+                case .text(let value): typed[2] = .text(IndexedText.escape(value))  // P50: text cannot hold NUL
+                case .blob(let value): typed[3] = .bytes(value)
+                }
+                arguments += [.text(row.field), .integer(row.slot)] + typed
             }
-            try db.run("""
-                INSERT INTO field_index (record_id, zone_id, type, field, slot, value_integer, value_real, value_text, value_bytes)
-                VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::double precision, $8::text, $9::bytea)
-                """, [.integer(recordID), .integer(zoneKey), .text(recordType), .text(row.field), .integer(row.slot)] + typed)
+            try db.run(Self.fieldIndexInsert(rows: chunk.count), arguments)
+            start = chunk.endIndex
         }
         let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
         if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
@@ -47,5 +54,22 @@ extension PostgresStoreTransaction {
             try db.run("INSERT INTO field_search (record_id, body) VALUES ($1, array_to_tsvector(string_to_array($2, ' ')))",
                        [.integer(recordID), .text(body)])
         }
+    }
+}
+
+extension PostgresStoreTransaction {
+    /// Most `field_index` rows one INSERT carries.
+    static let fieldIndexRowsPerInsert = 16
+
+    /// `INSERT INTO field_index … VALUES (…), (…)` for `rows` rows: `$1`–`$3` are the record,
+    /// zone and type every row shares, then six parameters per row (field, slot, and the four
+    /// typed values, one of them set).
+    static func fieldIndexInsert(rows: Int) -> String {
+        let values = (0..<rows).map { row in
+            let first = 4 + row * 6
+            return "($1, $2, $3, $\(first), $\(first + 1), $\(first + 2)::bigint, $\(first + 3)::double precision, $\(first + 4)::text, $\(first + 5)::bytea)"
+        }
+        return "INSERT INTO field_index (record_id, zone_id, type, field, slot, value_integer, value_real, value_text, value_bytes) VALUES "
+            + values.joined(separator: ", ")
     }
 }

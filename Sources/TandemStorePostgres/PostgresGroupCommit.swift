@@ -1,0 +1,50 @@
+internal import TandemPostgres
+
+/// One transaction for a batch of write jobs (decisions P53), the counterpart of
+/// `SQLiteWriter`'s: `BEGIN ISOLATION LEVEL SERIALIZABLE` once, each job in the savepoint
+/// `tandem_write` (rolled back to when its body throws, so its neighbours still commit), one
+/// COMMIT. A failed COMMIT (`40001` against another node's writer), a lost connection, or a
+/// savepoint that cannot be rolled back to fails every job of the batch, with nothing of it
+/// left. A batch of one runs without a savepoint: its transaction is its own.
+enum PostgresGroupCommit {
+    /// Ends the previous job's savepoint and starts the next one's: one round trip between jobs.
+    private static let nextSavepoint = "RELEASE SAVEPOINT tandem_write; SAVEPOINT tandem_write"
+    private static let rollbackToSavepoint = "ROLLBACK TO SAVEPOINT tandem_write"
+
+    /// Runs `jobs` in one transaction on a connection of `pool`; every job ends with an outcome.
+    ///
+    /// - Returns: the jobs that committed, in commit order.
+    static func commit(_ jobs: [any PostgresWriteJob], pool: PostgresPool) -> [any PostgresWriteJob] {
+        do {
+            return try pool.withConnection { connection in
+                var committed: [any PostgresWriteJob] = []
+                try connection.transaction(.serializable) { connection in
+                    if jobs.count == 1 {
+                        guard jobs[0].run(on: connection) else { throw jobs[0].failure ?? BatchAbandoned() }
+                        committed = jobs
+                        return
+                    }
+                    try connection.execute("SAVEPOINT tandem_write")
+                    for (index, job) in jobs.enumerated() {
+                        if job.run(on: connection) {
+                            committed.append(job)
+                            if index < jobs.count - 1 { try connection.execute(nextSavepoint) }
+                        } else {
+                            // A lost connection takes the batch with it; a failed statement only its job.
+                            if let error = job.failure as? PostgresError, error.kind == .unavailable { throw error }
+                            guard connection.isInTransaction else { throw job.failure ?? BatchAbandoned() }
+                            try connection.execute(rollbackToSavepoint)
+                        }
+                    }
+                }
+                return committed
+            }
+        } catch {
+            for job in jobs { job.fail(error) }
+            return []
+        }
+    }
+
+    /// Thrown only to roll back; every job keeps its own failure over this one.
+    private struct BatchAbandoned: Error {}
+}
