@@ -249,20 +249,22 @@ import TandemTestSupport
     }
 
     @Test(arguments: [
-        (["migrate", "--from", "/nonexistent/tandem-data", "--to", "/tmp/unused-tandem-target"], Int32(1), "no Tandem data in /nonexistent/tandem-data"),
-        (["migrate", "--from", "DIR", "--to", "postgres://nobody@127.0.0.1:1/none", "--to-data", "/tmp/x"], 1, "cannot connect to the PostgreSQL database"),
-        (["migrate", "--from", "DIR", "--to", "postgres://%zz", "--to-data", "/tmp/x"], 1, "cannot connect to the PostgreSQL database"),
+        (["migrate", "--from", "/nonexistent/tandem-data", "--to", "TARGET"], Int32(1), "no Tandem data in /nonexistent/tandem-data"),
+        (["migrate", "--from", "DIR", "--to", "postgres://nobody@127.0.0.1:1/none", "--to-data", "TARGET"], 1, "cannot connect to the PostgreSQL database"),
+        (["migrate", "--from", "DIR", "--to", "postgres://%zz", "--to-data", "TARGET"], 1, "cannot connect to the PostgreSQL database"),
         (["migrate", "--from", "DIR", "--to", "postgres://127.0.0.1/x"], 64, "needs --to-data"),
         (["migrate", "--from", "DIR"], 64, "migrate needs --from"),
         (["migrate", "--from", "DIR", "--to", "DIR"], 1, "the same place"),
     ])
     func badArgumentsAreRefusedWithTheReason(arguments: [String], status: Int32, message: String) throws {
         let source = try filledDirectory()
-        let result = try runTandem(arguments.map { $0 == "DIR" ? source : $0 })
+        // A target of this case alone, which no refused command may create.
+        let target = NSTemporaryDirectory() + "tandem-migrate-unused-" + UUID().uuidString
+        ExitCleanup.removeAtExit(target)
+        let result = try runTandem(arguments.map { $0 == "DIR" ? source : $0 == "TARGET" ? target : $0 })
         #expect(result.status == status)
         #expect(result.error.contains(message), "\(result.error)")
-        #expect(!FileManager.default.fileExists(atPath: "/tmp/unused-tandem-target"))
-        #expect(!FileManager.default.fileExists(atPath: "/tmp/x"))
+        #expect(!FileManager.default.fileExists(atPath: target))
     }
 
     /// A data directory with a container, a user and a record, made by the CLI and a short serve.
