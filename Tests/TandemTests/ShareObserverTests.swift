@@ -33,7 +33,7 @@ struct ShareObserverTests {
         /// Waits until `count` events have arrived (the observer yields them during the fetch
         /// that found them, so they are usually there at once), then returns them all.
         func waitFor(_ count: Int, within seconds: Double = 30) async throws -> [ShareObserver.Event] {
-            try await eventually("\(count) share events (have \(all))", within: seconds) { all.count >= count }
+            try await eventually("\(count) share events (have \(kinds(all)))", within: seconds) { all.count >= count }
             return all
         }
     }
@@ -42,6 +42,7 @@ struct ShareObserverTests {
         let owner = try person("olive", "Olive Owner")
         let invitee = try person("ivan", "Ivan Invitee")
         let requester = try person("rhea", "Rhea Requester")
+        let other = try person("una", "Una Uninvited")
         let engine = SyncEngine(configuration: .init(database: owner.container.privateDatabase, stateSerialization: nil,
                                                      delegate: Device(), automaticallySync: false))
         let observer = ShareObserver(syncEngine: engine)
@@ -54,25 +55,26 @@ struct ShareObserverTests {
         var share = Share(rootRecord: root)
         share.allowsAccessRequests = true
         share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: invitee.email), permission: .readWrite))
+        share.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: other.email)))
         let url = try #require(try await owner.container.privateDatabase.modifyRecords(saving: [root, share.record], deleting: [])
             .savedShare(share).url)
         try await engine.fetchChanges()
         var events = try await heard.waitFor(1)
-        guard case .saved(let saved) = events[0] else { Issue.record("expected saved, got \(events)"); return }
+        guard case .saved(let saved) = events[0] else { Issue.record("expected saved, got \(kinds(events))"); return }
         #expect(saved.recordID == share.recordID)
         #expect(saved.participants.contains { $0.userIdentity.lookupInfo?.emailAddress == invitee.email && $0.acceptanceStatus == .pending })
 
         try await invitee.container.accept(try await invitee.container.shareMetadata(for: url))
         try await engine.fetchChanges()
         events = try await heard.waitFor(2)
-        guard case .accepted(_, let joined) = events[1] else { Issue.record("expected accepted, got \(events)"); return }
+        guard case .accepted(_, let joined) = events[1] else { Issue.record("expected accepted, got \(kinds(events))"); return }
         #expect(joined.userIdentity.userRecordID?.recordName == invitee.recordName)
         #expect(joined.acceptanceStatus == .accepted)
 
         try await requester.container.requestShareAccess(for: [url])
         try await engine.fetchChanges()
         events = try await heard.waitFor(3)
-        guard case .accessRequested(let asked, let who) = events[2] else { Issue.record("expected accessRequested, got \(events)"); return }
+        guard case .accessRequested(let asked, let who) = events[2] else { Issue.record("expected accessRequested, got \(kinds(events))"); return }
         #expect(who.userIdentity.userRecordID?.recordName == requester.recordName)
         #expect(asked.requesters.count == 1)
 
@@ -81,27 +83,37 @@ struct ShareObserverTests {
         _ = try await invitee.container.sharedDatabase.deleteRecord(withID: Record.ID(recordName: share.recordID.recordName, zoneID: sharedZone.zoneID))
         try await engine.fetchChanges()
         events = try await heard.waitFor(4)
-        guard case .left(let after, let leaver) = events[3] else { Issue.record("expected left, got \(events)"); return }
+        guard case .left(let after, let leaver) = events[3] else { Issue.record("expected left, got \(kinds(events))"); return }
         #expect(leaver.userIdentity.userRecordID?.recordName == invitee.recordName)
         #expect(!after.participants.contains { $0.userIdentity.userRecordID?.recordName == invitee.recordName })
 
-        // A save by the owner is a save, not a leave, even though a participant goes.
-        let current = try #require(Share(try await owner.container.privateDatabase.record(for: share.recordID)))
-        _ = try await owner.container.denyRequesters(current.requesters, of: current)
+        // The owner removing someone is a save, not a leave.
+        var current = try #require(Share(try await owner.container.privateDatabase.record(for: share.recordID)))
+        let una = try #require(current.participants.first { $0.userIdentity.userRecordID?.recordName == other.recordName })
+        current.removeParticipant(una)
+        _ = try await owner.container.privateDatabase.modifyRecords(saving: [current.record], deleting: []).savedShare(current)
         try await engine.fetchChanges()
         events = try await heard.waitFor(5)
-        guard case .saved(let answered) = events[4] else { Issue.record("expected saved, got \(events)"); return }
+        guard case .saved(let removed) = events[4] else { Issue.record("expected saved, got \(kinds(events))"); return }
+        #expect(!removed.participants.contains { $0.userIdentity.userRecordID?.recordName == other.recordName })
+
+        // Answering a request is a save too.
+        current = try #require(Share(try await owner.container.privateDatabase.record(for: share.recordID)))
+        _ = try await owner.container.denyRequesters(current.requesters, of: current)
+        try await engine.fetchChanges()
+        events = try await heard.waitFor(6)
+        guard case .saved(let answered) = events[5] else { Issue.record("expected saved, got \(kinds(events))"); return }
         #expect(answered.requesters.isEmpty)
 
         _ = try await owner.container.privateDatabase.deleteRecord(withID: share.recordID)
         try await engine.fetchChanges()
-        events = try await heard.waitFor(6)
-        #expect(events[5] == .stopped(share.recordID))
+        events = try await heard.waitFor(7)
+        #expect(events[6] == .stopped(share.recordID))
 
         // Nothing else was reported, and a fetch with nothing new reports nothing.
         try await engine.fetchChanges()
         try await Task.sleep(nanoseconds: 200_000_000)
-        #expect(heard.all.count == 6)
+        #expect(heard.all.count == 7)
         await engine.stop()
     }
 
@@ -121,14 +133,14 @@ struct ShareObserverTests {
         invited.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: invitee.email), permission: .readWrite))
         let share = try await store.persistUpdatedShare(invited)
         // No explicit fetch from here on: the store's engine fetches on the server's pushes.
-        try await eventually("the invitation is heard as a save (have \(heard.all))") {
+        try await eventually("the invitation is heard as a save (have \(kinds(heard.all)))") {
             heard.all.contains { event in
                 guard case .saved(let s) = event else { return false }
                 return s.participants.contains { $0.userIdentity.lookupInfo?.emailAddress == invitee.email }
             }
         }
         try await invitee.container.accept(try await invitee.container.shareMetadata(for: try #require(share.url)))
-        try await eventually("the acceptance is heard (have \(heard.all))") {
+        try await eventually("the acceptance is heard (have \(kinds(heard.all)))") {
             heard.all.contains { if case .accepted(_, let p) = $0 { p.userIdentity.userRecordID?.recordName == invitee.recordName } else { false } }
         }
         #expect(!heard.all.contains { if case .left = $0 { true } else { false } })
@@ -142,9 +154,22 @@ struct ShareObserverTests {
         _ = try await invitee.container.sharedDatabase.deleteRecord(withID: Record.ID(recordName: share.recordID.recordName, zoneID: sharedZone.zoneID))
         try await store.sync()
         let events = try await heard.waitFor(1)
-        guard case .left(_, let leaver) = events[0] else { Issue.record("expected left, got \(events)"); return }
+        guard case .left(_, let leaver) = events[0] else { Issue.record("expected left, got \(kinds(events))"); return }
         #expect(leaver.userIdentity.userRecordID?.recordName == invitee.recordName)
         #expect(leaver.acceptanceStatus == .accepted)
         await store.close()
+    }
+}
+
+/// The events' case names, for failure messages short enough to read.
+func kinds(_ events: [ShareObserver.Event]) -> [String] {
+    events.map { event in
+        switch event {
+        case .saved: "saved"
+        case .accepted: "accepted"
+        case .left: "left"
+        case .accessRequested: "accessRequested"
+        case .stopped: "stopped"
+        }
     }
 }
