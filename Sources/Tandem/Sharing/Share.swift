@@ -36,12 +36,22 @@ public struct Share: Sendable, Hashable {
     public var publicPermission: ParticipantPermission { didSet { publicPermissionChanged = true } }
     /// Whether people without an invitation may ask to join (D7).
     public var allowsAccessRequests: Bool { didSet { publicPermissionChanged = true } }
+    /// The share URL's token (the server's `shortGUID`); nil until saved.
+    var shortGUID: String?
     /// The share URL, `{server}/share/{shortGUID}`; nil until saved.
     public internal(set) var url: URL?
     /// The caller's own participant, when they are one.
     public internal(set) var currentUserParticipant: Participant?
     /// The owner participant.
     public var owner: Participant? { participants.first { $0.role == .owner } }
+    /// People asking to join (`CKShare.requesters`, decisions D7, T6): shown to the owner and
+    /// administrators only (empty for everyone else), oldest request first. Answer them with
+    /// `Container.approveRequesters(_:of:permission:)`, `denyRequesters(_:of:)` or
+    /// `blockRequesters(_:of:)`.
+    public internal(set) var requesters: [AccessRequester]
+    /// People barred from asking to join (`CKShare.blockedIdentities`, D7, T9): owner and
+    /// administrators only. They stay here until `Container.unblockIdentities(_:of:)`.
+    public internal(set) var blockedIdentities: [BlockedIdentity]
     /// The share's title (`CKShare.SystemFieldKey.title`).
     public var title: String? {
         get { base["cloudkit.title"] as? String }
@@ -54,6 +64,8 @@ public struct Share: Sendable, Hashable {
         base = Record(recordType: Self.recordType, recordID: shareID ?? Record.ID(zoneID: rootRecord.recordID.zoneID))
         rootRecordID = rootRecord.recordID
         participants = []
+        requesters = []
+        blockedIdentities = []
         publicPermission = .none
         allowsAccessRequests = false
         participantsChanged = false
@@ -64,6 +76,8 @@ public struct Share: Sendable, Hashable {
     public init(recordZoneID: RecordZone.ID) {
         base = Record(recordType: Self.recordType, recordID: Record.ID(recordName: Self.zoneWideShareRecordName, zoneID: recordZoneID))
         participants = []
+        requesters = []
+        blockedIdentities = []
         publicPermission = .none
         allowsAccessRequests = false
         publicPermissionChanged = true
@@ -76,9 +90,12 @@ public struct Share: Sendable, Hashable {
         base.shareState = nil
         base.changed = []
         participants = state.participants.map(Participant.init(wire:))
+        requesters = (state.requesters ?? []).map { AccessRequester(userIdentity: UserIdentity(wire: $0)) }
+        blockedIdentities = (state.blockedIdentities ?? []).map { BlockedIdentity(userIdentity: UserIdentity(wire: $0)) }
         publicPermission = ParticipantPermission(rawValue: state.publicPermission.rawValue) ?? .none
         allowsAccessRequests = state.allowsAccessRequests
         url = state.url.flatMap(URL.init(string:))
+        shortGUID = state.shortGUID
         currentUserParticipant = state.currentUserParticipant.map(Participant.init(wire:))
         publicPermissionChanged = false
     }

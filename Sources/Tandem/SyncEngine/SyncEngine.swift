@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Synchronization
 
 /// Keeps one database (private or shared) in step with a device (CloudKit's `CKSyncEngine`).
 ///
@@ -66,6 +67,8 @@ public final class SyncEngine: Sendable {
     let configuration: Configuration
     private let gate = AsyncGate()
     let background = Background()
+    /// Read-only listeners told every event after the delegate (`ShareObserver`), in order.
+    private let taps = Mutex<[@Sendable (Event) -> Void]>([])
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -418,6 +421,13 @@ public final class SyncEngine: Sendable {
 
     func emit(_ event: Event) async {
         await delegate.handleEvent(event, syncEngine: self)
+        for tap in taps.withLock({ $0 }) { tap(event) }
+    }
+
+    /// Adds a listener that sees every event after the delegate has handled it, on the engine's
+    /// run (so in order, one at a time). It must be quick and must not call the engine.
+    func addTap(_ tap: @escaping @Sendable (Event) -> Void) {
+        taps.withLock { $0.append(tap) }
     }
 
     func emitStateUpdateIfNeeded() async {
