@@ -70,6 +70,7 @@ struct SharePageHTML {
             <main id="main"\(errorCode)>
             <h1>\(Self.escape(view.title))</h1>
             <p id="shared-by">\(Self.escape(description))</p>
+            \(view.type.map { "<p id=\"share-type\">Type: <code>\(Self.escape($0))</code></p>" } ?? "")
             \(image)
             \(notice.map { "<p class=\"notice\" id=\"notice\" role=\"status\">\(Self.escape($0))</p>" } ?? "")
             \(placed(body))
