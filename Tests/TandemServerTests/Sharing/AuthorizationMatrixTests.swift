@@ -38,6 +38,9 @@ struct AuthorizationMatrixTests {
         /// conversations/messages/send of the share's URL with `"shareMode": "collaborate"` into a
         /// new group with the newcomer (R1, R2): "ok" only when the newcomer is now invited.
         case collaborateSend
+        /// GET /share/{shortGUID}/thumbnail with the caller's page cookie, after the owner gave the
+        /// share a thumbnail (R5): whoever the page shows the title to.
+        case pageThumbnail
         var description: String { rawValue }
     }
 
@@ -81,6 +84,7 @@ struct AuthorizationMatrixTests {
         .pageStop:               ["ok", denied, denied, denied, denied, denied, denied, denied, "signin"],
         .pageNoCSRF:             ["HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "signin"],
         .collaborateSend:        ["ok", "ok", denied, denied, denied, denied, denied, denied, auth],
+        .pageThumbnail:          ["ok", "ok", "ok", "ok", "ok", "ok", "HTTP 404", "HTTP 404", "HTTP 404"],
     ]
 
     /// The people, made once: the same accounts take each role in every fresh world.
@@ -278,6 +282,14 @@ struct AuthorizationMatrixTests {
             result = try Self.sharePageOutcome(endpoint, server: server, note: note, caller: caller, cast: cast)
         case .collaborateSend:
             result = try Self.collaborateOutcome(server: server, note: note, caller: caller, cast: cast)
+        case .pageThumbnail:
+            let share = try server.shareRecord(note, as: cast.owner)
+            let thumbnail = Body.field(.string(Data([0x89, 0x50, 0x4E, 0x47, 1, 2, 3]).base64EncodedString()), "BYTES")
+            let saved = try server.ownerModify(note, [Body.operation("update", name: note.shareName, recordType: nil, tag: share["recordChangeTag"]?.stringValue,
+                                                                     fields: ["cloudkit.thumbnailImageData": thumbnail])])
+            guard saved.json.record(0).serverErrorCode == nil else { throw TestFailure("thumbnail: \(saved.text)") }
+            let reply = try SharePageVisit(server: server, guid: note.guid, token: caller?.token).thumbnail()
+            result = reply.status == 200 && reply.body.contains("PNG") ? "ok" : "HTTP \(reply.status ?? 0)"
         }
         let want = Self.expected[endpoint]![Role.allCases.firstIndex(of: role)!]
         #expect(result == want, "\(endpoint) as \(role)")
