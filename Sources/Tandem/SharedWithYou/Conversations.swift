@@ -59,10 +59,14 @@ public struct Conversations: Sendable {
     }
 
     /// Sends a message. Links in `text` are found by the server; `links` attaches more with a
-    /// title and image. At most 20 links.
+    /// title and image. At most 20 links. `mode` says what a share URL in it does: `.sendCopy`
+    /// (the default) only shows it, `.collaborate` also invites the members (`ShareMode`).
     @discardableResult
-    public func send(_ text: String, links: [LinkAttachment] = [], in conversation: String) async throws(TandemError) -> ConversationEvent {
-        try await send(["conversation": .string(conversation), "text": .string(text), "links": .array(links.map(\.json))])
+    public func send(_ text: String, links: [LinkAttachment] = [], in conversation: String,
+                     mode: ShareMode = .sendCopy) async throws(TandemError) -> ConversationEvent {
+        var body: JSONObject = ["conversation": .string(conversation), "text": .string(text), "links": .array(links.map(\.json))]
+        for (key, value) in mode.fields.entries { body[key] = value }
+        return try await send(body)
     }
 
     func send(_ body: JSONObject) async throws(TandemError) -> ConversationEvent {

@@ -57,6 +57,21 @@ public struct Share: Sendable, Hashable {
         get { base["cloudkit.title"] as? String }
         set { base["cloudkit.title"] = newValue }
     }
+    /// A small image of the shared item (`CKShare.SystemFieldKey.thumbnailImageData`), stored as
+    /// BYTES within the 1 MiB record limit. The share page shows it (for a public share) from
+    /// `/share/{shortGUID}/thumbnail`; PNG, JPEG, GIF or WebP.
+    public var thumbnailImageData: Data? {
+        get { base["cloudkit.thumbnailImageData"] as? Data }
+        set { base["cloudkit.thumbnailImageData"] = newValue }
+    }
+    /// The shared item's uniform type identifier (`CKShare.SystemFieldKey.shareType`, the field
+    /// `cloudkit.type`), e.g. `com.example.trip`: a collaboration highlight's `contentType`
+    /// (else `com.apple.cloudkit.share`), shown on the share page. Changing it or `title`
+    /// updates the highlights of conversations the share's URL was sent to (decisions R4).
+    public var type: String? {
+        get { base["cloudkit.type"] as? String }
+        set { base["cloudkit.type"] = newValue }
+    }
 
     /// A new share of `rootRecord` and its descendants, in the root's zone (`CKShare(rootRecord:)`).
     /// Save it together with the root (`modifyRecords(saving: [root, share.record], ...)`).

@@ -93,24 +93,35 @@ public final class MembershipPromptService: Sendable {
     /// people join by URL).
     static func apply(_ tx: any StoreWriting, share: StoredShare, person: String, add: Bool, owner: String, limit: Int,
                       container: String, environment: Environment, at now: Int64) throws -> ChangeEvent? {
-        guard person != share.owner else { return nil }
-        let participants = try tx.participants(share: share)
-        let current = participants.first { $0.userRecordName == person && $0.status != .removed }
         if add {
-            guard current == nil, share.publicPermission == .none else { return nil }
-            let active = participants.filter { $0.status != .removed }.count + 1
-            guard active < limit else { throw CloudKitError(.tooManyParticipants, "a share may have at most \(limit) participants, the owner included") }
-            let account = try tx.user(matching: UserIdentity(userRecordName: person))
-            let previous = participants.first { $0.userRecordName == person }
-            try tx.putParticipant(StoredParticipant(participantID: previous?.participantID ?? ShareTokens.makeParticipantID(), userRecordName: person,
-                                                    email: account?.email, phone: account?.phoneNumber, role: .privateUser,
-                                                    permission: .readWrite, status: .pending, isApprovedRequester: false, addedAt: now),
-                                  share: share)
+            guard try invite(tx, share: share, person: person, permission: .readWrite, limit: limit, at: now) else { return nil }
         } else {
-            guard var removing = current else { return nil }
+            guard person != share.owner,
+                  var removing = try tx.participants(share: share).first(where: { $0.userRecordName == person && $0.status != .removed })
+            else { return nil }
             removing.status = .removed
             try tx.putParticipant(removing, share: share)
         }
         return try ShareRecords.participantsChanged(tx, share: share, by: owner, container: container, environment: environment, at: now)
+    }
+
+    /// Writes `person` as an invited (`INVITED`) participant of the share with `permission`;
+    /// false when nothing was written: the owner, someone already in (invited or accepted), or a
+    /// public share, whose people join by URL. The caller publishes the change (W9, R1).
+    /// - Throws: `TOO_MANY_PARTICIPANTS` when the share is full.
+    static func invite(_ tx: any StoreWriting, share: StoredShare, person: String, permission: Share.Permission, limit: Int,
+                       at now: Int64) throws -> Bool {
+        guard person != share.owner, share.publicPermission == .none else { return false }
+        let participants = try tx.participants(share: share)
+        guard !participants.contains(where: { $0.userRecordName == person && $0.status != .removed }) else { return false }
+        let active = participants.filter { $0.status != .removed }.count + 1
+        guard active < limit else { throw CloudKitError(.tooManyParticipants, "a share may have at most \(limit) participants, the owner included") }
+        let account = try tx.user(matching: UserIdentity(userRecordName: person))
+        let previous = participants.first { $0.userRecordName == person }
+        try tx.putParticipant(StoredParticipant(participantID: previous?.participantID ?? ShareTokens.makeParticipantID(), userRecordName: person,
+                                                email: account?.email, phone: account?.phoneNumber, role: .privateUser,
+                                                permission: permission, status: .pending, isApprovedRequester: false, addedAt: now),
+                              share: share)
+        return true
     }
 }

@@ -22,6 +22,15 @@ final class ConversationHub: Sendable {
         var highlightViewers: Set<String> = []
         /// The share participants changed (membership sync applying a prompt, or a share save).
         var isEmpty: Bool { envelopes.isEmpty && membership.isEmpty && highlightViewers.isEmpty }
+
+        /// These effects followed by `other`'s (same container and environment).
+        func merged(with other: Effects) -> Effects {
+            var merged = self
+            merged.envelopes += other.envelopes
+            merged.membership += other.membership
+            merged.highlightViewers.formUnion(other.highlightViewers)
+            return merged
+        }
     }
 
     private let queue = DispatchQueue(label: "tandem-conversation-hub")

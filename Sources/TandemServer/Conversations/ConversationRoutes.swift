@@ -43,7 +43,7 @@ enum ConversationRoutes {
                 return Responses.json(ConversationCodec.event(event))
             },
             DatabaseRoute(operation: "conversations/messages/send", method: "POST", databases: [],
-                          summary: "Sends a message: {conversation, text?, links?: [{url, title?, imageURL?}], collaboration?: {collaborationIdentifier, url, title?, contentType}}",
+                          summary: "Sends a message: {conversation, text?, links?: [{url, title?, imageURL?}], collaboration?: {collaborationIdentifier, url, title?, contentType}, shareMode?: collaborate|sendCopy, permission?: READ_ONLY|READ_WRITE}",
                           requestSchema: "MessageSendRequest", responseSchema: "ConversationEvent") { context in
                 let body = try context.jsonBody()
                 var attachments: [ConversationService.LinkAttachment] = []
@@ -64,7 +64,7 @@ enum ConversationRoutes {
                 }
                 let event = try conversations.send(conversation: try string(body, "conversation"), sender: try user(context),
                                                    text: try optionalString(body, "text") ?? "", attachments: attachments, collaboration: started,
-                                                   in: place(context))
+                                                   mode: try ConversationService.ShareMode(body), in: place(context))
                 return Responses.json(ConversationCodec.event(event))
             },
             DatabaseRoute(operation: "conversations/messages/list", method: "GET", databases: [],

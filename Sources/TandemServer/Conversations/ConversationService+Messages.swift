@@ -38,13 +38,17 @@ extension ConversationService {
     /// Sends a message: its text, links found in the text and attached links (at most 20 in
     /// all, deduplicated), and optionally a collaboration the sender's app started. Every
     /// member's link table gets the links (the latest message per conversation counts, D21); a
-    /// Tandem share URL becomes a collaboration highlight.
+    /// Tandem share URL becomes a collaboration highlight. With `.collaborate`, the members
+    /// present now also become invited participants of the shares the message links, in the
+    /// same transaction (`CollaborateInvitations`, decisions R1–R3).
     /// - Throws: `NOT_FOUND` for an unknown conversation or a sender who is not a member;
     ///   `BAD_REQUEST` for an empty message, a malformed attached URL, a text over 64 KiB, a
     ///   collaboration whose URL is malformed, or whose identifier another user owns;
-    ///   `LIMIT_EXCEEDED` past 20 links.
+    ///   `LIMIT_EXCEEDED` past 20 links; with `.collaborate`, `BAD_REQUEST` for a message without
+    ///   a share URL, `ACCESS_DENIED` when the sender may not invite people to a share it names,
+    ///   `TOO_MANY_PARTICIPANTS` for a full share (nothing is sent then).
     public func send(conversation id: String, sender: String, text: String, attachments: [LinkAttachment],
-                     collaboration: StartedCollaboration?, in place: Place) throws -> StoredConversationEvent {
+                     collaboration: StartedCollaboration?, mode: ShareMode = .sendCopy, in place: Place) throws -> StoredConversationEvent {
         guard text.utf8.count <= Self.textLimit else { throw CloudKitError.badRequest("a message's text has at most 65536 bytes") }
         var links: [MessageLinks.Link] = []
         func add(_ url: String, title: String?, image: String?, explicit: Bool) throws {
@@ -75,11 +79,17 @@ extension ConversationService {
         }
         guard !text.isEmpty || !links.isEmpty else { throw CloudKitError.badRequest("a message needs text or a link") }
         let now = Clock.milliseconds()
-        let hub = self.hub
+        let hub = self.hub, changeHub = self.changeHub, limit = participantLimit
         let pickedLinks = links
         let startedCollaboration = started
-        return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects) in
+        return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects, [ChangeEvent]) in
             let conversation = try Self.requireMember(tx, conversation: id, user: sender, in: place)
+            var invited: (changes: [ShareMembershipNotices.Change], events: [ChangeEvent]) = ([], [])
+            if case .collaborate(let permission) = mode {
+                invited = try CollaborateInvitations.invite(tx, urls: pickedLinks.map(\.url), members: conversation.members, sender: sender,
+                                                            permission: permission, container: conversation.container,
+                                                            environment: conversation.environment, limit: limit, at: now)
+            }
             var body: JSONObject = ["text": .string(text)]
             body["links"] = .array(pickedLinks.map(ConversationCodec.link))
             if let startedCollaboration {
@@ -100,8 +110,15 @@ extension ConversationService {
             var effects = ConversationHub.Effects(container: conversation.container, environment: conversation.environment)
             effects.envelopes.append((ConversationCodec.envelope(event), Set(conversation.members)))
             if !pickedLinks.isEmpty { effects.highlightViewers = Set(conversation.members) }
-            return (event, effects)
-        }, afterCommit: { hub.publish($0.1) }).0
+            // After the message, so the notices follow it in the timeline (the share URL is registered by now).
+            let notices = try ShareMembershipNotices.post(tx, invited.changes, actor: sender, container: conversation.container,
+                                                          environment: conversation.environment, at: now)
+            effects.envelopes += notices.envelopes
+            return (event, effects, invited.events)
+        }, afterCommit: { result in
+            hub.publish(result.1)
+            for event in result.2 { changeHub?.publish(event) }
+        }).0
     }
 
     /// The conversation's timeline after `continuationMarker` (a sequence from an earlier page;

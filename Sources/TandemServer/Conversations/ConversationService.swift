@@ -16,10 +16,16 @@ public final class ConversationService: Sendable {
 
     let store: any Store
     let hub: ConversationHub
+    /// Told of the share records a *Collaborate* send changed (R1), as membership prompts do.
+    let changeHub: ChangeHub?
+    /// Participants per share, the owner included (a *Collaborate* send stops there).
+    let participantLimit: Int
 
-    init(store: any Store, hub: ConversationHub) {
+    init(store: any Store, hub: ConversationHub, changeHub: ChangeHub? = nil, participantLimit: Int = Limits.participantsPerShare) {
         self.store = store
         self.hub = hub
+        self.changeHub = changeHub
+        self.participantLimit = participantLimit
     }
 
     // MARK: For other services

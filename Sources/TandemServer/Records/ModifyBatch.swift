@@ -15,6 +15,8 @@ final class ModifyBatch {
     var rewritten = Set<String>()
     /// People added to or removed from shares, for Shared with You membership notices.
     var participantChanges: [ShareMembershipNotices.Change] = []
+    /// Shares whose title or type changed, for their collaboration highlights (R4).
+    var metadataChanges: [ShareMetadataRefresh.Change] = []
     /// Participants the request added, for invitation emails after commit (A30).
     var invitations: [ShareInvitations.Added] = []
     let baseURL: String

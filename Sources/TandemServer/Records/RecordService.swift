@@ -160,9 +160,15 @@ public struct RecordService: Sendable {
                                         deviceID: scope.deviceID, described: batch.changes, formerViewers: lost)
                 }
                 // A Tandem share sent in conversations tells them who joined or left (issue 8).
-                let notices = batch.participantChanges.isEmpty ? nil
+                var notices = batch.participantChanges.isEmpty ? nil
                     : try ShareMembershipNotices.post(tx, batch.participantChanges, actor: scope.user, container: scope.database.container,
                                                       environment: scope.database.environment, at: now)
+                // A renamed share renames its collaboration highlight (R4).
+                if !batch.metadataChanges.isEmpty {
+                    let refreshed = try ShareMetadataRefresh.apply(tx, batch.metadataChanges, actor: scope.user, container: scope.database.container,
+                                                                   environment: scope.database.environment, at: now)
+                    notices = notices.map { $0.merged(with: refreshed) } ?? refreshed
+                }
                 let mails = batch.invitations.isEmpty ? []
                     : try invitations?.compose(tx, batch.invitations, inviter: scope.user, baseURL: scope.mailBaseURL) ?? []
                 return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event, notices: notices,

@@ -83,7 +83,7 @@ struct Services: Sendable {
         zones.hub = hub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store, signer: AssetURLSigner(secret: secret))
-        conversations = ConversationService(store: store, hub: conversationHub)
+        conversations = ConversationService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)
         notices = NoticeService(store: store, hub: conversationHub)

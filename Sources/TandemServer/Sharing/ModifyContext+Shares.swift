@@ -119,7 +119,9 @@ extension ModifyContext {
         var shareOp = op
         shareOp.parent = nil
         shareOp.clearsParent = true
-        return try save(shareOp, over: existing, membership: nil, rule: .fixed(share.isZoneWide ? nil : share.recordName))
+        let saved = try save(shareOp, over: existing, membership: nil, rule: .fixed(share.isZoneWide ? nil : share.recordName))
+        if let renamed = ShareMetadataRefresh.Change(share: share, before: existing, after: saved) { batch.metadataChanges.append(renamed) }
+        return saved
     }
 
     /// The owner deleting a share stops sharing for everyone; a participant deleting it leaves (D5).

@@ -38,7 +38,10 @@ struct SharePageHTML {
         view.ownerName.map { "Shared by \($0)" } ?? "Ask the owner for access to this item."
     }
 
-    var imageURL: String? { view.hasThumbnail && view.publicPermission != .none ? pageURL + "/thumbnail" : nil }
+    /// The thumbnail, for whom the page shows the title (R5); a link preview (`og:image`) only
+    /// of a public share, since previewers are signed out.
+    var imageURL: String? { view.hasThumbnail ? pageURL + "/thumbnail" : nil }
+    var previewImageURL: String? { view.publicPermission != .none ? imageURL : nil }
 
     func render() -> String {
         var head = """
@@ -46,13 +49,11 @@ struct SharePageHTML {
             <meta property="og:title" content="\(Self.escape(view.title))">
             <meta property="og:description" content="\(Self.escape(description))">
             <meta property="og:url" content="\(Self.escape(pageURL))">
-            <meta name="twitter:card" content="\(imageURL == nil ? "summary" : "summary_large_image")">
+            <meta name="twitter:card" content="\(previewImageURL == nil ? "summary" : "summary_large_image")">
             """
         var image = ""
-        if let imageURL {
-            head += "\n<meta property=\"og:image\" content=\"\(Self.escape(imageURL))\">"
-            image = "<img class=\"thumb\" src=\"\(Self.escape(imageURL))\" alt=\"\">"
-        }
+        if let previewImageURL { head += "\n<meta property=\"og:image\" content=\"\(Self.escape(previewImageURL))\">" }
+        if let imageURL { image = "<img class=\"thumb\" src=\"\(Self.escape(imageURL))\" alt=\"\">" }
         let errorCode = problem.map { " data-error-code=\"\(Self.escape($0.code))\"" } ?? ""
         return """
             <!doctype html>
@@ -70,6 +71,7 @@ struct SharePageHTML {
             <main id="main"\(errorCode)>
             <h1>\(Self.escape(view.title))</h1>
             <p id="shared-by">\(Self.escape(description))</p>
+            \(view.type.map { "<p id=\"share-type\">Type: <code>\(Self.escape($0))</code></p>" } ?? "")
             \(image)
             \(notice.map { "<p class=\"notice\" id=\"notice\" role=\"status\">\(Self.escape($0))</p>" } ?? "")
             \(placed(body))

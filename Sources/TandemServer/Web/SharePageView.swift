@@ -53,6 +53,8 @@ struct SharePageView {
     var title = "Shared item"
     var ownerName: String?
     var hasThumbnail = false
+    /// The item's uniform type identifier (`cloudkit.type`), shown with the title (R5).
+    var type: String?
     var publicPermission: Share.Permission = .none
     var allowsAccessRequests = false
     var participants: [Participant] = []
@@ -110,7 +112,9 @@ struct SharePageView {
         // Named as invitations name people, but never by email: strangers may read this page.
         let name = try ShareInvitations.name(reader, of: share.owner)
         ownerName = name.contains("@") ? "Someone" : name
-        hasThumbnail = try reader.record(zone: share.zone, name: share.recordName)?.fields["cloudkit.thumbnailImageData"] != nil
+        let record = try reader.record(zone: share.zone, name: share.recordName)
+        hasThumbnail = record?.fields["cloudkit.thumbnailImageData"] != nil
+        if case .string(let value)? = record?.fields["cloudkit.type"], !value.isEmpty { type = String(value.prefix(256)) }
         publicPermission = share.publicPermission
         allowsAccessRequests = share.allowsAccessRequests
     }

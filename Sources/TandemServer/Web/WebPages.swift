@@ -27,7 +27,7 @@ struct WebPages: Sendable {
         if rest.count == 2 && rest[1] == "thumbnail" {
             guard method == "GET" || method == "HEAD" else { throw MethodNotAllowed(allowed: "GET") }
             let found = ShareTokens.isWellFormed(guid) ? try services.store.read { try $0.share(shortGUID: guid) } : nil
-            return try thumbnail(found)
+            return try thumbnail(found, context)
         }
         guard rest.count <= 2, !guid.isEmpty else { throw CloudKitError(.notFound, "no page at \(path)") }
         return try SharePage(services: services).respond(context, guid: guid, action: rest.count == 2 ? rest[1] : nil)
@@ -39,13 +39,23 @@ struct WebPages: Sendable {
         return ["applinks": ["details": [["appIDs": .array(services.appIDs.map(JSONValue.string)), "components": components]]]]
     }
 
-    private func thumbnail(_ found: SharePage.Found?) throws -> HTTPResponse {
-        guard let found, found.share.publicPermission == .readOnly || found.share.publicPermission == .readWrite,
+    /// The share's thumbnail to whom its page shows the title (D7, R5): anyone for a public
+    /// share; for a private one the owner, participants and invitees, signed in with the page's
+    /// cookie (never rotated here: an image cannot carry the new cookie back to the page).
+    private func thumbnail(_ found: SharePage.Found?, _ context: RequestContext) throws -> HTTPResponse {
+        let isPublic = found.map { $0.share.publicPermission == .readOnly || $0.share.publicPermission == .readWrite } ?? false
+        var viewer: UserAccount?
+        if let found, !isPublic, let token = ShareSession.token(context) {
+            viewer = try? services.authenticator.signedIn(token: token, container: found.container, rotating: false).user
+        }
+        guard let found,
+              try services.store.read({ try SharePageView.read($0, found.share, viewer: viewer) }).hasThumbnail,
               case .bytes(let bytes)? = try services.store.read({ try $0.record(zone: found.share.zone, name: found.share.recordName) })?
                 .fields["cloudkit.thumbnailImageData"] else {
             throw CloudKitError(.notFound, "no thumbnail")
         }
-        return HTTPResponse(status: 200, headers: [("content-type", ImageTypes.sniff(bytes)), ("cache-control", "public, max-age=300")]
+        return HTTPResponse(status: 200, headers: [("content-type", ImageTypes.sniff(bytes)),
+                                                   ("cache-control", isPublic ? "public, max-age=300" : "private, no-store")]
                             + Self.untrustedBytesHeaders, body: bytes)
     }
 

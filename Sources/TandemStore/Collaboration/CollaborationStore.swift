@@ -84,6 +84,9 @@ public protocol CollaborationReading {
 public protocol CollaborationWriting: CollaborationReading {
     /// Inserts a collaboration; an existing one (same id or URL) is left as it is.
     func putCollaboration(_ collaboration: StoredCollaboration) throws
+    /// Sets a collaboration's title and content type (a Tandem share's `cloudkit.title` or
+    /// `cloudkit.type` changed: decisions R4); no collaboration with that id changes nothing.
+    func setCollaborationMetadata(id: String, container: String, environment: Environment, title: String?, contentType: String) throws
     func clearNotices(viewer: String, collaboration: String, container: String, environment: Environment, through seq: Int64) throws
     func putPrompt(_ prompt: StoredMembershipPrompt) throws
 }

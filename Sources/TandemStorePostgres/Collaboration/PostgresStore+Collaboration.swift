@@ -96,6 +96,11 @@ extension PostgresStoreTransaction {
                   .text(collaboration.contentType), .integer(collaboration.createdAt), .optional(collaboration.shareGUID)])
     }
 
+    func setCollaborationMetadata(id: String, container: String, environment: Environment, title: String?, contentType: String) throws {
+        try db.run("UPDATE collaborations SET title = $1, content_type = $2 WHERE container_id = $3 AND environment = $4 AND id = $5",
+                   [.optional(title), .text(contentType), .text(container), .text(environment.rawValue), .text(id)])
+    }
+
     func clearNotices(viewer: String, collaboration: String, container: String, environment: Environment, through seq: Int64) throws {
         // The mark only moves forward.
         try db.run("""

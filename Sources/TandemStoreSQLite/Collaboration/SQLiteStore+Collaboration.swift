@@ -86,6 +86,11 @@ extension SQLiteStoreTransaction {
                     .text(collaboration.contentType), .integer(collaboration.createdAt), collaboration.shareGUID.map(SQLiteValue.text) ?? .null])
     }
 
+    func setCollaborationMetadata(id: String, container: String, environment: Environment, title: String?, contentType: String) throws {
+        try db.run("UPDATE collaborations SET title = ?, content_type = ? WHERE container_id = ? AND environment = ? AND id = ?",
+                   [title.map(SQLiteValue.text) ?? .null, .text(contentType), .text(container), .text(environment.rawValue), .text(id)])
+    }
+
     func clearNotices(viewer: String, collaboration: String, container: String, environment: Environment, through seq: Int64) throws {
         try db.run("""
             INSERT INTO notice_clears (viewer, container_id, environment, collaboration_id, through_seq) VALUES (?, ?, ?, ?, ?)

@@ -35,6 +35,12 @@ struct AuthorizationMatrixTests {
         /// a POST's outcome is `ok` (303 back), `signin` (303 to the sign-in page), or the
         /// service's code shown beside the form. `pageNoCSRF` is the invite form without its field.
         case sharePage, pageAccept, pageDecline, pageRequest, pageLeave, pageInvite, pagePublicLink, pageApprove, pageStop, pageNoCSRF
+        /// conversations/messages/send of the share's URL with `"shareMode": "collaborate"` into a
+        /// new group with the newcomer (R1, R2): "ok" only when the newcomer is now invited.
+        case collaborateSend
+        /// GET /share/{shortGUID}/thumbnail with the caller's page cookie, after the owner gave the
+        /// share a thumbnail (R5): whoever the page shows the title to.
+        case pageThumbnail
         var description: String { rawValue }
     }
 
@@ -77,6 +83,8 @@ struct AuthorizationMatrixTests {
         .pageApprove:            ["ok", "ok", denied, denied, denied, hidden, hidden, hidden, "signin"],
         .pageStop:               ["ok", denied, denied, denied, denied, denied, denied, denied, "signin"],
         .pageNoCSRF:             ["HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "signin"],
+        .collaborateSend:        ["ok", "ok", denied, denied, denied, denied, denied, denied, auth],
+        .pageThumbnail:          ["ok", "ok", "ok", "ok", "ok", "ok", "HTTP 404", "HTTP 404", "HTTP 404"],
     ]
 
     /// The people, made once: the same accounts take each role in every fresh world.
@@ -272,9 +280,38 @@ struct AuthorizationMatrixTests {
             result = outcome == "ok" && response.json["webcourierURL"] == nil ? "no webcourierURL" : outcome
         case .sharePage, .pageAccept, .pageDecline, .pageRequest, .pageLeave, .pageInvite, .pagePublicLink, .pageApprove, .pageStop, .pageNoCSRF:
             result = try Self.sharePageOutcome(endpoint, server: server, note: note, caller: caller, cast: cast)
+        case .collaborateSend:
+            result = try Self.collaborateOutcome(server: server, note: note, caller: caller, cast: cast)
+        case .pageThumbnail:
+            let share = try server.shareRecord(note, as: cast.owner)
+            let thumbnail = Body.field(.string(Data([0x89, 0x50, 0x4E, 0x47, 1, 2, 3]).base64EncodedString()), "BYTES")
+            let saved = try server.ownerModify(note, [Body.operation("update", name: note.shareName, recordType: nil, tag: share["recordChangeTag"]?.stringValue,
+                                                                     fields: ["cloudkit.thumbnailImageData": thumbnail])])
+            guard saved.json.record(0).serverErrorCode == nil else { throw TestFailure("thumbnail: \(saved.text)") }
+            let reply = try SharePageVisit(server: server, guid: note.guid, token: caller?.token).thumbnail()
+            result = reply.status == 200 && reply.body.contains("PNG") ? "ok" : "HTTP \(reply.status ?? 0)"
         }
         let want = Self.expected[endpoint]![Role.allCases.firstIndex(of: role)!]
         #expect(result == want, "\(endpoint) as \(role)")
+    }
+
+    /// *Collaborate* with the share's URL, as `caller`, in a new group of theirs with the newcomer;
+    /// whether the newcomer is invited afterwards is checked either way (a refusal writes nothing).
+    static func collaborateOutcome(server: TestServer, note: SharedNote, caller: Person?, cast: Cast) throws -> String {
+        let url = JSONValue.string("join \(server.baseURL)/share/\(note.guid)")
+        guard let caller else {
+            return outcome(try server.tandem("conversations/messages/send", ["conversation": "any", "text": url, "shareMode": "collaborate"], as: nil))
+        }
+        let chat = try server.tandem("conversations/create", ["members": [.string(cast.newcomer.recordName)], "group": true], as: caller)
+        guard let id = chat.json["conversationID"]?.stringValue else { throw TestFailure("create: \(chat.text)") }
+        let sent = outcome(try server.tandem("conversations/messages/send", ["conversation": .string(id), "text": url, "shareMode": "collaborate"],
+                                             as: caller))
+        let share = try server.shareRecord(note, as: cast.owner)
+        let invited = share["participants"]?.arrayValue?.contains {
+            $0["userIdentity"]?["userRecordName"]?.stringValue == cast.newcomer.recordName && $0["acceptanceStatus"] == "INVITED"
+        } ?? false
+        if sent == "ok" { return invited ? "ok" : "not invited: \(share)" }
+        return invited ? "invited despite \(sent)" : sent
     }
 
     /// The share page as `caller` (their token in the page's session cookie; signed out without one).

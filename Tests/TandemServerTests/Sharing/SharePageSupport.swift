@@ -28,6 +28,9 @@ struct SharePageVisit {
         return reply
     }
 
+    /// GETs the share's thumbnail (`/share/{guid}/thumbnail`) with the visit's cookies.
+    func thumbnail() throws -> RawSocket.Reply { try send("GET", "/share/\(guid)/thumbnail", body: nil) }
+
     /// POSTs a form to `/share/{guid}/{action}` with the page's CSRF field (unless `csrf` says
     /// otherwise: nil leaves it out).
     func post(_ action: String, _ fields: [String: String], csrf: String?? = .none) throws -> RawSocket.Reply {

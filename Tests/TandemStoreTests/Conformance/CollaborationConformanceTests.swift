@@ -48,6 +48,39 @@ import TandemStore
         }
     }
 
+    /// A renamed share's collaboration takes its new title and type (R4, R6); only that
+    /// collaboration, in its environment, changes, and an unknown one changes nothing.
+    @Test(arguments: StoreBackend.all(for: .collaboration))
+    func collaborationMetadataFollowsARename(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            _ = try Fixture.make(store)
+            let share = Self.collaboration("share:abc", url: "https://tandem.example/share/abc", kind: .share, title: "Trip")
+            let production = Self.collaboration("share:abc", url: "https://tandem.example/share/abc", environment: .production, kind: .share,
+                                                title: "Trip")
+            try store.write { tx in
+                try tx.putCollaboration(share)
+                try tx.putCollaboration(production)
+                try tx.setCollaborationMetadata(id: "share:abc", container: Fixture.container, environment: .development, title: "Trip in May",
+                                                contentType: "com.example.trip")
+                try tx.setCollaborationMetadata(id: "share:absent", container: Fixture.container, environment: .development, title: "x",
+                                                contentType: "x")
+            }
+            var renamed = share
+            renamed.title = "Trip in May"
+            renamed.contentType = "com.example.trip"
+            try store.read { reader throws -> Void in
+                #expect(try reader.collaboration(id: "share:abc", container: Fixture.container, environment: .development) == renamed)
+                #expect(try reader.collaboration(id: "share:abc", container: Fixture.container, environment: .production) == production)
+                #expect(try reader.collaboration(id: "share:absent", container: Fixture.container, environment: .development) == nil)
+            }
+            try store.write { tx in
+                try tx.setCollaborationMetadata(id: "share:abc", container: Fixture.container, environment: .development, title: nil,
+                                                contentType: "com.apple.cloudkit.share")
+            }
+            #expect(try store.read { try $0.collaboration(id: "share:abc", container: Fixture.container, environment: .development) }?.title == nil)
+        }
+    }
+
     @Test(arguments: StoreBackend.all(for: .collaboration))
     func theCollaborationsSharedInAConversationFollowTheTimeline(backend: StoreBackend) throws {
         try backend.withStore { store in
