@@ -32,7 +32,7 @@ enum OpenAPIDocument {
             methods[route.method.lowercased()] = .object(operation)
             paths[path] = .object(methods)
         }
-        paths["/healthz"] = ["get": ["summary": "Liveness: 200 with {\"status\":\"ok\"}", "security": [],
+        paths["/healthz"] = ["get": ["summary": "Liveness: 200 with {\"status\":\"ok\",\"bus\":{\"state\":\"in-process|connected|disconnected\",\"reconnects\":N}}", "security": [],
                                      "responses": ["200": ["description": "Serving"]]]]
         paths["/metrics"] = ["get": ["summary": "Prometheus text: request counts and latency histograms per endpoint, open connections, bus counters",
                                      "security": [], "responses": ["200": ["description": "Metrics", "content": ["text/plain": ["schema": ["type": "string"]]]]]]]

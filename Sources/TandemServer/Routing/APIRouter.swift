@@ -148,7 +148,7 @@ public final class APIRouter: HTTPResponder {
         do {
             switch path {
             case "/healthz":
-                return ("healthz", Responses.json(["status": "ok"]))
+                return ("healthz", Responses.json(["status": "ok", "bus": services.bus.health]))
             case "/metrics":
                 let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages(), bodies: bodies())
                     + services.bus.metricsText
