@@ -130,6 +130,11 @@ public final class NATSConnection: @unchecked Sendable {
         return status == NATS_OK
     }
 
+    /// Whether the connection is up now (false while libnats reconnects, and after `close`).
+    public var isConnected: Bool {
+        !closed.load(ordering: .relaxed) && natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
+    }
+
     /// Sends what is buffered (for up to `flushMilliseconds` while connected), unsubscribes and
     /// closes; `publish` returns false from then on. Idempotent. The C objects are freed in
     /// `deinit`, when no thread can be publishing any more.

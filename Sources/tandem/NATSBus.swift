@@ -58,5 +58,7 @@ final class NATSBus: BusTransport {
         connection.get()?.publish(subject, payload) ?? false
     }
 
+    var isConnected: Bool { connection.get()?.isConnected ?? false }
+
     func close() { connection.get()?.close() }
 }

@@ -22,6 +22,15 @@ public protocol BusTransport: Sendable {
     /// messages are buffered up to the transport's limit). Returns false when it was dropped.
     func publish(subject: String, payload: [UInt8]) -> Bool
 
+    /// Whether the transport is connected to the bus now (`/healthz`'s `bus.state`; decisions
+    /// N16). A transport that cannot tell says true (the default).
+    var isConnected: Bool { get }
+
     /// Stops receiving and closes the connection (sends what is buffered first, briefly).
     func close()
+}
+
+extension BusTransport {
+    /// A transport that cannot tell is taken as connected.
+    public var isConnected: Bool { true }
 }

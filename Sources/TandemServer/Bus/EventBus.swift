@@ -22,7 +22,7 @@ final class EventBus: Sendable {
 
     /// This process's name on the bus (random at each start).
     let node = UUID().uuidString.lowercased()
-    private let transport: (any BusTransport)?
+    let transport: (any BusTransport)?
     private let log: RequestLog?
     private let subscribers = Mutex<[@Sendable (Delivery) -> Void]>([])
     private let inbox = DispatchQueue(label: "tandem-bus-inbox")

@@ -32,7 +32,7 @@ enum OpenAPIDocument {
             methods[route.method.lowercased()] = .object(operation)
             paths[path] = .object(methods)
         }
-        paths["/healthz"] = ["get": ["summary": "Readiness: 200 with {\"status\":\"ok\"} when the store answers a read within 2 s", "security": [],
+        paths["/healthz"] = ["get": ["summary": "Readiness: 200 with {\"status\":\"ok\",\"bus\":{\"state\":\"in-process|connected|disconnected\",\"reconnects\":N}} when the store answers a read within 2 s", "security": [],
                                      "responses": ["200": ["description": "Serving"],
                                                    "503": ["description": "The store cannot be read: TRY_AGAIN_LATER with retryAfter",
                                                            "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]]]]]]

@@ -155,7 +155,7 @@ public final class APIRouter: HTTPResponder {
                 if let refusal = health.check(log: log, uuid: context.uuid) {
                     return ("healthz", Responses.error(refusal, uuid: context.uuid))
                 }
-                return ("healthz", Responses.json(["status": "ok"]))
+                return ("healthz", Responses.json(["status": "ok", "bus": services.bus.health]))
             case "/metrics":
                 let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages(), bodies: bodies())
                     + services.bus.metricsText

@@ -10,44 +10,8 @@ import TandemTestSupport
 /// nats-server on loopback.
 @Suite(.serialized, .disabled(if: TestStore.isPostgres, "starts its own PostgreSQL nodes; once per run is enough"))
 struct BusScenarioTests {
-    /// Two nodes sharing a database and a NATS server.
-    struct Cluster {
-        var nats: NATSServer
-        var store: String
-        var a: TestServer
-        var b: TestServer
-
-        init(extraArguments: [String] = []) throws {
-            nats = try NATSServer()
-            store = try PostgresCluster.shared().createDatabase()
-            let dataA = try ExitCleanup.temporaryDirectory("tandem-bus-a")
-            let dataB = try ExitCleanup.temporaryDirectory("tandem-bus-b")
-            try TandemProcess.admin(["container", "create", TestServer.container, "--data", dataA, "--store", store])
-            let arguments = ["--store", store, "--bus", nats.url, "--pool-size", "4", "--quiet"] + extraArguments
-            a = try TestServer(extraArguments: arguments, dataDirectory: dataA)
-            // Nodes share the secret key (change tokens, asset URLs, share links), as a deployment must.
-            try FileManager.default.copyItem(atPath: dataA + "/secret.key", toPath: dataB + "/secret.key")
-            b = try TestServer(extraArguments: arguments, dataDirectory: dataB)
-        }
-
-        /// A new user with a token, made through node A's data directory and the shared store.
-        func person(_ name: String) throws -> Person {
-            let email = "\(unique(name).lowercased())@example.com"
-            let recordName = try TandemProcess.admin(["user", "add", "--email", email, "--name", name, "--data", a.dataDirectory, "--store", store])
-            let token = try TandemProcess.admin(["token", "create", "--user", email, "--data", a.dataDirectory, "--store", store])
-            return Person(recordName: recordName, email: email, token: token)
-        }
-
-        /// Saves a Note named `name` in `person`'s default zone on `node`.
-        func save(_ name: String, on node: TestServer, as person: Person) throws {
-            let response = try node.post("records/modify", Body.modify([Body.operation("create", name: name, fields: ["title": Body.field("x")])]),
-                                         as: person, database: "private")
-            guard response.status == 200, response.json.record(0).serverErrorCode == nil else { throw TestFailure("save: \(response.text)") }
-        }
-    }
-
     @Test func aRecordSavedOnNodeAIsPushedToALongPollOnNodeB() throws {
-        let cluster = try Cluster()
+        let cluster = try NodeCluster(nodes: 2)
         let ada = try cluster.person("ada")
         _ = try cluster.b.subscribe(["subscriptionID": "notes", "subscriptionType": "query", "query": ["recordType": "Note"],
                                      "firesOn": ["create", "update", "delete"]], as: ada)
@@ -57,12 +21,12 @@ struct BusScenarioTests {
         #expect(heard.first?["recordName"] == "first", "\(heard)")
         #expect(heard.first?["queryNotificationReason"] == "recordCreated", "\(heard)")
         // Matched once, on A: B delivered it, A's bus counters show it sent, B's that it received.
-        #expect(Self.counter("tandem_bus_published_total", on: cluster.a) >= 1)
-        #expect(Self.counter("tandem_bus_received_total", on: cluster.b) >= 1)
+        #expect(NodeCluster.counter("tandem_bus_published_total", on: cluster.a) >= 1)
+        #expect(NodeCluster.counter("tandem_bus_received_total", on: cluster.b) >= 1)
     }
 
     @Test func aWebhookIsPostedOncePerClusterByTheNodeThatMatched() throws {
-        let cluster = try Cluster(extraArguments: ["--webhook-allow", "127.0.0.0/8"])
+        let cluster = try NodeCluster(nodes: 2, extraArguments: ["--webhook-allow", "127.0.0.0/8"])
         let ada = try cluster.person("ada")
         let receiver = try WebhookReceiver()
         _ = try cluster.b.subscribe(["subscriptionID": "hook", "subscriptionType": "database", "webhookURL": .string(receiver.url)], as: ada)
@@ -76,7 +40,7 @@ struct BusScenarioTests {
     }
 
     @Test func aConversationMessagePostedOnNodeAReachesAMemberOnNodeB() async throws {
-        let cluster = try Cluster()
+        let cluster = try NodeCluster(nodes: 2)
         let ada = try cluster.person("ada")
         let bob = try cluster.person("bob")
         let remote = try await StreamProbe.connect(cluster.b, as: bob)
@@ -108,7 +72,7 @@ struct BusScenarioTests {
     }
 
     @Test func eventsFlowAgainAfterNATSRestartsAndTheGapIsCounted() throws {
-        let cluster = try Cluster()
+        let cluster = try NodeCluster(nodes: 2)
         let ada = try cluster.person("ada")
         _ = try cluster.b.subscribe(["subscriptionID": "notes", "subscriptionType": "query", "query": ["recordType": "Note"],
                                      "firesOn": ["create", "update", "delete"]], as: ada)
@@ -116,15 +80,21 @@ struct BusScenarioTests {
         try cluster.save("before", on: cluster.a, as: ada)
         #expect(try cluster.b.notifications(at: mailbox, count: 1, seconds: 20).first?["recordName"] == "before")
 
+        #expect(Self.busState(of: cluster.b) == "connected")
         try cluster.nats.stop(abruptly: true)
-        // Both nodes keep serving their own clients while the bus is down.
+        // Both nodes keep serving their own clients while the bus is down; /healthz says so (200, N16).
         try cluster.save("while-down", on: cluster.a, as: ada)
+        let down = Date(timeIntervalSinceNow: 30)
+        while Self.busState(of: cluster.b) != "disconnected" && Date() < down { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(Self.busState(of: cluster.b) == "disconnected")
         try cluster.nats.start()
         let deadline = Date(timeIntervalSinceNow: 60)
-        while Self.counter("tandem_bus_reconnects_total", on: cluster.a) < 1 || Self.counter("tandem_bus_reconnects_total", on: cluster.b) < 1 {
+        while NodeCluster.counter("tandem_bus_reconnects_total", on: cluster.a) < 1 || NodeCluster.counter("tandem_bus_reconnects_total", on: cluster.b) < 1 {
             guard Date() < deadline else { throw TestFailure("the nodes did not reconnect to nats-server") }
             Thread.sleep(forTimeInterval: 0.05)
         }
+        #expect(Self.busState(of: cluster.b) == "connected")
+        #expect(try cluster.b.request("GET", cluster.b.baseURL + "/healthz", token: .some(nil)).json["bus"]?["reconnects"]?.int64Value ?? 0 >= 1)
         // Operators see the gap: a log line on each node (and the counter above).
         #expect(cluster.b.standardError?.value.contains("may have been missed") == true, "\(cluster.b.standardError?.value.suffix(2000) ?? "")")
 
@@ -148,12 +118,9 @@ struct BusScenarioTests {
         return nil
     }
 
-    /// A counter's value in `node`'s `/metrics` (0 when absent).
-    static func counter(_ name: String, on node: TestServer) -> Int {
-        guard let response = try? node.request("GET", node.baseURL + "/metrics", token: .some(nil)) else { return 0 }
-        for line in response.text.split(separator: "\n") where line.hasPrefix(name + " ") {
-            return Int(line.split(separator: " ").last ?? "") ?? 0
-        }
-        return 0
+    /// `bus.state` in `node`'s `/healthz` (nil when it does not answer 200).
+    static func busState(of node: TestServer) -> String? {
+        guard let response = try? node.request("GET", node.baseURL + "/healthz", token: .some(nil)), response.status == 200 else { return nil }
+        return response.json["bus"]?["state"]?.stringValue
     }
 }

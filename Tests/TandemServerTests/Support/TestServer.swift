@@ -38,6 +38,14 @@ final class TestServer: @unchecked Sendable {
         try start(extraArguments: extraArguments)
     }
 
+    /// A client's view of servers reached at 127.0.0.1:`port` (nginx in front of several nodes:
+    /// ``NodeCluster``): the same requests and streams, no process or data of its own.
+    init(reaching port: Int) throws {
+        dataDirectory = try ExitCleanup.temporaryDirectory("tandem-front")
+        launcher = []
+        self.port = port
+    }
+
     /// Runs an admin command; returns the last line of its standard output.
     @discardableResult
     static func admin(_ arguments: [String]) throws -> String { try TandemProcess.admin(arguments) }
