@@ -91,7 +91,7 @@ import TandemTestSupport
         // On PostgreSQL (the test store switch) it says "the store is empty" and adds --store (P57).
         let hint = TestStore.isPostgres ? "no containers yet: the store is empty. Next, in another terminal:"
             : "no containers yet: this data directory is empty. Next, in another terminal:"
-        #expect(try eventually { server.standardError?.value.contains(hint) == true }, "\(server.standardError?.value ?? "")")
+        #expect(try eventually(seconds: 20) { server.standardError?.value.contains(hint) == true }, "\(server.standardError?.value ?? "")")
         let log = server.standardError?.value ?? ""
         #expect(log.contains("tandem container create iCloud.com.example.notes --data \(directory)"), "\(log)")
         #expect(log.contains("tandem token create --user you@example.com --data \(directory)"), "\(log)")
@@ -99,7 +99,7 @@ import TandemTestSupport
 
         try TestServer.admin(["container", "create", "iCloud.com.example.firstrun", "--data", directory])
         try server.start()
-        #expect(try eventually { server.standardError?.value.contains("tandem serving on") == true })
+        #expect(try eventually(seconds: 20) { server.standardError?.value.contains("tandem serving on") == true })
         #expect(server.standardError?.value.contains(hint) == false, "\(server.standardError?.value ?? "")")
     }
 
@@ -108,19 +108,9 @@ import TandemTestSupport
         let directory = NSTemporaryDirectory() + "tandem test " + UUID().uuidString
         ExitCleanup.removeAtExit(directory)
         let server = try TestServer(dataDirectory: directory)
-        #expect(try eventually { server.standardError?.value.contains("tandem token create") == true }, "\(server.standardError?.value ?? "")")
+        #expect(try eventually(seconds: 20) { server.standardError?.value.contains("tandem token create") == true }, "\(server.standardError?.value ?? "")")
         let log = server.standardError?.value ?? ""
         let end = TestStore.isPostgres ? " --store " : "\n"
         #expect(log.contains("tandem container create iCloud.com.example.notes --data '\(directory)'" + end), "\(log)")
-    }
-
-    /// Polls `condition` for up to 20 seconds (the server's log is written as it starts).
-    private func eventually(_ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return try condition()
     }
 }

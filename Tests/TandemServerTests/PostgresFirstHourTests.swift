@@ -21,7 +21,7 @@ struct PostgresFirstHourTests {
         let data = try ExitCleanup.temporaryDirectory("tandem-pg-first-hour")
         let server = try TestServer(extraArguments: ["--store", url], dataDirectory: data)
         defer { server.stop() }
-        #expect(try eventually { server.standardError?.value.contains("tandem token create") == true }, "\(server.standardError?.value ?? "")")
+        #expect(try eventually(seconds: 20) { server.standardError?.value.contains("tandem token create") == true }, "\(server.standardError?.value ?? "")")
         let log = server.standardError?.value ?? ""
         #expect(!log.contains("hunter2"), "\(log)")
         // The start line names the store, without the password.
@@ -80,15 +80,5 @@ struct PostgresFirstHourTests {
         #expect(result.status == 1, "\(result.error)")
         #expect(result.error.contains("permission denied for schema public"), "\(result.error)")
         #expect(result.error.contains("the database must be owned by the user tandem connects as"), "\(result.error)")
-    }
-
-    /// Polls `condition` for up to 20 seconds (the server's log is written as it starts).
-    private func eventually(_ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return try condition()
     }
 }
