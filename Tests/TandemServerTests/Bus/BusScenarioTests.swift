@@ -16,6 +16,8 @@ struct BusScenarioTests {
         var store: String
         var a: TestServer
         var b: TestServer
+        /// What every node is started with.
+        var arguments: [String]
 
         init(extraArguments: [String] = []) throws {
             nats = try NATSServer()
@@ -23,11 +25,18 @@ struct BusScenarioTests {
             let dataA = try ExitCleanup.temporaryDirectory("tandem-bus-a")
             let dataB = try ExitCleanup.temporaryDirectory("tandem-bus-b")
             try TandemProcess.admin(["container", "create", TestServer.container, "--data", dataA, "--store", store])
-            let arguments = ["--store", store, "--bus", nats.url, "--pool-size", "4", "--quiet"] + extraArguments
+            arguments = ["--store", store, "--bus", nats.url, "--pool-size", "4", "--quiet"] + extraArguments
             a = try TestServer(extraArguments: arguments, dataDirectory: dataA)
             // Nodes share the secret key (change tokens, asset URLs, share links), as a deployment must.
             try FileManager.default.copyItem(atPath: dataA + "/secret.key", toPath: dataB + "/secret.key")
             b = try TestServer(extraArguments: arguments, dataDirectory: dataB)
+        }
+
+        /// One more node on the same database, bus and secret key.
+        func node(_ name: String) throws -> TestServer {
+            let data = try ExitCleanup.temporaryDirectory("tandem-bus-\(name)")
+            try FileManager.default.copyItem(atPath: a.dataDirectory + "/secret.key", toPath: data + "/secret.key")
+            return try TestServer(extraArguments: arguments, dataDirectory: data)
         }
 
         /// A new user with a token, made through node A's data directory and the shared store.
