@@ -35,7 +35,10 @@ struct BusEvent: Codable, Sendable {
         case .notification(let notification): Self.subject(container: notification.container, environment: notification.environment)
         case .conversation(let effects): Self.subject(container: effects.container, environment: effects.environment.rawValue)
         case .grantsRevoked: Self.prefix + "cluster"
-        case .session(let traffic): Self.subject(container: traffic.container, environment: traffic.environment)
+        case .session(let traffic):
+            if case .heartbeat = traffic.kind { Self.prefix + "cluster" } else {
+                Self.subject(container: traffic.container, environment: traffic.environment)
+            }
         }
     }
 

@@ -27,14 +27,56 @@ extension SessionHub {
     func connect(to bus: EventBus) {
         bus.subscribe { [weak self] delivery in
             guard let self, case .event(let event) = delivery, case .session(let traffic) = event.body,
-                  event.origin != bus.node, let environment = Environment(rawValue: traffic.environment) else { return }
-            self.heard(traffic, from: event.origin, environment: environment)
+                  event.origin != bus.node else { return }
+            self.heard(traffic, from: event.origin, environment: Environment(rawValue: traffic.environment))
         }
     }
 
-    private func heard(_ traffic: SessionTraffic, from origin: String, environment: Environment) {
+    /// Every second: tells the other nodes this one is alive, and treats a node not heard for
+    /// `silence` seconds as gone (N24): its sessions end for this node's connections
+    /// (`session.invalidated`, `error`) and leave the index; its connections leave the sessions
+    /// this node owns.
+    func startHeartbeat(silence: UInt64 = 3) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "tandem-session-heartbeat"))
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [weak self] in
+            guard let self, let bus = self.bus else { return timer.cancel() }
+            bus.publish(.session(SessionTraffic(container: "", environment: "", kind: .heartbeat)))
+            self.forgetSilentNodes(olderThan: Self.now() - silence * 1000)
+        }
+        timer.resume()
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
+
+    private func forgetSilentNodes(olderThan cutoff: UInt64) {
+        let (sessions, peers) = registry.withLock { registry -> ([(UUID, RemoteSession)], [any SessionPeer]) in
+            let gone = Set(registry.lastHeard.filter { $0.value < cutoff }.keys)
+            guard !gone.isEmpty else { return ([], []) }
+            for node in gone { registry.lastHeard.removeValue(forKey: node) }
+            let sessions = registry.remote.filter { gone.contains($0.value.owner) }
+            for (id, _) in sessions { registry.remote.removeValue(forKey: id) }
+            let peers = registry.clients.values.compactMap { ($0.connection as? RemotePeer).flatMap { gone.contains($0.node) ? $0 : nil } }
+            for case let peer as RemotePeer in peers { registry.proxies.removeValue(forKey: "\(peer.node):\(peer.connection)") }
+            return (sessions.map { ($0.key, $0.value) }, peers)
+        }
+        for (id, session) in sessions {
+            let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(id.uuidString),
+                                          "reason": .string(InvalidationReason.error.rawValue)])
+            for connection in connections(of: session.audience, container: session.container, environment: session.environment) {
+                connection.send(text: text)
+            }
+        }
+        for peer in peers { disconnected(peer) }
+    }
+
+    private func heard(_ traffic: SessionTraffic, from origin: String, environment: Environment?) {
         guard let bus else { return }
+        registry.withLock { $0.lastHeard[origin] = Self.now() }
+        guard let environment else { return }
         switch traffic.kind {
+        case .heartbeat:
+            return
         case .deliver(let node, let id, let text, let binary, let droppable):
             guard node == bus.node, let connection = registry.withLock({ $0.clients[id]?.connection }) else { return }
             if let text { connection.send(text: text, droppable: droppable) }

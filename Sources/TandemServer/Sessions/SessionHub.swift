@@ -42,6 +42,8 @@ final class SessionHub: Sendable {
         /// Other nodes' connections with a stand-in here: `"node:connection"` → its ID here.
         var proxies: [String: UInt64] = [:]
         var nextProxy: UInt64 = 1 << 63
+        /// When each other node was last heard (milliseconds of `DispatchTime`), N24.
+        var lastHeard: [String: UInt64] = [:]
     }
 
     let registry = Mutex(Registry())
@@ -60,7 +62,10 @@ final class SessionHub: Sendable {
             self?.membershipChanged(change)
             self?.remoteMembershipChanged(change)
         }
-        if let bus { connect(to: bus) }
+        if let bus {
+            connect(to: bus)
+            startHeartbeat()
+        }
     }
 
     // MARK: Connections

@@ -74,5 +74,7 @@ struct SessionTraffic: Codable, Sendable {
         case request(owner: String, connection: UInt64, user: String, declared: [String], envelope: String?, frame: Data?)
         /// A node → the owner: that connection closed.
         case disconnected(owner: String, connection: UInt64)
+        /// Every node, every second, on `tandem.1.cluster`: it is alive (N24).
+        case heartbeat
     }
 }
