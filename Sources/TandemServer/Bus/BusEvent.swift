@@ -20,6 +20,9 @@ struct BusEvent: Codable, Sendable {
         case conversation(ConversationHub.Effects)
         /// Sign-in grants were revoked: every node forgets the grants it cached (`Authenticator`).
         case grantsRevoked
+        /// Group-session traffic between nodes: the session's owner and the nodes of its
+        /// members (`SessionHub`; decisions N19–N22).
+        case session(SessionTraffic)
     }
 
     /// Version 1 of the subjects; every node subscribes to `tandem.1.>`.
@@ -32,6 +35,10 @@ struct BusEvent: Codable, Sendable {
         case .notification(let notification): Self.subject(container: notification.container, environment: notification.environment)
         case .conversation(let effects): Self.subject(container: effects.container, environment: effects.environment.rawValue)
         case .grantsRevoked: Self.prefix + "cluster"
+        case .session(let traffic):
+            if case .heartbeat = traffic.kind { Self.prefix + "cluster" } else {
+                Self.subject(container: traffic.container, environment: traffic.environment)
+            }
         }
     }
 

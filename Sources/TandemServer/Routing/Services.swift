@@ -89,7 +89,7 @@ struct Services: Sendable {
         notices = NoticeService(store: store, hub: conversationHub)
         prompts = MembershipPromptService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
-        sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings)
+        sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings, bus: bus.isLocal ? nil : bus)
         self.secret = secret
         oidc = OIDCProviderDirectory(rule: outbound)
         deletion = AccountDeletion(store: store, hub: hub)

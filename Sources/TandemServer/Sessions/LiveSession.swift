@@ -28,7 +28,7 @@ struct JournalAttachment: Sendable {
 struct SessionParticipant: Sendable {
     var id: UUID
     var user: String
-    var connection: WebSocketConnection
+    var connection: any SessionPeer
     var bucket: TokenBucket
     /// Milliseconds since 1970 (the console's live sessions, decisions C44).
     var joinedAt: Int64

@@ -29,8 +29,11 @@ extension SessionHub {
     }
 
     /// Runs one envelope and sends its reply.
-    func handle(_ type: String, _ envelope: JSONValue, on connection: WebSocketConnection) {
+    func handle(_ type: String, _ envelope: JSONValue, on connection: any SessionPeer) {
         let id = envelope["id"] ?? .null
+        if let owner = owner(of: type, envelope, on: connection) {
+            return forward(to: owner, from: connection, envelope: JSONWriter.string(envelope), frame: nil)
+        }
         do {
             if let result = try run(type, envelope, on: connection, replyID: id) {
                 _ = connection.send(text: JSONWriter.string(["type": "reply", "id": id, "result": result]))
@@ -45,8 +48,20 @@ extension SessionHub {
         }
     }
 
+    /// The node that owns the session this envelope addresses, when another node does (N19):
+    /// by `sessionID`, or for `activity.activate`, the conversation's live session.
+    private func owner(of type: String, _ envelope: JSONValue, on connection: any SessionPeer) -> String? {
+        guard bus != nil, !(connection is RemotePeer), let client = try? client(connection) else { return nil }
+        if type.hasPrefix("session.") || type == "journal.remove" {
+            guard let text = envelope["sessionID"]?.stringValue, let id = UUID(uuidString: text) else { return nil }
+            return remoteOwner(ofSession: id, conversation: nil, client: client)
+        }
+        guard type == "activity.activate" else { return nil }
+        return remoteOwner(ofSession: nil, conversation: envelope["conversationID"]?.stringValue ?? client.declared.last, client: client)
+    }
+
     /// nil: the handler replied itself (join).
-    private func run(_ type: String, _ body: JSONValue, on connection: WebSocketConnection, replyID: JSONValue) throws -> JSONValue? {
+    private func run(_ type: String, _ body: JSONValue, on connection: any SessionPeer, replyID: JSONValue) throws -> JSONValue? {
         func sessionID() throws(CloudKitError) -> UUID {
             guard let text = body["sessionID"]?.stringValue, let id = UUID(uuidString: text) else {
                 throw .badRequest("'sessionID' must be a session's UUID")

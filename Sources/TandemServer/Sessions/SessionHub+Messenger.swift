@@ -10,10 +10,15 @@ extension SessionHub {
     /// ones, never back to the sender (D30). Reliable frames get the session's next sequence
     /// number and are queued to every receiver under the session's lock, so all see one order
     /// (D31); unreliable ones are droppable when a receiver's send queue is full.
-    func receive(_ bytes: [UInt8], on connection: WebSocketConnection) {
+    func receive(_ bytes: [UInt8], on connection: any SessionPeer) {
         guard let frame = SessionFrames.parse(bytes) else {
             _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "malformed session frame"]))
             return
+        }
+        if bus != nil, !(connection is RemotePeer), let client = try? client(connection),
+           let owner = remoteOwner(ofSession: frame.session, conversation: nil, client: client) {
+            // Another node owns the session: it checks, numbers and delivers (N20).
+            return forward(to: owner, from: connection, envelope: nil, frame: bytes)
         }
         let (session, participant) = registry.withLock { registry in
             (registry.sessions[frame.session], registry.clients[connection.id]?.joined[frame.session])
@@ -29,7 +34,7 @@ extension SessionHub {
         // all see one order (D31). Unreliable ones only need their sender's order, which the
         // connection's mailbox keeps (one frame of a connection at a time): they are queued after
         // the lock is released, so 32 senders do not queue each other's fan-out behind one lock.
-        let outcome = session.state.withLock { state -> Result<(sequence: UInt64, later: [WebSocketConnection]), CloudKitError> in
+        let outcome = session.state.withLock { state -> Result<(sequence: UInt64, later: [any SessionPeer]), CloudKitError> in
             guard !state.ended, let index = state.participants.firstIndex(where: { $0.id == participant }) else {
                 return .failure(CloudKitError(.notFound, "you are no longer in the session"))
             }
@@ -63,7 +68,7 @@ extension SessionHub {
         }
     }
 
-    private func refuse(_ frame: SessionFrames.Outgoing, on connection: WebSocketConnection, _ error: CloudKitError) {
+    private func refuse(_ frame: SessionFrames.Outgoing, on connection: any SessionPeer, _ error: CloudKitError) {
         _ = connection.send(text: JSONWriter.string([
             "type": "session.sendFailed", "sessionID": .string(frame.session.uuidString),
             "clientSequence": .int(Int64(frame.clientSequence)),
@@ -71,7 +76,7 @@ extension SessionHub {
     }
 
     /// The participant of `connection` in `session`.
-    func participant(_ connection: WebSocketConnection, in session: LiveSession) throws(CloudKitError) -> UUID {
+    func participant(_ connection: any SessionPeer, in session: LiveSession) throws(CloudKitError) -> UUID {
         guard let id = registry.withLock({ $0.clients[connection.id]?.joined[session.id] }) else {
             throw CloudKitError(.notFound, "you have not joined this session")
         }
@@ -81,7 +86,7 @@ extension SessionHub {
     /// Sets one key of the session's state store (D36, G8); the other participants hear
     /// `session.state`. An empty value removes the key.
     /// - Throws: `MESSAGE_TOO_LARGE` over 256 KiB, `LIMIT_EXCEEDED` past 1,000 keys.
-    func setState(_ connection: WebSocketConnection, sessionID: UUID, key: String, value: String) throws {
+    func setState(_ connection: any SessionPeer, sessionID: UUID, key: String, value: String) throws {
         let client = try client(connection)
         let session = try session(sessionID, for: client)
         let participant = try participant(connection, in: session)
@@ -128,7 +133,7 @@ extension SessionHub {
     }
 
     /// Removes an attachment for everyone (SharePlay: `GroupSessionJournal.remove`); any participant may.
-    func removeAttachment(_ connection: WebSocketConnection, sessionID: UUID, attachmentID: UUID) throws {
+    func removeAttachment(_ connection: any SessionPeer, sessionID: UUID, attachmentID: UUID) throws {
         let client = try client(connection)
         let session = try session(sessionID, for: client)
         _ = try participant(connection, in: session)

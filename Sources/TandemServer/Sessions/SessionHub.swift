@@ -7,9 +7,10 @@ import TandemStore
 /// Group sessions on this node (SharePlay's role, DESIGN.md §1): stream connections and the
 /// conversations they declared active, live sessions, their participants and messenger traffic.
 ///
-/// Live state is in memory (decisions G2): with several nodes, NATS would carry session events
-/// and messages between them (DESIGN.md §5). Lock order: `registry`, then a session's `state`;
-/// never the other way round.
+/// Live state is in memory (decisions G2), on the node that activated the session (its owner);
+/// with a bus, other nodes forward their connections' session traffic to the owner and deliver
+/// what it sends them (SessionHub+Cluster.swift; decisions N19–N22). Lock order: `registry`,
+/// then a session's `state`; never the other way round.
 final class SessionHub: Sendable {
     struct Settings: Sendable {
         /// D33: 32 including the local participant.
@@ -21,7 +22,7 @@ final class SessionHub: Sendable {
 
     /// One stream connection as sessions know it.
     struct StreamClient: Sendable {
-        var connection: WebSocketConnection
+        var connection: any SessionPeer
         var user: String
         var container: String
         var environment: Environment
@@ -29,29 +30,48 @@ final class SessionHub: Sendable {
         var declared: [String] = []
         /// Sessions joined from this connection: session ID → participant ID.
         var joined: [UUID: UUID] = [:]
+        /// Nodes this connection's traffic was forwarded to (told when it closes; N19).
+        var forwardedTo: Set<String> = []
     }
 
     struct Registry: Sendable {
         var clients: [UInt64: StreamClient] = [:]
         var sessions: [UUID: LiveSession] = [:]
+        /// Live sessions other nodes own, as announced on the bus (N19).
+        var remote: [UUID: RemoteSession] = [:]
+        /// Other nodes' connections with a stand-in here: `"node:connection"` → its ID here.
+        var proxies: [String: UInt64] = [:]
+        var nextProxy: UInt64 = 1 << 63
+        /// When each other node was last heard (milliseconds of `DispatchTime`), N24.
+        var lastHeard: [String: UInt64] = [:]
     }
 
     let registry = Mutex(Registry())
     let membership: any SessionMembership
     let journal: AssetFiles
     let settings: Settings
+    /// The bus to other nodes; nil for a hub on its own (tests).
+    let bus: EventBus?
 
-    init(membership: any SessionMembership, journal: AssetFiles, settings: Settings) {
+    init(membership: any SessionMembership, journal: AssetFiles, settings: Settings, bus: EventBus? = nil) {
         self.membership = membership
         self.journal = journal
         self.settings = settings
-        membership.observeMembership { [weak self] change in self?.membershipChanged(change) }
+        self.bus = bus
+        membership.observeMembership { [weak self] change in
+            self?.membershipChanged(change)
+            self?.remoteMembershipChanged(change)
+        }
+        if let bus {
+            connect(to: bus)
+            startHeartbeat()
+        }
     }
 
     // MARK: Connections
 
     /// A stream connection was accepted: it hears of the live sessions of its user's conversations.
-    func connected(_ connection: WebSocketConnection, user: String, container: String, environment: Environment) {
+    func connected(_ connection: any SessionPeer, user: String, container: String, environment: Environment) {
         let visible = registry.withLock { registry -> [JSONValue] in
             registry.clients[connection.id] = StreamClient(connection: connection, user: user, container: container,
                                                            environment: environment)
@@ -62,19 +82,25 @@ final class SessionHub: Sendable {
                 }
             }
         }
-        for session in visible { _ = connection.send(text: JSONWriter.string(["type": "session.available", "session": session])) }
+        for session in visible + remoteSessions(visibleTo: user, container: container, environment: environment) {
+            _ = connection.send(text: JSONWriter.string(["type": "session.available", "session": session]))
+        }
     }
 
     /// A stream connection closed: its participants leave their sessions.
-    func disconnected(_ connection: WebSocketConnection) {
+    func disconnected(_ connection: any SessionPeer) {
         guard let client = registry.withLock({ $0.clients.removeValue(forKey: connection.id) }) else { return }
         for (sessionID, participantID) in client.joined {
             guard let session = registry.withLock({ $0.sessions[sessionID] }) else { continue }
             drop(session) { $0.id == participantID }
         }
+        for owner in client.forwardedTo {
+            bus?.publish(.session(SessionTraffic(container: client.container, environment: client.environment.rawValue,
+                                                 kind: .disconnected(owner: owner, connection: connection.id))))
+        }
     }
 
-    func client(_ connection: WebSocketConnection) throws(CloudKitError) -> StreamClient {
+    func client(_ connection: any SessionPeer) throws(CloudKitError) -> StreamClient {
         guard let client = registry.withLock({ $0.clients[connection.id] }) else { throw CloudKitError(.notFound, "connection closed") }
         return client
     }
@@ -119,7 +145,7 @@ final class SessionHub: Sendable {
     /// ended only when `replace` (decisions G4). Every member's stream hears `session.available`.
     /// - Throws: `ACCESS_DENIED` when not eligible (reason first), `CONFLICT` for another
     ///   activity's session without `replace`.
-    func activate(_ connection: WebSocketConnection, conversationID: String?, activity: SessionActivity,
+    func activate(_ connection: any SessionPeer, conversationID: String?, activity: SessionActivity,
                   replace: Bool) throws -> JSONValue {
         let client = try client(connection)
         let conversation = conversationID ?? client.declared.last
@@ -148,6 +174,7 @@ final class SessionHub: Sendable {
         if existing {
             try setActivity(session, activity)
         } else {
+            publishIndex(session)
             announce(session, to: members)
         }
         return session.state.withLock { session.json($0.activity) }
@@ -159,11 +186,15 @@ final class SessionHub: Sendable {
         for connection in connections(of: users, container: session.container, environment: session.environment) {
             _ = connection.send(text: event)
         }
+        publishAudience(session, users: users, text: event, reached: [])
     }
 
-    func connections(of users: Set<String>, container: String, environment: Environment) -> [WebSocketConnection] {
+    /// This node's own stream connections of `users` (not stand-ins for other nodes' ones: those
+    /// nodes reach their connections themselves).
+    func connections(of users: Set<String>, container: String, environment: Environment) -> [any SessionPeer] {
         registry.withLock { registry in
-            registry.clients.values.filter { users.contains($0.user) && $0.container == container && $0.environment == environment }
+            registry.clients.values.filter { users.contains($0.user) && $0.container == container && $0.environment == environment
+                && !($0.connection is RemotePeer) }
                 .map(\.connection)
         }
     }
@@ -172,7 +203,7 @@ final class SessionHub: Sendable {
     func setActivity(_ session: LiveSession, _ activity: SessionActivity) throws {
         let audience = session.state.withLock { $0.audience }
         let targets = connections(of: audience, container: session.container, environment: session.environment)
-        try session.state.withLock { state throws in
+        let (text, reached) = try session.state.withLock { state throws -> (String, [any SessionPeer]) in
             guard !state.ended else { throw CloudKitError(.notFound, "the session has ended") }
             guard state.activity.identifier == activity.identifier else {
                 throw CloudKitError.badRequest("a session's activity keeps its identifier '\(state.activity.identifier)'; activate a new one instead")
@@ -183,7 +214,10 @@ final class SessionHub: Sendable {
             for connection in state.participants.map(\.connection) + targets where sent.insert(connection.id).inserted {
                 _ = connection.send(text: text)
             }
+            return (text, state.participants.map(\.connection))
         }
+        publishIndex(session)
+        publishAudience(session, users: audience, text: text, reached: reached)
     }
 
     // MARK: Join, leave, end
@@ -192,7 +226,7 @@ final class SessionHub: Sendable {
     /// session's lock so it precedes any traffic for the new participant, carries the activity,
     /// the participants, the journal and the state store (D36).
     /// - Throws: `ACCESS_DENIED` for a non-member, `TOO_MANY_PARTICIPANTS` at the limit (D33).
-    func join(_ connection: WebSocketConnection, sessionID: UUID, replyID: JSONValue) throws {
+    func join(_ connection: any SessionPeer, sessionID: UUID, replyID: JSONValue) throws {
         let client = try client(connection)
         let session = try session(sessionID, for: client)
         guard try membership.members(of: session.conversationID, container: client.container, environment: client.environment)?
@@ -229,7 +263,7 @@ final class SessionHub: Sendable {
     }
 
     /// The local participant leaves (SharePlay: `leave()`); the others continue.
-    func leave(_ connection: WebSocketConnection, sessionID: UUID) throws {
+    func leave(_ connection: any SessionPeer, sessionID: UUID) throws {
         let client = try client(connection)
         let session = try session(sessionID, for: client)
         guard let participant = registry.withLock({ $0.clients[connection.id]?.joined.removeValue(forKey: sessionID) }) else {
@@ -239,7 +273,7 @@ final class SessionHub: Sendable {
     }
 
     /// Ends the session for everyone (SharePlay: `end()`); any member may.
-    func end(_ connection: WebSocketConnection, sessionID: UUID) throws {
+    func end(_ connection: any SessionPeer, sessionID: UUID) throws {
         let client = try client(connection)
         let session = try session(sessionID, for: client)
         guard session.state.withLock({ $0.audience.contains(client.user) }) else {
@@ -277,8 +311,9 @@ final class SessionHub: Sendable {
     /// Ends a session: every participant and every member's connection hears
     /// `session.invalidated` with `reason`; its journal files are deleted (D37).
     func finish(_ session: LiveSession, _ reason: InvalidationReason) {
-        let (targets, checksums) = registry.withLock { registry -> ([WebSocketConnection], [String]) in
-            guard registry.sessions.removeValue(forKey: session.id) != nil else { return ([], []) }
+        let ending = registry.withLock { registry
+            -> (targets: [any SessionPeer], checksums: [String], participants: [any SessionPeer], audience: Set<String>)? in
+            guard registry.sessions.removeValue(forKey: session.id) != nil else { return nil }
             let (participants, audience, attachments) = session.state.withLock { state in
                 state.ended = true
                 defer { state.participants = []; state.attachments = [] }
@@ -288,18 +323,22 @@ final class SessionHub: Sendable {
             for id in registry.clients.keys {
                 registry.clients[id]!.joined.removeValue(forKey: session.id)
                 let client = registry.clients[id]!
-                if audience.contains(client.user) && client.container == session.container && client.environment == session.environment {
+                if audience.contains(client.user) && client.container == session.container && client.environment == session.environment
+                    && !(client.connection is RemotePeer) {
                     targets.append(client.connection)
                 }
             }
             let stillUsed = Set(registry.sessions.values.flatMap { other in other.state.withLock { $0.attachments.map(\.checksum) } })
-            return (targets, attachments.map(\.checksum).filter { !stillUsed.contains($0) })
+            return (targets, attachments.map(\.checksum).filter { !stillUsed.contains($0) }, participants, audience)
         }
+        guard let ending else { return }
         let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(session.id.uuidString),
                                       "reason": .string(reason.rawValue)])
         var sent = Set<UInt64>()
-        for connection in targets where sent.insert(connection.id).inserted { _ = connection.send(text: text) }
-        for checksum in Set(checksums) { journal.remove(checksum: checksum) }
+        for connection in ending.targets where sent.insert(connection.id).inserted { _ = connection.send(text: text) }
+        publishEnded(session)
+        publishAudience(session, users: ending.audience, text: text, reached: ending.participants)
+        for checksum in Set(ending.checksums) { journal.remove(checksum: checksum) }
     }
 
     // MARK: Membership
@@ -321,7 +360,9 @@ final class SessionHub: Sendable {
                 session.state.withLock { _ = $0.audience.remove(change.member) }
                 let theirs = connections(of: [change.member], container: change.container, environment: change.environment)
                 registry.withLock { registry in
-                    for connection in theirs { registry.clients[connection.id]?.joined.removeValue(forKey: session.id) }
+                    for id in registry.clients.keys where registry.clients[id]!.user == change.member {
+                        registry.clients[id]!.joined.removeValue(forKey: session.id)
+                    }
                 }
                 // Every connection of theirs hears `conversationEnded` once, below; joined or not.
                 drop(session) { $0.user == change.member }

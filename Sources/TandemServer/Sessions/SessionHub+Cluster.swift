@@ -1,0 +1,217 @@
+import Foundation
+import Synchronization
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// Group sessions across nodes (issue 20 item 3; decisions N19–N22): the node that activates a
+/// session owns it and keeps all of its state (participants, sequence, state store, journal
+/// index, rate buckets) exactly as a single node does. Other nodes keep an index of the live
+/// sessions they heard announced, forward their connections' envelopes and messenger frames for
+/// a session to its owner, and hand the owner's deliveries to their connections in the order
+/// published: the owner is the sequencer, admission and rate limiting happen in one place.
+extension SessionHub {
+    /// A live session owned by another node, as this node knows it from the bus.
+    struct RemoteSession: Sendable {
+        var owner: String
+        var container: String
+        var environment: Environment
+        var conversationID: String
+        var audience: Set<String>
+        /// `{sessionID, conversationID, activity, initiatorConnectionID}`.
+        var json: JSONValue
+    }
+
+    /// Starts hearing the other nodes' session traffic. Own events are skipped: this node
+    /// already acted on them.
+    func connect(to bus: EventBus) {
+        bus.subscribe { [weak self] delivery in
+            guard let self, case .event(let event) = delivery, case .session(let traffic) = event.body,
+                  event.origin != bus.node else { return }
+            self.heard(traffic, from: event.origin, environment: Environment(rawValue: traffic.environment))
+        }
+    }
+
+    /// Every second: tells the other nodes this one is alive, and treats a node not heard for
+    /// `silence` seconds as gone (N24): its sessions end for this node's connections
+    /// (`session.invalidated`, `error`) and leave the index; its connections leave the sessions
+    /// this node owns.
+    func startHeartbeat(silence: UInt64 = 3) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "tandem-session-heartbeat"))
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [weak self] in
+            guard let self, let bus = self.bus else { return timer.cancel() }
+            bus.publish(.session(SessionTraffic(container: "", environment: "", kind: .heartbeat)))
+            self.forgetSilentNodes(olderThan: Self.now() - silence * 1000)
+        }
+        timer.resume()
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
+
+    private func forgetSilentNodes(olderThan cutoff: UInt64) {
+        let (sessions, peers) = registry.withLock { registry -> ([(UUID, RemoteSession)], [any SessionPeer]) in
+            let gone = Set(registry.lastHeard.filter { $0.value < cutoff }.keys)
+            guard !gone.isEmpty else { return ([], []) }
+            for node in gone { registry.lastHeard.removeValue(forKey: node) }
+            let sessions = registry.remote.filter { gone.contains($0.value.owner) }
+            for (id, _) in sessions { registry.remote.removeValue(forKey: id) }
+            let peers = registry.clients.values.compactMap { ($0.connection as? RemotePeer).flatMap { gone.contains($0.node) ? $0 : nil } }
+            for case let peer as RemotePeer in peers { registry.proxies.removeValue(forKey: "\(peer.node):\(peer.connection)") }
+            return (sessions.map { ($0.key, $0.value) }, peers)
+        }
+        for (id, session) in sessions {
+            let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(id.uuidString),
+                                          "reason": .string(InvalidationReason.error.rawValue)])
+            for connection in connections(of: session.audience, container: session.container, environment: session.environment) {
+                connection.send(text: text)
+            }
+        }
+        for peer in peers { disconnected(peer) }
+    }
+
+    private func heard(_ traffic: SessionTraffic, from origin: String, environment: Environment?) {
+        guard let bus else { return }
+        registry.withLock { $0.lastHeard[origin] = Self.now() }
+        guard let environment else { return }
+        switch traffic.kind {
+        case .heartbeat:
+            return
+        case .deliver(let node, let id, let text, let binary, let droppable):
+            guard node == bus.node, let connection = registry.withLock({ $0.clients[id]?.connection }) else { return }
+            if let text { connection.send(text: text, droppable: droppable) }
+            if let binary { connection.send(binary: [UInt8](binary), droppable: droppable) }
+        case .audience(let users, let text, let except):
+            for connection in connections(of: users, container: traffic.container, environment: environment)
+            where !except.contains("\(bus.node):\(connection.id)") {
+                connection.send(text: text)
+            }
+        case .announced(let owner, let sessionID, let conversationID, let audience, let json):
+            registry.withLock { registry in
+                registry.remote[sessionID] = RemoteSession(owner: owner, container: traffic.container, environment: environment,
+                                                           conversationID: conversationID, audience: audience, json: json)
+            }
+        case .ended(let sessionID):
+            registry.withLock { _ = $0.remote.removeValue(forKey: sessionID) }
+        case .request(let owner, let connection, let user, let declared, let envelope, let frame):
+            guard owner == bus.node else { return }
+            let peer = proxy(node: origin, connection: connection, user: user, declared: declared,
+                             container: traffic.container, environment: environment)
+            if let frame { receive([UInt8](frame), on: peer) }
+            if let envelope, let body = try? JSONParser.parse(Array(envelope.utf8)), let type = body["type"]?.stringValue {
+                handle(type, body, on: peer)
+            }
+        case .disconnected(let owner, let connection):
+            guard owner == bus.node,
+                  let id = registry.withLock({ $0.proxies["\(origin):\(connection)"] }),
+                  let peer = registry.withLock({ $0.clients[id]?.connection }) else { return }
+            registry.withLock { _ = $0.proxies.removeValue(forKey: "\(origin):\(connection)") }
+            disconnected(peer)
+        }
+    }
+
+    /// The stand-in for another node's connection: made on its first request, its declared
+    /// conversations refreshed on each.
+    private func proxy(node: String, connection: UInt64, user: String, declared: [String], container: String,
+                       environment: Environment) -> any SessionPeer {
+        registry.withLock { registry in
+            let key = "\(node):\(connection)"
+            if let id = registry.proxies[key], registry.clients[id] != nil {
+                registry.clients[id]!.declared = declared
+                return registry.clients[id]!.connection
+            }
+            registry.nextProxy += 1
+            let peer = RemotePeer(id: registry.nextProxy, node: node, connection: connection, bus: bus!, container: container,
+                                  environment: environment.rawValue)
+            registry.proxies[key] = peer.id
+            registry.clients[peer.id] = StreamClient(connection: peer, user: user, container: container, environment: environment,
+                                                     declared: declared)
+            return peer
+        }
+    }
+
+    /// The owner to forward `envelope` or `frame` to, when it addresses a session another node
+    /// owns: by `sessionID`, or, for `activity.activate`, the conversation's live session.
+    func remoteOwner(ofSession sessionID: UUID?, conversation: String?, client: StreamClient) -> String? {
+        registry.withLock { registry in
+            if let sessionID {
+                guard registry.sessions[sessionID] == nil, let remote = registry.remote[sessionID],
+                      remote.container == client.container, remote.environment == client.environment else { return nil }
+                return remote.owner
+            }
+            guard let conversation, !registry.sessions.values.contains(where: {
+                $0.conversationID == conversation && $0.container == client.container && $0.environment == client.environment
+            }) else { return nil }
+            return registry.remote.values.first {
+                $0.conversationID == conversation && $0.container == client.container && $0.environment == client.environment
+            }?.owner
+        }
+    }
+
+    /// Sends what one of this node's connections addressed to a session's owner.
+    func forward(to owner: String, from connection: any SessionPeer, envelope: String?, frame: [UInt8]?) {
+        guard let bus, let client = registry.withLock({ registry -> StreamClient? in
+            registry.clients[connection.id]?.forwardedTo.insert(owner)
+            return registry.clients[connection.id]
+        }) else { return }
+        bus.publish(.session(SessionTraffic(container: client.container, environment: client.environment.rawValue,
+                                            kind: .request(owner: owner, connection: connection.id, user: client.user,
+                                                           declared: client.declared, envelope: envelope, frame: frame.map { Data($0) }))))
+    }
+
+    /// Tells the other nodes that `session` is live (or its activity changed).
+    func publishIndex(_ session: LiveSession) {
+        guard let bus else { return }
+        let (audience, json) = session.state.withLock { ($0.audience, session.json($0.activity)) }
+        bus.publish(.session(SessionTraffic(container: session.container, environment: session.environment.rawValue,
+                                            kind: .announced(owner: bus.node, sessionID: session.id, conversationID: session.conversationID,
+                                                             audience: audience, session: json))))
+    }
+
+    /// Tells the other nodes that `session` ended.
+    func publishEnded(_ session: LiveSession) {
+        bus?.publish(.session(SessionTraffic(container: session.container, environment: session.environment.rawValue,
+                                             kind: .ended(sessionID: session.id))))
+    }
+
+    /// `text` for the connections of `users` on the other nodes, except `reached` (participants
+    /// the owner already sent it to).
+    func publishAudience(_ session: LiveSession, users: Set<String>, text: String, reached: [any SessionPeer]) {
+        let except = Set(reached.compactMap { peer in (peer as? RemotePeer).map { "\($0.node):\($0.connection)" } })
+        bus?.publish(.session(SessionTraffic(container: session.container, environment: session.environment.rawValue,
+                                             kind: .audience(users: users, text: text, except: except))))
+    }
+
+    /// Another node's live sessions that `user` hears of.
+    func remoteSessions(visibleTo user: String, container: String, environment: Environment) -> [JSONValue] {
+        registry.withLock { registry in
+            registry.remote.values.filter { $0.container == container && $0.environment == environment && $0.audience.contains(user) }
+                .map(\.json)
+        }
+    }
+
+    /// Membership changes for sessions other nodes own: the index's audience follows, and this
+    /// node's connections of a removed member hear `conversationEnded` (G10).
+    func remoteMembershipChanged(_ change: MembershipChange) {
+        let ended = registry.withLock { registry -> [UUID] in
+            var touched: [UUID] = []
+            for (id, remote) in registry.remote where remote.conversationID == change.conversationID
+                && remote.container == change.container && remote.environment == change.environment {
+                switch change.kind {
+                case .added: registry.remote[id]!.audience.insert(change.member)
+                case .removed: registry.remote[id]!.audience.remove(change.member)
+                }
+                touched.append(id)
+            }
+            return touched
+        }
+        // An added member hears `session.available` from the owner's announcement (`.audience`).
+        for id in ended where change.kind == .removed {
+            let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(id.uuidString),
+                                          "reason": .string(InvalidationReason.conversationEnded.rawValue)])
+            for connection in connections(of: [change.member], container: change.container, environment: change.environment) {
+                connection.send(text: text)
+            }
+        }
+    }
+}

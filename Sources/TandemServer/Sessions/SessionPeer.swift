@@ -1,0 +1,80 @@
+import Foundation
+import TandemCore
+import TandemHTTP
+
+/// What a session sends to: a stream connection on this node, or one on another node reached
+/// through the bus (`RemotePeer`, decisions N19). `id` is unique on this node.
+protocol SessionPeer: AnyObject, Sendable {
+    var id: UInt64 { get }
+    @discardableResult func send(text: String, droppable: Bool) -> WebSocketSendResult
+    @discardableResult func send(binary: [UInt8], droppable: Bool) -> WebSocketSendResult
+}
+
+extension SessionPeer {
+    @discardableResult func send(text: String) -> WebSocketSendResult { send(text: text, droppable: false) }
+}
+
+extension WebSocketConnection: SessionPeer {}
+
+/// A stream connection on another node whose session traffic this node (the session's owner)
+/// handles: what is sent to it is published as `SessionTraffic.deliver` for that node, which
+/// hands it to the connection in the order published (decisions N19, N20).
+final class RemotePeer: SessionPeer {
+    /// This node's name for it: from 2^63 up, apart from local connection IDs.
+    let id: UInt64
+    let node: String
+    let connection: UInt64
+    let bus: EventBus
+    let container: String
+    let environment: String
+
+    init(id: UInt64, node: String, connection: UInt64, bus: EventBus, container: String, environment: String) {
+        self.id = id
+        self.node = node
+        self.connection = connection
+        self.bus = bus
+        self.container = container
+        self.environment = environment
+    }
+
+    func send(text: String, droppable: Bool) -> WebSocketSendResult {
+        bus.publish(.session(SessionTraffic(container: container, environment: environment,
+                                            kind: .deliver(node: node, connection: connection, text: text, binary: nil, droppable: droppable))))
+        return .queued
+    }
+
+    func send(binary: [UInt8], droppable: Bool) -> WebSocketSendResult {
+        bus.publish(.session(SessionTraffic(container: container, environment: environment,
+                                            kind: .deliver(node: node, connection: connection, text: nil, binary: Data(binary),
+                                                           droppable: droppable))))
+        return .queued
+    }
+}
+
+/// Group-session traffic between nodes (decisions N19–N22), on the container environment's
+/// subject. Every node hears all of it and acts on what names it.
+struct SessionTraffic: Codable, Sendable {
+    var container: String
+    var environment: String
+    var kind: Kind
+
+    enum Kind: Codable, Sendable {
+        /// Owner → the node of one stream connection: a text or binary message for it, in order.
+        case deliver(node: String, connection: UInt64, text: String?, binary: Data?, droppable: Bool)
+        /// Any node → every other: `text` for every stream connection of `users` on that node,
+        /// except the connections listed as `"node:id"` (reached as participants already).
+        case audience(users: Set<String>, text: String, except: Set<String>)
+        /// Owner → every node: the session is live (or its activity or audience changed):
+        /// `session` is its `{sessionID, conversationID, activity, …}`.
+        case announced(owner: String, sessionID: UUID, conversationID: String, audience: Set<String>, session: JSONValue)
+        /// Owner → every node: the session ended.
+        case ended(sessionID: UUID)
+        /// A node → the owner: an envelope (JSON text) or messenger frame from one of its stream
+        /// connections, with what the owner needs to know of it.
+        case request(owner: String, connection: UInt64, user: String, declared: [String], envelope: String?, frame: Data?)
+        /// A node → the owner: that connection closed.
+        case disconnected(owner: String, connection: UInt64)
+        /// Every node, every second, on `tandem.1.cluster`: it is alive (N24).
+        case heartbeat
+    }
+}
