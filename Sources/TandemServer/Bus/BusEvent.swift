@@ -20,6 +20,18 @@ struct BusEvent: Codable, Sendable {
         case conversation(ConversationHub.Effects)
         /// Sign-in grants were revoked: every node forgets the grants it cached (`Authenticator`).
         case grantsRevoked
+        /// The marker sent instead of an event of `bytes` bytes, over the bus's payload limit:
+        /// receivers tell their subscribers they missed something (N30). Never delivered as an event.
+        case tooLarge(bytes: Int)
+    }
+
+    /// The event as it is sent to other nodes: without what only the origin node uses (a
+    /// notification's webhook URL and secret: webhooks are posted by the origin only, N4, N28).
+    var forOtherNodes: BusEvent {
+        guard case .notification(var notification) = body else { return self }
+        notification.webhookURL = nil
+        notification.webhookSecret = nil
+        return BusEvent(origin: origin, body: .notification(notification))
     }
 
     /// Version 1 of the subjects; every node subscribes to `tandem.1.>`.
@@ -31,7 +43,7 @@ struct BusEvent: Codable, Sendable {
         switch body {
         case .notification(let notification): Self.subject(container: notification.container, environment: notification.environment)
         case .conversation(let effects): Self.subject(container: effects.container, environment: effects.environment.rawValue)
-        case .grantsRevoked: Self.prefix + "cluster"
+        case .grantsRevoked, .tooLarge: Self.prefix + "cluster"
         }
     }
 
