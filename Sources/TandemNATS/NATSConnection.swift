@@ -129,6 +129,7 @@ public final class NATSConnection: @unchecked Sendable {
             throw NATSError(status, "connect to \(shownAs ?? servers.joined(separator: ","))")
         }
         self.connection = connection
+        maxPayload = Int(natsConnection_GetMaxPayload(connection))
     }
 
     /// Subscribes to `subject` (wildcards allowed); `handler` gets each message's payload on a
@@ -162,7 +163,9 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     /// The largest payload the server accepts, in bytes (its `max_payload`, told at connect).
-    public var maxPayload: Int { Int(natsConnection_GetMaxPayload(connection)) }
+    /// Read once then: libnats' getter takes the connection's lock, which a publish stuck on a
+    /// server that stopped reading holds (decisions N27).
+    public let maxPayload: Int
 
     /// Sends what is buffered (for up to `flushMilliseconds` while connected), unsubscribes and
     /// closes; `publish` returns false from then on. Idempotent. The C objects are freed in

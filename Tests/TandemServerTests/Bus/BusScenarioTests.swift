@@ -153,8 +153,9 @@ struct BusScenarioTests {
         let id = try cluster.a.conversation(ada, with: [bob], title: "Big")
         cluster.nats.pause()
         defer { cluster.nats.resume() }
-        // ~8 MiB of events: more than the kernel's socket buffers and libnats' own buffer hold.
-        let big = String(repeating: "x", count: 196_000)
+        // ~8 MiB of events: more than the kernel's socket buffers and libnats' own buffer hold
+        // (60,000 bytes of `"\\` per message, ~200 KB once escaped into the event).
+        let big = String(repeating: "\"\\", count: 30_000)
         for n in 0..<40 {
             let response = try cluster.a.say("\(n) " + big, in: id, as: ada)
             #expect(response.status == 200, "message \(n): \(response.status)")
@@ -223,16 +224,16 @@ struct BusScenarioTests {
     /// An event over NATS's `max_payload` is not lost silently (N30): the publishing node logs
     /// it, and the other nodes hear a marker and count and log a gap.
     @Test func anEventOverTheBusLimitIsLoggedAndTheOtherNodesHearOfTheGap() throws {
-        let cluster = try Cluster(natsArguments: ["--config", try NATSServer.configFile("max_payload: 65536\n")])
+        let cluster = try Cluster(natsArguments: ["--config", try NATSServer.configFile("max_payload: 32768\n")])
         let ada = try cluster.person("ada")
         let bob = try cluster.person("bob")
         let id = try cluster.a.conversation(ada, with: [bob], title: "Big")
         let before = Self.counter("tandem_bus_reconnects_total", on: cluster.b)
-        _ = try cluster.a.say(String(repeating: "y", count: 100_000), in: id, as: ada)
+        _ = try cluster.a.say(String(repeating: "y", count: 40_000), in: id, as: ada)
         let deadline = Date(timeIntervalSinceNow: 20)
         while Self.counter("tandem_bus_reconnects_total", on: cluster.b) <= before && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         #expect(Self.counter("tandem_bus_reconnects_total", on: cluster.b) > before)
-        #expect(cluster.a.standardError?.value.contains("over the bus's limit of 65536 bytes") == true,
+        #expect(cluster.a.standardError?.value.contains("over the bus's limit of 32768 bytes") == true,
                 "\(cluster.a.standardError?.value.suffix(2000) ?? "")")
         #expect(cluster.b.standardError?.value.contains("may have been missed") == true, "\(cluster.b.standardError?.value.suffix(2000) ?? "")")
     }
