@@ -38,6 +38,7 @@ final class EventBus: Sendable {
     private let outbox = Mutex<(events: [(subject: String, payload: [UInt8])], bytes: Int)>(([], 0))
     private let outboxSignal = DispatchSemaphore(value: 0)
     private let outboxStopped = Atomic<Bool>(false)
+    private let outboxStarted = Atomic<Bool>(false)
     private let outboxExited = DispatchSemaphore(value: 0)
     /// Most bytes of encoded events queued for the transport (64 MiB by default).
     private let outboxBytes: Int
@@ -95,6 +96,7 @@ final class EventBus: Sendable {
             log?.message("bus: events from other nodes may have been missed (\(reason)); streams resume from their change tokens")
             inbox.async { [self] in deliver(.missed(reason: reason)) }
         })
+        outboxStarted.store(true, ordering: .releasing)
         let thread = Thread { [self] in drainOutbox(transport) }
         thread.name = "tandem-bus-outbox"
         thread.start()
@@ -180,7 +182,7 @@ final class EventBus: Sendable {
     /// Sends what is queued (unless the transport is stuck), stops receiving; what is queued for
     /// the subscribers is delivered first.
     func stop() {
-        if transport != nil, !outboxStopped.exchange(true, ordering: .acquiringAndReleasing) {
+        if outboxStarted.load(ordering: .acquiring), !outboxStopped.exchange(true, ordering: .acquiringAndReleasing) {
             outboxSignal.signal()
             _ = outboxExited.wait(timeout: .now() + .seconds(2))
         }
