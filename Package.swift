@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "TandemSQLite", dependencies: ["CSQLite"], swiftSettings: upcoming),
         // The libpq wrapper (connections, prepared statements, transactions, the pool), for the
         // PostgreSQL store (issue 19; decisions P10–P19).
-        .target(name: "TandemPostgres", dependencies: ["CPostgres"], swiftSettings: upcoming),
+        .target(name: "TandemPostgres", dependencies: ["CPostgres", "TandemCore"], swiftSettings: upcoming),
         // The PostgreSQL store (issue 19): its schema, migrator and `PostgresStore` over TandemPostgres.
         .target(name: "TandemStorePostgres", dependencies: ["TandemPostgres", "TandemStore", "TandemCore", "TandemCrypto"], swiftSettings: upcoming),
         // The store's protocols and value types, backend-neutral (decisions P1): the server sees only these.

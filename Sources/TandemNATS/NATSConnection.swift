@@ -59,13 +59,29 @@ public final class NATSConnection: @unchecked Sendable {
     private let callbacks: Callbacks
     private let closed = Atomic<Bool>(false)
 
-    /// The URLs given (`nats://host:port`, several for a cluster).
+    /// The URLs given (`nats://host:port` or `tls://host:port`, several for a cluster).
     public let servers: [String]
 
-    /// Connects to the first reachable server of `servers`.
+    /// How the connection proves who it is and whom it talks to (decisions N29).
+    public struct Security: Sendable {
+        /// PEM file of the certificate authorities the server's TLS certificate must chain to;
+        /// given, TLS is required (as it is for `tls://` URLs, with the system's authorities).
+        public var caFile: String?
+        /// A NATS `.creds` file (user JWT and NKey seed) the connection signs in with.
+        public var credentialsFile: String?
+
+        public init(caFile: String? = nil, credentialsFile: String? = nil) {
+            self.caFile = caFile
+            self.credentialsFile = credentialsFile
+        }
+    }
+
+    /// Connects to the first reachable server of `servers`. `shownAs`: how the servers are named
+    /// in errors (without passwords: the caller redacts them); the URLs as given when nil.
     /// - Throws: `NATSError` when none can be reached now (a wrong address is an error at start;
-    ///   only a connection made once is retried forever).
-    public init(servers: [String], name: String, reconnectWaitMilliseconds: Int64 = 250, bufferBytes: Int32 = 8 << 20,
+    ///   only a connection made once is retried forever), or a security file cannot be loaded.
+    public init(servers: [String], shownAs: String? = nil, name: String, security: Security = Security(),
+                reconnectWaitMilliseconds: Int64 = 250, bufferBytes: Int32 = 8 << 20,
                 events: @escaping @Sendable (Event) -> Void) throws {
         guard !servers.isEmpty else { throw NATSError("NATS: no server URL") }
         self.servers = servers
@@ -95,12 +111,25 @@ public final class NATSConnection: @unchecked Sendable {
             status = step()
             guard status == NATS_OK else { throw NATSError(status, "options") }
         }
+        if servers.contains(where: { $0.lowercased().hasPrefix("tls://") }) || security.caFile != nil {
+            status = natsOptions_SetSecure(options, true)
+            guard status == NATS_OK else { throw NATSError(status, "TLS") }
+        }
+        if let caFile = security.caFile {
+            status = natsOptions_LoadCATrustedCertificates(options, caFile)
+            guard status == NATS_OK else { throw NATSError(status, "CA certificates \(caFile)") }
+        }
+        if let credentialsFile = security.credentialsFile {
+            status = natsOptions_SetUserCredentialsFromFiles(options, credentialsFile, nil)
+            guard status == NATS_OK else { throw NATSError(status, "credentials \(credentialsFile)") }
+        }
         var connection: OpaquePointer?
         status = natsConnection_Connect(&connection, options)
         guard status == NATS_OK, let connection else {
-            throw NATSError(status, "connect to \(servers.joined(separator: ","))")
+            throw NATSError(status, "connect to \(shownAs ?? servers.joined(separator: ","))")
         }
         self.connection = connection
+        maxPayload = Int(natsConnection_GetMaxPayload(connection))
     }
 
     /// Subscribes to `subject` (wildcards allowed); `handler` gets each message's payload on a
@@ -122,8 +151,11 @@ public final class NATSConnection: @unchecked Sendable {
         guard status == NATS_OK else { throw NATSError(status, "flush") }
     }
 
-    /// Queues `payload` for `subject`; libnats' flusher sends it. False when it was refused (the
-    /// connection is closed, or the reconnect buffer is full while disconnected).
+    /// Queues `payload` for `subject`; libnats' flusher sends it, but a payload that overflows
+    /// libnats' buffer is written here, on the caller's thread, with no deadline: this blocks
+    /// while the server stops reading (callers that must not block hand it to a thread of their
+    /// own: decisions N27). False when it was refused (the connection is closed, the reconnect
+    /// buffer is full while disconnected, or the payload is over `maxPayload`).
     public func publish(_ subject: String, _ payload: [UInt8]) -> Bool {
         guard !closed.load(ordering: .relaxed) else { return false }
         let status = payload.withUnsafeBytes { natsConnection_Publish(connection, subject, $0.baseAddress, Int32($0.count)) }
@@ -134,6 +166,10 @@ public final class NATSConnection: @unchecked Sendable {
     public var isConnected: Bool {
         !closed.load(ordering: .relaxed) && natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
     }
+    /// The largest payload the server accepts, in bytes (its `max_payload`, told at connect).
+    /// Read once then: libnats' getter takes the connection's lock, which a publish stuck on a
+    /// server that stopped reading holds (decisions N27).
+    public let maxPayload: Int
 
     /// Sends what is buffered (for up to `flushMilliseconds` while connected), unsubscribes and
     /// closes; `publish` returns false from then on. Idempotent. The C objects are freed in

@@ -1,3 +1,5 @@
+import TandemCore
+
 /// What Tandem needs to know about a PostgreSQL connection URL without parsing it (libpq does
 /// that, decisions P10): whether a string is one, its scheme in the spelling libpq accepts,
 /// and the URL as it may be shown (no password).
@@ -29,22 +31,18 @@ public enum PostgresURL {
     /// The URL without its password, for start lines, hints and markers: the `:password` of the
     /// user part and any `password=` parameter are left out
     /// (`postgres://tandem:pw@db:5433/tandem?password=pw&sslmode=require` →
-    /// `postgres://tandem@db:5433/tandem?sslmode=require`). libpq refuses a raw `@` or `/` in
-    /// the user part, so the first `@` before the first `/` ends it.
+    /// `postgres://tandem@db:5433/tandem?sslmode=require`); the user part is cut by
+    /// `RedactedURL.userPart`, the one redaction for connection URLs.
     public static func redacted(_ text: String) -> String {
         let url = normalized(text)
-        guard let scheme = scheme(of: url) else { return url }
-        var rest = Substring(url.dropFirst(scheme.count))
+        guard scheme(of: url) != nil else { return url }
+        var rest = Substring(url)
         var query: Substring?
         if let mark = rest.firstIndex(of: "?") {
             query = rest[rest.index(after: mark)...]
             rest = rest[..<mark]
         }
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        if let at = rest[..<authorityEnd].firstIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") {
-            rest = rest[..<colon] + rest[at...]
-        }
-        var shown = scheme + rest
+        var shown = RedactedURL.userPart(String(rest))
         if let query {
             let kept = query.split(separator: "&", omittingEmptySubsequences: false)
                 .filter { !$0.lowercased().hasPrefix("password=") }

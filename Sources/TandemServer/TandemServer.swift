@@ -100,7 +100,7 @@ public final class TandemServer: Sendable {
         self.store = store
         let secret = try ServerSecret.load(directory: configuration.dataDirectory)
         log = RequestLog(enabled: configuration.logRequests)
-        bus = EventBus(transport: transport, log: log)
+        bus = EventBus(transport: transport, log: log, secret: secret)
         hub = ChangeHub(store: store, bus: bus, log: log)
         let journal = try AssetFiles.journal(dataDirectory: configuration.dataDirectory)
         self.journal = journal

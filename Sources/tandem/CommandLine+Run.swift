@@ -25,7 +25,9 @@ extension CommandLine {
                        [--store postgres://USER@HOST:PORT/DB | DIR]   (the store: a PostgreSQL database, or a directory for tandem.sqlite;
                                   default: the --data directory. With PostgreSQL, --data still holds assets, avatars, secret.key, journal)
                        [--pool-size 16]   (PostgreSQL: most connections the server opens)
-                       [--bus nats://HOST:4222[,nats://…]]   (several nodes: the NATS cluster that carries live events between them)
+                       [--bus nats://HOST:4222[,nats://…]]   (several nodes: the NATS cluster that carries live events between them;
+                                  tls://HOST:4222 for TLS; keep its password in --config)
+                       [--bus-ca FILE.pem] [--bus-credentials FILE.creds]   (the bus's TLS authorities; its NATS user credentials)
         \(AccountCommand.serveUsage)
         \(ServeCommand.usage)
           (every command below that takes --data DIR also takes --store postgres://…|DIR: the store it opens;

@@ -1,11 +1,14 @@
 import Foundation
+import TandemCore
 import TandemNATS
 import TandemServer
 
 /// The bus between nodes over NATS (`tandem serve --bus nats://host:4222[,more]`; decisions
-/// N1, N9): the server's `BusTransport` over one `NATSConnection`.
+/// N1, N9): the server's `BusTransport` over one `NATSConnection`. `tls://` URLs, `--bus-ca`
+/// and `--bus-credentials` secure it (N29); a URL's password or token is never shown.
 final class NATSBus: BusTransport {
     private let servers: [String]
+    private let security: NATSConnection.Security
     private let connection = LockedConnection()
 
     /// One slot for the connection made by `start`.
@@ -16,17 +19,23 @@ final class NATSBus: BusTransport {
         func get() -> NATSConnection? { lock.withLock { value } }
     }
 
-    /// `value`: comma-separated `nats://host:port` URLs of one NATS cluster.
-    /// - Throws: `UsageError` when it names none, or one that is not `nats://`.
-    init(_ value: String) throws {
+    /// `value`: comma-separated `nats://host:port` (or `tls://`) URLs of one NATS cluster.
+    /// - Throws: `UsageError` when it names none, or one that is not `nats://` or `tls://`.
+    init(_ value: String, security: NATSConnection.Security = .init()) throws {
         servers = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        self.security = security
         guard !servers.isEmpty else { throw UsageError("--bus takes nats://HOST:PORT URLs, comma-separated") }
-        for url in servers where !url.hasPrefix("nats://") || url.count <= "nats://".count {
-            throw UsageError("--bus takes nats://HOST:PORT URLs, comma-separated (\"\(url)\" is not one)")
+        for url in servers {
+            guard let scheme = ["nats://", "tls://"].first(where: url.hasPrefix), url.count > scheme.count else {
+                throw UsageError("--bus takes nats://HOST:PORT URLs, comma-separated (\"\(Self.redacted(url))\" is not one)")
+            }
         }
     }
 
-    var summary: String { servers.joined(separator: ",") }
+    /// `url` without its password or token (`RedactedURL`, the store's redaction too).
+    static func redacted(_ url: String) -> String { RedactedURL.userPart(url, aloneIsSecret: true) }
+
+    var summary: String { servers.map(Self.redacted).joined(separator: ",") }
 
     /// The bus could not be reached at start: `tandem serve` exits 1 with one line.
     struct Unreachable: Error, CustomStringConvertible {
@@ -42,7 +51,7 @@ final class NATSBus: BusTransport {
     }
 
     private func connect(prefix: String, receive: @escaping @Sendable ([UInt8]) -> Void, missed: @escaping @Sendable (String) -> Void) throws {
-        let nats = try NATSConnection(servers: servers, name: "tandem") { event in
+        let nats = try NATSConnection(servers: servers, shownAs: summary, name: "tandem", security: security) { event in
             switch event {
             case .disconnected: break
             case .reconnected(let url): missed("reconnected to \(url)")
@@ -59,6 +68,8 @@ final class NATSBus: BusTransport {
     }
 
     var isConnected: Bool { connection.get()?.isConnected ?? false }
+    /// The connected server's `max_payload` (1 MiB unless configured); before `start`, 1 MiB.
+    var maxPayload: Int { connection.get()?.maxPayload ?? (1 << 20) }
 
     func close() { connection.get()?.close() }
 }

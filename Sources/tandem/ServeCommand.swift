@@ -1,5 +1,6 @@
 import Foundation
 import TandemCore
+import TandemNATS
 import TandemServer
 import TandemSQLite
 import TandemStorePostgres
@@ -37,6 +38,7 @@ enum ServeCommand {
         "session-participant-limit": .value, "session-rate": .value, "session-burst": .value, "stream-queue": .value,
         "app-ids": .text, "links-ttl": .value, "links-fetch-origin": .text, "webhook-allow": .repeated,
         "max-database-mib": .value, "store": .text, "pool-size": .value, "bus": .text,
+        "bus-ca": .text, "bus-credentials": .text,
         "password-hash": .value, "session-idle": .value, "session-lifetime": .value, "sign-in-attempts": .value,
         "smtp-url": .text, "smtp-from": .text, "smtp-user": .text, "smtp-password": .text, "mail-templates": .text,
         "oidc-exchange": .repeated, "oidc-provider": .repeated, "passkey-rp-id": .text, "passkey-user-verification": .value,
@@ -132,11 +134,14 @@ enum ServeCommand {
         }
     }
 
-    /// `--bus nats://HOST:PORT[,…]`: the NATS cluster between nodes (decisions N9); nil (one
-    /// node, in-process) when not given. Connects only when the server starts.
-    /// - Throws: `UsageError` for a value that is not a list of `nats://` URLs.
+    /// `--bus nats://HOST:PORT[,…]`: the NATS cluster between nodes (decisions N9), with
+    /// `--bus-ca FILE` (PEM authorities; TLS required) and `--bus-credentials FILE` (a NATS
+    /// `.creds` file) (N29); nil (one node, in-process) when not given. Connects only when the
+    /// server starts.
+    /// - Throws: `UsageError` for a value that is not a list of `nats://`/`tls://` URLs.
     static func bus(_ options: Options) throws -> NATSBus? {
-        try options.value("bus").map(NATSBus.init)
+        let security = NATSConnection.Security(caFile: options.value("bus-ca"), credentialsFile: options.value("bus-credentials"))
+        return try options.value("bus").map { try NATSBus($0, security: security) }
     }
 
     /// PostgreSQL connections `tandem serve` opens at most when `--pool-size` is not given (P37).

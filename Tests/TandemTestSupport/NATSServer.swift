@@ -23,6 +23,7 @@ public final class NATSServer: Sendable {
     /// The folder holding the server's log.
     public let directory: String
     private let binary: String
+    private let arguments: [String]
     private let server = Mutex<(process: Process, lifeline: Lifeline)?>(nil)
     /// Longest wait for the server to accept connections after a start.
     static let startTimeout = 30.0
@@ -30,9 +31,19 @@ public final class NATSServer: Sendable {
     /// `nats://127.0.0.1:PORT`.
     public var url: String { "nats://127.0.0.1:\(port)" }
 
-    /// A new server of its own, started.
+    /// A configuration file in the server's folder holding `text` (nats-server's format, e.g.
+    /// `max_payload: 65536`), for ``init(arguments:)``'s `["--config", path]`.
+    public static func configFile(_ text: String) throws -> String {
+        let path = try ExitCleanup.temporaryDirectory("tandem-nats-config") + "/nats.conf"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// A new server of its own, started. `arguments`: more of nats-server's options (a
+    /// `--config` file with `max_payload`, `--user`/`--pass`, `--tls --tlscert … --tlskey …`).
     /// - Throws: ``TandemProcessError`` when nats-server is not installed or does not start.
-    public init() throws {
+    public init(arguments: [String] = []) throws {
+        self.arguments = arguments
         guard let found = ["/usr/sbin/nats-server", "/usr/bin/nats-server"].first(where: FileManager.default.isExecutableFile) else {
             throw TandemProcessError("no nats-server in /usr/sbin or /usr/bin: run scripts/bootstrap --test (installs nats-server)")
         }
@@ -46,7 +57,7 @@ public final class NATSServer: Sendable {
     public func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-a", "127.0.0.1", "-p", String(port), "-n", "tandem-test"]
+        process.arguments = ["-a", "127.0.0.1", "-p", String(port), "-n", "tandem-test"] + arguments
         let log = directory + "/nats.log"
         if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
@@ -73,12 +84,23 @@ public final class NATSServer: Sendable {
     public func stop(abruptly: Bool = false) throws {
         guard let (process, lifeline) = server.withLock({ current in defer { current = nil }; return current }) else { return }
         lifeline.retire()
-        if process.isRunning { kill(process.processIdentifier, abruptly ? SIGKILL : SIGTERM) }
+        if process.isRunning { kill(process.processIdentifier, SIGCONT); kill(process.processIdentifier, abruptly ? SIGKILL : SIGTERM) }
         let deadline = Date(timeIntervalSinceNow: 30)
         while process.isRunning {
             guard Date() < deadline else { throw TandemProcessError("nats-server did not exit within 30 s") }
             usleep(10_000)
         }
+    }
+
+    /// Freezes the server (SIGSTOP): it keeps its connections but reads and writes nothing, as a
+    /// hung host does. ``resume()`` lets it go on.
+    public func pause() {
+        if let process = server.withLock({ $0?.process }), process.isRunning { kill(process.processIdentifier, SIGSTOP) }
+    }
+
+    /// Lets a ``pause()``d server go on (SIGCONT).
+    public func resume() {
+        if let process = server.withLock({ $0?.process }), process.isRunning { kill(process.processIdentifier, SIGCONT) }
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.

@@ -23,6 +23,18 @@ struct BusEvent: Codable, Sendable {
         /// Group-session traffic between nodes: the session's owner and the nodes of its
         /// members (`SessionHub`; decisions N19–N22).
         case session(SessionTraffic)
+        /// The marker sent instead of an event of `bytes` bytes, over the bus's payload limit:
+        /// receivers tell their subscribers they missed something (N30). Never delivered as an event.
+        case tooLarge(bytes: Int)
+    }
+
+    /// The event as it is sent to other nodes: without what only the origin node uses (a
+    /// notification's webhook URL and secret: webhooks are posted by the origin only, N4, N28).
+    var forOtherNodes: BusEvent {
+        guard case .notification(var notification) = body else { return self }
+        notification.webhookURL = nil
+        notification.webhookSecret = nil
+        return BusEvent(origin: origin, body: .notification(notification))
     }
 
     /// Version 1 of the subjects; every node subscribes to `tandem.1.>`.
@@ -34,7 +46,7 @@ struct BusEvent: Codable, Sendable {
         switch body {
         case .notification(let notification): Self.subject(container: notification.container, environment: notification.environment)
         case .conversation(let effects): Self.subject(container: effects.container, environment: effects.environment.rawValue)
-        case .grantsRevoked: Self.prefix + "cluster"
+        case .grantsRevoked, .tooLarge: Self.prefix + "cluster"
         case .session(let traffic):
             if case .heartbeat = traffic.kind { Self.prefix + "cluster" } else {
                 Self.subject(container: traffic.container, environment: traffic.environment)

@@ -18,13 +18,18 @@ public protocol BusTransport: Sendable {
     func start(prefix: String, receive: @escaping @Sendable (_ payload: [UInt8]) -> Void,
                missed: @escaping @Sendable (_ reason: String) -> Void) throws
 
-    /// Queues one message for `subject`; never blocks on the network (while the bus is down,
-    /// messages are buffered up to the transport's limit). Returns false when it was dropped.
+    /// Sends one message for `subject`, or buffers it while the bus is down (up to the
+    /// transport's limit). May block while the bus server stops reading (libnats writes on the
+    /// caller's thread without a deadline): the bus calls it from its own outbox thread only
+    /// (decisions N27). Returns false when it was dropped.
     func publish(subject: String, payload: [UInt8]) -> Bool
 
     /// Whether the transport is connected to the bus now (`/healthz`'s `bus.state`; decisions
     /// N16). A transport that cannot tell says true (the default).
     var isConnected: Bool { get }
+    /// The largest payload the transport carries, in bytes (NATS: the server's `max_payload`,
+    /// 1 MiB by default); a larger event is replaced by a marker (decisions N30).
+    var maxPayload: Int { get }
 
     /// Stops receiving and closes the connection (sends what is buffered first, briefly).
     func close()

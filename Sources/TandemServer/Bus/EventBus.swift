@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TandemCrypto
 
 /// The one fan-out behind the three hubs (DESIGN.md §5; decisions N1): what a commit publishes
 /// (matched notifications, conversation effects, revoked grants) goes through `publish`, and
@@ -11,6 +12,13 @@ import Synchronization
 /// the event to the other nodes; events from them are decoded and handed to the subscribers
 /// on one serial queue, in the order each node sent them (N5). A node's own events never wait
 /// for the bus, so a node whose bus is down still serves its own clients as a single node.
+///
+/// Publishing never blocks the caller (a writer's after-commit hook, the change hub's thread):
+/// events for the other nodes go into a bounded outbox that one thread (`tandem-bus-outbox`)
+/// hands to the transport; past `outboxBytes` queued, new ones are dropped and counted, as
+/// `ChangeHub` does past its capacity. A transport call that takes longer than `stuckAfter`
+/// (a NATS server that stopped reading: libnats then writes on the caller's thread with no
+/// deadline) is logged once per stall and counted in `tandem_bus_stalls_total` (N27).
 final class EventBus: Sendable {
     /// What a subscriber is handed.
     enum Delivery: Sendable {
@@ -26,16 +34,44 @@ final class EventBus: Sendable {
     private let log: RequestLog?
     private let subscribers = Mutex<[@Sendable (Delivery) -> Void]>([])
     private let inbox = DispatchQueue(label: "tandem-bus-inbox")
+    /// Encoded events waiting for the outbox thread, and their total size in bytes.
+    private let outbox = Mutex<(events: [(subject: String, payload: [UInt8])], bytes: Int)>(([], 0))
+    private let outboxSignal = DispatchSemaphore(value: 0)
+    private let outboxStopped = Atomic<Bool>(false)
+    private let outboxStarted = Atomic<Bool>(false)
+    private let outboxExited = DispatchSemaphore(value: 0)
+    /// Most bytes of encoded events queued for the transport (64 MiB by default).
+    private let outboxBytes: Int
+    /// When the transport call in progress started (`DispatchTime.uptimeNanoseconds`), 0 when idle.
+    private let sendingSince = Atomic<UInt64>(0)
+    /// Whether the current stall was logged (once per stall).
+    private let stallLogged = Atomic<Bool>(false)
+    /// How long one transport call may take before the bus counts a stall.
+    private let stuckAfter: Duration
+    /// The key of every event's HMAC-SHA-256 (N28), derived from the nodes' shared `secret.key`.
+    private let key: [UInt8]
+    private let logInterval = LogInterval()
 
     /// Counters for `/metrics` (N8).
     let published = Atomic<Int>(0)
     let received = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
     let missed = Atomic<Int>(0)
+    let stalls = Atomic<Int>(0)
+    let rejected = Atomic<Int>(0)
 
-    init(transport: (any BusTransport)? = nil, log: RequestLog? = nil) {
+    /// - `secret`: the server's `secret.key`, the same on every node; events are authenticated
+    ///   with a key derived from it, and those whose MAC fails are dropped (N28).
+    /// - `outboxBytes`: most bytes of encoded events waiting to be sent; past it, events are
+    ///   dropped and counted.
+    /// - `stuckAfter`: a transport call slower than this counts as a stall (logged, counted).
+    init(transport: (any BusTransport)? = nil, log: RequestLog? = nil, secret: [UInt8] = Digest.randomBytes(32),
+         outboxBytes: Int = 64 << 20, stuckAfter: Duration = .seconds(3)) {
         self.transport = transport
         self.log = log
+        key = Digest.hmacSHA256(key: secret, message: Array("tandem bus event v1".utf8))
+        self.outboxBytes = outboxBytes
+        self.stuckAfter = stuckAfter
     }
 
     /// "in-process", or the transport's summary.
@@ -60,39 +96,112 @@ final class EventBus: Sendable {
             log?.message("bus: events from other nodes may have been missed (\(reason)); streams resume from their change tokens")
             inbox.async { [self] in deliver(.missed(reason: reason)) }
         })
+        outboxStarted.store(true, ordering: .releasing)
+        let thread = Thread { [self] in drainOutbox(transport) }
+        thread.name = "tandem-bus-outbox"
+        thread.start()
     }
 
-    /// Hands `body` to this node's subscribers now, then to the other nodes. Called after commit
-    /// (or, for notifications, after matching); never blocks on the network.
+    /// Hands `body` to this node's subscribers now, then queues it for the other nodes. Called
+    /// after commit (or, for notifications, after matching); never blocks on the network.
     func publish(_ body: BusEvent.Body) {
         let event = BusEvent(origin: node, body: body)
         deliver(.event(event))
         guard let transport else { return }
-        let payload: Data
+        var sealed: [UInt8]
         do {
-            payload = try JSONEncoder().encode(event)
+            sealed = seal(try JSONEncoder().encode(event.forOtherNodes))
         } catch {
             dropped.add(1, ordering: .relaxed)
             log?.message("bus: an event could not be encoded: \(error)")
             return
         }
-        if transport.publish(subject: event.subject, payload: [UInt8](payload)) {
-            published.add(1, ordering: .relaxed)
-        } else {
+        var subject = event.subject
+        if sealed.count > transport.maxPayload {
+            // The other nodes cannot get it: they are told they missed something instead (N30).
             dropped.add(1, ordering: .relaxed)
+            if logInterval.allows("too-large") {
+                log?.message("bus: an event of \(sealed.count) bytes is over the bus's limit of \(transport.maxPayload) bytes "
+                             + "(NATS max_payload); the other nodes are told they missed one")
+            }
+            let marker = BusEvent(origin: node, body: .tooLarge(bytes: sealed.count))
+            subject = marker.subject
+            sealed = seal((try? JSONEncoder().encode(marker)) ?? Data())
         }
+        noticeStall()
+        let payload = sealed
+        let accepted = outbox.withLock { queue -> Bool in
+            guard queue.bytes + payload.count <= outboxBytes else { return false }
+            queue.events.append((subject, payload))
+            queue.bytes += payload.count
+            return true
+        }
+        if accepted { outboxSignal.signal() } else { dropped.add(1, ordering: .relaxed) }
     }
 
-    /// Stops receiving; what is queued for the subscribers is delivered first.
+    /// `json` behind its HMAC-SHA-256 under `key`: 32 bytes of MAC, then the JSON (N28).
+    private func seal(_ json: Data) -> [UInt8] {
+        let bytes = [UInt8](json)
+        return Digest.hmacSHA256(key: key, message: bytes) + bytes
+    }
+
+    /// The outbox thread: hands queued events to the transport in publish order until `stop`.
+    private func drainOutbox(_ transport: any BusTransport) {
+        while true {
+            outboxSignal.wait()
+            let batch = outbox.withLock { queue in
+                defer { queue = ([], 0) }
+                return queue.events
+            }
+            for (subject, payload) in batch {
+                sendingSince.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
+                let sent = transport.publish(subject: subject, payload: payload)
+                sendingSince.store(0, ordering: .releasing)
+                if stallLogged.exchange(false, ordering: .acquiringAndReleasing) {
+                    log?.message("bus: publishing to the bus works again; events queued past the outbox's limit were dropped")
+                }
+                if sent { published.add(1, ordering: .relaxed) } else { dropped.add(1, ordering: .relaxed) }
+            }
+            if outboxStopped.load(ordering: .acquiring) && outbox.withLock({ $0.events.isEmpty }) { break }
+        }
+        outboxExited.signal()
+    }
+
+    /// Counts and logs (once per stall) a transport call that has been running for longer than
+    /// `stuckAfter`: checked on each publish, so a stall is seen as soon as anything is written.
+    private func noticeStall() {
+        let since = sendingSince.load(ordering: .acquiring)
+        guard since != 0, DispatchTime.now().uptimeNanoseconds &- since > UInt64(stuckAfter.components.seconds) * 1_000_000_000
+                + UInt64(stuckAfter.components.attoseconds / 1_000_000_000) else { return }
+        guard !stallLogged.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stalls.add(1, ordering: .relaxed)
+        log?.message("bus: publishing to the bus is stuck (one send has taken more than \(stuckAfter)); "
+                     + "events for other nodes are queued, then dropped past \(outboxBytes >> 20) MiB; writes go on")
+    }
+
+    /// Sends what is queued (unless the transport is stuck), stops receiving; what is queued for
+    /// the subscribers is delivered first.
     func stop() {
+        if outboxStarted.load(ordering: .acquiring), !outboxStopped.exchange(true, ordering: .acquiringAndReleasing) {
+            outboxSignal.signal()
+            _ = outboxExited.wait(timeout: .now() + .seconds(2))
+        }
         transport?.close()
         inbox.sync {}
     }
 
     private func receive(_ payload: [UInt8]) {
+        guard payload.count > 32, Digest.equal(Array(payload[..<32]), Digest.hmacSHA256(key: key, message: Array(payload[32...]))) else {
+            rejected.add(1, ordering: .relaxed)
+            if logInterval.allows("forged") {
+                log?.message("bus: a message whose MAC does not match was dropped (a client without this cluster's secret.key "
+                             + "published on tandem.1.>, or a node with another secret.key)")
+            }
+            return
+        }
         let event: BusEvent
         do {
-            event = try JSONDecoder().decode(BusEvent.self, from: Data(payload))
+            event = try JSONDecoder().decode(BusEvent.self, from: Data(payload[32...]))
         } catch {
             dropped.add(1, ordering: .relaxed)
             log?.message("bus: a message that is not an event was ignored: \(error)")
@@ -100,6 +209,15 @@ final class EventBus: Sendable {
         }
         guard event.origin != node else { return }
         received.add(1, ordering: .relaxed)
+        if case .tooLarge(let bytes) = event.body {
+            let reason = "node \(event.origin) had an event of \(bytes) bytes, over the bus's limit"
+            missed.add(1, ordering: .relaxed)
+            if logInterval.allows("missed-too-large") {
+                log?.message("bus: events from other nodes may have been missed (\(reason)); streams resume from their change tokens")
+            }
+            deliver(.missed(reason: reason))
+            return
+        }
         deliver(.event(event))
     }
 
@@ -116,6 +234,10 @@ final class EventBus: Sendable {
             ("tandem_bus_dropped_total", "Events not sent (the bus's buffer was full) or not readable.", dropped.load(ordering: .relaxed)),
             ("tandem_bus_reconnects_total", "Times events from other nodes may have been missed (reconnects, falling behind).",
              missed.load(ordering: .relaxed)),
+            ("tandem_bus_stalls_total", "Times sending to the bus took longer than a few seconds (the bus stopped reading).",
+             stalls.load(ordering: .relaxed)),
+            ("tandem_bus_rejected_total", "Messages dropped because their MAC did not match (not from a node of this cluster).",
+             rejected.load(ordering: .relaxed)),
         ] {
             out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
         }

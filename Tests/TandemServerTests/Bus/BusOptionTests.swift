@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import TandemCore
+import TandemPostgres
 import TandemTestSupport
 
 /// `tandem serve --bus` (decisions N9): what is refused before anything starts, and how a bus
@@ -54,5 +56,34 @@ struct BusOptionTests {
     @Test func theUsageNamesTheBus() throws {
         let result = try runTandem(["serve", "--help"])
         #expect(result.status == 0 && result.output.contains("[--bus nats://HOST:4222"), "\(result.output.prefix(300))")
+    }
+
+    /// The bus's password is never shown (N29), as the store's is not: not on the start line,
+    /// not in a connect error, not in a usage error; a token alone is hidden whole.
+    @Test func theBusPasswordIsNotShown() throws {
+        let port = try PostgresCluster.freePort()
+        let directory = try ExitCleanup.temporaryDirectory("tandem-bus-option")
+        let unreachable = try runTandem(["serve", "--port", "0", "--data", directory, "--stop-on-stdin-eof",
+                                         "--bus", "nats://tandem:s3cret@127.0.0.1:\(port)"])
+        #expect(unreachable.status == 1 && unreachable.error.contains("NATS connect to nats://tandem@127.0.0.1:\(port)")
+                && !unreachable.error.contains("s3cret"), "\(unreachable.error)")
+        let malformed = try runTandem(["serve", "--port", "0", "--data", directory, "--bus", "nats://127.0.0.1:1,http://u:s3cret@h"])
+        #expect(malformed.status == 64 && malformed.error.contains("http://u@h") && !malformed.error.contains("s3cret"), "\(malformed.error)")
+
+        let nats = try NATSServer(arguments: ["--user", "tandem", "--pass", "s3cret"])
+        let server = try TestServer(extraArguments: ["--bus", "nats://tandem:s3cret@127.0.0.1:\(nats.port)"])
+        defer { server.stop() }
+        let log = server.standardError?.value ?? ""
+        #expect(log.contains("bus: nats://tandem@127.0.0.1:\(nats.port)") && !log.contains("s3cret"), "\(log)")
+    }
+
+    @Test func connectionURLsAreRedactedByOneRule() {
+        #expect(RedactedURL.userPart("nats://tandem:s3cret@h:4222") == "nats://tandem@h:4222")
+        #expect(RedactedURL.userPart("tls://t0ken@h:4222", aloneIsSecret: true) == "tls://REDACTED@h:4222")
+        #expect(RedactedURL.userPart("nats://h:4222/x@y") == "nats://h:4222/x@y")
+        #expect(RedactedURL.userPart("nats://u:p@ss@h:4222") == "nats://u@h:4222")
+        #expect(PostgresURL.redacted("postgres://tandem:pw@db:5433/tandem?password=pw&sslmode=require")
+                == "postgres://tandem@db:5433/tandem?sslmode=require")
+        #expect(PostgresURL.redacted("POSTGRES://tandem@db/tandem") == "postgres://tandem@db/tandem")
     }
 }

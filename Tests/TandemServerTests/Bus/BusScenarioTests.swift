@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 import TandemCore
+import TandemNATS
+@testable import TandemServer
 import TandemTestSupport
 
 /// Two `tandem serve` nodes on one PostgreSQL database with `--bus nats://…` (issue 20 item 2;
@@ -106,6 +108,134 @@ struct BusScenarioTests {
             heard += try cluster.b.notifications(at: mailbox, count: 1, seconds: 2).compactMap { $0["recordName"]?.stringValue }
         }
         #expect(heard.contains("after"), "\(heard)")
+    }
+
+    /// A NATS server that stops reading (SIGSTOP) must not hold up writes on a node (N27): the
+    /// node's socket to it fills with large conversation messages, then small writes must still
+    /// answer promptly; after SIGCONT, events flow again.
+    @Test func writesAnswerWhileNATSIsStuckAndEventsFlowAfterwards() throws {
+        let cluster = try NodeCluster(nodes: 2)
+        let ada = try cluster.person("ada")
+        let bob = try cluster.person("bob")
+        _ = try cluster.b.subscribe(["subscriptionID": "notes", "subscriptionType": "query", "query": ["recordType": "Note"],
+                                     "firesOn": ["create", "update", "delete"]], as: ada)
+        let mailbox = try cluster.b.webcourier(as: ada)
+        let id = try cluster.a.conversation(ada, with: [bob], title: "Big")
+        cluster.nats.pause()
+        defer { cluster.nats.resume() }
+        // ~8 MiB of events: more than the kernel's socket buffers and libnats' own buffer hold
+        // (60,000 bytes of `"\\` per message, ~200 KB once escaped into the event).
+        let big = String(repeating: "\"\\", count: 30_000)
+        for n in 0..<40 {
+            let response = try cluster.a.say("\(n) " + big, in: id, as: ada)
+            #expect(response.status == 200, "message \(n): \(response.status)")
+        }
+        let started = Date()
+        for n in 0..<30 { try cluster.save("small-\(n)", on: cluster.a, as: ada) }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed < 20, "30 small writes took \(elapsed) s while nats-server was stopped")
+        // The stall is seen, counted and logged.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while Self.counter("tandem_bus_stalls_total", on: cluster.a) < 1 && Date() < deadline {
+            try cluster.save("probe", on: cluster.a, as: ada)
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        #expect(Self.counter("tandem_bus_stalls_total", on: cluster.a) >= 1)
+        #expect(cluster.a.standardError?.value.contains("publishing to the bus is stuck") == true,
+                "\(cluster.a.standardError?.value.suffix(2000) ?? "")")
+
+        cluster.nats.resume()
+        try cluster.save("after", on: cluster.a, as: ada)
+        var heard: [String] = []
+        let until = Date(timeIntervalSinceNow: 60)
+        while !heard.contains("after") && Date() < until {
+            heard += try cluster.b.notifications(at: mailbox, count: 1, seconds: 2).compactMap { $0["recordName"]?.stringValue }
+        }
+        #expect(heard.contains("after"), "\(heard.suffix(5))")
+    }
+
+    /// Only nodes holding the cluster's `secret.key` can speak on the bus (N28): an event a
+    /// plain NATS client publishes, well-formed and addressed to a real user, is dropped and
+    /// counted; and what the nodes send carries no webhook URL or secret.
+    @Test func aForgedEventIsDroppedAndWebhookSecretsStayOffTheBus() throws {
+        let cluster = try NodeCluster(nodes: 2, extraArguments: ["--webhook-allow", "127.0.0.0/8"])
+        let ada = try cluster.person("ada")
+        let receiver = try WebhookReceiver()
+        _ = try cluster.b.subscribe(["subscriptionID": "notes", "subscriptionType": "query", "query": ["recordType": "Note"],
+                                     "firesOn": ["create", "update", "delete"], "webhookURL": .string(receiver.url)], as: ada)
+        let mailbox = try cluster.b.webcourier(as: ada)
+        let heardOnBus = Mutex<[String]>([])
+        let intruder = try NATSConnection(servers: [cluster.nats.url], shownAs: cluster.nats.url, name: "intruder") { _ in }
+        try intruder.subscribe("tandem.1.>") { payload in heardOnBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) } }
+        var forged = PushNotification(recipient: ada.recordName, subscriptionID: "notes", kind: "query", container: TestServer.container,
+                                      environment: "development", databaseScope: "PRIVATE", originDeviceID: "intruder",
+                                      timestamp: 1_764_000_000_000)
+        forged.recordName = "forged"
+        forged.recordType = "Note"
+        forged.queryReason = "recordCreated"
+        let event = BusEvent(origin: "intruder", body: .notification(forged))
+        #expect(intruder.publish(event.subject, [UInt8](try JSONEncoder().encode(event))))
+        try cluster.save("real", on: cluster.a, as: ada)
+        var heard: [String] = []
+        let until = Date(timeIntervalSinceNow: 20)
+        while !heard.contains("real") && Date() < until {
+            heard += try cluster.b.notifications(at: mailbox, count: 1, seconds: 2).compactMap { $0["recordName"]?.stringValue }
+        }
+        #expect(heard.contains("real") && !heard.contains("forged"), "\(heard)")
+        #expect(Self.counter("tandem_bus_rejected_total", on: cluster.b) >= 1)
+        #expect(cluster.b.standardError?.value.contains("MAC does not match") == true, "\(cluster.b.standardError?.value.suffix(2000) ?? "")")
+        // The passive subscriber saw A's notification, without the webhook's URL or secret.
+        let sent = heardOnBus.withLock { $0 }.filter { $0.contains("\"real\"") || $0.contains("real") }
+        #expect(!sent.isEmpty)
+        #expect(!sent.contains { $0.contains("webhookSecret") || $0.contains(receiver.url) }, "\(sent)")
+        intruder.close()
+    }
+
+    /// An event over NATS's `max_payload` is not lost silently (N30): the publishing node logs
+    /// it, and the other nodes hear a marker and count and log a gap.
+    @Test func anEventOverTheBusLimitIsLoggedAndTheOtherNodesHearOfTheGap() throws {
+        let cluster = try NodeCluster(nodes: 2, natsArguments: ["--config", try NATSServer.configFile("max_payload: 32768\n")])
+        let ada = try cluster.person("ada")
+        let bob = try cluster.person("bob")
+        let id = try cluster.a.conversation(ada, with: [bob], title: "Big")
+        let before = Self.counter("tandem_bus_reconnects_total", on: cluster.b)
+        _ = try cluster.a.say(String(repeating: "y", count: 40_000), in: id, as: ada)
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while Self.counter("tandem_bus_reconnects_total", on: cluster.b) <= before && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(Self.counter("tandem_bus_reconnects_total", on: cluster.b) > before)
+        #expect(cluster.a.standardError?.value.contains("over the bus's limit of 32768 bytes") == true,
+                "\(cluster.a.standardError?.value.suffix(2000) ?? "")")
+        #expect(cluster.b.standardError?.value.contains("may have been missed") == true, "\(cluster.b.standardError?.value.suffix(2000) ?? "")")
+    }
+
+    /// The bus over TLS (N29): nats-server with a self-signed certificate; the nodes trust it
+    /// through `--bus-ca` and events flow; without it a node refuses the server at start.
+    @Test func theBusRunsOverTLSWithTheGivenAuthority() throws {
+        let folder = try ExitCleanup.temporaryDirectory("tandem-nats-tls")
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+                             "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem", "-subj", "/CN=127.0.0.1",
+                             "-addext", "subjectAltName=IP:127.0.0.1"]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        try #require(openssl.terminationStatus == 0)
+        let cluster = try NodeCluster(nodes: 2, extraArguments: ["--bus-ca", folder + "/cert.pem"],
+                                  natsArguments: ["--tls", "--tlscert", folder + "/cert.pem", "--tlskey", folder + "/key.pem"],
+                                  bus: { "tls://127.0.0.1:\($0.port)" })
+        let ada = try cluster.person("ada")
+        _ = try cluster.b.subscribe(["subscriptionID": "notes", "subscriptionType": "query", "query": ["recordType": "Note"],
+                                     "firesOn": ["create", "update", "delete"]], as: ada)
+        let mailbox = try cluster.b.webcourier(as: ada)
+        try cluster.save("secure", on: cluster.a, as: ada)
+        #expect(try cluster.b.notifications(at: mailbox, count: 1, seconds: 20).first?["recordName"] == "secure")
+        // Without the authority, the server's certificate is not trusted: the node does not start.
+        let directory = try ExitCleanup.temporaryDirectory("tandem-bus-untrusted")
+        let result = try runTandem(["serve", "--port", "0", "--data", directory, "--stop-on-stdin-eof",
+                                    "--bus", "tls://127.0.0.1:\(cluster.nats.port)"])
+        #expect(result.status == 1 && result.error.contains("the bus cannot be reached"), "\(result.error)")
     }
 
     /// When `probe` first satisfied `seen` (polled every millisecond, up to 20 s), or nil.

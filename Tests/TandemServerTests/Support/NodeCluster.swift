@@ -29,11 +29,13 @@ final class NodeCluster {
     var c: TestServer { nodes[2] }
 
     /// - Parameters: `count` nodes; `balancer`: start nginx in front of them; `extraArguments`
-    ///   for every node's `tandem serve`.
-    init(nodes count: Int, balancer: Bool = false, extraArguments: [String] = []) throws {
-        nats = try NATSServer()
+    ///   for every node's `tandem serve`; `natsArguments` for nats-server; `bus` makes each
+    ///   node's `--bus` URL from the NATS server (default: its `url`).
+    init(nodes count: Int, balancer: Bool = false, extraArguments: [String] = [], natsArguments: [String] = [],
+         bus: ((NATSServer) -> String)? = nil) throws {
+        nats = try NATSServer(arguments: natsArguments)
         store = try PostgresCluster.shared().createDatabase()
-        arguments = ["--store", store, "--bus", nats.url, "--pool-size", "4", "--quiet"] + extraArguments
+        arguments = ["--store", store, "--bus", bus?(nats) ?? nats.url, "--pool-size", "4", "--quiet"] + extraArguments
         let first = try ExitCleanup.temporaryDirectory("tandem-node")
         try TandemProcess.admin(["container", "create", TestServer.container, "--data", first, "--store", store])
         for shared in ["assets", "avatars"] {
