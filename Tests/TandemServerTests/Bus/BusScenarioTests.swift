@@ -136,11 +136,11 @@ struct BusScenarioTests {
         #expect(elapsed < 20, "30 small writes took \(elapsed) s while nats-server was stopped")
         // The stall is seen, counted and logged.
         let deadline = Date(timeIntervalSinceNow: 30)
-        while Self.counter("tandem_bus_stalls_total", on: cluster.a) < 1 && Date() < deadline {
+        while NodeCluster.counter("tandem_bus_stalls_total", on: cluster.a) < 1 && Date() < deadline {
             try cluster.save("probe", on: cluster.a, as: ada)
             Thread.sleep(forTimeInterval: 0.5)
         }
-        #expect(Self.counter("tandem_bus_stalls_total", on: cluster.a) >= 1)
+        #expect(NodeCluster.counter("tandem_bus_stalls_total", on: cluster.a) >= 1)
         #expect(cluster.a.standardError?.value.contains("publishing to the bus is stuck") == true,
                 "\(cluster.a.standardError?.value.suffix(2000) ?? "")")
 
@@ -182,7 +182,7 @@ struct BusScenarioTests {
             heard += try cluster.b.notifications(at: mailbox, count: 1, seconds: 2).compactMap { $0["recordName"]?.stringValue }
         }
         #expect(heard.contains("real") && !heard.contains("forged"), "\(heard)")
-        #expect(Self.counter("tandem_bus_rejected_total", on: cluster.b) >= 1)
+        #expect(NodeCluster.counter("tandem_bus_rejected_total", on: cluster.b) >= 1)
         #expect(cluster.b.standardError?.value.contains("MAC does not match") == true, "\(cluster.b.standardError?.value.suffix(2000) ?? "")")
         // The passive subscriber saw A's notification, without the webhook's URL or secret.
         let sent = heardOnBus.withLock { $0 }.filter { $0.contains("\"real\"") || $0.contains("real") }
@@ -198,11 +198,11 @@ struct BusScenarioTests {
         let ada = try cluster.person("ada")
         let bob = try cluster.person("bob")
         let id = try cluster.a.conversation(ada, with: [bob], title: "Big")
-        let before = Self.counter("tandem_bus_reconnects_total", on: cluster.b)
+        let before = NodeCluster.counter("tandem_bus_reconnects_total", on: cluster.b)
         _ = try cluster.a.say(String(repeating: "y", count: 40_000), in: id, as: ada)
         let deadline = Date(timeIntervalSinceNow: 20)
-        while Self.counter("tandem_bus_reconnects_total", on: cluster.b) <= before && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(Self.counter("tandem_bus_reconnects_total", on: cluster.b) > before)
+        while NodeCluster.counter("tandem_bus_reconnects_total", on: cluster.b) <= before && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(NodeCluster.counter("tandem_bus_reconnects_total", on: cluster.b) > before)
         #expect(cluster.a.standardError?.value.contains("over the bus's limit of 32768 bytes") == true,
                 "\(cluster.a.standardError?.value.suffix(2000) ?? "")")
         #expect(cluster.b.standardError?.value.contains("may have been missed") == true, "\(cluster.b.standardError?.value.suffix(2000) ?? "")")
