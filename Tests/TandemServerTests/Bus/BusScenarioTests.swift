@@ -46,8 +46,10 @@ struct BusScenarioTests {
         let ada = try cluster.person("ada")
         let bob = try cluster.person("bob")
         let remote = try await StreamProbe.connect(cluster.b, as: bob)
+        #expect(await remote.wait(seconds: 20) { $0.hasHello })  // registered with its node's hubs
         // Bob on node A too: the same message's arrival there is the single-node baseline.
         let local = try await StreamProbe.connect(cluster.a, as: bob)
+        #expect(await local.wait(seconds: 20) { $0.hasHello })  // registered with its node's hubs
         let id = try cluster.a.conversation(ada, with: [bob], title: "Trip")
         #expect(await remote.wait(seconds: 20) { $0.has("conversation.created") }, "\(remote.envelopes.withLock { $0 })")
 

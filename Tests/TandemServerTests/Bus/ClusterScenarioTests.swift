@@ -21,6 +21,7 @@ struct ClusterScenarioTests {
         let note = try cluster.a.shareNote(owner: owner, participants: [Invite.email(bob, "READ_WRITE")])
         _ = try cluster.a.subscribe(Self.notes(in: note.zone), as: owner)
         let stream = try await StreamProbe.connect(cluster.a, as: owner)
+        #expect(await stream.wait(seconds: 20) { $0.hasHello })  // registered with its node's hubs
         #expect(await stream.wait(seconds: 20) { $0.hasHello })
 
         #expect(try cluster.b.accept(note, as: bob)["participantStatus"] == "ACCEPTED")
@@ -46,6 +47,7 @@ struct ClusterScenarioTests {
         let note = try front.shareNote(owner: owner, participants: [Invite.email(bob, "READ_WRITE")])
         _ = try front.subscribe(Self.notes(in: note.zone), as: owner)
         let stream = try await StreamProbe.connect(front, as: owner)
+        #expect(await stream.wait(seconds: 20) { $0.hasHello })  // registered with its node's hubs
         #expect(await stream.wait(seconds: 20) { $0.hasHello }, "the stream WebSocket upgrades through nginx")
 
         #expect(try front.accept(note, as: bob)["participantStatus"] == "ACCEPTED")
@@ -75,6 +77,7 @@ struct ClusterScenarioTests {
         let token = try #require(try Self.changes(in: zone, since: nil, through: front, as: ada).token)
         _ = try front.subscribe(Self.notes(in: zone), as: ada)
         let stream = try await StreamProbe.connect(front, as: ada)
+        #expect(await stream.wait(seconds: 20) { $0.hasHello })  // registered with its node's hubs
         #expect(await stream.wait(seconds: 20) { $0.hasHello })
 
         // The node holding the stream: the one with an open connection besides the /metrics request.
@@ -96,6 +99,7 @@ struct ClusterScenarioTests {
 
         // The client comes back through nginx (another node) and resumes from its token.
         let again = try await StreamProbe.connect(front, as: ada)
+        #expect(await again.wait(seconds: 20) { $0.hasHello })  // registered with its node's hubs
         #expect(await again.wait(seconds: 20) { $0.hasHello })
         let resumed = try Self.changes(in: zone, since: token, through: front, as: ada)
         #expect(Set(acknowledged).isSubset(of: Set(resumed.names)), "nothing acknowledged is lost: \(acknowledged) vs \(resumed.names)")
