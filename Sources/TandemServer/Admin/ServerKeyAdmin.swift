@@ -25,8 +25,13 @@ public enum ServerKeyAdmin {
     }
 
     /// The container's keys, revoked ones included, oldest first.
+    /// - Throws: `NOT_FOUND` for an unknown container (as `add` and `tandem app list`: an error,
+    ///   not an empty list; decisions F43).
     public static func list(container: String, store: any Store) throws -> [StoredServerKey] {
-        try store.read { try $0.serverKeys(container: container) }
+        try store.read { reader in
+            guard try reader.containerExists(container) else { throw CloudKitError(.notFound, "no container '\(container)'") }
+            return try reader.serverKeys(container: container)
+        }
     }
 
     /// Revokes a key: requests signed with it are refused from the next one on.

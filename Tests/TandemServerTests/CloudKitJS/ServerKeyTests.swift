@@ -186,7 +186,7 @@ struct ServerKeyTests {
         #expect(outcome == row.expected, "\(label): \(response.status) \(response.text.prefix(300))")
     }
 
-    @Test("tandem key list shows keys and their state; revoking twice is NOT_FOUND")
+    @Test("tandem key list shows keys and their state, and refuses an unknown container; revoking twice is NOT_FOUND")
     func keyCommands() throws {
         let server = try Shared.server
         let owner = try server.person("s2s-cli")
@@ -209,5 +209,8 @@ struct ServerKeyTests {
         let bad = try runTandem(["key", "add", "--container", container, "--user", owner.email, "--public-key", notAKey.path,
                                  "--data", server.dataDirectory])
         #expect(bad.status == 1 && bad.error.contains("not a P-256 public key"), "\(bad)")
+        // An unknown container is an error, not an empty list (as `tandem app list`, F43).
+        let unknown = try runTandem(["key", "list", "--container", container + ".missing", "--data", server.dataDirectory])
+        #expect(unknown.status == 1 && unknown.error.contains("no container '\(container).missing'") && unknown.output.isEmpty, "\(unknown)")
     }
 }
