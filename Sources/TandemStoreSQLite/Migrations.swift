@@ -600,5 +600,13 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX console_sessions_by_user ON console_sessions(user_record_name);
         """),
+        // Allowed sharing options (issue 23 item 3; decisions R15–R17): the operator's policy per
+        // container and an app's narrowing per share, as CKAllowedSharingOptions' wire strings.
+        SQLiteMigration(version: 18, sql: """
+        ALTER TABLE containers ADD COLUMN allowed_permission TEXT NOT NULL DEFAULT 'ANY';
+        ALTER TABLE containers ADD COLUMN allowed_access TEXT NOT NULL DEFAULT 'ANY';
+        ALTER TABLE shares ADD COLUMN allowed_permission TEXT NOT NULL DEFAULT 'ANY';
+        ALTER TABLE shares ADD COLUMN allowed_access TEXT NOT NULL DEFAULT 'ANY';
+        """),
     ]
 }

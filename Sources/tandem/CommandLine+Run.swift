@@ -34,6 +34,8 @@ extension CommandLine {
            on the --data of a server on PostgreSQL, which holds postgres-store, it is refused without --store)
           tandem container create ID [--data DIR]
           tandem container list [--data DIR]
+          tandem container sharing-options ID [--permission any|readOnly|readWrite] [--access any|anyoneWithLink|specifiedRecipientsOnly]
+                                  [--data DIR]   (what shares in the container may grant; no option: show them)
           tandem user add --email EMAIL [--name "Given Family"] [--phone +15550100] [--discoverable] [--data DIR]
           tandem token create --user EMAIL_OR_USER_RECORD_NAME [--data DIR]
           tandem token create --api --container ID [--origin https://app.example,...] [--sign-in-callback message|URL] [--data DIR]
@@ -109,6 +111,14 @@ extension CommandLine {
                 let id = options.words[2]
                 let created = try withStore(store) { try Admin.createContainer(id, store: $0) }
                 print(created ? "created container \(id)" : "container \(id) already exists")
+            case ("container", "sharing-options", 3):
+                let id = options.words[2]
+                let permission = options.value("permission"), access = options.value("access")
+                let current = try withStore(store, existing: true) { store in
+                    if permission == nil && access == nil { return try SharingOptionsAdmin.options(container: id, store: store) }
+                    return try SharingOptionsAdmin.set(container: id, permission: permission, access: access, store: store)
+                }
+                print("\(id): \(SharingOptionsAdmin.line(current))")
             case ("user", "add", 2):
                 guard let email = options.value("email") else { throw UsageError("user add needs --email") }
                 let user = try withStore(store) {

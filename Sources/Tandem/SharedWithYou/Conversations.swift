@@ -69,6 +69,20 @@ public struct Conversations: Sendable {
         return try await send(body)
     }
 
+    /// Sends `item`'s share into a conversation, making the share first if it does not exist
+    /// yet (`ShareTransferRepresentation.share()`, decisions R13): the share sheet's Send with
+    /// a prepared item. The share's URL goes as a link titled with the share's title; `mode`
+    /// defaults to `.collaborate()` (Messages' default for a collaboration). Throws what
+    /// `share()` throws (nothing is sent then) and what `send(_:links:in:mode:)` throws (the
+    /// share stays: sending again reuses it).
+    @discardableResult
+    public func send(_ text: String, sharing item: ShareTransferRepresentation, in conversation: String,
+                     mode: ShareMode = .collaborate()) async throws -> ConversationEvent {
+        let share = try await item.share()
+        guard let url = share.url else { throw TandemError(.internalError, "the server returned the share without its URL") }
+        return try await send(text, links: [LinkAttachment(url: url, title: share.title)], in: conversation, mode: mode)
+    }
+
     func send(_ body: JSONObject) async throws(TandemError) -> ConversationEvent {
         ConversationEvent(json: try await transport.json(transport.tandemURL("conversations/messages/send"), body: .object(body)))
     }

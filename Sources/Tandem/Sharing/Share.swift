@@ -28,6 +28,7 @@ public struct Share: Sendable, Hashable {
     var rootRecordID: Record.ID?
     var participantsChanged = false
     var publicPermissionChanged = false
+    var allowedSharingOptionsChanged = false
 
     public var recordID: Record.ID { base.recordID }
     /// Everyone on the share the caller may see, the owner first (T6).
@@ -36,6 +37,10 @@ public struct Share: Sendable, Hashable {
     public var publicPermission: ParticipantPermission { didSet { publicPermissionChanged = true } }
     /// Whether people without an invitation may ask to join (D7).
     public var allowsAccessRequests: Bool { didSet { publicPermissionChanged = true } }
+    /// The sharing choices this share allows, within the container's policy
+    /// (`CKAllowedSharingOptions`; decisions R16): sent with the next save when changed, then
+    /// every save checks what it grants against them. `standard` until set.
+    public var allowedSharingOptions: AllowedSharingOptions { didSet { allowedSharingOptionsChanged = true } }
     /// The share URL's token (the server's `shortGUID`); nil until saved.
     var shortGUID: String?
     /// The share URL, `{server}/share/{shortGUID}`; nil until saved.
@@ -83,6 +88,7 @@ public struct Share: Sendable, Hashable {
         blockedIdentities = []
         publicPermission = .none
         allowsAccessRequests = false
+        allowedSharingOptions = .standard
         participantsChanged = false
         publicPermissionChanged = true
     }
@@ -95,6 +101,7 @@ public struct Share: Sendable, Hashable {
         blockedIdentities = []
         publicPermission = .none
         allowsAccessRequests = false
+        allowedSharingOptions = .standard
         publicPermissionChanged = true
     }
 
@@ -109,6 +116,7 @@ public struct Share: Sendable, Hashable {
         blockedIdentities = (state.blockedIdentities ?? []).map { BlockedIdentity(userIdentity: UserIdentity(wire: $0)) }
         publicPermission = ParticipantPermission(rawValue: state.publicPermission.rawValue) ?? .none
         allowsAccessRequests = state.allowsAccessRequests
+        allowedSharingOptions = AllowedSharingOptions(wire: state.allowedSharingOptions)
         url = state.url.flatMap(URL.init(string:))
         shortGUID = state.shortGUID
         currentUserParticipant = state.currentUserParticipant.map(Participant.init(wire:))
@@ -155,6 +163,7 @@ public struct Share: Sendable, Hashable {
             merged.publicPermission = publicPermission
             merged.allowsAccessRequests = allowsAccessRequests
         }
+        if allowedSharingOptionsChanged { merged.allowedSharingOptions = allowedSharingOptions }
         return merged
     }
 
@@ -165,7 +174,8 @@ public struct Share: Sendable, Hashable {
             forRecord: base.recordChangeTag == nil ? rootRecordID?.recordName : nil,
             participants: participantsChanged ? participants.filter { $0.role != .owner }.map(\.request) : nil,
             publicPermission: publicPermissionChanged ? publicPermission : nil,
-            allowsAccessRequests: publicPermissionChanged ? allowsAccessRequests : nil)
+            allowsAccessRequests: publicPermissionChanged ? allowsAccessRequests : nil,
+            allowedSharingOptions: allowedSharingOptionsChanged ? allowedSharingOptions : nil)
         return record
     }
 
@@ -174,17 +184,19 @@ public struct Share: Sendable, Hashable {
 }
 
 /// The share keys of a `records/modify` share operation (decisions T23): `forRecord`,
-/// `participants`, `publicPermission`, `allowsAccessRequests`.
+/// `participants`, `publicPermission`, `allowsAccessRequests`, `allowedSharingOptions`.
 struct ShareDraft: Sendable {
     var forRecord: String?
     var participants: [JSONValue]?
     var publicPermission: Share.ParticipantPermission?
     var allowsAccessRequests: Bool?
+    var allowedSharingOptions: AllowedSharingOptions?
 
     func encode(into record: inout JSONObject) {
         if let forRecord { record["forRecord"] = .object(["recordName": .string(forRecord)]) }
         if let participants { record["participants"] = .array(participants) }
         if let publicPermission { record["publicPermission"] = .string(publicPermission.rawValue) }
         if let allowsAccessRequests { record["allowsAccessRequests"] = .bool(allowsAccessRequests) }
+        if let allowedSharingOptions { record["allowedSharingOptions"] = allowedSharingOptions.json }
     }
 }

@@ -77,6 +77,9 @@ public struct Share: Sendable, Hashable {
     public var requesters: [UserIdentity]?
     /// People barred from requesting access; only owners and administrators see them.
     public var blockedIdentities: [UserIdentity]?
+    /// The sharing choices this share allows: its own narrowing of the container's policy
+    /// (`CKAllowedSharingOptions`, decisions R15–R17); `standard` when the app set none.
+    public var allowedSharingOptions: AllowedSharingOptions = .standard
 
     public init(shortGUID: String, url: String? = nil, rootRecordName: String?, publicPermission: Permission,
                 participants: [Participant], currentUserParticipant: Participant? = nil, allowsAccessRequests: Bool = false,

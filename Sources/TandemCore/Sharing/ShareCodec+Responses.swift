@@ -6,13 +6,17 @@ extension ShareCodec {
     public static func decodeShare(_ record: JSONObject) -> Share? {
         guard let guid = record["shortGUID"]?.stringValue else { return nil }
         let participants = record["participants"]?.arrayValue?.compactMap(decodeParticipantDictionary) ?? []
-        return Share(shortGUID: guid, url: record["url"]?.stringValue, rootRecordName: nil,
-                     publicPermission: record["publicPermission"]?.stringValue.flatMap(Share.Permission.init) ?? .none,
-                     participants: participants,
-                     currentUserParticipant: record["currentUserParticipant"].flatMap(decodeParticipantDictionary),
-                     allowsAccessRequests: record["allowsAccessRequests"]?.boolValue ?? false,
-                     requesters: record["requesters"]?.arrayValue?.map(decodeIdentity),
-                     blockedIdentities: record["blockedIdentities"]?.arrayValue?.map(decodeIdentity))
+        var share = Share(shortGUID: guid, url: record["url"]?.stringValue, rootRecordName: nil,
+                          publicPermission: record["publicPermission"]?.stringValue.flatMap(Share.Permission.init) ?? .none,
+                          participants: participants,
+                          currentUserParticipant: record["currentUserParticipant"].flatMap(decodeParticipantDictionary),
+                          allowsAccessRequests: record["allowsAccessRequests"]?.boolValue ?? false,
+                          requesters: record["requesters"]?.arrayValue?.map(decodeIdentity),
+                          blockedIdentities: record["blockedIdentities"]?.arrayValue?.map(decodeIdentity))
+        if let options = record["allowedSharingOptions"] {
+            share.allowedSharingOptions = (try? AllowedSharingOptions(json: options, context: "allowedSharingOptions")) ?? .standard
+        }
+        return share
     }
 
     /// A participant dictionary of a response; nil without a `participantId`.

@@ -7,15 +7,20 @@ public enum ShareCodec {
         /// The complete list the share should have (the owner may be left out); nil keeps the list.
         public var participants: [ParticipantRequest]?
         public var allowsAccessRequests: Bool?
+        /// The share's own narrowing of the container's sharing options (R16).
+        public var allowedSharingOptions: AllowedSharingOptions?
 
         public init(publicPermission: Share.Permission? = nil, participants: [ParticipantRequest]? = nil,
-                    allowsAccessRequests: Bool? = nil) {
+                    allowsAccessRequests: Bool? = nil, allowedSharingOptions: AllowedSharingOptions? = nil) {
             self.publicPermission = publicPermission
             self.participants = participants
             self.allowsAccessRequests = allowsAccessRequests
+            self.allowedSharingOptions = allowedSharingOptions
         }
 
-        public var isEmpty: Bool { publicPermission == nil && participants == nil && allowsAccessRequests == nil }
+        public var isEmpty: Bool {
+            publicPermission == nil && participants == nil && allowsAccessRequests == nil && allowedSharingOptions == nil
+        }
     }
 
     /// One entry of a request's `participants` array: who (by `participantId` or lookup info),
@@ -39,7 +44,8 @@ public enum ShareCodec {
 
     /// Adds the share keys to an encoded share record: `shortGUID`, `url`, `stableUrl`,
     /// `publicPermission`, `participants`, `owner`, `currentUserParticipant`,
-    /// `allowsAccessRequests`, and for owners and administrators `requesters` and `blockedIdentities`.
+    /// `allowsAccessRequests`, `allowedSharingOptions`, and for owners and administrators
+    /// `requesters` and `blockedIdentities`.
     public static func encode(_ share: Share, into record: inout JSONObject) {
         record["shortGUID"] = .string(share.shortGUID)
         if let url = share.url {
@@ -53,6 +59,7 @@ public enum ShareCodec {
         if let owner = share.owner { record["owner"] = encodeParticipant(owner) }
         if let current = share.currentUserParticipant { record["currentUserParticipant"] = encodeParticipant(current) }
         record["allowsAccessRequests"] = .bool(share.allowsAccessRequests)
+        record["allowedSharingOptions"] = share.allowedSharingOptions.json
         if let requesters = share.requesters { record["requesters"] = .array(requesters.map(encodeIdentity)) }
         if let blocked = share.blockedIdentities { record["blockedIdentities"] = .array(blocked.map(encodeIdentity)) }
     }
@@ -146,6 +153,9 @@ public enum ShareCodec {
         if let a = record["allowsAccessRequests"], !a.isNull {
             guard let b = a.boolValue else { throw .badRequest("\(context): allowsAccessRequests must be true or false") }
             changes.allowsAccessRequests = b
+        }
+        if let options = record["allowedSharingOptions"], !options.isNull {
+            changes.allowedSharingOptions = try AllowedSharingOptions(json: options, context: context)
         }
         if let list = record["participants"], !list.isNull {
             guard case .array(let items) = list else { throw .badRequest("\(context): participants must be an array") }

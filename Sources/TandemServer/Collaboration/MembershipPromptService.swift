@@ -94,7 +94,11 @@ public final class MembershipPromptService: Sendable {
     static func apply(_ tx: any StoreWriting, share: StoredShare, person: String, add: Bool, owner: String, limit: Int,
                       container: String, environment: Environment, at now: Int64) throws -> ChangeEvent? {
         if add {
-            guard try invite(tx, share: share, person: person, permission: .readWrite, limit: limit, at: now) else { return nil }
+            // Messages' "can make changes" (W9), unless the share allows read-only only (R17).
+            let permission = try SharingOptionsPolicy.effective(tx, share: share, container: container).defaultParticipantPermission
+            guard try invite(tx, share: share, person: person, permission: permission, container: container, limit: limit, at: now) else {
+                return nil
+            }
         } else {
             guard person != share.owner,
                   var removing = try tx.participants(share: share).first(where: { $0.userRecordName == person && $0.status != .removed })
@@ -108,12 +112,14 @@ public final class MembershipPromptService: Sendable {
     /// Writes `person` as an invited (`INVITED`) participant of the share with `permission`;
     /// false when nothing was written: the owner, someone already in (invited or accepted), or a
     /// public share, whose people join by URL. The caller publishes the change (W9, R1).
-    /// - Throws: `TOO_MANY_PARTICIPANTS` when the share is full.
-    static func invite(_ tx: any StoreWriting, share: StoredShare, person: String, permission: Share.Permission, limit: Int,
-                       at now: Int64) throws -> Bool {
+    /// - Throws: `TOO_MANY_PARTICIPANTS` when the share is full; `BAD_REQUEST` when the share's
+    ///   allowed sharing options do not allow `permission` (R17).
+    static func invite(_ tx: any StoreWriting, share: StoredShare, person: String, permission: Share.Permission, container: String,
+                       limit: Int, at now: Int64) throws -> Bool {
         guard person != share.owner, share.publicPermission == .none else { return false }
         let participants = try tx.participants(share: share)
         guard !participants.contains(where: { $0.userRecordName == person && $0.status != .removed }) else { return false }
+        try SharingOptionsPolicy.checkGrant(tx, share: share, container: container, permission: permission, who: "an invitee")
         let active = participants.filter { $0.status != .removed }.count + 1
         guard active < limit else { throw CloudKitError(.tooManyParticipants, "a share may have at most \(limit) participants, the owner included") }
         let account = try tx.user(matching: UserIdentity(userRecordName: person))

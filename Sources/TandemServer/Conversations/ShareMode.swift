@@ -49,7 +49,8 @@ enum CollaborateInvitations {
     /// - Throws: `BAD_REQUEST` when no URL names a Tandem share path; `ACCESS_DENIED` when the
     ///   sender is neither the owner nor an accepted administrator of a named share (also for a
     ///   `/share/…` URL naming no share, so a refusal says nothing about which shares exist);
-    ///   `TOO_MANY_PARTICIPANTS` when a share would be full.
+    ///   `TOO_MANY_PARTICIPANTS` when a share would be full; `BAD_REQUEST` when `permission` is
+    ///   outside a share's allowed sharing options (R17).
     static func invite(_ tx: any StoreWriting, urls: [String], members: [String], sender: String, permission: Share.Permission,
                        container: String, environment: Environment, limit: Int, at now: Int64)
         throws -> (changes: [ShareMembershipNotices.Change], events: [ChangeEvent]) {
@@ -70,7 +71,8 @@ enum CollaborateInvitations {
         for share in shares {
             var added: [String] = []
             for member in members where member != sender {
-                if try MembershipPromptService.invite(tx, share: share, person: member, permission: permission, limit: limit, at: now) {
+                if try MembershipPromptService.invite(tx, share: share, person: member, permission: permission, container: container,
+                                                     limit: limit, at: now) {
                     added.append(member)
                 }
             }

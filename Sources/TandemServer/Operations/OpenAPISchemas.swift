@@ -51,6 +51,10 @@ enum OpenAPISchemas {
                 "publicPermission": ["type": "string", "enum": ["NONE", "READ_ONLY", "READ_WRITE"]],
                 "participants": array(ref("ShareParticipant")), "owner": ref("ShareParticipant"),
                 "currentUserParticipant": ref("ShareParticipant"), "allowsAccessRequests": boolean,
+                "allowedSharingOptions": object([
+                    "allowedParticipantPermissionOptions": ["type": "string", "enum": ["ANY", "READ_ONLY", "READ_WRITE"]],
+                    "allowedParticipantAccessOptions": ["type": "string", "enum": ["ANY", "ANYONE_WITH_LINK", "SPECIFIED_RECIPIENTS_ONLY"]],
+                ]),
                 "requesters": array(ref("UserIdentity")), "blockedIdentities": array(ref("UserIdentity")),
                 "forRecord": object(["recordName": string]),
             ], required: ["recordName"]),

@@ -114,7 +114,7 @@ public struct RecordOperation: Sendable {
         }
         operation.shareChanges = try ShareCodec.decodeChanges(record, context: context)
         if !operation.shareChanges.isEmpty || operation.forRecord != nil, recordType.map({ $0 != Share.recordType }) ?? false {
-            throw .badRequest("\(context): forRecord, publicPermission, participants and allowsAccessRequests belong on a cloudkit.share record")
+            throw .badRequest("\(context): forRecord, publicPermission, participants, allowsAccessRequests and allowedSharingOptions belong on a cloudkit.share record")
         }
         return operation
     }

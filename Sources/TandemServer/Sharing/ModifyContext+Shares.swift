@@ -98,6 +98,8 @@ extension ModifyContext {
                                                 publicPermission: .none, allowsAccessRequests: false, createdAt: now))
         try applyParticipantChanges(&share, changes: op.shareChanges, principal: .owner, current: [])
         share = try tx.putShare(share)
+        try SharingOptionsPolicy.checkSave(tx, share: share, before: nil, participantsBefore: [],
+                                           requested: op.shareChanges.allowedSharingOptions, container: scope.database.container)
         var shareOp = op
         shareOp.parent = nil
         shareOp.clearsParent = true
@@ -114,8 +116,12 @@ extension ModifyContext {
             try AccessPolicy.decide(principal, .changePublicPermission, share: facts).enforce()
         }
         try AccessPolicy.decide(principal, .manageParticipants, share: facts).enforce()
-        try applyParticipantChanges(&share, changes: op.shareChanges, principal: principal, current: try tx.participants(share: share))
+        let before = share
+        let current = try tx.participants(share: share)
+        try applyParticipantChanges(&share, changes: op.shareChanges, principal: principal, current: current)
         _ = try tx.putShare(share)
+        try SharingOptionsPolicy.checkSave(tx, share: share, before: before, participantsBefore: current,
+                                           requested: op.shareChanges.allowedSharingOptions, container: scope.database.container)
         var shareOp = op
         shareOp.parent = nil
         shareOp.clearsParent = true

@@ -25,6 +25,7 @@ struct SharePresenter {
         var result = Share(shortGUID: share.shortGUID, url: Self.url(base: baseURL, shortGUID: share.shortGUID),
                            rootRecordName: share.rootRecordName, publicPermission: share.publicPermission, participants: people,
                            allowsAccessRequests: share.allowsAccessRequests)
+        result.allowedSharingOptions = try reader.allowedSharingOptions(share: share)
         result.currentUserParticipant = isOwner ? people[0] : people.first { $0.identity.userRecordName == viewer }
         if manages {
             result.requesters = try reader.requesters(share: share).map { try identity(of: $0, showContact: true) }

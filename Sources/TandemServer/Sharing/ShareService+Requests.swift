@@ -46,7 +46,8 @@ extension ShareService {
     /// - block: drops their requests, bars new ones and removes them if they are participants.
     /// - unblock: lets them ask again.
     /// - Throws: per the policy (`NOT_FOUND` outside the share, `ACCESS_DENIED` for participants
-    ///   who are not administrators); `BAD_REQUEST` approving someone who did not ask.
+    ///   who are not administrators); `BAD_REQUEST` approving someone who did not ask, or with a
+    ///   permission outside the share's allowed sharing options (R17).
     public func manageRequesters(_ action: RequestAction, guid: String, users: [String], permission: Share.Permission,
                                  caller: UserAccount, scope: RequestScope) throws -> Record {
         let limit = participantLimit
@@ -72,6 +73,8 @@ extension ShareService {
                     guard share.publicPermission == .none else {
                         throw CloudKitError.badRequest("participants can only be added while publicPermission is NONE")
                     }
+                    try SharingOptionsPolicy.checkGrant(tx, share: share, container: scope.database.container, permission: permission,
+                                                        who: "approved requester '\(user)'")
                     let active = participants.filter { $0.status != .removed }.count + 1
                     guard active < limit else {
                         throw CloudKitError(.tooManyParticipants, "this share already has \(active) participants, its limit")

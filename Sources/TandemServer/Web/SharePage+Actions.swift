@@ -29,8 +29,11 @@ extension SharePage {
             try Self.first(try services.shares.requestAccess([guid], user: user, scope: scope(found, user, .private, context)))
         case "approve", "deny":
             guard let requester = fields["user"], !requester.isEmpty else { throw CloudKitError.badRequest("choose whose request to answer") }
+            // Read-only (CloudKit's default for an approval) unless the share allows read-write only (R18).
+            let options = try services.store.read { try SharingOptionsPolicy.effective($0, share: found.share, container: found.container) }
             _ = try services.shares.manageRequesters(action == "approve" ? .approve : .deny, guid: guid, users: [requester],
-                                                     permission: .readOnly, caller: user, scope: scope(found, user, .private, context))
+                                                     permission: options.permission == .readWrite ? .readWrite : .readOnly, caller: user,
+                                                     scope: scope(found, user, .private, context))
         case "leave", "stop":
             // Deleting the share record stops sharing for its owner and is leaving for anyone
             // else (D5): each form says which it means.

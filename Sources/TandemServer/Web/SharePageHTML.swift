@@ -141,7 +141,10 @@ struct SharePageHTML {
             let values = problem?.form == "public-link" ? problem!.values : [:]
             let current = values["permission"] ?? view.publicPermission.rawValue
             let options = [("NONE", "Off: only invited people"), ("READ_ONLY", "Anyone with the link can view"),
-                           ("READ_WRITE", "Anyone with the link can make changes")]
+                           ("READ_WRITE", "Anyone with the link can make changes")].filter { value, _ in
+                // Only what the allowed sharing options allow, and what the share has now (R18).
+                value == view.publicPermission.rawValue || view.allowed.allowsPublic(Share.Permission(rawValue: value) ?? .unknown)
+            }
             let requests = values.isEmpty ? view.allowsAccessRequests : values["requests"] == "on"
             html += form("public-link", csrf: csrf, fields: select("Public link", name: "permission", id: "public-permission", options: options,
                                                                      selected: current, error: fieldProblem("public-link", "permission"))
@@ -151,13 +154,17 @@ struct SharePageHTML {
         html += "</section>"
         html += participantsTable(csrf, isOwner: isOwner)
         let values = problem?.form == "invite" ? problem!.values : [:]
-        html += "<section aria-labelledby=\"invite-heading\"><h2 id=\"invite-heading\">Invite</h2>"
-            + form("invite", csrf: csrf, fields: field("Email address", name: "email", type: "email", value: values["email"] ?? "",
-                                                        autocomplete: "off", error: fieldProblem("invite", "email"))
-                   + select("Permission", name: "permission", id: "invite-permission", options: Self.permissions,
-                            selected: values["permission"] ?? "READ_ONLY", error: nil),
-                   button: "Send invitation") + problemText(["invite"])
-            + "<p class=\"hint\">They get an email with the link, and accept it here.</p></section>"
+        let invitable = allowedPermissions()
+        // A share for anyone with the link only, or with no permission left to give, invites nobody (R18).
+        if view.allowed.access != .anyoneWithLink && !invitable.isEmpty {
+            html += "<section aria-labelledby=\"invite-heading\"><h2 id=\"invite-heading\">Invite</h2>"
+                + form("invite", csrf: csrf, fields: field("Email address", name: "email", type: "email", value: values["email"] ?? "",
+                                                            autocomplete: "off", error: fieldProblem("invite", "email"))
+                       + select("Permission", name: "permission", id: "invite-permission", options: invitable,
+                                selected: values["permission"] ?? invitable[0].0, error: nil),
+                       button: "Send invitation") + problemText(["invite"])
+                + "<p class=\"hint\">They get an email with the link, and accept it here.</p></section>"
+        }
         if !view.requesters.isEmpty {
             html += "<section aria-labelledby=\"requests-heading\"><h2 id=\"requests-heading\">Access requests</h2><ul id=\"requesters\">"
             for (index, requester) in view.requesters.enumerated() {
@@ -192,7 +199,7 @@ struct SharePageHTML {
             var actions = ""
             // A public user's permission is the link's; only the owner changes roles (the service's rules).
             if person.role != .publicUser && !person.isViewer {
-                var fields = who + select("Permission", name: "permission", id: "\(id)-permission", options: Self.permissions,
+                var fields = who + select("Permission", name: "permission", id: "\(id)-permission", options: allowedPermissions(keeping: person.permission),
                                           selected: person.permission.rawValue, error: nil, compact: true)
                 if isOwner {
                     fields += select("Role", name: "role", id: "\(id)-role", options: [("USER", "Participant"), ("ADMINISTRATOR", "Administrator")],
@@ -220,6 +227,14 @@ struct SharePageHTML {
     }
 
     // MARK: Helpers
+
+    /// The participant permissions the allowed sharing options allow (R18), with `current`
+    /// (what someone has now) kept so the page shows it.
+    private func allowedPermissions(keeping current: Share.Permission? = nil) -> [(String, String)] {
+        Self.permissions.filter { value, _ in
+            value == current?.rawValue || view.allowed.allowsParticipant(Share.Permission(rawValue: value) ?? .unknown)
+        }
+    }
 
     static let permissions = [("READ_ONLY", "Can view"), ("READ_WRITE", "Can make changes")]
     static let permissionNames: [Share.Permission: String] = [.readOnly: "Can view", .readWrite: "Can make changes", .none: "None"]

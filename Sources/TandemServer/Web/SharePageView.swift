@@ -57,6 +57,8 @@ struct SharePageView {
     var type: String?
     var publicPermission: Share.Permission = .none
     var allowsAccessRequests = false
+    /// The sharing options in force (R18): managers are offered only these choices.
+    var allowed = AllowedSharingOptions.standard
     var participants: [Participant] = []
     var requesters: [Requester] = []
     /// Who is signed in, as the page names them.
@@ -93,6 +95,11 @@ struct SharePageView {
         }
         try view.describe(reader, share)
         if view.isManager {
+            if let container = try reader.share(shortGUID: share.shortGUID)?.container {
+                // Options with nothing in common offer nothing new; a save would say why.
+                view.allowed = (try? SharingOptionsPolicy.effective(reader, share: share, container: container))
+                    ?? AllowedSharingOptions(permission: .readOnly, access: .specifiedRecipientsOnly)
+            }
             view.participants = try reader.participants(share: share)
                 .filter { $0.status != .removed || $0.isDeclined }
                 .map { participant in

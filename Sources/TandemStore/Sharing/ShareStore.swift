@@ -101,6 +101,11 @@ public protocol ShareReading {
     func sharingPartners(of user: String, container: String, environment: Environment) throws -> [UserAccount]
     /// The chain of parents above `name`, nearest first (stops at a cycle or `limit`).
     func ancestors(zone: StoredZone, of name: String, limit: Int) throws -> [String]
+    /// The share's own sharing options (`standard` unless an app narrowed them, R16).
+    func allowedSharingOptions(share: StoredShare) throws -> AllowedSharingOptions
+    /// The operator's sharing options for `container` (`standard` unless set, R15); nil when
+    /// there is no such container.
+    func allowedSharingOptions(container: String) throws -> AllowedSharingOptions?
 }
 
 /// Writes of shares, participants and share membership, inside a transaction.
@@ -125,4 +130,9 @@ public protocol ShareWriting: ShareReading {
     /// Links invitations addressed to this email or phone to the account.
     func linkInvitations(user: UserAccount) throws
     func setDiscoverable(user: String, _ discoverable: Bool) throws
+    /// Stores the share's own sharing options (R16); they go with the share when it is deleted.
+    func setAllowedSharingOptions(_ options: AllowedSharingOptions, share: StoredShare) throws
+    /// Stores the operator's sharing options for `container` (R15); false when there is no
+    /// such container.
+    func setAllowedSharingOptions(_ options: AllowedSharingOptions, container: String) throws -> Bool
 }
