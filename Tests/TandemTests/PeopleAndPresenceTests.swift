@@ -54,7 +54,9 @@ extension SharedWithYouTests {
         #expect(try await status(of: fromAttribution) == 200)
 
         // Share participants: the owner as Bob sees the share, with her picture.
-        let seen = try #require(Share(try await bob.container.sharedDatabase.record(for: share.recordID)))
+        let sharedZone = try #require(try await bob.container.sharedDatabase.allRecordZones().first { $0.zoneID.zoneName == share.recordID.zoneID.zoneName })
+        let shareID = Record.ID(recordName: share.recordID.recordName, zoneID: sharedZone.zoneID)
+        let seen = try #require(Share(try await bob.container.sharedDatabase.record(for: shareID)))
         #expect(seen.owner?.userIdentity.nameComponents?.givenName == "Ada")
         #expect(try await status(of: try #require(seen.owner?.userIdentity.avatarURL)) == 200)
 
