@@ -52,6 +52,14 @@ extension SharedWithYouTests {
         #expect(attribution.senderIdentity?.nameComponents?.familyName == "Lovelace")
         let fromAttribution = try #require(attribution.senderIdentity?.avatarURL)
         #expect(try await status(of: fromAttribution) == 200)
+        // The same in the live snapshots of the stream WebSocket.
+        var live: [Highlight] = []
+        for try await list in center.highlightUpdates {
+            live = list
+            break
+        }
+        let liveSender = live.first { $0.collaboration != nil }?.attributions.first?.senderIdentity
+        #expect(liveSender?.nameComponents?.givenName == "Ada" && liveSender?.avatarURL != nil)
 
         // Share participants: the owner as Bob sees the share, with her picture.
         let sharedZone = try #require(try await bob.container.sharedDatabase.allRecordZones().first { $0.zoneID.zoneName == share.recordID.zoneID.zoneName })
