@@ -75,6 +75,17 @@ extension SharedWithYouTests {
         #expect(notice.actorIdentity?.nameComponents?.givenName == "Ada")
         #expect(try await status(of: try #require(notice.actorIdentity?.avatarURL)) == 200)
 
+        // A notice's actor Bob shares nothing with: Cat, who got the link in another conversation
+        // and never accepted the share, is named by record name only.
+        let cat = try account("cat")
+        try await cat.container.conversations.modifyContacts(add: [ada.email])
+        let other = try await ada.container.conversations.create(with: [cat.recordName], title: "Other trip", group: true)
+        try await ada.container.conversations.send("have a look \(try #require(share.url))", in: other.id)
+        let catsHighlight = try await HighlightCenter(container: cat.container, appID: appID).collaborationHighlight(for: try #require(share.url))
+        _ = try await HighlightCenter(container: cat.container, appID: appID).postNotice(for: HighlightChangeEvent(highlight: catsHighlight, trigger: .comment))
+        let fromCat = try #require(try await center.notices(for: highlight).last)
+        #expect(fromCat.actor == cat.recordName && fromCat.actorIdentity == nil)
+
         // A stranger: no name, no picture, no notices.
         let stranger = try await eve.container.userIdentity(for: UserIdentity.LookupInfo(userRecordID: Record.ID(recordName: ada.recordName)))
         #expect(stranger?.nameComponents == nil && stranger?.avatarURL == nil)
