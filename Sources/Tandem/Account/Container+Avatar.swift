@@ -34,7 +34,7 @@ extension Container {
         guard data.count <= Self.maximumAvatarBytes else {
             throw TandemError(.limitExceeded, "an avatar may be at most \(Self.maximumAvatarBytes) bytes (1 MiB); this one has \(data.count)")
         }
-        let answer = try await avatarRequest("account/avatar", body: data, contentType: contentType)
+        let answer = try await accountRequest("account/avatar", body: data, contentType: contentType)
         guard let text = answer["avatarURL"]?.stringValue, let url = URL(string: text) else {
             throw TandemError(.internalError, "account/avatar answered without an avatarURL")
         }
@@ -45,14 +45,15 @@ extension Container {
     /// URLs handed out for it stop working. Nothing happens to an account without one.
     /// - Throws: `notAuthenticated` without a signed-in user; network errors.
     public func removeAvatar() async throws(TandemError) {
-        _ = try await avatarRequest("account/avatar/remove", body: Data(), contentType: "application/json")
+        _ = try await accountRequest("account/avatar/remove", body: Data(), contentType: "application/json")
     }
 
-    /// POSTs `body` to an avatar operation as the signed-in user; the account it answers.
-    private func avatarRequest(_ operation: String, body: Data, contentType: String) async throws(TandemError) -> JSONValue {
+    /// POSTs `body` to an account operation (`account`, `account/avatar`, …) as the signed-in
+    /// user; the account it answers.
+    func accountRequest(_ operation: String, body: Data, contentType: String) async throws(TandemError) -> JSONValue {
         let current = credentials
         guard current.userToken != nil else {
-            throw TandemError(.notAuthenticated, "sign in first: an avatar belongs to the signed-in user")
+            throw TandemError(.notAuthenticated, "sign in first: a name or an avatar belongs to the signed-in user")
         }
         let data = try await transport.send(transport.authURL(operation, apiToken: current.apiTokenValue, presentingUser: true),
                                             method: "POST", body: body, contentType: contentType)

@@ -87,6 +87,10 @@ public struct ConversationEvent: Sendable, Hashable, Identifiable {
     public var kind: Kind
     /// The sender, the member who added or removed someone, or the notice's actor.
     public var actor: String
+    /// The actor's name and picture (decisions R32), given with notices
+    /// (`HighlightCenter.notices(for:)`, `postNotice(for:)`) when you share a conversation or a
+    /// share with them; nil otherwise.
+    public var actorIdentity: UserIdentity?
     /// The member added or removed.
     public var member: String?
     public var text: String?
@@ -109,6 +113,12 @@ public struct ConversationEvent: Sendable, Hashable, Identifiable {
         self.collaborationIdentifier = collaborationIdentifier
         self.notice = notice
         self.date = date
+    }
+
+    /// An event with its actor's identity from the answer's `people` object (R32).
+    init(json: JSONValue, people: JSONValue?) {
+        self.init(json: json)
+        actorIdentity = UserIdentity(person: actor, in: people)
     }
 
     init(json: JSONValue) {

@@ -14,9 +14,15 @@ public struct Attribution: Sendable, Hashable {
     public var isPinned: Bool
     /// The link's title when it was attached as a rich link.
     public var title: String?
+    /// The sender's name and picture (`nameComponents`, `avatarURL`; decisions R32), for
+    /// "Shared by Ada" with her face. Nil where the server gave none: for a sender who no longer
+    /// shares a conversation or a share with you, and in `HighlightCenter.highlight(for:)`.
+    public var senderIdentity: UserIdentity?
 
-    public init(sender: String, conversationID: String, isGroup: Bool, messageID: String, date: Date, isPinned: Bool, title: String? = nil) {
+    public init(sender: String, conversationID: String, isGroup: Bool, messageID: String, date: Date, isPinned: Bool, title: String? = nil,
+                senderIdentity: UserIdentity? = nil) {
         self.sender = sender
+        self.senderIdentity = senderIdentity
         self.conversationID = conversationID
         self.isGroup = isGroup
         self.messageID = messageID
@@ -81,13 +87,15 @@ public struct Highlight: Sendable, Hashable, Identifiable {
         self.collaboration = collaboration
     }
 
-    init?(json: JSONValue) {
+    /// - Parameter people: the answer's `people` object (R32), whose identities go to the senders.
+    init?(json: JSONValue, people: JSONValue? = nil) {
         guard let id = json["identifier"]?.stringValue, let url = json["url"]?.stringValue.flatMap(URL.init(string:)) else { return nil }
         let attributions = (json["attributions"]?.arrayValue ?? []).map { item in
-            Attribution(sender: item["sender"]?.stringValue ?? "", conversationID: item["conversationID"]?.stringValue ?? "",
-                        isGroup: item["isGroup"]?.boolValue ?? false, messageID: item["eventID"]?.stringValue ?? "",
-                        date: Date(milliseconds: item["date"]?.int64Value ?? 0), isPinned: item["pinned"]?.boolValue ?? false,
-                        title: item["title"]?.stringValue)
+            let sender = item["sender"]?.stringValue ?? ""
+            return Attribution(sender: sender, conversationID: item["conversationID"]?.stringValue ?? "",
+                               isGroup: item["isGroup"]?.boolValue ?? false, messageID: item["eventID"]?.stringValue ?? "",
+                               date: Date(milliseconds: item["date"]?.int64Value ?? 0), isPinned: item["pinned"]?.boolValue ?? false,
+                               title: item["title"]?.stringValue, senderIdentity: UserIdentity(person: sender, in: people))
         }
         var collaboration: CollaborationHighlight?
         if let c = json["collaboration"] {

@@ -128,13 +128,13 @@ public final class HighlightCenter: Sendable {
     @discardableResult
     public func postNotice(for event: any HighlightEvent) async throws(TandemError) -> [ConversationEvent] {
         let json = try await container.transport.json(container.transport.tandemURL("highlights/notices/post"), body: .object(event.noticeBody))
-        return (json["notices"]?.arrayValue ?? []).map(ConversationEvent.init(json:))
+        return (json["notices"]?.arrayValue ?? []).map { ConversationEvent(json: $0, people: json["people"]) }
     }
 
     /// The notices of a collaboration you have not cleared, oldest first.
     public func notices(for highlight: CollaborationHighlight) async throws(TandemError) -> [ConversationEvent] {
         let json = try await container.transport.json(query("highlights/notices/list", ["collaboration": highlight.collaborationIdentifier]), body: nil)
-        return (json["notices"]?.arrayValue ?? []).map(ConversationEvent.init(json:))
+        return (json["notices"]?.arrayValue ?? []).map { ConversationEvent(json: $0, people: json["people"]) }
     }
 
     /// Clears your notices of a collaboration (`clearNotices(for:)`); later ones show again.
@@ -165,7 +165,7 @@ final class LockedState: @unchecked Sendable {
 
     /// Takes a `highlights` envelope or list answer; returns the ordered list.
     func apply(_ json: JSONValue) -> [Highlight] {
-        let list = (json["highlights"]?.arrayValue ?? []).compactMap(Highlight.init(json:))
+        let list = (json["highlights"]?.arrayValue ?? []).compactMap { Highlight(json: $0, people: json["people"]) }
         let authorization = HighlightAuthorizationState(rawValue: json["authorization"]?.stringValue ?? "") ?? .unknown
         write { $0.highlights = list; $0.authorization = authorization }
         return list

@@ -26,10 +26,12 @@ public struct UserIdentity: Sendable, Hashable {
     public var userRecordID: Record.ID?
     public var lookupInfo: LookupInfo?
     public var nameComponents: PersonNameComponents?
-    /// The person's picture (Tandem's `avatarURL`; decisions A48): a signed URL that works
-    /// without credentials for 1–2 hours, given for the signed-in user's own identity
-    /// (`currentUserIdentity()`) and for discoverable people found by a lookup; nil without a
-    /// picture or where their name is not shown. Look them up again for a fresh one.
+    /// The person's picture (Tandem's `avatarURL`; decisions A48, R32): a signed URL that works
+    /// without credentials for 1–2 hours, for the reader only; given for the signed-in user's own
+    /// identity (`currentUserIdentity()`), for discoverable people found by a lookup, and for
+    /// people you share a conversation or a share with (share participants, attributions'
+    /// senders, notices' actors); nil without a picture or where their name is not shown. Fetch
+    /// again for a fresh one.
     public var avatarURL: URL?
     /// True when the person has an account (`hasiCloudAccount`).
     public var hasAccount: Bool { userRecordID != nil }
@@ -44,6 +46,13 @@ public struct UserIdentity: Sendable, Hashable {
             nameComponents = names
         }
         avatarURL = wire.avatarURL.flatMap { URL(string: $0) }
+    }
+
+    /// `person`'s entry in an answer's `people` object (`{userRecordName: identity}`; decisions
+    /// R32), or nil when it has none.
+    init?(person: String, in people: JSONValue?) {
+        guard let entry = people?[person], entry.objectValue != nil else { return nil }
+        self.init(wire: ShareCodec.decodeIdentity(entry))
     }
 
     init(lookupInfo: LookupInfo) {

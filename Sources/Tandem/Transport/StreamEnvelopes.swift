@@ -16,6 +16,9 @@ struct StreamEnvelopes: Sendable {
     var greeting: [JSONValue] = []
     /// Called each time the server greets a (re)connected stream.
     var onConnected: (@Sendable () -> Void)? = nil
+    /// When set, the greeting is sent again this often (seconds) while the connection lasts:
+    /// for subscriptions the server ends unless renewed (collaboration presence, R29).
+    var renewal: Double? = nil
 
     /// Envelopes decoded by `decode` (nil skips one).
     func stream<Element: Sendable>(_ decode: @escaping @Sendable (JSONValue) -> Element?) -> AsyncThrowingStream<Element, any Error> {
@@ -61,12 +64,22 @@ struct StreamEnvelopes: Sendable {
 
     private func read<Element: Sendable>(_ client: WebSocketClient, _ continuation: AsyncThrowingStream<Element, any Error>.Continuation,
                                          _ decode: (JSONValue) -> Element?, greeted: () -> Void) async -> WebSocketClose? {
+        var renewing: Task<Void, Never>?
+        defer { renewing?.cancel() }
         for await event in client.events {
             switch event {
             case .message(.text(let text)):
                 guard let envelope = try? JSONParser.parse(text), let type = envelope["type"]?.stringValue else { continue }
                 if type == "hello" {
                     for message in greeting { _ = await client.send(text: JSONWriter.string(message)) }
+                    if let renewal, renewing == nil {
+                        let greeting = self.greeting
+                        renewing = Task {
+                            while (try? await Task.sleep(nanoseconds: UInt64(renewal * 1_000_000_000))) != nil {
+                                for message in greeting { _ = await client.send(text: JSONWriter.string(message)) }
+                            }
+                        }
+                    }
                     greeted()
                 } else if types.contains(type), let element = decode(envelope) {
                     continuation.yield(element)

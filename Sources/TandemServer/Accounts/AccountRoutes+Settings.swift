@@ -1,28 +1,61 @@
+import Foundation
 import TandemCore
 import TandemStore
 
 /// `GET|POST /auth/1/{container}/account`: the signed-in person's account, and their settings
-/// (decisions A31: `invitationEmails`; A48: `avatarURL`, set through `account/avatar`).
+/// (decisions A31: `invitationEmails`; A48: `avatarURL`, set through `account/avatar`; R31:
+/// `givenName`, `familyName`, the name others see).
 enum AccountSettingsRoute {
     /// Applies the settings in `body` (none for GET) and answers the account with its settings.
     /// - Throws: `BAD_REQUEST` for an unknown key or `invitationEmails` that is not true or false
     ///   (nothing is changed); `AUTHENTICATION_FAILED` when the account is gone.
     static func apply(_ body: JSONObject, user: String, _ context: RequestContext, _ services: Services) throws -> JSONValue {
-        if let unknown = body.keys.first(where: { $0 != "invitationEmails" }) {
-            throw CloudKitError.badRequest("unknown setting '\(unknown)'; the account's settings are: invitationEmails (the avatar: POST account/avatar)")
+        let known: Set<String> = ["invitationEmails", "givenName", "familyName"]
+        if let unknown = body.keys.first(where: { !known.contains($0) }) {
+            throw CloudKitError.badRequest("unknown setting '\(unknown)'; the account's settings are: invitationEmails, givenName, familyName (the avatar: POST account/avatar)")
         }
-        var invitationEmails: Bool?
+        let invitationEmails: Bool?
         switch body["invitationEmails"] {
-        case nil: break
+        case nil: invitationEmails = nil
         case .bool(let on)?: invitationEmails = on
         default: throw CloudKitError.badRequest("'invitationEmails' must be true or false")
         }
-        if let invitationEmails { try services.store.write { try $0.setInvitationEmails(user: user, invitationEmails) } }
+        let names = body["givenName"] != nil || body["familyName"] != nil
+        let stored = try names ? services.store.read { try $0.user(recordNameOrEmail: user) } : nil
+        let given = try name(body, "givenName", current: stored?.givenName)
+        let family = try name(body, "familyName", current: stored?.familyName)
+        try services.store.write { tx in
+            if let invitationEmails { try tx.setInvitationEmails(user: user, invitationEmails) }
+            if names { try tx.setNames(user: user, givenName: given, familyName: family) }
+        }
+        // Cached grants carry the account, whose names `users/current` answers.
+        if names { services.authenticator.revoked() }
         return try account(user: user, context, services)
     }
 
+    /// Longest `givenName` or `familyName`, in characters (R31).
+    static let nameLimit = 100
+
+    /// The name `key` of `body`: trimmed, `null` or empty clears it, absent keeps `current`.
+    /// - Throws: `BAD_REQUEST` for a value that is not a string, is longer than `nameLimit`
+    ///   characters or holds a control character.
+    private static func name(_ body: JSONObject, _ key: String, current: String?) throws -> String? {
+        switch body[key] {
+        case nil: return current
+        case .null?: return nil
+        case .string(let raw)?:
+            let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard value.count <= nameLimit, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw CloudKitError.badRequest("'\(key)' must be at most \(nameLimit) characters without control characters")
+            }
+            return value.isEmpty ? nil : value
+        default: throw CloudKitError.badRequest("'\(key)' must be a string or null")
+        }
+    }
+
     /// The account as `GET account` answers it: `{userRecordName, email, emailVerified,
-    /// displayName, createdAt, invitationEmails, avatarURL?}` (`avatarURL` signed for the person).
+    /// displayName, createdAt, invitationEmails, givenName?, familyName?, avatarURL?}` (`avatarURL`
+    /// signed for the person).
     static func account(user: String, _ context: RequestContext, _ services: Services) throws -> JSONValue {
         try services.store.read { reader in
             guard let profile = try reader.profile(user: user), let account = try reader.user(recordNameOrEmail: user) else {
@@ -30,6 +63,8 @@ enum AccountSettingsRoute {
             }
             guard case .object(var answer) = AccountRoutes.json(profile) else { return AccountRoutes.json(profile) }
             answer["invitationEmails"] = .bool(try reader.invitationEmails(user: user))
+            if let given = account.givenName { answer["givenName"] = .string(given) }
+            if let family = account.familyName { answer["familyName"] = .string(family) }
             if let url = AvatarRoutes.url(of: account, reader: user, base: context.baseURL, signer: services.assetRoutes.signer) {
                 answer["avatarURL"] = .string(url)
             }

@@ -15,7 +15,7 @@ import TandemStore
 /// | `token/exchange` | POST | `ckAPIToken` | `{idToken, device?}` (a trusted issuer's ID token) → as `signin` (`TokenExchange`) |
 /// | `signout` | POST | user token | no body (or any) → `{revoked: 1}`: the presented token stops working |
 /// | `account` | GET | user token | → `{userRecordName, email, emailVerified, displayName, invitationEmails, avatarURL?}` |
-/// | `account` | POST | user token | `{invitationEmails: false}` (or `true`) → the account: share invitation emails off or on (A31) |
+/// | `account` | POST | user token | `{invitationEmails: false}` (or `true`) → the account: share invitation emails off or on (A31); `{givenName, familyName}` (strings ≤ 100 characters, `null` clears) → the name others see (R31) |
 /// | `account/avatar` | POST | user token | the picture's bytes (`image/png`, `image/jpeg`, `image/webp`, ≤ 1 MiB) → the account with `avatarURL` (A48) |
 /// | `account/avatar/remove` | POST | user token | → the account without `avatarURL` |
 /// | `sessions` | GET | user token | → `{sessions: [{sessionID, device, createdAt, lastUsedAt, expiresAt, current}]}` |

@@ -15,10 +15,12 @@ enum HighlightRoutes {
                           summary: "The caller's highlights for an app in D20 order, with the authorization state (?app=TEAMID.bundle.id)",
                           requestSchema: nil, responseSchema: "HighlightList") { context in
                 let app = try R.parameter(context, "app")
-                let snapshot = try highlights.snapshot(viewer: try R.user(context), appID: app, container: context.container,
+                let viewer = try R.user(context)
+                let snapshot = try highlights.snapshot(viewer: viewer, appID: app, container: context.container,
                                                        environment: context.environment)
                 return Responses.json(["app": .string(app), "authorization": .string(snapshot.authorization.rawValue),
-                                       "highlights": .fragment(snapshot.json)])
+                                       "highlights": .fragment(snapshot.json),
+                                       "people": try PeoplePresenter.people(services, context, viewer: viewer) { try $0.people(of: snapshot.highlights) }])
             },
             DatabaseRoute(operation: "highlights/lookup", method: "GET", databases: [],
                           summary: "The highlight for a URL (?app=…&url=…) or a collaboration (?app=…&collaboration=ID); NOT_FOUND when none",
@@ -55,16 +57,20 @@ enum HighlightRoutes {
                           summary: "Posts a highlight event into the conversations that shared the collaboration: {collaborationIdentifier | url, event: change|mention|persistence|membership, trigger, mentionedIdentity?, mentionedHandle?}",
                           requestSchema: "NoticePostRequest", responseSchema: "NoticeList") { context in
                 let body = try context.jsonBody()
-                let posted = try notices.post(try NoticeRequest(body), actor: try R.user(context), container: context.container,
+                let viewer = try R.user(context)
+                let posted = try notices.post(try NoticeRequest(body), actor: viewer, container: context.container,
                                               environment: context.environment)
-                return Responses.json(["notices": .array(posted.map(ConversationCodec.event))])
+                return Responses.json(["notices": .array(posted.map(ConversationCodec.event)),
+                                       "people": try PeoplePresenter.people(services, context, viewer: viewer) { try $0.people(of: posted) }])
             },
             DatabaseRoute(operation: "highlights/notices/list", method: "GET", databases: [],
                           summary: "The caller's notices of a collaboration not cleared yet (?collaboration=ID)", requestSchema: nil,
                           responseSchema: "NoticeList") { context in
-                let list = try notices.notices(collaboration: try R.parameter(context, "collaboration"), viewer: try R.user(context),
-                                                   container: context.container, environment: context.environment)
-                return Responses.json(["notices": .array(list.map(ConversationCodec.event))])
+                let viewer = try R.user(context)
+                let list = try notices.notices(collaboration: try R.parameter(context, "collaboration"), viewer: viewer,
+                                               container: context.container, environment: context.environment)
+                return Responses.json(["notices": .array(list.map(ConversationCodec.event)),
+                                       "people": try PeoplePresenter.people(services, context, viewer: viewer) { try $0.people(of: list) }])
             },
             DatabaseRoute(operation: "highlights/notices/clear", method: "POST", databases: [],
                           summary: "Clears the caller's notices of a collaboration: {collaborationIdentifier}", requestSchema: "NoticeClearRequest",

@@ -8,7 +8,8 @@ import TandemStore
 /// `{"type":"highlights.subscribe","app":"TEAMID.bundle.id"}` and gets the full ordered list at
 /// once, then again whenever the list, its order or the authorization state changes (snapshots,
 /// never deltas: SharedWithYou `highlightCenterHighlightsDidChange`):
-/// `{"type":"highlights","app":…,"authorization":"allowed"|"deniedGlobally"|"deniedForApp","highlights":[…]}`.
+/// `{"type":"highlights","app":…,"authorization":"allowed"|"deniedGlobally"|"deniedForApp","highlights":[…],"people":{…}}`
+/// (`people`: the senders' and owners' names and pictures the viewer may see, R32).
 /// Work runs on the conversation hub's queue, never on the WebSocket service thread.
 final class HighlightStream: Sendable {
     private struct Subscription: Sendable {
@@ -16,6 +17,8 @@ final class HighlightStream: Sendable {
         var user: String
         var container: String
         var environment: Environment
+        /// The server's base URL as this client reaches it (avatar URLs).
+        var baseURL: String
         /// The last snapshot text sent per app, so an unchanged list is not sent again.
         var apps: [String: String]
     }
@@ -31,11 +34,13 @@ final class HighlightStream: Sendable {
     }
     private let service: HighlightService
     private let hub: ConversationHub
+    private let signer: AssetURLSigner?
     private let log: RequestLog?
 
-    init(service: HighlightService, hub: ConversationHub, log: RequestLog?) {
+    init(service: HighlightService, hub: ConversationHub, signer: AssetURLSigner?, log: RequestLog?) {
         self.service = service
         self.hub = hub
+        self.signer = signer
         self.log = log
         hub.setHighlightRefresher { [weak self] viewers, container, environment in
             self?.refresh(viewers: viewers, container: container, environment: environment)
@@ -43,9 +48,10 @@ final class HighlightStream: Sendable {
     }
 
     /// Called on the service thread: records the subscription and queues the first snapshot.
-    func subscribe(_ connection: WebSocketConnection, user: String, container: String, environment: Environment, app: String) {
+    func subscribe(_ connection: WebSocketConnection, user: String, container: String, environment: Environment, baseURL: String, app: String) {
         subscriptions.withLock { all in
-            var entry = all[connection.id] ?? Subscription(connection: connection, user: user, container: container, environment: environment, apps: [:])
+            var entry = all[connection.id] ?? Subscription(connection: connection, user: user, container: container, environment: environment,
+                                                           baseURL: baseURL, apps: [:])
             entry.apps[app] = ""
             all[connection.id] = entry
         }
@@ -89,8 +95,11 @@ final class HighlightStream: Sendable {
         let envelope: JSONValue
         do {
             let snapshot = try service.snapshot(viewer: entry.user, appID: app, container: entry.container, environment: entry.environment)
+            let people = try service.store.read { reader in
+                try PeoplePresenter(reader: reader, viewer: entry.user, baseURL: entry.baseURL, signer: signer).people(of: snapshot.highlights)
+            }
             envelope = ["type": "highlights", "app": .string(app), "authorization": .string(snapshot.authorization.rawValue),
-                        "highlights": .fragment(snapshot.json)]
+                        "highlights": .fragment(snapshot.json), "people": .object(people)]
         } catch let error as CloudKitError {
             envelope = ["type": "error", "reason": .string(error.reason)]
         } catch {

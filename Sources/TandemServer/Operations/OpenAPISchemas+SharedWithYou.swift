@@ -20,6 +20,8 @@ extension OpenAPISchemas {
                              "state": enumeration(["pending", "accepted", "declined"]), "message": string, "createdAt": integer,
                              "collaborations": array(collaboration)])
         let authorization = enumeration(["allowed", "deniedGlobally", "deniedForApp"])
+        // Names and pictures by user record name, only of people the caller shares a conversation or a share with (R32).
+        let people: JSONValue = ["type": "object", "additionalProperties": ref("UserIdentity")]
         return [
             "Empty": object([:]),
             "Conversation": object(["conversationID": string, "isGroup": boolean, "title": string, "createdBy": string, "createdAt": integer,
@@ -42,14 +44,14 @@ extension OpenAPISchemas {
             "ConsentModifyRequest": object(["scope": enumeration(["global", "app", "conversation"]), "target": string, "allowed": boolean],
                                            required: ["scope", "allowed"]),
             "Highlight": highlight,
-            "HighlightList": object(["app": string, "authorization": authorization, "highlights": array(highlight)]),
+            "HighlightList": object(["app": string, "authorization": authorization, "highlights": array(highlight), "people": people]),
             "HighlightURLRequest": object(["url": string], required: ["url"]),
             "HighlightFeedbackRequest": object(["url": string, "context": enumeration(["summary", "detail"])], required: ["url", "context"]),
             "NoticePostRequest": object(["collaborationIdentifier": string, "url": string,
                                          "event": enumeration(["change", "mention", "persistence", "membership"]),
                                          "trigger": ["oneOf": [integer, string]], "mentionedIdentity": string, "mentionedHandle": string],
                                         required: ["event"]),
-            "NoticeList": object(["notices": array(event)]),
+            "NoticeList": object(["notices": array(event), "people": people]),
             "NoticeClearRequest": object(["collaborationIdentifier": string], required: ["collaborationIdentifier"]),
             "MembershipPromptList": object(["prompts": array(prompt)]),
             "MembershipPromptResponse": object(["promptID": string, "accept": boolean], required: ["promptID", "accept"]),

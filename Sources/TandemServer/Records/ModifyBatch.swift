@@ -20,6 +20,8 @@ final class ModifyBatch {
     /// Participants the request added, for invitation emails after commit (A30).
     var invitations: [ShareInvitations.Added] = []
     let baseURL: String
+    /// Signs participants' pictures in the shares the response shows (R32).
+    var signer: AssetURLSigner?
     /// Most participants a share may have, the owner included (decisions D8).
     let participantLimit: Int
 
@@ -30,6 +32,6 @@ final class ModifyBatch {
     }
 
     func presenter(_ reader: any StoreReading) -> SharePresenter {
-        SharePresenter(reader: reader, baseURL: baseURL)
+        SharePresenter(reader: reader, baseURL: baseURL, signer: signer)
     }
 }

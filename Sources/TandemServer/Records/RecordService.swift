@@ -13,6 +13,8 @@ public struct RequestScope: Sendable {
     /// The base URL for links emailed to other people (share invitations): the trusted one of
     /// `RequestContext.mailLinkBaseURL`, never a forged Host; nil mails no such link (A38, A45).
     public var mailBaseURL: String?
+    /// Signs the pictures of people shown to the caller (share participants; decisions R32).
+    var avatarSigner: AssetURLSigner?
 
     public init(database: DatabaseScope, user: String, deviceID: String = "", baseURL: String = "", mailBaseURL: String? = nil) {
         self.database = database
@@ -111,6 +113,7 @@ public struct RecordService: Sendable {
         let order = operations.indices.filter { !isShare(operations[$0]) } + operations.indices.filter { isShare(operations[$0]) }
         let batch = ModifyBatch(savedNames: Set(operations.filter { !$0.kind.isDelete }.map(\.recordName)), baseURL: scope.baseURL,
                                 participantLimit: limit)
+        batch.signer = scope.avatarSigner
         nonisolated(unsafe) let unsafeBatch = batch
         let hub = self.hub
         let conversationHub = self.conversationHub
@@ -230,7 +233,7 @@ public struct RecordService: Sendable {
             }
             if scope.database.database == .public { results = try PublicGrants.readable(results, reader, scope: scope) }
             if records.contains(where: { $0.recordType == Share.recordType }) {
-                let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
+                let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
                 results = try results.map { result in
                     guard case .saved(var record) = result, record.recordType == Share.recordType,
                           let share = access.shares[record.recordName] else { return result }
@@ -270,7 +273,7 @@ public struct RecordService: Sendable {
             let page = try reader.query(allowed, zones: zones, limit: limit + 1, after: after, memberships: memberships)
             var records = page.prefix(limit).map(\.record)
             if query.recordType == Share.recordType {
-                let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
+                let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
                 for index in records.indices {
                     let zone = zones.first { $0.zoneID == records[index].zoneID } ?? zones[0]
                     let shares = try access?.shares ?? Dictionary(reader.shares(zone: zone).map { ($0.recordName, $0) }, uniquingKeysWith: { a, _ in a })

@@ -32,9 +32,11 @@ public struct RequestContext: Sendable {
 
     /// The caller's scope in the addressed database.
     public var scope: RequestScope {
-        RequestScope(database: DatabaseScope(container: container, environment: environment, database: database,
-                                             owner: user?.recordName ?? ""),
-                     user: user?.recordName ?? "", deviceID: parameters["deviceID"] ?? "", baseURL: baseURL, mailBaseURL: mailLinkBaseURL)
+        var scope = RequestScope(database: DatabaseScope(container: container, environment: environment, database: database,
+                                                         owner: user?.recordName ?? ""),
+                                 user: user?.recordName ?? "", deviceID: parameters["deviceID"] ?? "", baseURL: baseURL, mailBaseURL: mailLinkBaseURL)
+        scope.avatarSigner = assetSigner
+        return scope
     }
 
     /// The body as a JSON object.

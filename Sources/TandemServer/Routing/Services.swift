@@ -30,6 +30,8 @@ struct Services: Sendable {
     let conversations: ConversationService
     let highlights: HighlightService
     let highlightStream: HighlightStream
+    /// Who has a collaboration open now (issue 23 item 6; R27–R30).
+    let presence: CollaborationPresence
     let notices: NoticeService
     let prompts: MembershipPromptService
     /// Device keys, collaboration identities and identity proofs (D24).
@@ -85,8 +87,10 @@ struct Services: Sendable {
         assetRoutes = AssetRoutes(store: store, signer: AssetURLSigner(secret: secret))
         conversations = ConversationService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
-        highlightStream = HighlightStream(service: highlights, hub: conversationHub, log: log)
+        highlightStream = HighlightStream(service: highlights, hub: conversationHub, signer: assetRoutes.signer, log: log)
         notices = NoticeService(store: store, hub: conversationHub)
+        presence = CollaborationPresence(store: store, hub: conversationHub, log: log)
+        presence.startExpiry()
         prompts = MembershipPromptService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
         sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings, bus: bus.isLocal ? nil : bus)

@@ -8,6 +8,9 @@ struct SharePresenter {
     let reader: any StoreReading
     /// The server's base URL; the share URL is `{base}/share/{shortGUID}`.
     let baseURL: String
+    /// Signs the `avatarURL`s of the owner and accepted participants for a viewer who is one of
+    /// them (decisions R32); nil gives none.
+    var signer: AssetURLSigner? = nil
 
     func present(_ share: StoredShare, viewer: String) throws -> Share {
         let stored = try reader.participants(share: share)
@@ -15,13 +18,21 @@ struct SharePresenter {
         let mine = stored.first { $0.userRecordName == viewer && $0.status != .removed }
         let manages = isOwner || (mine?.role == .administrator && mine?.status == .accepted)
         var people: [Share.Participant] = [try ownerParticipant(share, showContact: manages)]
+        // The owner and accepted participants see each other's pictures (R32): the people
+        // `sharesConversationOrShare` relates, so every URL given here also downloads.
+        let seesFaces = isOwner || mine?.status == .accepted
         // A declined invitation stays in the list, REMOVED, for those who manage the share (A44):
         // CloudKit's answer to an invitation is an acceptance status.
         for participant in stored where participant.status != .removed || (manages && participant.isDeclined) {
             let isSelf = participant.userRecordName == viewer
             guard manages || isSelf || participant.status == .accepted else { continue }
-            people.append(try present(participant, showContact: manages || isSelf))
+            var person = try present(participant, showContact: manages || isSelf)
+            if seesFaces && participant.status == .accepted, let name = participant.userRecordName {
+                person.identity.avatarURL = try avatarURL(of: name, viewer: viewer)
+            }
+            people.append(person)
         }
+        if seesFaces { people[0].identity.avatarURL = try avatarURL(of: share.owner, viewer: viewer) }
         var result = Share(shortGUID: share.shortGUID, url: Self.url(base: baseURL, shortGUID: share.shortGUID),
                            rootRecordName: share.rootRecordName, publicPermission: share.publicPermission, participants: people,
                            allowsAccessRequests: share.allowsAccessRequests)
@@ -68,6 +79,11 @@ struct SharePresenter {
             identity.phoneNumber = nil
         }
         return identity
+    }
+
+    private func avatarURL(of person: String, viewer: String) throws -> String? {
+        guard let signer, let account = try reader.user(matching: UserIdentity(userRecordName: person)) else { return nil }
+        return AvatarRoutes.url(of: account, reader: viewer, base: baseURL, signer: signer)
     }
 
     /// Fills `sharing` on every share record among `records`.

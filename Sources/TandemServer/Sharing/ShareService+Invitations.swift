@@ -26,7 +26,7 @@ extension ShareService {
     /// The caller's pending invitations in the scope's container and environment, oldest first.
     public func invitations(user: UserAccount, scope: RequestScope) throws -> [Invitation] {
         try store.read { reader in
-            let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
+            let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
             return try reader.participations(user: user.recordName)
                 .filter { $0.participant.status == .pending && $0.container == scope.database.container && $0.environment == scope.database.environment }
                 .sorted { $0.participant.addedAt < $1.participant.addedAt }

@@ -107,7 +107,7 @@ extension ShareService {
             guard var record = try tx.record(zone: share.zone, name: share.recordName) else {
                 throw CloudKitError(.notFound, "the share record is gone")
             }
-            record.sharing = try SharePresenter(reader: tx, baseURL: scope.baseURL).present(share, viewer: caller.recordName)
+            record.sharing = try SharePresenter(reader: tx, baseURL: scope.baseURL, signer: scope.avatarSigner).present(share, viewer: caller.recordName)
             return (record, event)
         }, afterCommit: { hub?.publish($0.1) }).0
     }

@@ -99,7 +99,7 @@ public struct ShareService: Sendable {
     static func metadata(_ reader: any StoreReading, _ standing: Standing, request: ShortGUIDRequest, user: UserAccount,
                          scope: RequestScope) throws -> Metadata {
         let share = standing.share
-        let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
+        let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
         var metadata = Metadata(shortGUID: share.shortGUID, container: scope.database.container, environment: scope.database.environment,
                                 share: nil, zoneID: share.zone.zoneID, rootRecordName: share.rootRecordName, rootRecord: nil,
                                 ownerIdentity: try presenter.identity(of: share.owner, showContact: false), participantRole: .unknown,

@@ -14,7 +14,8 @@ import TandemStore
 /// `{"type":"pong"}` for a ping, `{"type":"error","reason":…}` for a message it cannot read;
 /// Shared with You adds `conversation.created`, `conversation.event`, `collaboration.prompt`
 /// and `highlights` envelopes.
-/// Client → server: `{"type":"ping"}`, `{"type":"highlights.subscribe","app":…}`. Close codes: 4401 not signed in or token invalid,
+/// Client → server: `{"type":"ping"}`, `{"type":"highlights.subscribe","app":…}`, and
+/// `presence.open|watch|close` (`CollaborationPresence`). Close codes: 4401 not signed in or token invalid,
 /// Group session envelopes and binary messenger frames: see `SessionHub` (SessionEnvelopes.swift).
 /// 4404 unknown container, 4008 slow consumer (resume from your change tokens).
 struct StreamResponder: WebSocketResponder {
@@ -73,7 +74,12 @@ struct StreamResponder: WebSocketResponder {
                 _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "send {\"type\":\"highlights.subscribe\",\"app\":\"TEAMID.bundle.id\"}"]))
                 return
             }
-            services.highlightStream.subscribe(connection, user: client.user, container: client.container, environment: environment, app: app)
+            let baseURL = services.publicURL ?? ("http://" + (connection.head.headers["host"] ?? "127.0.0.1"))
+            services.highlightStream.subscribe(connection, user: client.user, container: client.container, environment: environment,
+                                               baseURL: baseURL, app: app)
+        case _ where CollaborationPresence.handles(type):
+            guard let client = registry.client(connection), let environment = Environment(rawValue: client.environment) else { return }
+            services.presence.handle(type, envelope, on: connection, user: client.user, container: client.container, environment: environment)
         case _ where SessionHub.handles(type):
             services.sessions.handle(type, envelope, on: connection)
         default:
@@ -85,5 +91,6 @@ struct StreamResponder: WebSocketResponder {
         registry.remove(connection)
         services.sessions.disconnected(connection)
         services.highlightStream.unsubscribe(connection)
+        services.presence.disconnected(connection)
     }
 }

@@ -102,7 +102,7 @@ struct ChangeFeedService: Sendable {
             records.append(record)
         }
         if records.contains(where: { $0.recordType == Share.recordType }) {
-            let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL)
+            let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
             for index in records.indices where records[index].recordType == Share.recordType && !records[index].deleted {
                 if let share = access.shares[records[index].recordName] {
                     records[index].sharing = try presenter.present(share, viewer: scope.user)

@@ -120,6 +120,9 @@ public protocol AccountWriting: AccountReading {
     func setEmailVerified(user: String, _ verified: Bool) throws
     /// Turns share invitation emails to the user on or off (A31).
     func setInvitationEmails(user: String, _ on: Bool) throws
+    /// Sets the name the user shows others (`users.given_name`, `family_name`; nil clears one)
+    /// and their display name, the two joined by a space (decisions R31).
+    func setNames(user: String, givenName: String?, familyName: String?) throws
     /// Adds the method, or replaces the secret of the user's method of the same kind and subject.
     func putSignInMethod(user: String, _ method: StoredSignInMethod) throws
     func touchSignInMethod(user: String, kind: String, subject: String, at time: Int64) throws

@@ -99,6 +99,10 @@ public protocol ShareReading {
     /// People the user shares with (either side of a share they take part in), for
     /// `users/discover` without lookup infos.
     func sharingPartners(of user: String, container: String, environment: Environment) throws -> [UserAccount]
+    /// Whether `person` and `other` are members of one conversation, or the owner or accepted
+    /// participants of one share, in any container: the people who see each other's name and
+    /// picture (decisions R32). False for the same person (ask that first) and for strangers.
+    func sharesConversationOrShare(_ person: String, with other: String) throws -> Bool
     /// The chain of parents above `name`, nearest first (stops at a cycle or `limit`).
     func ancestors(zone: StoredZone, of name: String, limit: Int) throws -> [String]
     /// The share's own sharing options (`standard` unless an app narrowed them, R16).

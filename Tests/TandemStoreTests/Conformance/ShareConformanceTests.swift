@@ -168,4 +168,48 @@ import TandemStore
             }
         }
     }
+
+    /// R32: the owner and accepted participants of one share, and members of one conversation,
+    /// see each other's names and faces; an invitee, a removed participant and a stranger do not.
+    @Test(arguments: StoreBackend.all(for: .shares))
+    func peopleShareAConversationOrAShare(backend: StoreBackend) throws {
+        try Self.withShare(backend) { store, people in
+            let (owner, friend) = (people.fixture.owner.recordName, people.friend.recordName)
+            let (other, stranger) = try store.write { tx in
+                (try tx.addUser(email: "other@example.com", givenName: "Oli", familyName: nil, phoneNumber: nil, at: 1_600).recordName,
+                 try tx.addUser(email: "stranger@example.com", givenName: "Sam", familyName: nil, phoneNumber: nil, at: 1_700).recordName)
+            }
+            let related = { (a: String, b: String) in try store.read { try $0.sharesConversationOrShare(a, with: b) } }
+            try store.write { tx in
+                try tx.putParticipant(Self.participant("p-friend", user: friend, status: .pending), share: people.share)
+            }
+            #expect(try !related(owner, friend), "an invitation is not enough")
+            try store.write { tx in
+                try tx.putParticipant(Self.participant("p-friend", user: friend, status: .accepted), share: people.share)
+                try tx.putParticipant(Self.participant("p-other", user: other, status: .accepted), share: people.share)
+            }
+            #expect(try related(owner, friend) && related(friend, owner), "owner and accepted participant, both ways")
+            #expect(try related(friend, other), "two accepted participants")
+            #expect(try !related(owner, stranger) && !related(stranger, friend))
+            #expect(try !related(owner, owner), "the same person is asked apart")
+            try store.write { tx in
+                try tx.putParticipant(Self.participant("p-other", user: other, status: .removed), share: people.share)
+            }
+            #expect(try !related(owner, other) && !related(friend, other), "a removed participant no longer")
+
+            let conversation = StoredConversation(id: "conv-faces", container: Fixture.container, environment: .development, isGroup: false,
+                                                  title: nil, createdBy: stranger, createdAt: 3_000, members: [stranger, other])
+            try store.write { tx in try tx.insertConversation(conversation) }
+            #expect(try related(stranger, other) && related(other, stranger), "members of one conversation")
+            #expect(try !related(stranger, owner))
+
+            try store.write { tx in try tx.setNames(user: stranger, givenName: "Samuel", familyName: "Stone") }
+            let renamed = try #require(try store.read { try $0.user(recordNameOrEmail: stranger) })
+            #expect(renamed.givenName == "Samuel" && renamed.familyName == "Stone")
+            #expect(try store.read { try $0.profile(user: stranger) }?.displayName == "Samuel Stone")
+            try store.write { tx in try tx.setNames(user: stranger, givenName: nil, familyName: nil) }
+            #expect(try store.read { try $0.user(recordNameOrEmail: stranger) }?.givenName == nil)
+            #expect(try store.read { try $0.profile(user: stranger) }?.displayName == nil)
+        }
+    }
 }

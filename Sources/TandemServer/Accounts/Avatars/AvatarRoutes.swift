@@ -14,7 +14,7 @@ import TandemStore
 /// - `GET /avatars/1/{userRecordName}/{checksum}?e=…&r=…&s=…` → the bytes with their type. The
 ///   signature (`AssetURLSigner`, over this path, the reader and the expiry) names the reader; the
 ///   picture is served while it is still that person's avatar and the reader may still see it
-///   (it is theirs, or its owner is discoverable). Forged, unsigned or stale: `NOT_FOUND`;
+///   (it is theirs, its owner is discoverable, or the two share a conversation or a share: R32). Forged, unsigned or stale: `NOT_FOUND`;
 ///   expired: `ACCESS_DENIED`.
 ///
 /// An avatar's file lives in the store's `avatars/` folder, named by its SHA-256; it is erased
@@ -95,9 +95,12 @@ struct AvatarRoutes {
             throw CloudKitError(.accessDenied, "this avatar URL expired; look the person up again for a fresh avatarURL")
         }
         let (owner, checksum) = (parts[0], parts[1])
-        let found = try services.store.read { try $0.user(recordNameOrEmail: owner) }
-        guard let found, found.recordName == owner, let avatar = found.avatar, avatar.checksum == checksum,
-              Self.visibleURL(of: found, reader: reader, base: "", signer: signer) != nil,
+        let (found, mayRead) = try services.store.read { store -> (UserAccount?, Bool) in
+            guard let found = try store.user(recordNameOrEmail: owner), found.recordName == owner else { return (nil, false) }
+            let visible = Self.visibleURL(of: found, reader: reader, base: "", signer: signer) != nil
+            return (found, try visible || store.sharesConversationOrShare(reader, with: owner))
+        }
+        guard let found, mayRead, let avatar = found.avatar, avatar.checksum == checksum,
               let bytes = services.store.avatars.read(checksum: checksum) else {
             throw CloudKitError(.notFound, "avatar not found")
         }
