@@ -223,7 +223,8 @@ extension SessionHub {
                 case .added: registry.remote[id]!.audience.insert(change.member)
                 case .removed: registry.remote[id]!.audience.remove(change.member)
                 }
-                registry.remote[id]!.replica?.audience = registry.remote[id]!.audience
+                let audience = registry.remote[id]!.audience
+                registry.remote[id]!.replica?.audience = audience
                 touched.append(id)
             }
             return touched

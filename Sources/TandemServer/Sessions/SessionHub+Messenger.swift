@@ -132,7 +132,12 @@ extension SessionHub {
         let attachment = JournalAttachment(id: UUID(), checksum: checksum, size: size, metadata: metadata,
                                            createdAt: Clock.milliseconds())
         if let local = registry.withLock({ $0.sessions[sessionID] }) {
-            try append(attachment, to: local, by: { $0.id == participantID && $0.user == user })
+            do {
+                try append(attachment, to: local, by: { $0.id == participantID && $0.user == user })
+            } catch {
+                removeUnused(checksum)
+                throw error
+            }
         } else if let bus, let owner = registry.withLock({ $0.remote[sessionID]?.owner }) {
             bus.publish(.session(SessionTraffic(container: container, environment: environment.rawValue,
                                                 kind: .attach(owner: owner, sessionID: sessionID, participantID: participantID,

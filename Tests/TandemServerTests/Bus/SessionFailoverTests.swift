@@ -74,10 +74,13 @@ struct SessionFailoverTests {
 
         // SIGKILL the owner: B and C keep the session (no `session.invalidated`) and hear the
         // participants without Ada's from the node that took over.
+        let killed = Date()
         cluster.a.kill()
         for probe in [onB, onC] {
             #expect(await Self.participants(probe, 2), "\(probe.envelopes.withLock { $0.suffix(3) })")
         }
+        // A figure, not an assertion (DESIGN.md §7): the kill to both survivors hearing the takeover.
+        print("SessionFailoverTests: takeover heard \(String(format: "%.2f", Date().timeIntervalSince(killed))) s after SIGKILL")
         #expect(!onB.has("session.invalidated") && !onC.has("session.invalidated"))
 
         // The survivors keep messaging: one order, numbers above every number used before the kill.
@@ -151,6 +154,19 @@ struct SessionFailoverTests {
         _ = try await Self.joined(onA, sessionID)
         let bobID = try await Self.joined(onB, sessionID)
         let carolID = try await Self.joined(onC, sessionID)
+
+        // The console on B lists the session A owns, with its three participants (N38).
+        let added = try cluster.b.command(["admin", "add", "root@example.com", "--password-stdin", "--store", cluster.store],
+                                          input: ConsoleTests.password + "\n")
+        #expect(added.status == 0, "\(added.errors)")
+        let console = ConsoleClient(cluster.b)
+        #expect(try console.signIn("root@example.com", ConsoleTests.password).status == 303)
+        let page = try await ConsoleLiveTests.page(console, "/console/containers/\(TestServer.container)/sharedwithyou/development") {
+            ConsoleLiveTests.rows($0, table: "live-sessions").first { $0.contains(sessionID) }?.contains(carol.recordName + " since") == true
+        }
+        let row = try #require(ConsoleLiveTests.rows(page, table: "live-sessions").first { $0.contains(sessionID) }, "\(page)")
+        #expect(row.contains("\(ada.recordName) since") && row.contains("\(bob.recordName) since"), "\(row)")
+        #expect(row.contains("counted by another node"), "\(row)")
 
         // Uploaded on C (not the owner): every participant hears it; downloaded on B.
         let base = "/journal/1/\(TestServer.container)/development/\(sessionID)"
