@@ -9,7 +9,9 @@ import TandemStore
 ///
 /// Live state is in memory (decisions G2), on the node that activated the session (its owner);
 /// with a bus, other nodes forward their connections' session traffic to the owner and deliver
-/// what it sends them (SessionHub+Cluster.swift; decisions N19–N22). Lock order: `registry`,
+/// what it sends them (SessionHub+Cluster.swift; decisions N19–N22); every node keeps a copy of
+/// each session, and a survivor takes it over when its owner dies (SessionHub+Failover.swift;
+/// N33–N35). Lock order: `registry`,
 /// then a session's `state`; never the other way round.
 final class SessionHub: Sendable {
     struct Settings: Sendable {
