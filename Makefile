@@ -5,7 +5,7 @@
 SWIFT ?= swift
 DATA ?= ./tandem-data
 PORT ?= 8080
-ASYNC_SERVER_SUITES = '^TandemServerTests\.(BusScenarioTests|ClusterScenarioTests|SessionClusterTests|CollaborationScenarioTests|ConsoleLiveTests|ConversationTests|HighlightScenarioTests|JournalRestartTests|SessionProtocolTests|StreamTests)/'
+ASYNC_SERVER_SUITES = '^TandemServerTests\.(BusScenarioTests|ClusterScenarioTests|SessionClusterTests|SessionFailoverTests|CollaborationScenarioTests|ConsoleLiveTests|ConversationTests|HighlightScenarioTests|JournalRestartTests|SessionProtocolTests|StreamTests)/'
 
 # The server suites run again against PostgreSQL (TANDEM_TEST_STORE=postgres: every test server and
 # admin command gets --store with a database of a throwaway cluster; decision P38): every one of

@@ -82,7 +82,8 @@ public final class TandemServer: Sendable {
     let webhooks: WebhookSender
     let webCourier: WebCourier
     /// Group session journal files: no session survives a restart (decisions G2), so files left
-    /// by sessions that were live when the last process stopped are deleted at start (D37).
+    /// by sessions that were live when the last process stopped are deleted at start (D37); not
+    /// with a bus, where `journal/` is shared and other nodes' live sessions use it (N36).
     let journal: AssetFiles
     /// The console's first-run setup code, printed at start when there is no administrator.
     let consoleSetup: ConsoleSetup
@@ -140,7 +141,7 @@ public final class TandemServer: Sendable {
         hub.start()
         webhooks.start()
         try http.start()
-        journal.removeAll()   // after binding: a second process on the same data directory fails above
+        if bus.isLocal { journal.removeAll() }   // after binding: a second process on the same data directory fails above
         purger.start()
         log.message("tandem serving on http://\(configuration.host):\(http.port) (data: \(configuration.dataDirectory), store: \(store.summary)\(bus.isLocal ? "" : ", bus: " + bus.summary))")
         let wildcard = ["0.0.0.0", "::", "[::]", ""].contains(configuration.host)

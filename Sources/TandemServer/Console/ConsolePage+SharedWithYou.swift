@@ -80,7 +80,8 @@ extension ConsolePage {
             let people = session.participants.map { "\(ConsoleHTML.escape($0.user)) since \(ConsoleHTML.clock($0.joinedAt))" }
             return ["<code class=\"wrap\">\(session.id)</code>", ConsoleHTML.escape(session.activity + (session.title.map { " · " + $0 } ?? "")),
                     "<code class=\"wrap\">\(ConsoleHTML.escape(session.conversationID))</code>", ConsoleHTML.escape(session.initiator),
-                    ConsoleHTML.time(session.startedAt), people.isEmpty ? "none" : people.joined(separator: "<br>"), "\(session.audience)", "\(session.messages)"]
+                    ConsoleHTML.time(session.startedAt), people.isEmpty ? "none" : people.joined(separator: "<br>"), "\(session.audience)",
+                    session.messages.map(String.init) ?? "counted by another node"]
         }
         let action = "/console/containers/\(ConsoleHTML.percent(container))/sharedwithyou/\(environment.rawValue)/test"
         let shownErrors = sent ? tester.errors : [:]
@@ -92,7 +93,7 @@ extension ConsolePage {
             <li>Messages: <strong id="count-messages">\(counts.messages)</strong></li>
             <li>Links shared (per conversation): <strong id="count-links">\(counts.links)</strong></li></ul>
             <h2>Live group sessions</h2>
-            \(ConsoleHTML.table(id: "live-sessions", caption: "Group sessions live on this server now",
+            \(ConsoleHTML.table(id: "live-sessions", caption: "Group sessions live in the cluster now",
                                 headers: ["Session", "Activity", "Conversation", "Started by", "Started", "Participants (joined, UTC)", "Audience", "Messages"],
                                 rows: sessionRows, empty: "No group sessions live now."))
             <h2>Apps and association files</h2>

@@ -11,7 +11,7 @@ enum InvalidationReason: String, Sendable {
 
 /// One journal attachment (SharePlay: `GroupSessionJournal.Attachment`): bytes in the journal's
 /// content-addressed files, metadata as the app encoded it.
-struct JournalAttachment: Sendable {
+struct JournalAttachment: Codable, Sendable {
     var id: UUID
     var checksum: String
     var size: Int
@@ -44,6 +44,9 @@ final class LiveSession: Sendable {
         /// Conversation members who hear of the session (its invitation, activity, end).
         var audience: Set<String>
         var sequence: UInt64 = 0
+        /// With a bus: sequence numbers up to this one are announced to the other nodes as
+        /// possibly used, so a node taking the session over starts above it (N34).
+        var reserved: UInt64 = 0
         var store: [String: String] = [:]
         var attachments: [JournalAttachment] = []
         var ended = false
@@ -61,21 +64,27 @@ final class LiveSession: Sendable {
     let startedAt: Int64
     let state: Mutex<State>
 
-    init(container: String, environment: Environment, conversationID: String, initiator: String, initiatorConnection: UInt64,
-         activity: SessionActivity, audience: Set<String>) {
-        id = UUID()
+    /// `id` and `startedAt` (milliseconds since 1970) are given when a node takes the session
+    /// over from a dead owner (N33); a new session gets fresh ones.
+    init(id: UUID = UUID(), container: String, environment: Environment, conversationID: String, initiator: String,
+         initiatorConnection: UInt64, activity: SessionActivity, audience: Set<String>, startedAt: Int64 = Clock.milliseconds()) {
+        self.id = id
         self.container = container
         self.environment = environment
         self.conversationID = conversationID
         self.initiator = initiator
         self.initiatorConnection = initiatorConnection
-        startedAt = Clock.milliseconds()
+        self.startedAt = startedAt
         state = Mutex(State(activity: activity, audience: audience))
     }
 
     /// `{sessionID, conversationID, activity, initiatorConnectionID}`.
     func json(_ activity: SessionActivity) -> JSONValue {
-        .object(["sessionID": .string(id.uuidString), "conversationID": .string(conversationID), "activity": activity.json,
+        Self.json(id: id, conversationID: conversationID, activity: activity.json, initiatorConnection: initiatorConnection)
+    }
+
+    static func json(id: UUID, conversationID: String, activity: JSONValue, initiatorConnection: UInt64) -> JSONValue {
+        .object(["sessionID": .string(id.uuidString), "conversationID": .string(conversationID), "activity": activity,
                  "initiatorConnectionID": .int(Int64(initiatorConnection))])
     }
 

@@ -60,7 +60,7 @@ extension SessionHub {
         return remoteOwner(ofSession: nil, conversation: envelope["conversationID"]?.stringValue ?? client.declared.last, client: client)
     }
 
-    /// nil: the handler replied itself (join).
+    /// nil: the handler replied itself (join), or the owner will (forwarded).
     private func run(_ type: String, _ body: JSONValue, on connection: any SessionPeer, replyID: JSONValue) throws -> JSONValue? {
         func sessionID() throws(CloudKitError) -> UUID {
             guard let text = body["sessionID"]?.stringValue, let id = UUID(uuidString: text) else {
@@ -104,6 +104,12 @@ extension SessionHub {
             registry.withLock { registry in
                 registry.clients[connection.id]?.declared.removeAll { $0 == conversationID }
                 registry.clients[connection.id]?.declared.append(conversationID)
+            }
+            if bus != nil, !(connection is RemotePeer),
+               let owner = remoteOwner(ofSession: nil, conversation: conversationID, client: client) {
+                // The conversation's session lives on another node: it stages there, finding the same conversation (N37).
+                forward(to: owner, from: connection, envelope: JSONWriter.string(body), frame: nil)
+                return nil
             }
             let session = try activate(connection, conversationID: conversationID, activity: activity,
                                        replace: body["replace"]?.boolValue ?? false)

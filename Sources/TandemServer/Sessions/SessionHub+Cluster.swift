@@ -20,6 +20,8 @@ extension SessionHub {
         var audience: Set<String>
         /// `{sessionID, conversationID, activity, initiatorConnectionID}`.
         var json: JSONValue
+        /// Its state as the owner replicates it (N33); nil until the first copy is heard.
+        var replica: SessionReplica? = nil
     }
 
     /// Starts hearing the other nodes' session traffic. Own events are skipped: this node
@@ -33,7 +35,8 @@ extension SessionHub {
     }
 
     /// Every second: tells the other nodes this one is alive, and treats a node not heard for
-    /// `silence` seconds as gone (N24): its sessions end for this node's connections
+    /// `silence` seconds as gone (N24): its sessions are taken over by the surviving node with
+    /// the lowest ID (N33), or, without a replica here, end for this node's connections
     /// (`session.invalidated`, `error`) and leave the index; its connections leave the sessions
     /// this node owns.
     func startHeartbeat(silence: UInt64 = 3) {
@@ -50,15 +53,15 @@ extension SessionHub {
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
 
     private func forgetSilentNodes(olderThan cutoff: UInt64) {
-        let (sessions, peers) = registry.withLock { registry -> ([(UUID, RemoteSession)], [any SessionPeer]) in
+        guard let me = bus?.node else { return }
+        let (sessions, taken, peers) = registry.withLock { registry -> ([(UUID, RemoteSession)], [RemoteSession], [any SessionPeer]) in
             let gone = Set(registry.lastHeard.filter { $0.value < cutoff }.keys)
-            guard !gone.isEmpty else { return ([], []) }
+            guard !gone.isEmpty else { return ([], [], []) }
             for node in gone { registry.lastHeard.removeValue(forKey: node) }
-            let sessions = registry.remote.filter { gone.contains($0.value.owner) }
-            for (id, _) in sessions { registry.remote.removeValue(forKey: id) }
+            let (sessions, taken) = Self.succeed(gone, in: &registry, node: me)
             let peers = registry.clients.values.compactMap { ($0.connection as? RemotePeer).flatMap { gone.contains($0.node) ? $0 : nil } }
             for case let peer as RemotePeer in peers { registry.proxies.removeValue(forKey: "\(peer.node):\(peer.connection)") }
-            return (sessions.map { ($0.key, $0.value) }, peers)
+            return (sessions, taken, peers)
         }
         for (id, session) in sessions {
             let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(id.uuidString),
@@ -68,11 +71,13 @@ extension SessionHub {
             }
         }
         for peer in peers { disconnected(peer) }
+        for session in taken { takeOver(session) }
     }
 
     private func heard(_ traffic: SessionTraffic, from origin: String, environment: Environment?) {
         guard let bus else { return }
-        registry.withLock { $0.lastHeard[origin] = Self.now() }
+        let isNew = registry.withLock { $0.lastHeard.updateValue(Self.now(), forKey: origin) == nil }
+        if isNew { publishReplicas() }
         guard let environment else { return }
         switch traffic.kind {
         case .heartbeat:
@@ -88,9 +93,19 @@ extension SessionHub {
             }
         case .announced(let owner, let sessionID, let conversationID, let audience, let json):
             registry.withLock { registry in
+                var replica = registry.remote[sessionID]?.replica
+                replica?.audience = audience
+                if let activity = json["activity"] { replica?.activity = activity }
                 registry.remote[sessionID] = RemoteSession(owner: owner, container: traffic.container, environment: environment,
-                                                           conversationID: conversationID, audience: audience, json: json)
+                                                           conversationID: conversationID, audience: audience, json: json, replica: replica)
             }
+        case .replica(let owner, let replica):
+            heard(replica: replica, owner: owner, container: traffic.container, environment: environment)
+        case .replicate(let sessionID, let change):
+            registry.withLock { $0.remote[sessionID]?.replica?.apply(change) }
+        case .attach(let owner, let sessionID, let participantID, let user, let attachment):
+            guard owner == bus.node else { return }
+            attach(attachment, sessionID: sessionID, participantID: participantID, user: user)
         case .ended(let sessionID):
             registry.withLock { _ = $0.remote.removeValue(forKey: sessionID) }
         case .request(let owner, let connection, let user, let declared, let envelope, let frame):
@@ -115,19 +130,26 @@ extension SessionHub {
     private func proxy(node: String, connection: UInt64, user: String, declared: [String], container: String,
                        environment: Environment) -> any SessionPeer {
         registry.withLock { registry in
-            let key = "\(node):\(connection)"
-            if let id = registry.proxies[key], registry.clients[id] != nil {
-                registry.clients[id]!.declared = declared
-                return registry.clients[id]!.connection
-            }
-            registry.nextProxy += 1
-            let peer = RemotePeer(id: registry.nextProxy, node: node, connection: connection, bus: bus!, container: container,
-                                  environment: environment.rawValue)
-            registry.proxies[key] = peer.id
-            registry.clients[peer.id] = StreamClient(connection: peer, user: user, container: container, environment: environment,
-                                                     declared: declared)
-            return peer
+            Self.proxy(in: &registry, node: node, connection: connection, user: user, declared: declared, container: container,
+                       environment: environment, bus: bus!)
         }
+    }
+
+    /// The stand-in, made or found with the registry's lock held; `declared` nil keeps what it had.
+    static func proxy(in registry: inout Registry, node: String, connection: UInt64, user: String, declared: [String]?,
+                      container: String, environment: Environment, bus: EventBus) -> any SessionPeer {
+        let key = "\(node):\(connection)"
+        if let id = registry.proxies[key], registry.clients[id] != nil {
+            if let declared { registry.clients[id]!.declared = declared }
+            return registry.clients[id]!.connection
+        }
+        registry.nextProxy += 1
+        let peer = RemotePeer(id: registry.nextProxy, node: node, connection: connection, bus: bus, container: container,
+                              environment: environment.rawValue)
+        registry.proxies[key] = peer.id
+        registry.clients[peer.id] = StreamClient(connection: peer, user: user, container: container, environment: environment,
+                                                 declared: declared ?? [])
+        return peer
     }
 
     /// The owner to forward `envelope` or `frame` to, when it addresses a session another node
@@ -201,6 +223,8 @@ extension SessionHub {
                 case .added: registry.remote[id]!.audience.insert(change.member)
                 case .removed: registry.remote[id]!.audience.remove(change.member)
                 }
+                let audience = registry.remote[id]!.audience
+                registry.remote[id]!.replica?.audience = audience
                 touched.append(id)
             }
             return touched

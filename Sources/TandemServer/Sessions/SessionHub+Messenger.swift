@@ -48,6 +48,11 @@ extension SessionHub {
             }.map(\.connection)
             guard frame.reliable else { return .success((0, Array(receivers))) }
             state.sequence += 1
+            if bus != nil, state.sequence > state.reserved {
+                // Announced before the first number of the block is used (N34).
+                state.reserved = state.sequence - 1 + SessionReplica.reservation
+                replicate(session, .reserved(state.reserved))
+            }
             let numbered = SessionFrames.delivery(frame, source: participant, sequence: state.sequence)
             for receiver in receivers { _ = receiver.send(binary: numbered, droppable: false) }
             return .success((state.sequence, []))
@@ -103,6 +108,7 @@ extension SessionHub {
                 }
                 state.store[key] = value
             }
+            replicate(session, .state(key: key, value: value))
             LiveSession.broadcast(["type": "session.state", "sessionID": .string(sessionID.uuidString), "key": .string(key),
                                    "value": .string(value)], to: state.participants, except: participant)
         }
@@ -111,12 +117,13 @@ extension SessionHub {
     // MARK: Journal
 
     /// Adds an attachment (SharePlay: `GroupSessionJournal.add`); every participant hears the
-    /// new list (`journal.attachments`). The caller must be joined as `participantID`.
+    /// new list (`journal.attachments`). The caller must be joined as `participantID`, which is
+    /// checked before the body is read. On a node that does not own the session, the bytes go to
+    /// the shared `journal/` and the owner adds them to the index (N36).
     /// - Throws: `LIMIT_EXCEEDED` over 100 MiB (D37), `NOT_FOUND` when not joined.
     func addAttachment(user: String, container: String, environment: Environment, sessionID: UUID, participantID: UUID,
                        body: HTTPRequest, metadata: String) throws -> JSONValue {
-        guard let session = registry.withLock({ $0.sessions[sessionID] }), session.container == container, session.environment == environment,
-              session.state.withLock({ $0.participants.contains { $0.id == participantID && $0.user == user } }) else {
+        guard hasParticipant(participantID, user: user, container: container, environment: environment, sessionID: sessionID) else {
             throw CloudKitError(.notFound, "you have not joined session '\(sessionID.uuidString)' as that participant")
         }
         let limit = Limits.journalAttachmentBytes
@@ -124,12 +131,32 @@ extension SessionHub {
                                                          tooLarge: "a journal attachment has at most \(limit) bytes (100 MiB, D37)")
         let attachment = JournalAttachment(id: UUID(), checksum: checksum, size: size, metadata: metadata,
                                            createdAt: Clock.milliseconds())
-        try session.state.withLock { state throws in
-            guard !state.ended else { throw CloudKitError(.notFound, "the session has ended") }
-            state.attachments.append(attachment)
-            broadcastAttachments(session, state)
+        if let local = registry.withLock({ $0.sessions[sessionID] }) {
+            do {
+                try append(attachment, to: local, by: { $0.id == participantID && $0.user == user })
+            } catch {
+                removeUnused(checksum)
+                throw error
+            }
+        } else if let bus, let owner = registry.withLock({ $0.remote[sessionID]?.owner }) {
+            bus.publish(.session(SessionTraffic(container: container, environment: environment.rawValue,
+                                                kind: .attach(owner: owner, sessionID: sessionID, participantID: participantID,
+                                                              user: user, attachment: attachment))))
+        } else {
+            removeUnused(checksum)
+            throw CloudKitError(.notFound, "the session has ended")
         }
         return attachment.json
+    }
+
+    /// Adds `attachment` to the index while `by` is still one of the session's participants.
+    func append(_ attachment: JournalAttachment, to session: LiveSession, by caller: (SessionParticipant) -> Bool) throws {
+        try session.state.withLock { state throws in
+            guard !state.ended, state.participants.contains(where: caller) else { throw CloudKitError(.notFound, "the session has ended") }
+            state.attachments.append(attachment)
+            broadcastAttachments(session, state)
+            replicate(session, .attachments(state.attachments))
+        }
     }
 
     /// Removes an attachment for everyone (SharePlay: `GroupSessionJournal.remove`); any participant may.
@@ -143,19 +170,32 @@ extension SessionHub {
             }
             let removed = state.attachments.remove(at: index)
             broadcastAttachments(session, state)
+            replicate(session, .attachments(state.attachments))
             return state.attachments.contains { $0.checksum == removed.checksum } ? "" : removed.checksum
         }
-        if !gone.isEmpty, !registry.withLock({ $0.sessions.values.contains { s in s.state.withLock { $0.attachments.contains { $0.checksum == gone } } } }) {
-            journal.remove(checksum: gone)
-        }
+        if !gone.isEmpty { removeUnused(gone) }
     }
 
-    /// The bytes of an attachment, for a user with a participant in the session.
+    /// Deletes a journal file no live session of this node, nor any other node's as replicated
+    /// here, still lists (the journal may be shared by the nodes, N36).
+    func removeUnused(_ checksum: String) {
+        let used = registry.withLock { registry in
+            registry.sessions.values.contains { session in session.state.withLock { $0.attachments.contains { $0.checksum == checksum } } }
+                || registry.remote.values.contains { $0.replica?.attachments.contains { $0.checksum == checksum } == true }
+        }
+        if !used { journal.remove(checksum: checksum) }
+    }
+
+    /// The bytes of an attachment, for a user with a participant in the session; on any node
+    /// when the nodes share `journal/` (N36).
     func attachmentBytes(user: String, container: String, environment: Environment, sessionID: UUID, attachmentID: UUID) throws -> [UInt8] {
-        guard let session = registry.withLock({ $0.sessions[sessionID] }), session.container == container, session.environment == environment,
-              let checksum = session.state.withLock({ state in
-                  state.participants.contains { $0.user == user } ? state.attachments.first { $0.id == attachmentID }?.checksum : nil
-              }), let bytes = journal.read(checksum: checksum) else {
+        let local = registry.withLock { $0.sessions[sessionID] }.flatMap { $0.container == container && $0.environment == environment ? $0 : nil }
+        let checksum = local?.state.withLock { state in
+            state.participants.contains { $0.user == user } ? state.attachments.first { $0.id == attachmentID }?.checksum : nil
+        } ?? replica(of: sessionID, container: container, environment: environment).flatMap { replica in
+            replica.participants.contains { $0.user == user } ? replica.attachments.first { $0.id == attachmentID }?.checksum : nil
+        }
+        guard let checksum, let bytes = journal.read(checksum: checksum) else {
             throw CloudKitError(.notFound, "no attachment '\(attachmentID.uuidString)' in a session you joined")
         }
         return bytes

@@ -4,7 +4,8 @@ import TandemCore
 import TandemStore
 
 /// What the console shows of live group sessions (decisions C44): a copy taken under the
-/// registry's and each session's lock, no connection or payload in it.
+/// registry's and each session's lock, no connection or payload in it. With several nodes, the
+/// sessions other nodes own are listed from their replicas (N38).
 extension SessionHub {
     struct LiveSessionSummary: Sendable {
         struct Participant: Sendable {
@@ -23,14 +24,24 @@ extension SessionHub {
         var participants: [Participant]
         /// Conversation members who hear of the session.
         var audience: Int
-        /// Messenger frames accepted so far (reliable and unreliable).
-        var messages: Int
+        /// Messenger frames accepted so far (reliable and unreliable); nil for another node's
+        /// session (counted by its owner).
+        var messages: Int?
     }
 
-    /// The live sessions of one container environment, oldest first.
+    /// The live sessions of one container environment in the cluster, oldest first.
     func liveSessions(container: String, environment: Environment) -> [LiveSessionSummary] {
         registry.withLock { registry in
-            registry.sessions.values.filter { $0.container == container && $0.environment == environment }.compactMap { session in
+            let others = registry.remote.values.compactMap { remote -> LiveSessionSummary? in
+                guard remote.container == container, remote.environment == environment, let replica = remote.replica else { return nil }
+                return LiveSessionSummary(id: replica.sessionID.uuidString, conversationID: replica.conversationID,
+                                          activity: replica.activity["identifier"]?.stringValue ?? "",
+                                          title: replica.activity["metadata"]?["title"]?.stringValue, initiator: replica.initiator,
+                                          startedAt: replica.startedAt,
+                                          participants: replica.participants.map { .init(user: $0.user, joinedAt: $0.joinedAt) },
+                                          audience: replica.audience.count, messages: nil)
+            }
+            return (others + registry.sessions.values.filter { $0.container == container && $0.environment == environment }.compactMap { session in
                 session.state.withLock { state -> LiveSessionSummary? in
                     guard !state.ended else { return nil }
                     return LiveSessionSummary(id: session.id.uuidString, conversationID: session.conversationID,
@@ -39,7 +50,7 @@ extension SessionHub {
                                               participants: state.participants.map { .init(user: $0.user, joinedAt: $0.joinedAt) },
                                               audience: state.audience.count, messages: state.messages)
                 }
-            }.sorted { $0.startedAt < $1.startedAt }
+            }).sorted { $0.startedAt < $1.startedAt }
         }
     }
 }

@@ -9,7 +9,9 @@ import TandemStore
 ///
 /// Live state is in memory (decisions G2), on the node that activated the session (its owner);
 /// with a bus, other nodes forward their connections' session traffic to the owner and deliver
-/// what it sends them (SessionHub+Cluster.swift; decisions N19–N22). Lock order: `registry`,
+/// what it sends them (SessionHub+Cluster.swift; decisions N19–N22); every node keeps a copy of
+/// each session, and a survivor takes it over when its owner dies (SessionHub+Failover.swift;
+/// N33–N35). Lock order: `registry`,
 /// then a session's `state`; never the other way round.
 final class SessionHub: Sendable {
     struct Settings: Sendable {
@@ -114,13 +116,17 @@ final class SessionHub: Sendable {
         return session
     }
 
-    /// Whether a live session whose audience includes `user` shows this preview image.
+    /// Whether a live session whose audience includes `user` shows this preview image; another
+    /// node's sessions too, from the index (N37).
     func showsPreview(_ checksum: String, to user: String, container: String, environment: Environment) -> Bool {
         registry.withLock { registry in
             registry.sessions.values.contains { session in
                 session.container == container && session.environment == environment && session.state.withLock { state in
                     state.audience.contains(user) && state.activity.metadata["previewImage"]?["checksum"]?.stringValue == checksum
                 }
+            } || registry.remote.values.contains { remote in
+                remote.container == container && remote.environment == environment && remote.audience.contains(user)
+                    && remote.json["activity"]?["metadata"]?["previewImage"]?["checksum"]?.stringValue == checksum
             }
         }
     }
@@ -175,6 +181,7 @@ final class SessionHub: Sendable {
             try setActivity(session, activity)
         } else {
             publishIndex(session)
+            publishReplica(session)
             announce(session, to: members)
         }
         return session.state.withLock { session.json($0.activity) }
@@ -248,6 +255,7 @@ final class SessionHub: Sendable {
                 let participant = SessionParticipant(id: UUID(), user: client.user, connection: connection, bucket: bucket,
                                                              joinedAt: Clock.milliseconds())
                 state.participants.append(participant)
+                replicateParticipants(session, state.participants)
                 let snapshot: JSONValue = .object([
                     "participantID": .string(participant.id.uuidString), "session": session.json(state.activity),
                     "participants": LiveSession.participantsJSON(state.participants),
@@ -291,6 +299,7 @@ final class SessionHub: Sendable {
             let dropped = state.participants.filter(predicate)
             guard !dropped.isEmpty else { return nil }
             state.participants.removeAll(where: predicate)
+            replicateParticipants(session, state.participants)
             if let reason {
                 let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(session.id.uuidString),
                                               "reason": .string(reason.rawValue)])
@@ -328,8 +337,7 @@ final class SessionHub: Sendable {
                     targets.append(client.connection)
                 }
             }
-            let stillUsed = Set(registry.sessions.values.flatMap { other in other.state.withLock { $0.attachments.map(\.checksum) } })
-            return (targets, attachments.map(\.checksum).filter { !stillUsed.contains($0) }, participants, audience)
+            return (targets, attachments.map(\.checksum), participants, audience)
         }
         guard let ending else { return }
         let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(session.id.uuidString),
@@ -338,7 +346,7 @@ final class SessionHub: Sendable {
         for connection in ending.targets where sent.insert(connection.id).inserted { _ = connection.send(text: text) }
         publishEnded(session)
         publishAudience(session, users: ending.audience, text: text, reached: ending.participants)
-        for checksum in Set(ending.checksums) { journal.remove(checksum: checksum) }
+        for checksum in Set(ending.checksums) { removeUnused(checksum) }
     }
 
     // MARK: Membership

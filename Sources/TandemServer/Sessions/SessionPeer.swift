@@ -76,5 +76,12 @@ struct SessionTraffic: Codable, Sendable {
         case disconnected(owner: String, connection: UInt64)
         /// Every node, every second, on `tandem.1.cluster`: it is alive (N24).
         case heartbeat
+        /// Owner → every node: a whole copy of a live session's state (N33).
+        case replica(owner: String, replica: SessionReplica)
+        /// Owner → every node: one change to a live session's state, in the owner's order (N33).
+        case replicate(sessionID: UUID, change: SessionReplica.Change)
+        /// A node → the owner: a participant's journal upload, already stored in the shared
+        /// `journal/` by that node (N36); the owner adds it to the index.
+        case attach(owner: String, sessionID: UUID, participantID: UUID, user: String, attachment: JournalAttachment)
     }
 }

@@ -7,9 +7,9 @@ import TandemTestSupport
 /// N13). Real peers: the test process's shared PostgreSQL cluster (a new database), a
 /// nats-server of its own (``NATSServer``), nginx (``NginxBalancer``).
 ///
-/// As docs/deployment.md asks of a deployment, every node has its own `--data` (its own
-/// `journal/`), holding the same `secret.key` (copied from the first node's) and the first
-/// node's `assets/` and `avatars/` (symbolic links: one shared mount).
+/// As docs/deployment.md asks of a deployment, every node has its own `--data`, holding the same
+/// `secret.key` (copied from the first node's) and the first node's `assets/`, `avatars/` and
+/// `journal/` (symbolic links: one shared mount; the journal since N36).
 final class NodeCluster {
     let nats: NATSServer
     /// The shared database's URL.
@@ -23,6 +23,9 @@ final class NodeCluster {
     let front: TestServer?
     /// The arguments every node was started with.
     let arguments: [String]
+
+    /// The folders of the shared mount (docs/deployment.md).
+    static let sharedFolders = ["assets", "avatars", "journal"]
 
     var a: TestServer { nodes[0] }
     var b: TestServer { nodes[1] }
@@ -38,7 +41,7 @@ final class NodeCluster {
         arguments = ["--store", store, "--bus", bus?(nats) ?? nats.url, "--pool-size", "4", "--quiet"] + extraArguments
         let first = try ExitCleanup.temporaryDirectory("tandem-node")
         try TandemProcess.admin(["container", "create", TestServer.container, "--data", first, "--store", store])
-        for shared in ["assets", "avatars"] {
+        for shared in Self.sharedFolders {
             try FileManager.default.createDirectory(atPath: first + "/" + shared, withIntermediateDirectories: true)
         }
         var started = [try TestServer(extraArguments: arguments, dataDirectory: first)]
@@ -46,7 +49,7 @@ final class NodeCluster {
             let data = try ExitCleanup.temporaryDirectory("tandem-node")
             // Nodes share the secret key (change tokens, asset URLs, share links) and the file mounts.
             try FileManager.default.copyItem(atPath: first + "/secret.key", toPath: data + "/secret.key")
-            for shared in ["assets", "avatars"] {
+            for shared in Self.sharedFolders {
                 try FileManager.default.createSymbolicLink(atPath: data + "/" + shared, withDestinationPath: first + "/" + shared)
             }
             started.append(try TestServer(extraArguments: arguments, dataDirectory: data))

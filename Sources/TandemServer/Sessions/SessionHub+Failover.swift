@@ -1,0 +1,144 @@
+import Foundation
+import Synchronization
+import TandemCore
+import TandemHTTP
+import TandemStore
+
+/// A session outlives its owner node (issue 20 items 3–4; decisions N33–N35): the owner
+/// replicates the session's state to every node over the bus, in the order it applied it; when
+/// the owner falls silent (N24), the surviving node with the lowest bus ID takes the session over
+/// with the same ID, participants (minus the dead node's), state store, journal index and a
+/// sequence above every number the dead owner announced.
+extension SessionHub {
+    /// Publishes one change of `session` for the other nodes. Call with the session's lock held,
+    /// so that changes leave in the order they were applied.
+    func replicate(_ session: LiveSession, _ change: SessionReplica.Change) {
+        bus?.publish(.session(SessionTraffic(container: session.container, environment: session.environment.rawValue,
+                                             kind: .replicate(sessionID: session.id, change: change))))
+    }
+
+    /// Publishes the participant list after a join or a leave; call with the session's lock held.
+    func replicateParticipants(_ session: LiveSession, _ participants: [SessionParticipant]) {
+        guard let bus else { return }
+        replicate(session, .participants(LiveSession.replicaParticipants(participants, node: bus.node)))
+    }
+
+    /// Publishes a whole copy of `session` (when it starts, after a takeover, for a new node).
+    func publishReplica(_ session: LiveSession) {
+        guard let bus else { return }
+        session.state.withLock { state in
+            guard !state.ended else { return }
+            bus.publish(.session(SessionTraffic(container: session.container, environment: session.environment.rawValue,
+                                                kind: .replica(owner: bus.node, replica: session.replica(state, node: bus.node)))))
+        }
+    }
+
+    /// A node heard for the first time gets a copy of every session this node owns.
+    func publishReplicas() {
+        for session in registry.withLock({ Array($0.sessions.values) }) { publishReplica(session) }
+    }
+
+    /// Another node's replica of a session it owns.
+    func heard(replica: SessionReplica, owner: String, container: String, environment: Environment) {
+        registry.withLock { registry in
+            guard registry.sessions[replica.sessionID] == nil else { return }
+            registry.remote[replica.sessionID] = RemoteSession(
+                owner: owner, container: container, environment: environment, conversationID: replica.conversationID,
+                audience: replica.audience,
+                json: LiveSession.json(id: replica.sessionID, conversationID: replica.conversationID, activity: replica.activity,
+                                       initiatorConnection: replica.initiatorConnection),
+                replica: replica)
+        }
+    }
+
+    /// The replica of another node's session, when this node holds one.
+    func replica(of sessionID: UUID, container: String, environment: Environment) -> SessionReplica? {
+        registry.withLock { registry in
+            guard let remote = registry.remote[sessionID], remote.container == container, remote.environment == environment else { return nil }
+            return remote.replica
+        }
+    }
+
+    /// The owner's side of a journal upload made on another node (N36): added while the
+    /// participant is still in the session; otherwise the stored file is deleted if unused.
+    func attach(_ attachment: JournalAttachment, sessionID: UUID, participantID: UUID, user: String) {
+        guard let session = registry.withLock({ $0.sessions[sessionID] }),
+              (try? append(attachment, to: session, by: { $0.id == participantID && $0.user == user })) != nil else {
+            return removeUnused(attachment.checksum)
+        }
+    }
+
+    /// Nodes `gone` fell silent: for each session one of them owned, with a replica here, the
+    /// surviving node with the lowest ID (this one included) is the new owner; the sessions
+    /// without a replica are returned, to be ended for this node's members (N24). Call with the
+    /// registry's lock held; returns the sessions this node takes over too.
+    static func succeed(_ gone: Set<String>, in registry: inout Registry, node: String)
+        -> (ended: [(UUID, RemoteSession)], taken: [RemoteSession]) {
+        let successor = (Array(registry.lastHeard.keys) + [node]).min()!
+        var ended: [(UUID, RemoteSession)] = [], taken: [RemoteSession] = []
+        for (id, remote) in registry.remote where gone.contains(remote.owner) {
+            guard var replica = remote.replica else {
+                ended.append((id, remote))
+                registry.remote.removeValue(forKey: id)
+                continue
+            }
+            replica.participants.removeAll { gone.contains($0.node) }
+            registry.remote[id]!.replica = replica
+            registry.remote[id]!.owner = successor
+            if successor == node { taken.append(registry.remote[id]!) }
+        }
+        // A connection that forwarded to a dead owner is announced closed to its successor too.
+        for id in registry.clients.keys where !registry.clients[id]!.forwardedTo.isDisjoint(with: gone) {
+            registry.clients[id]!.forwardedTo.insert(successor)
+        }
+        return (ended, taken)
+    }
+
+    /// Takes over a session whose owner died (N33): the same session ID, activity, audience,
+    /// store and journal index; the participants on the surviving nodes keep their IDs (this
+    /// node's connections directly, the others' through stand-ins); reliable messages are
+    /// numbered from one reservation past the last one announced (N34). Every participant hears
+    /// the new `session.participants`; the other nodes hear the new owner and a whole copy.
+    func takeOver(_ remote: RemoteSession) {
+        guard let bus, let replica = remote.replica, let activity = try? SessionActivity.parse(replica.activity) else { return }
+        let session = LiveSession(id: replica.sessionID, container: remote.container, environment: remote.environment,
+                                  conversationID: replica.conversationID, initiator: replica.initiator,
+                                  initiatorConnection: replica.initiatorConnection, activity: activity, audience: remote.audience,
+                                  startedAt: replica.startedAt)
+        let settings = self.settings
+        let taken = registry.withLock { registry -> Bool in
+            guard registry.remote.removeValue(forKey: session.id) != nil, registry.sessions[session.id] == nil else { return false }
+            var participants: [SessionParticipant] = []
+            for participant in replica.participants {
+                let peer: any SessionPeer
+                if participant.node == bus.node {
+                    guard let client = registry.clients[participant.connection], !(client.connection is RemotePeer) else { continue }
+                    peer = client.connection
+                } else {
+                    peer = Self.proxy(in: &registry, node: participant.node, connection: participant.connection, user: participant.user,
+                                      declared: nil, container: remote.container, environment: remote.environment, bus: bus)
+                }
+                registry.clients[peer.id]?.joined[session.id] = participant.id
+                participants.append(SessionParticipant(id: participant.id, user: participant.user, connection: peer,
+                                                       bucket: TokenBucket(rate: settings.messageRate, burst: settings.messageBurst),
+                                                       joinedAt: participant.joinedAt))
+            }
+            session.state.withLock { state in
+                state.participants = participants
+                state.store = replica.store
+                state.attachments = replica.attachments
+                state.sequence = replica.reserved + SessionReplica.reservation
+                state.reserved = state.sequence
+            }
+            registry.sessions[session.id] = session
+            return true
+        }
+        guard taken else { return }
+        publishIndex(session)
+        publishReplica(session)
+        session.state.withLock { state in
+            LiveSession.broadcast(["type": "session.participants", "sessionID": .string(session.id.uuidString),
+                                   "participants": LiveSession.participantsJSON(state.participants)], to: state.participants)
+        }
+    }
+}
