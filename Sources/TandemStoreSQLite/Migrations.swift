@@ -600,5 +600,23 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX console_sessions_by_user ON console_sessions(user_record_name);
         """),
+        // Activity invitations (issue 23 item 4; decisions R19–R21): a link and a join code per
+        // invitation, stored by their SHA-256; 18 is another part's.
+        SQLiteMigration(version: 19, sql: """
+        CREATE TABLE activity_invitations (
+            token_hash BLOB PRIMARY KEY,
+            code_hash BLOB NOT NULL UNIQUE,
+            id TEXT NOT NULL UNIQUE,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            creator TEXT NOT NULL REFERENCES users(record_name),
+            activity TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX activity_invitations_by_expiry ON activity_invitations(expires_at);
+        """),
     ]
 }
