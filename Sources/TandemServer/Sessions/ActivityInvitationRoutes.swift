@@ -19,6 +19,7 @@ enum ActivityInvitationRoutes {
             DatabaseRoute(operation: "activities/invitations/create", method: "POST", databases: [],
                           summary: "Makes an activity invitation (a URL and a join code) for a conversation: {conversationID, activity, lifetime?}",
                           requestSchema: "ActivityInvitationCreateRequest", responseSchema: "ActivityInvitation") { context in
+                let creator = try ConversationRoutes.user(context)
                 let body = try context.jsonBody()
                 let lifetime: Int64?
                 switch body["lifetime"] {
@@ -26,7 +27,7 @@ enum ActivityInvitationRoutes {
                 case .int(let seconds)?: lifetime = seconds
                 default: throw CloudKitError.badRequest("'lifetime' must be a whole number of seconds")
                 }
-                let made = try invitations.create(creator: try ConversationRoutes.user(context),
+                let made = try invitations.create(creator: creator,
                                                   conversationID: try ConversationRoutes.string(body, "conversationID"),
                                                   activity: try SessionActivity.parse(body["activity"]), lifetime: lifetime,
                                                   container: context.container, environment: context.environment)
@@ -43,8 +44,8 @@ enum ActivityInvitationRoutes {
             DatabaseRoute(operation: "activities/invitations/revoke", method: "POST", databases: [],
                           summary: "Revokes an activity invitation the caller made: {invitationID}",
                           requestSchema: "ActivityInvitationRevokeRequest", responseSchema: "Empty") { context in
-                try invitations.revoke(id: try ConversationRoutes.string(try context.jsonBody(), "invitationID"),
-                                       creator: try ConversationRoutes.user(context))
+                let creator = try ConversationRoutes.user(context)
+                try invitations.revoke(id: try ConversationRoutes.string(try context.jsonBody(), "invitationID"), creator: creator)
                 return Responses.json(.object([:]))
             },
         ]
