@@ -15,7 +15,7 @@ internal import TandemCore
 /// let session = try await activities.open(invitation: invitation.url.absoluteString, as: Drawing.self)
 /// try await session.join()
 /// ```
-public struct ActivityInvitation: Sendable, Hashable, Identifiable {
+public struct ActivityInvitation: Sendable, Equatable, Identifiable {
     /// How the creator names it to revoke it (a UUID string; not a secret).
     public var id: String
     /// `{server}/activity/{token}`: whoever holds it can look the invitation up; members of the
@@ -49,7 +49,7 @@ public struct ActivityInvitation: Sendable, Hashable, Identifiable {
     }
 
     /// What the signed-in user may see of an invitation (`GroupActivities.invitationPreview(_:)`).
-    public struct Preview: Sendable, Hashable {
+    public struct Preview: Sendable, Equatable {
         /// True for a member of the conversation, who may `open` it; false for anyone else, who
         /// sees only `activityIdentifier`, `metadata.type` and `metadata.fallbackURL` (R20).
         public var canJoin: Bool
