@@ -5,7 +5,9 @@ import Tandem
 struct DrawTogether: GroupActivity {
     static let activityIdentifier = "com.example.drawtogether"
     var title: String
-    var metadata: GroupActivityMetadata { GroupActivityMetadata(title: title, type: .createTogether) }
+    /// Where people outside the conversation are sent when they open an invitation link.
+    var fallbackURL: URL?
+    var metadata: GroupActivityMetadata { GroupActivityMetadata(title: title, type: .createTogether, fallbackURL: fallbackURL) }
 }
 
 /// One cell painted: sent unreliably while drawing.

@@ -5,7 +5,12 @@ import Tandem
 // DrawTogether: two or more people draw on a shared character grid over a Tandem group session.
 //
 //   DrawTogether --server http://127.0.0.1:8080 --container iCloud.com.example.draw --token TOKEN
-//                (--conversation ID | --with USER_RECORD_NAME[,…]) [--draw "x,y,c;…"] [--linger SECONDS]
+//                (--invitation URL|CODE | --conversation ID [--invite] | --with USER_RECORD_NAME[,…])
+//                [--draw "x,y,c;…"] [--linger SECONDS]
+//
+// --invite makes an activity invitation for the conversation, prints its link and join code and
+// sends it into the conversation (a "Join" message); --invitation starts from such a link or
+// code: it joins the conversation's session, or starts the drawing when none is live.
 //
 // Strokes go out as unreliable messages, then the whole canvas as one reliable message and into
 // the session's state store, so a late joiner starts from the current picture. Without --draw,
@@ -23,11 +28,11 @@ func fail(_ message: String) -> Never {
 }
 
 guard let server = option("server").flatMap(URL.init(string:)), let token = option("token") else {
-    fail("usage: DrawTogether --server URL --container ID --token TOKEN (--conversation ID | --with USER,…) [--draw \"x,y,c;…\"] [--linger SECONDS]")
+    fail("usage: DrawTogether --server URL --container ID --token TOKEN (--invitation URL|CODE | --conversation ID [--invite] | --with USER,…) [--draw \"x,y,c;…\"] [--linger SECONDS]")
 }
 let container = Container(identifier: option("container") ?? "iCloud.com.example.draw", serverURL: server, credentials: .userToken(token))
 let activities = container.groupActivities
-let activity = DrawTogether(title: "Sketchpad")
+let activity = DrawTogether(title: "Sketchpad", fallbackURL: option("fallback").flatMap(URL.init(string:)))
 
 /// The session's canvas, shared by the receiving tasks.
 final class Board: Sendable {
@@ -40,9 +45,20 @@ final class Board: Sendable {
 do {
     // The conversation: given, or picked/created with chosen people (the sharing controller).
     let conversation: String
-    if let id = option("conversation") {
+    var opened: GroupSession<DrawTogether>?
+    if let invitation = option("invitation") {
+        // The link (or its code) from a "Join" message: join the conversation's session, or start one.
+        let session = try await activities.open(invitation: invitation, as: DrawTogether.self)
+        conversation = session.conversationID
+        opened = session
+    } else if let id = option("conversation") {
         conversation = id
         try await activities.setActiveConversation(id)
+        if CommandLine.arguments.contains("--invite") {
+            let invitation = try await activities.makeInvitation(for: activity, in: id)
+            try await container.conversations.send(invitation, in: id)
+            print("invitation \(invitation.url.absoluteString) code \(invitation.code)")
+        }
         _ = try await activity.activate(on: activities)
     } else if let people = option("with") {
         guard case .success(let id) = try await GroupActivitySharingController(activity, client: activities)
@@ -52,10 +68,12 @@ do {
         fail("give --conversation ID or --with USER_RECORD_NAME")
     }
 
-    var found: GroupSession<DrawTogether>?
-    for await session in DrawTogether.sessions(on: activities) where session.conversationID == conversation {
-        found = session
-        break
+    var found = opened
+    if found == nil {
+        for await session in DrawTogether.sessions(on: activities) where session.conversationID == conversation {
+            found = session
+            break
+        }
     }
     guard let session = found else { fail("no session") }
     let strokes = GroupSessionMessenger(session: session, deliveryMode: .unreliable)

@@ -252,7 +252,8 @@ public struct AssetUpload: Sendable, Hashable {
 
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
 public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, SchemaReading, LinkReading, IdentityReading,
-    ConversationReading, HighlightReading, CollaborationReading, AccountReading, AccountDeletionReading, ExternalIdentityReading, ServerKeyReading, ConsoleReading, RecordLogReading, AvatarReading {
+    ConversationReading, HighlightReading, CollaborationReading, AccountReading, AccountDeletionReading, ExternalIdentityReading, ServerKeyReading, ConsoleReading, RecordLogReading, AvatarReading,
+    ActivityInvitationReading {
     func containerExists(_ id: String) throws -> Bool
     func user(recordNameOrEmail: String) throws -> UserAccount?
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant?
@@ -276,7 +277,7 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
 /// Writes, inside one transaction.
 public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, SubscriptionWriting, SchemaWriting, LinkWriting, IdentityWriting,
     ConversationWriting, HighlightWriting, CollaborationWriting, AccountWriting, AccountDeletionWriting, ExternalIdentityWriting, ServerKeyWriting,
-    AvatarWriting, ConsoleWriting {
+    AvatarWriting, ConsoleWriting, ActivityInvitationWriting {
     func createContainer(_ id: String, at time: Int64) throws -> Bool
     /// Adds an account and links share invitations addressed to its email or phone.
     func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount

@@ -614,5 +614,23 @@ public enum PostgresMigrations {
         ALTER TABLE shares ADD COLUMN allowed_permission TEXT COLLATE "C" NOT NULL DEFAULT 'ANY';
         ALTER TABLE shares ADD COLUMN allowed_access TEXT COLLATE "C" NOT NULL DEFAULT 'ANY';
         """),
+        // Activity invitations (issue 23 item 4; decisions R19–R21): a link and a join code per
+        // invitation, stored by their SHA-256.
+        PostgresMigration(version: 19, sql: """
+        CREATE TABLE activity_invitations (
+            token_hash BYTEA PRIMARY KEY,
+            code_hash BYTEA NOT NULL UNIQUE,
+            id TEXT COLLATE "C" NOT NULL UNIQUE,
+            container_id TEXT COLLATE "C" NOT NULL,
+            environment TEXT COLLATE "C" NOT NULL,
+            conversation_id TEXT COLLATE "C" NOT NULL,
+            creator TEXT COLLATE "C" NOT NULL REFERENCES users(record_name),
+            activity TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            revoked_at BIGINT
+        );
+        CREATE INDEX activity_invitations_by_expiry ON activity_invitations(expires_at);
+        """),
     ]
 }

@@ -608,5 +608,23 @@ enum Migrations {
         ALTER TABLE shares ADD COLUMN allowed_permission TEXT NOT NULL DEFAULT 'ANY';
         ALTER TABLE shares ADD COLUMN allowed_access TEXT NOT NULL DEFAULT 'ANY';
         """),
+        // Activity invitations (issue 23 item 4; decisions R19–R21): a link and a join code per
+        // invitation, stored by their SHA-256.
+        SQLiteMigration(version: 19, sql: """
+        CREATE TABLE activity_invitations (
+            token_hash BLOB PRIMARY KEY,
+            code_hash BLOB NOT NULL UNIQUE,
+            id TEXT NOT NULL UNIQUE,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            creator TEXT NOT NULL REFERENCES users(record_name),
+            activity TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX activity_invitations_by_expiry ON activity_invitations(expires_at);
+        """),
     ]
 }

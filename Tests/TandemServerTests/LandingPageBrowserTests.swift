@@ -62,7 +62,7 @@ import TandemTestSupport
         #expect(details.count == 1)
         #expect(details[0]["appIDs"] == ["ABCDE12345.com.example.trips", "VWXYZ67890.com.example.trips.beta"])
         let components = try #require(details[0]["components"]?.arrayValue)
-        #expect(components.map { $0["/"]?.stringValue } == ["/share/*"])
+        #expect(components.map { $0["/"]?.stringValue } == ["/share/*", "/activity/*"])
     }
 
     @Test func hostileTitleIsEscapedEverywhereOnThePage() throws {

@@ -14,7 +14,8 @@ import TandemTestSupport
     @Test func appliesEveryMigrationOnceThenNothing() throws {
         let connection = try freshConnection()
         let all = PostgresMigrations.all.map(\.version)
-        #expect(all == Array(1...all.count))
+        // Strictly increasing from 1; a gap is allowed (parts reserve numbers: 19 lands before 18).
+        #expect(all.first == 1 && zip(all, all.dropFirst()).allSatisfy { $0 < $1 })
         #expect(try PostgresMigrator.migrate(connection) == all)
         #expect(try PostgresMigrator.migrate(connection) == [])
         let recorded = try connection.query("SELECT version FROM schema_migrations ORDER BY version") { Int(try $0.int64(0)) }

@@ -45,6 +45,32 @@ public struct GroupStateObserver: Sendable {
                            conversationID: answer["conversationID"]?.stringValue)
     }
 
+    /// Eligibility as it changes (SharePlay: the `$isEligibleForGroupSession` publisher), so a
+    /// SharePlay button can enable itself live: the current answer first, then each different
+    /// one. Driven by the server (R24): it tells this user's stream connections when a
+    /// declaration changes on any of their devices, a connection with declarations closes, or
+    /// the conversation's membership changes (someone added or removed, the conversation
+    /// growing past the participant limit); the observer then asks again. No polling. After
+    /// the stream drops it asks once more (reopening it); an answer that cannot be had is
+    /// skipped. Ends when the iterating task is cancelled.
+    /// - Parameter conversationID: the conversation asked about; default: the latest declared
+    ///   active on this device, as `eligibility(in:)`.
+    public func eligibilityUpdates(in conversationID: String? = nil) -> AsyncStream<Eligibility> {
+        let hints = client.link.groupStateHints.stream(initial: ())
+        return AsyncStream { continuation in
+            let task = Task {
+                var last: Eligibility?
+                for await _ in hints {
+                    guard let current = try? await eligibility(in: conversationID) else { continue }
+                    if current != last { continuation.yield(current) }
+                    last = current
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// `eligibility().isEligible`, false when the server cannot be asked.
     public var isEligibleForGroupSession: Bool {
         get async { (try? await eligibility().isEligible) ?? false }

@@ -23,6 +23,9 @@ final class SessionLink: Sendable {
 
     let transport: Transport
     let state = Mutex(State())
+    /// The server's word that this user's eligibility may have changed (`groupState.changed`,
+    /// R24), and the stream dropping (the answer must be asked again after a reconnect).
+    let groupStateHints = Observers<Void>()
 
     init(transport: Transport) { self.transport = transport }
 
@@ -216,6 +219,8 @@ final class SessionLink: Sendable {
             } else {
                 reply?.resolve(.success(envelope))
             }
+        case "groupState.changed":
+            groupStateHints.yield(())
         case "session.available":
             if let session = envelope["session"] { available(session) }
         case "session.participants":
@@ -265,6 +270,7 @@ final class SessionLink: Sendable {
         let failure = TandemError(.networkFailure, "the stream closed: \(close)")
         for reply in replies.map(\.reply) + acks { reply.resolve(.failure(failure)) }
         for session in sessions { session.invalidate(.error) }
+        groupStateHints.yield(())
         if close.code != 4401 { reconnectWhileListened() }
     }
 

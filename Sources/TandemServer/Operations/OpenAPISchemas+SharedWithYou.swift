@@ -57,6 +57,18 @@ extension OpenAPISchemas {
             "MembershipPromptResponse": object(["promptID": string, "accept": boolean], required: ["promptID", "accept"]),
             "MembershipPromptResult": object(["prompt": prompt, "participantsUpdates": array(object([
                 "collaborationIdentifier": string, "person": string, "change": enumeration(["add", "remove"]), "rootHash": string]))]),
+            "ActivityInvitationCreateRequest": object(["conversationID": string, "activity": ref("SessionActivity"), "lifetime": integer],
+                                                      required: ["conversationID", "activity"]),
+            "ActivityInvitation": object(["invitationID": string, "url": string, "code": string, "conversationID": string, "creator": string,
+                                          "activity": ref("SessionActivity"), "createdAt": integer, "expiresAt": integer]),
+            "ActivityInvitationReference": object(["invitation": string], required: ["invitation"]),
+            "ActivityInvitationPreview": object(["canJoin": boolean, "invitationID": string, "conversationID": string, "creator": string,
+                                                 "activity": ref("SessionActivity"), "expiresAt": integer]),
+            "ActivityInvitationRevokeRequest": object(["invitationID": string], required: ["invitationID"]),
+            "SessionActivity": object(["identifier": string, "payload": string,
+                                       "metadata": object(["title": string, "subtitle": string, "type": string, "fallbackURL": string,
+                                                           "lifetimePolicy": enumeration(["automatic", "endsWhenInitiatorLeaves"])])],
+                                      required: ["identifier"]),
         ]
     }
 }

@@ -15,6 +15,6 @@ enum DatabaseRoutes {
     static func tandem(_ services: Services) -> [DatabaseRoute] {
         ShareRoutes.tandemRoutes(services) + UserDiscoveryRoutes.tandemRoutes(services) + LinkRoutes.tandemRoutes(services)
             + ConversationRoutes.routes(services) + HighlightRoutes.routes(services) + CollaborationRoutes.routes(services)
-            + IdentityRoutes.tandemRoutes(services)
+            + IdentityRoutes.tandemRoutes(services) + ActivityInvitationRoutes.routes(services)
     }
 }

@@ -38,6 +38,8 @@ struct Services: Sendable {
     let identity: IdentityService
     /// Group sessions (issue 9).
     let sessions: SessionHub
+    /// Activity invitations (issue 23 item 4; R19–R22).
+    let activityInvitations: ActivityInvitations
     /// Accounts, sign-in and web auth tokens (issue 16).
     let accounts: AccountService
     /// Deletes accounts with everything they own (A15).
@@ -93,7 +95,9 @@ struct Services: Sendable {
         presence.startExpiry()
         prompts = MembershipPromptService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
-        sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings, bus: bus.isLocal ? nil : bus)
+        activityInvitations = ActivityInvitations(store: store, membership: conversations, secret: secret)
+        sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings, bus: bus.isLocal ? nil : bus,
+                              invitations: activityInvitations)
         self.secret = secret
         oidc = OIDCProviderDirectory(rule: outbound)
         deletion = AccountDeletion(store: store, hub: hub)

@@ -17,15 +17,16 @@ import TandemHTTP
 /// | `session.setActivity` | `sessionID`, `activity` | `{}` |
 /// | `session.state.set` | `sessionID`, `key`, `value` | `{}` |
 /// | `journal.remove` | `sessionID`, `attachmentID` | `{}` |
+/// | `invitation.open` | `invitation` (URL, token or join code) | `{conversationID, started, session}` (R20) |
 ///
 /// Server events: `session.available`, `session.participants`, `session.activity`,
 /// `session.state`, `session.invalidated` (`reason`), `journal.attachments`, `session.sent`,
-/// `session.sendFailed`.
+/// `session.sendFailed`, `groupState.changed` (R24).
 extension SessionHub {
     /// Whether `type` is a session envelope.
     static func handles(_ type: String) -> Bool {
         type.hasPrefix("session.") || type.hasPrefix("activity.") || type.hasPrefix("conversation.") || type.hasPrefix("journal.")
-            || type == "groupState"
+            || type.hasPrefix("invitation.") || type == "groupState"
     }
 
     /// Runs one envelope and sends its reply.
@@ -74,11 +75,7 @@ extension SessionHub {
         }
         switch type {
         case "conversation.activate", "conversation.deactivate":
-            let id = try conversation()
-            registry.withLock { registry in
-                registry.clients[connection.id]?.declared.removeAll { $0 == id }
-                if type == "conversation.activate" { registry.clients[connection.id]?.declared.append(id) }
-            }
+            declare(connection, try conversation(), active: type == "conversation.activate")
             return .object([:])
         case "groupState":
             let client = try client(connection)
@@ -101,10 +98,7 @@ extension SessionHub {
             }
             let conversationID = try membership.conversation(for: Set(people), creator: client.user, container: client.container,
                                                              environment: client.environment)
-            registry.withLock { registry in
-                registry.clients[connection.id]?.declared.removeAll { $0 == conversationID }
-                registry.clients[connection.id]?.declared.append(conversationID)
-            }
+            declare(connection, conversationID, active: true)
             if bus != nil, !(connection is RemotePeer),
                let owner = remoteOwner(ofSession: nil, conversation: conversationID, client: client) {
                 // The conversation's session lives on another node: it stages there, finding the same conversation (N37).
@@ -114,6 +108,11 @@ extension SessionHub {
             let session = try activate(connection, conversationID: conversationID, activity: activity,
                                        replace: body["replace"]?.boolValue ?? false)
             return .object(["conversationID": .string(conversationID), "session": session])
+        case "invitation.open":
+            guard let reference = body["invitation"]?.stringValue, !reference.isEmpty else {
+                throw CloudKitError.badRequest("'invitation' must be an invitation's URL, token or join code")
+            }
+            return try open(connection, invitation: reference)
         case "session.join":
             try join(connection, sessionID: try sessionID(), replyID: replyID)
             return nil

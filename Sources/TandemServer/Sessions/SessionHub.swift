@@ -54,12 +54,16 @@ final class SessionHub: Sendable {
     let settings: Settings
     /// The bus to other nodes; nil for a hub on its own (tests).
     let bus: EventBus?
+    /// Activity invitations (`invitation.open`, R20); nil for a hub without a store (tests).
+    let invitations: ActivityInvitations?
 
-    init(membership: any SessionMembership, journal: AssetFiles, settings: Settings, bus: EventBus? = nil) {
+    init(membership: any SessionMembership, journal: AssetFiles, settings: Settings, bus: EventBus? = nil,
+         invitations: ActivityInvitations? = nil) {
         self.membership = membership
         self.journal = journal
         self.settings = settings
         self.bus = bus
+        self.invitations = invitations
         membership.observeMembership { [weak self] change in
             self?.membershipChanged(change)
             self?.remoteMembershipChanged(change)
@@ -92,6 +96,7 @@ final class SessionHub: Sendable {
     /// A stream connection closed: its participants leave their sessions.
     func disconnected(_ connection: any SessionPeer) {
         guard let client = registry.withLock({ $0.clients.removeValue(forKey: connection.id) }) else { return }
+        if !client.declared.isEmpty { groupStateChanged(for: [client.user], container: client.container, environment: client.environment) }
         for (sessionID, participantID) in client.joined {
             guard let session = registry.withLock({ $0.sessions[sessionID] }) else { continue }
             drop(session) { $0.id == participantID }
@@ -354,6 +359,7 @@ final class SessionHub: Sendable {
     /// Members removed from a conversation are dropped from its live sessions at once
     /// (`conversationEnded` for them, decisions G10); added ones hear of the sessions.
     func membershipChanged(_ change: MembershipChange) {
+        membershipChangedGroupState(change)
         let sessions = registry.withLock { registry in
             registry.sessions.values.filter {
                 $0.conversationID == change.conversationID && $0.container == change.container && $0.environment == change.environment

@@ -4,7 +4,7 @@ import TandemHTTP
 import TandemStore
 
 /// Pages for browsers under `/share/`: the share page and its forms (`SharePage`), its
-/// thumbnail and assets, and the server's own `/.well-known/apple-app-site-association` so apps
+/// thumbnail and assets; activity invitations under `/activity/` (`ActivityInvitationPage`); and the server's own `/.well-known/apple-app-site-association` so apps
 /// can open share URLs as universal links.
 struct WebPages: Sendable {
     let services: Services
@@ -15,6 +15,10 @@ struct WebPages: Sendable {
         let method = context.request.head.method
         if path == "/.well-known/apple-app-site-association" {
             return Responses.json(associationFile())
+        }
+        if path.hasPrefix(ActivityInvitations.pagePrefix) {
+            guard method == "GET" || method == "HEAD" else { throw MethodNotAllowed(allowed: "GET") }
+            return try ActivityInvitationPage(services: services).respond(context, token: String(path.dropFirst(ActivityInvitations.pagePrefix.count)))
         }
         guard path.hasPrefix(SharePage.prefix) else { return nil }
         let rest = path.dropFirst(SharePage.prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -35,7 +39,8 @@ struct WebPages: Sendable {
 
     /// `applinks` for `/share/*` with the app IDs the server was configured with.
     func associationFile() -> JSONValue {
-        let components: JSONValue = [["/": "/share/*", "comment": "Tandem share links"]]
+        let components: JSONValue = [["/": "/share/*", "comment": "Tandem share links"],
+                                     ["/": "/activity/*", "comment": "Tandem activity invitations (R22)"]]
         return ["applinks": ["details": [["appIDs": .array(services.appIDs.map(JSONValue.string)), "components": components]]]]
     }
 

@@ -41,6 +41,11 @@ struct AuthorizationMatrixTests {
         /// GET /share/{shortGUID}/thumbnail with the caller's page cookie, after the owner gave the
         /// share a thumbnail (R5): whoever the page shows the title to.
         case pageThumbnail
+        /// activities/invitations/{create,lookup,revoke} (R19–R21) for a group conversation of the
+        /// owner and the administrator: only members make one; a lookup shows members everything
+        /// ("member") and anyone else the fallback only ("fallback"); only the creator (the
+        /// owner) revokes, everyone else hears NOT_FOUND.
+        case invitationCreate, invitationLookup, invitationRevoke
         var description: String { rawValue }
     }
 
@@ -85,6 +90,9 @@ struct AuthorizationMatrixTests {
         .pageNoCSRF:             ["HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "HTTP 403", "signin"],
         .collaborateSend:        ["ok", "ok", denied, denied, denied, denied, denied, denied, auth],
         .pageThumbnail:          ["ok", "ok", "ok", "ok", "ok", "ok", "HTTP 404", "HTTP 404", "HTTP 404"],
+        .invitationCreate:       ["ok", "ok", hidden, hidden, hidden, hidden, hidden, hidden, auth],
+        .invitationLookup:       ["member", "member", "fallback", "fallback", "fallback", "fallback", "fallback", "fallback", auth],
+        .invitationRevoke:       ["ok", hidden, hidden, hidden, hidden, hidden, hidden, hidden, auth],
     ]
 
     /// The people, made once: the same accounts take each role in every fresh world.
@@ -282,6 +290,8 @@ struct AuthorizationMatrixTests {
             result = try Self.sharePageOutcome(endpoint, server: server, note: note, caller: caller, cast: cast)
         case .collaborateSend:
             result = try Self.collaborateOutcome(server: server, note: note, caller: caller, cast: cast)
+        case .invitationCreate, .invitationLookup, .invitationRevoke:
+            result = try Self.invitationOutcome(endpoint, server: server, caller: caller, cast: cast)
         case .pageThumbnail:
             let share = try server.shareRecord(note, as: cast.owner)
             let thumbnail = Body.field(.string(Data([0x89, 0x50, 0x4E, 0x47, 1, 2, 3]).base64EncodedString()), "BYTES")
@@ -312,6 +322,35 @@ struct AuthorizationMatrixTests {
         } ?? false
         if sent == "ok" { return invited ? "ok" : "not invited: \(share)" }
         return invited ? "invited despite \(sent)" : sent
+    }
+
+    /// An activity invitation's operation as `caller`, in a fresh group conversation of the owner
+    /// and the administrator; for lookup and revoke, of an invitation the owner made there.
+    static func invitationOutcome(_ endpoint: Endpoint, server: TestServer, caller: Person?, cast: Cast) throws -> String {
+        let chat = try server.tandem("conversations/create", ["members": [.string(cast.administrator.recordName)], "group": true], as: cast.owner)
+        guard let id = chat.json["conversationID"]?.stringValue else { throw TestFailure("create: \(chat.text)") }
+        let activity: JSONValue = ["identifier": "com.example.sketch", "payload": "{}",
+                                   "metadata": ["title": "Secret sketch", "fallbackURL": "https://example.com/sketch"]]
+        if endpoint == .invitationCreate {
+            return outcome(try server.tandem("activities/invitations/create", ["conversationID": .string(id), "activity": activity], as: caller))
+        }
+        let made = try server.tandem("activities/invitations/create", ["conversationID": .string(id), "activity": activity], as: cast.owner)
+        guard let url = made.json["url"]?.stringValue, let invitationID = made.json["invitationID"]?.stringValue else {
+            throw TestFailure("invitation: \(made.text)")
+        }
+        if endpoint == .invitationRevoke {
+            return outcome(try server.tandem("activities/invitations/revoke", ["invitationID": .string(invitationID)], as: caller))
+        }
+        let seen = try server.tandem("activities/invitations/lookup", ["invitation": .string(url)], as: caller)
+        guard outcome(seen) == "ok" else { return outcome(seen) }
+        let metadata = seen.json["activity"]?["metadata"]
+        let canJoin = seen.json["canJoin"]?.boolValue
+        if canJoin == true, metadata?["title"]?.stringValue == "Secret sketch", seen.json["conversationID"]?.stringValue == id { return "member" }
+        if canJoin == false, metadata?["title"] == nil, seen.json["conversationID"] == nil, seen.json["creator"] == nil,
+           metadata?["fallbackURL"]?.stringValue == "https://example.com/sketch" {
+            return "fallback"
+        }
+        return "unexpected: \(seen.text)"
     }
 
     /// The share page as `caller` (their token in the page's session cookie; signed out without one).

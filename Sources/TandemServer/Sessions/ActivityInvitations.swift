@@ -1,0 +1,145 @@
+import Foundation
+import TandemCore
+import TandemCrypto
+import TandemStore
+
+/// Activity invitations (issue 23 item 4; SharePlay's `ShareLink` with a `GroupActivity`,
+/// `GroupActivityTransferRepresentation`; decisions R19–R22): a link `/activity/{token}` and a
+/// short join code that bring a member of a conversation into its group session, or start the
+/// invitation's activity there when none is live. Only members of the conversation may use one;
+/// everyone else is shown the activity's `fallbackURL` (R20).
+struct ActivityInvitations: Sendable {
+    /// Seconds an invitation lives when the creator does not say (R21).
+    static let defaultLifetime: Int64 = 86_400
+    /// The longest lifetime a creator may ask for, in seconds (R21).
+    static let longestLifetime: Int64 = 30 * 86_400
+    /// Join codes: 8 characters of this alphabet (40 random bits), shown as `ABCD-EFGH`.
+    private static let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
+    static let tokenPrefix = "act_"
+    static let pagePrefix = "/activity/"
+
+    let store: any Store
+    let membership: any SessionMembership
+    /// The server's `secret.key`: join codes are derived from tokens with it (R19).
+    let secret: [UInt8]
+
+    /// A new invitation with the two secrets the creator is shown once.
+    struct Made: Sendable {
+        var invitation: StoredActivityInvitation
+        var token: String
+        var code: String
+    }
+
+    /// Makes an invitation to `activity` in `conversationID` for `lifetime` seconds.
+    /// - Throws: `NOT_FOUND` when the creator is not a member of the conversation (W1: a stranger
+    ///   learns nothing about it), `BAD_REQUEST` for a lifetime outside 1…30 days' seconds.
+    func create(creator: String, conversationID: String, activity: SessionActivity, lifetime: Int64?, container: String,
+                environment: Environment) throws -> Made {
+        let seconds = lifetime ?? Self.defaultLifetime
+        guard seconds >= 1, seconds <= Self.longestLifetime else {
+            throw CloudKitError.badRequest("'lifetime' is seconds from 1 to \(Self.longestLifetime) (30 days)")
+        }
+        guard try membership.members(of: conversationID, container: container, environment: environment)?.contains(creator) == true else {
+            throw CloudKitError(.notFound, "no conversation '\(conversationID)'")
+        }
+        let now = Clock.milliseconds()
+        let token = Tokens.random(prefix: Self.tokenPrefix)
+        let code = code(for: token)
+        let invitation = StoredActivityInvitation(id: UUID().uuidString, container: container, environment: environment,
+                                                  conversationID: conversationID, creator: creator, activity: JSONWriter.string(activity.json),
+                                                  createdAt: now, expiresAt: now + seconds * 1000, revokedAt: nil)
+        try store.write { try $0.addActivityInvitation(invitation, tokenHash: Tokens.hash(token), codeHash: Tokens.hash(code)) }
+        return Made(invitation: invitation, token: token, code: code)
+    }
+
+    /// The invitation `reference` names (its URL, token or join code) in this container
+    /// environment, with its activity, while it can be used.
+    /// - Throws: `NOT_FOUND`: "no such invitation" (also another container's), or that it
+    ///   expired or was revoked (its holder already knows it existed).
+    func usable(_ reference: String, container: String, environment: Environment) throws -> (StoredActivityInvitation, SessionActivity) {
+        guard let key = Self.key(reference),
+              let invitation = try store.read({ try $0.activityInvitation(hash: Tokens.hash(key)) }),
+              invitation.container == container, invitation.environment == environment else {
+            throw CloudKitError(.notFound, "no such activity invitation")
+        }
+        if invitation.revokedAt != nil { throw CloudKitError(.notFound, "the activity invitation was revoked by its creator") }
+        if invitation.expiresAt <= Clock.milliseconds() { throw CloudKitError(.notFound, "the activity invitation expired") }
+        return (invitation, try SessionActivity.parse(try JSONParser.parse(invitation.activity)))
+    }
+
+    /// Whether `user` may use `invitation`: a member of its conversation now (R20).
+    func admits(_ user: String, _ invitation: StoredActivityInvitation) throws -> Bool {
+        try membership.members(of: invitation.conversationID, container: invitation.container, environment: invitation.environment)?
+            .contains(user) == true
+    }
+
+    /// Revokes the creator's invitation `id`.
+    /// - Throws: `NOT_FOUND` for anyone else's, an unknown or an already revoked one (the same
+    ///   answer, so an ID tells a stranger nothing).
+    func revoke(id: String, creator: String) throws {
+        guard try store.write({ try $0.revokeActivityInvitation(id: id, creator: creator, at: Clock.milliseconds()) }) else {
+            throw CloudKitError(.notFound, "no activity invitation '\(id)' of yours to revoke")
+        }
+    }
+
+    /// What `viewer` is shown of an invitation (R20): members everything but the secrets;
+    /// anyone else the activity's identifier, type and `fallbackURL` only (SharePlay shows the
+    /// fallback to people who cannot take part), with `canJoin` false.
+    static func preview(_ invitation: StoredActivityInvitation, _ activity: SessionActivity, member: Bool) -> JSONValue {
+        var shown: JSONObject = ["canJoin": .bool(member), "expiresAt": .int(invitation.expiresAt)]
+        if member {
+            shown["invitationID"] = .string(invitation.id)
+            shown["conversationID"] = .string(invitation.conversationID)
+            shown["creator"] = .string(invitation.creator)
+            shown["activity"] = activity.json
+        } else {
+            var metadata: JSONObject = ["type": activity.metadata["type"] ?? "generic"]
+            if let fallback = activity.metadata["fallbackURL"] { metadata["fallbackURL"] = fallback }
+            shown["activity"] = .object(["identifier": .string(activity.identifier), "metadata": .object(metadata)])
+        }
+        return .object(shown)
+    }
+
+    /// The creator's view of a new invitation, with its URL and code.
+    static func json(_ made: Made, baseURL: String) -> JSONValue {
+        .object(["invitationID": .string(made.invitation.id), "url": .string(baseURL + pagePrefix + made.token),
+                 "code": .string(displayCode(made.code)), "conversationID": .string(made.invitation.conversationID),
+                 "creator": .string(made.invitation.creator), "activity": (try? JSONParser.parse(made.invitation.activity)) ?? .null,
+                 "createdAt": .int(made.invitation.createdAt), "expiresAt": .int(made.invitation.expiresAt)])
+    }
+
+    // MARK: Tokens and codes
+
+    /// The join code of `token`: 40 bits of `HMAC-SHA-256(secret, "tandem activity code v1 " + token)`
+    /// as 8 base32 characters. Derived, not stored, so the invitation page (which has the
+    /// token) can show it while the store keeps only hashes of both.
+    func code(for token: String) -> String {
+        let bytes = Digest.hmacSHA256(key: secret, message: Array(("tandem activity code v1 " + token).utf8)).prefix(5)
+        var value = 0
+        for byte in bytes { value = value << 8 | Int(byte) }
+        return String(decoding: (0..<8).map { Self.alphabet[(value >> (35 - 5 * $0)) & 31] }, as: UTF8.self)
+    }
+
+    /// `abcdefgh` → `ABCD-EFGH`.
+    static func displayCode(_ code: String) -> String { (code.prefix(4) + "-" + code.dropFirst(4)).uppercased() }
+
+    /// What is hashed to find an invitation: the token of a URL (`…/activity/{token}`) or of
+    /// itself, else a join code read as Crockford base32 (case, spaces and dashes ignored; `i`
+    /// and `l` read as `1`, `o` as `0`). nil for anything that can be neither.
+    static func key(_ reference: String) -> String? {
+        var text = reference.trimmingCharacters(in: .whitespaces)
+        if let range = text.range(of: pagePrefix) {
+            text = String(text[range.upperBound...].prefix { $0 != "?" && $0 != "#" && $0 != "/" })
+        }
+        if text.hasPrefix(tokenPrefix) { return text.utf8.count <= 64 ? text : nil }
+        let code = String(text.lowercased().compactMap { character -> Character? in
+            switch character {
+            case "-", " ": nil
+            case "i", "l": "1"
+            case "o": "0"
+            default: character
+            }
+        })
+        return code.utf8.count == 8 && code.utf8.allSatisfy({ alphabet.contains($0) }) ? code : nil
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tandem
+import TandemTestSupport
+import Testing
+
+/// Activity invitations through the SDK against a real `tandem serve` (issue 23 item 4;
+/// decisions R19–R22): made by a member, opened by URL or join code (starting the session when
+/// none is live, joining it otherwise), sent as a "Join" message, expiring, revoked by their
+/// creator, and shown to anyone else only as the activity's fallback URL.
+@Suite struct ActivityInvitationTests {
+    let server = SessionServer.shared
+
+    /// The error `body` throws, or a failure when it throws none.
+    func failure(_ body: () async throws -> Void) async throws -> TandemError {
+        do { try await body() } catch let error as TandemError { return error }
+        throw TestFailure("expected an error")
+    }
+
+    @Test func openingStartsTheSessionWhenNoneIsLiveThenJoinsIt() async throws {
+        let conversation = try await server.conversation(0, with: [1, 2])
+        let clients = [server.container(0), server.container(1), server.container(2)]
+        let invitation = try await clients[0].groupActivities.makeInvitation(for: Sketch(canvas: "invited"), in: conversation)
+        #expect(invitation.url.path.hasPrefix("/activity/act_"))
+        #expect(invitation.code.count == 9 && invitation.code.dropFirst(4).first == "-")
+        #expect(invitation.conversationID == conversation && invitation.metadata.title == "Sketch invited")
+        #expect(abs(invitation.expirationDate.timeIntervalSince(invitation.creationDate) - 86_400) < 0.01)
+
+        // Nobody runs anything: the first to open by URL starts the activity (and initiated it).
+        let first = try await clients[1].groupActivities.open(invitation: invitation.url.absoluteString, as: Sketch.self)
+        #expect(first.conversationID == conversation && first.isLocallyInitiated)
+        #expect(try first.activity() == Sketch(canvas: "invited"))
+        try await first.join()
+        // The next opens by code, typed in lower case without the dash: the same session.
+        let code = invitation.code.replacingOccurrences(of: "-", with: "").lowercased()
+        let second = try await clients[2].groupActivities.open(invitation: code, as: Sketch.self)
+        #expect(second.id == first.id && !second.isLocallyInitiated)
+        try await second.join()
+        try await withTimeout(10) {
+            for await participants in first.activeParticipantsUpdates() where participants.count == 2 { return }
+        }
+        // The opener's device now has the conversation active: eligible there.
+        #expect(try await GroupStateObserver(clients[2].groupActivities).eligibility() == .init(isEligible: true, reason: nil,
+                                                                                                 conversationID: conversation))
+        // An invitation to another activity joins the live session all the same; asked as
+        // Sketch it is refused as a conflict, the session is not replaced.
+        let other = try await clients[0].groupActivities.makeInvitation(for: Doodle(), in: conversation)
+        let conflict = try await failure { _ = try await clients[0].groupActivities.open(invitation: other.url.absoluteString, as: Doodle.self) }
+        #expect(conflict.code == .activityConflict)
+        #expect(first.state == .joined)
+    }
+
+    @Test func aJoinMessageCarriesTheInvitation() async throws {
+        let conversation = try await server.conversation(0, with: [1])
+        let ada = server.container(0), bob = server.container(1)
+        try await ada.conversations.send("hello https://example.com/items/1", in: conversation)
+        let invitation = try await ada.groupActivities.makeInvitation(for: Sketch(canvas: "message"), in: conversation)
+        let sent = try await ada.conversations.send(invitation, in: conversation)
+        #expect(sent.text == "Join Sketch message")
+        let page = try await bob.conversations.messages(in: conversation)
+        let join = try #require(page.events.last(where: { $0.activityInvitation != nil })?.activityInvitation)
+        #expect(join.url == invitation.url && join.title == "Sketch message")
+        #expect(page.events.first { $0.text?.hasPrefix("hello") == true }.map { $0.activityInvitation == nil } == true,
+                "a message without an invitation link has none")
+        let session = try await bob.groupActivities.open(invitation: join.url.absoluteString, as: Sketch.self)
+        #expect(session.conversationID == conversation)
+    }
+
+    @Test func expiredAndRevokedInvitationsDoNothing() async throws {
+        let conversation = try await server.conversation(0, with: [1])
+        let ada = server.container(0).groupActivities, bob = server.container(1).groupActivities
+        let brief = try await ada.makeInvitation(for: Sketch(canvas: "brief"), in: conversation, lifetime: 1)
+        try await Task.sleep(nanoseconds: 1_300_000_000)
+        let expired = try await failure { _ = try await bob.open(invitation: brief.url.absoluteString, as: Sketch.self) }
+        #expect(expired.code == .unknownItem && expired.message.contains("expired"))
+
+        let revocable = try await ada.makeInvitation(for: Sketch(canvas: "revocable"), in: conversation)
+        #expect(try await bob.invitationPreview(revocable.code).canJoin)
+        let notBobs = try await failure { try await bob.revokeInvitation(revocable) }
+        #expect(notBobs.code == .unknownItem, "only the creator revokes")
+        try await ada.revokeInvitation(revocable)
+        let revoked = try await failure { _ = try await bob.open(invitation: revocable.code, as: Sketch.self) }
+        #expect(revoked.code == .unknownItem && revoked.message.contains("revoked"))
+        let preview = try await failure { _ = try await bob.invitationPreview(revocable.url.absoluteString) }
+        #expect(preview.code == .unknownItem)
+        let again = try await failure { try await ada.revokeInvitation(revocable) }
+        #expect(again.code == .unknownItem)
+        let tooLong = try await failure { _ = try await ada.makeInvitation(for: Sketch(canvas: "x"), in: conversation, lifetime: 31 * 86_400) }
+        #expect(tooLong.code == .invalidArguments)
+    }
+
+    @Test func aStrangerSeesOnlyTheFallbackURL() async throws {
+        let conversation = try await server.conversation(0, with: [1])
+        let ada = server.container(0).groupActivities, stranger = server.container(3).groupActivities
+        let invitation = try await ada.makeInvitation(for: Sketch(canvas: "private"), in: conversation)
+        let preview = try await stranger.invitationPreview(invitation.url.absoluteString)
+        #expect(!preview.canJoin && preview.conversationID == nil && preview.invitationID == nil)
+        #expect(preview.metadata.fallbackURL == URL(string: "https://example.com/sketch"))
+        #expect(preview.metadata.title == nil && preview.metadata.type == .createTogether)
+        let refused = try await failure { _ = try await stranger.open(invitation: invitation.code, as: Sketch.self) }
+        #expect(refused.code == .permissionFailure)
+        let notTheirs = try await failure { _ = try await stranger.makeInvitation(for: Sketch(canvas: "x"), in: conversation) }
+        #expect(notTheirs.code == .unknownItem, "only members make invitations; the conversation stays hidden")
+
+        // Signed out, the link's page shows the code, the link and the fallback; never the title.
+        let (data, response) = try await URLSession.shared.data(for: URLRequest(url: invitation.url))
+        let html = String(decoding: data, as: UTF8.self)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.statusCode == 200)
+        #expect(http.value(forHTTPHeaderField: "Content-Security-Policy")?.contains("default-src 'none'") == true)
+        #expect(html.contains(invitation.code) && html.contains("href=\"https://example.com/sketch\""))
+        #expect(!html.contains("Sketch private") && !html.contains(conversation))
+        try await ada.revokeInvitation(invitation)
+        let (_, gone) = try await URLSession.shared.data(for: URLRequest(url: invitation.url))
+        #expect((gone as? HTTPURLResponse)?.statusCode == 404)
+    }
+}
+
+/// A second activity, for the conflict case.
+struct Doodle: GroupActivity, Equatable {
+    static let activityIdentifier = "com.example.doodle"
+    var metadata: GroupActivityMetadata { GroupActivityMetadata(title: "Doodle") }
+}
