@@ -7,8 +7,10 @@ import Tandem
 /// `NSPersistentCloudKitContainer.share(_:to:)` moves the objects and their related objects.
 @Suite("LocalStore: related records follow a share")
 struct LocalStoreRelatedRecordsTests {
-    /// Notes named `<tag>-<letter>` in the default zone, saved on the device (not sent).
-    private func notes(_ tag: String, _ letters: String..., build: (inout [String: Record]) -> Void = { _ in }) -> [String: Record] {
+    /// Notes named `<tag>-<letter>` in the default zone, related by `build`, saved on `store` and
+    /// sent unless `send` is false.
+    private func notes(on store: LocalStore, _ tag: String, _ letters: [String], send: Bool = true,
+                       build: (inout [String: Record]) -> Void) async throws -> [String: Record] {
         var made: [String: Record] = [:]
         for letter in letters {
             var note = Record(recordType: "Note", recordID: Record.ID(recordName: "\(tag)-\(letter)"))
@@ -16,6 +18,8 @@ struct LocalStoreRelatedRecordsTests {
             made[letter] = note
         }
         build(&made)
+        try store.save(Array(made.values))
+        if send { try await store.sync() }
         return made
     }
 
@@ -31,13 +35,11 @@ struct LocalStoreRelatedRecordsTests {
         let ada = try makeStore(server.ada, automaticallySync: false)
         let tag = unique("chain")
         // A → B (reference field), B → C (reference list), D's parent is A (D relates to A), E apart.
-        let n = notes(tag, "a", "b", "c", "d", "e") { n in
+        let n = try await notes(on: ada, tag, ["a", "b", "c", "d", "e"]) { n in
             n["a"]!["next"] = Reference(recordID: n["b"]!.recordID)
             n["b"]!["links"] = [Reference(recordID: n["c"]!.recordID)]
             n["d"]!.setParent(n["a"]!.recordID)
         }
-        try ada.save(Array(n.values))
-        try await ada.sync()
         // An edit of C this device has not sent yet.
         try await edit(ada, n["c"]!.recordID, sync: false) { $0["text"] = "edited offline" }
 
@@ -69,13 +71,11 @@ struct LocalStoreRelatedRecordsTests {
         let server = TestServer.shared
         let ada = try makeStore(server.ada, automaticallySync: false)
         let tag = unique("depth")
-        let n = notes(tag, "a", "b", "c", "x", "y") { n in
+        let n = try await notes(on: ada, tag, ["a", "b", "c", "x", "y"]) { n in
             n["a"]!["next"] = Reference(recordID: n["b"]!.recordID)
             n["b"]!["next"] = Reference(recordID: n["c"]!.recordID)
             n["x"]!["next"] = Reference(recordID: n["y"]!.recordID)
         }
-        try ada.save(Array(n.values))
-        try await ada.sync()
 
         let (records, share) = try await ada.share([n["a"]!.recordID], to: nil, depth: 1)
         let zoneID = share.recordID.zoneID
@@ -98,12 +98,11 @@ struct LocalStoreRelatedRecordsTests {
         let server = TestServer.shared
         let ada = try makeStore(server.ada, automaticallySync: false)
         let tag = unique("cycle")
-        // A → B → A, and A references itself.
-        let n = notes(tag, "a", "b") { n in
+        // A → B → A, and A references itself; never sent, so created in the share's zone only.
+        let n = try await notes(on: ada, tag, ["a", "b"], send: false) { n in
             n["a"]!["links"] = [Reference(recordID: n["a"]!.recordID), Reference(recordID: n["b"]!.recordID)]
             n["b"]!["next"] = Reference(recordID: n["a"]!.recordID)
         }
-        try ada.save(Array(n.values))   // never sent: created in the share's zone only
 
         let (records, share) = try await ada.share([n["a"]!.recordID, n["b"]!.recordID], to: nil)
         let zoneID = share.recordID.zoneID
@@ -123,12 +122,10 @@ struct LocalStoreRelatedRecordsTests {
         try ada.save([first])
         let (_, share) = try await ada.share([first.recordID], to: nil)
         let zoneID = share.recordID.zoneID
-        let n = notes(tag, "a", "b", "c") { n in
+        let n = try await notes(on: ada, tag, ["a", "b", "c"]) { n in
             n["a"]!["next"] = Reference(recordID: n["b"]!.recordID)
             n["b"]!["next"] = Reference(recordID: n["c"]!.recordID)
         }
-        try ada.save(Array(n.values))
-        try await ada.sync()
         try await edit(ada, n["b"]!.recordID, sync: false) { $0["text"] = "edited before sharing" }
         // Another device put a record named as C into the share's zone; this one has not fetched it.
         var other = Record(recordType: "Note", recordID: moved(n["c"]!.recordID, into: zoneID))
@@ -153,6 +150,7 @@ struct LocalStoreRelatedRecordsTests {
         let y = Record(recordType: "Note", recordID: Record.ID(recordName: "\(tag)-y"))
         x["must"] = Reference(recordID: y.recordID, action: .validate)
         try ada.save([y])
+        try await ada.sync()
         try ada.save([x])
         try await ada.sync()
         await #expect(throws: TandemError.self) { try await ada.share([x.recordID], to: nil, depth: 0) }
@@ -169,8 +167,7 @@ struct LocalStoreRelatedRecordsTests {
         let ada = try makeStore(server.ada, automaticallySync: false)
         let tag = unique("refuse")
         // Q, which would stay, holds a DELETE_SELF reference to P: deleting P's original would delete Q.
-        let n = notes(tag, "p", "q") { n in n["q"]!["owner"] = Reference(recordID: n["p"]!.recordID, action: .deleteSelf) }
-        try ada.save(Array(n.values))
+        let n = try await notes(on: ada, tag, ["p", "q"], send: false) { n in n["q"]!["owner"] = Reference(recordID: n["p"]!.recordID, action: .deleteSelf) }
         await #expect(throws: TandemError.self) { try await ada.share([n["p"]!.recordID], to: nil, depth: 0) }
         #expect(try ada.record(for: n["p"]!.recordID) != nil)
         // With every related record it is fine: Q follows.
@@ -194,11 +191,10 @@ struct LocalStoreRelatedRecordsTests {
         let ada = try makeStore(server.ada)
         let bob = try makeStore(server.bob)
         let tag = unique("seen")
-        let n = notes(tag, "a", "b", "c") { n in
+        let n = try await notes(on: ada, tag, ["a", "b", "c"], send: false) { n in
             n["a"]!["next"] = Reference(recordID: n["b"]!.recordID)
             n["c"]!.setParent(n["b"]!.recordID)
         }
-        try ada.save(Array(n.values))
         let (_, share) = try await ada.share([n["a"]!.recordID], to: nil)
         var invited = share
         invited.addParticipant(Share.Participant(lookupInfo: .init(emailAddress: "bob@example.com"), permission: .readWrite))
