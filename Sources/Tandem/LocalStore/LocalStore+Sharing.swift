@@ -31,8 +31,8 @@ extension LocalStore {
     /// Needs the network (the server makes the share's URL). Reads every record of the zones
     /// involved once (to find the records that reference the moving ones).
     /// - Parameter depth: levels of relations followed (0 or more; nil: all).
-    /// - Returns: the records as saved in the share's zone (listed first, then by level), and the
-    ///   saved share (with `url`).
+    /// - Returns: the records as saved in the share's zone (listed first, then by level, a parent
+    ///   before its children), and the saved share (with `url`).
     /// - Throws (nothing moved, locally or on the server, R36):
     ///   `invalidArguments` for shared-database records, share records, a share that is not a
     ///   zone-wide share of the user's, a negative depth, a reference naming another zone, or

@@ -9,7 +9,8 @@ internal import TandemSQLite
 /// and its inverse do: a note's notebook follows the note, and the notebook's other notes follow
 /// the notebook. Each step away from a listed record is one level of `depth`.
 struct RelatedRecords {
-    /// The rows to move, listed records first, then by level; local edits applied.
+    /// The rows to move, listed records first, then by level, a parent before its children;
+    /// local edits applied.
     private(set) var rows: [LocalMirror.Row] = []
     /// The names of the records that move (their names stay in the share's zone).
     private(set) var names: Set<String> = []
@@ -88,6 +89,7 @@ struct RelatedRecords {
                 }
             }
         }
+        rows = Self.parentsFirst(rows)
         if rows.count >= Limits.operationsPerRequest {
             throw TandemError(.limitExceeded, "sharing would move \(rows.count) records; one share moves at most \(Limits.operationsPerRequest - 1) "
                 + "(one atomic request with the share): pass a smaller depth")
@@ -115,6 +117,21 @@ struct RelatedRecords {
             throw TandemError(.invalidArguments, "two records named '\(id.recordName)' would meet in the share's zone: record names are unique in a zone")
         }
         rows.append(row)
+    }
+
+    /// `rows` in the same order except that a moving parent comes before its children: the
+    /// server checks that a parent exists when a record naming it is saved, in request order.
+    private static func parentsFirst(_ rows: [LocalMirror.Row]) -> [LocalMirror.Row] {
+        let byName = Dictionary(rows.map { ($0.record.recordID.recordName, $0) }, uniquingKeysWith: { first, _ in first })
+        var ordered: [LocalMirror.Row] = []
+        var placed = Set<String>()
+        func place(_ row: LocalMirror.Row) {
+            guard placed.insert(row.record.recordID.recordName).inserted else { return }
+            if let parent = row.record.parent.flatMap({ byName[$0.recordID.recordName] }) { place(parent) }
+            ordered.append(row)
+        }
+        for row in rows { place(row) }
+        return ordered
     }
 
     /// The records `record` references in its fields and as its parent: names, the zone a
