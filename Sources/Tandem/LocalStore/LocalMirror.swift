@@ -98,13 +98,23 @@ final class LocalMirror: Sendable {
     static let deleteRow = "DELETE FROM record WHERE scope = ? AND zone_name = ? AND owner_name = ? AND record_name = ?"
 
     static func row(_ db: SQLiteConnection, _ id: Record.ID) throws -> Row? {
-        try db.queryOne(selectRow, key(id)) { s in
-            let edit = s.int64(3)
-            return Row(record: try LocalRecordCoding.decode(s.text(0), scope: scope(of: id)),
-                       pending: s.isNull(1) ? nil : LocalRecordCoding.pendingKeys(s.text(1), edit: edit),
-                       parentEdit: s.int64(2) == 0 ? nil : s.int64(2), edit: edit,
-                       unconfirmed: Unconfirmed(rawValue: s.int64(4)) ?? .no)
-        }
+        try db.queryOne(selectRow, key(id)) { s in try decodeRow(s, scope: scope(of: id)) }
+    }
+
+    /// Every row of a zone, by record name (local edits applied).
+    static func rows(_ db: SQLiteConnection, inZone zoneID: RecordZone.ID) throws -> [String: Row] {
+        let rows = try db.query("SELECT body, changed_keys, parent_changed, edit, unconfirmed FROM record WHERE scope = ? AND zone_name = ? AND owner_name = ?",
+                                key(zoneID)) { s in try decodeRow(s, scope: scope(of: zoneID)) }
+        return Dictionary(rows.map { ($0.record.recordID.recordName, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// A row from the columns of `selectRow`, in that order.
+    private static func decodeRow(_ s: SQLiteStatement, scope: Database.Scope) throws -> Row {
+        let edit = s.int64(3)
+        return Row(record: try LocalRecordCoding.decode(s.text(0), scope: scope),
+                   pending: s.isNull(1) ? nil : LocalRecordCoding.pendingKeys(s.text(1), edit: edit),
+                   parentEdit: s.int64(2) == 0 ? nil : s.int64(2), edit: edit,
+                   unconfirmed: Unconfirmed(rawValue: s.int64(4)) ?? .no)
     }
 
     /// What a row stores as `unconfirmed`: a record the server confirmed has a change tag.

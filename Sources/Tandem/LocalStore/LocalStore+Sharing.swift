@@ -8,23 +8,41 @@ extension LocalStore {
     /// `com.apple.coredata.cloudkit.share.UUID`).
     public static let shareZonePrefix = "tandem.share."
 
-    /// Shares records (`NSPersistentCloudKitContainer.share(_:to:)`).
+    /// Shares records and the records related to them (`NSPersistentCloudKitContainer.share(_:to:)`,
+    /// which moves "the objects and their related objects" into the share's zone).
     ///
     /// - `to: nil`: makes a new private zone `tandem.share.<UUID>` and a zone-wide share
     ///   (`cloudkit.zoneshare`) for it, and moves the records there, as Core Data does: the
-    ///   records (with their local edits, parents kept) and the share are saved in ONE
-    ///   `records/modify` of the new zone, then the originals are deleted (locally now, on the
-    ///   server through the private engine). A record never sent is simply created in the new zone.
+    ///   records (with their local edits) and the share are saved in ONE atomic `records/modify`
+    ///   of the new zone, then the originals are deleted (locally now, on the server through the
+    ///   private engine). A record never sent is simply created in the new zone.
     /// - `to: share`: moves the records into that share's zone (a zone-wide share the user owns).
+    ///   Records already in that zone stay as they are.
+    ///
+    /// What moves (R34): the listed records, then, level by level up to `depth`, every record the
+    /// file holds that one of them references (a `REFERENCE` or `REFERENCE_LIST` field, or its
+    /// `parent`) or that references one of them: a relation and its inverse, as in Core Data.
+    /// `depth: 0` moves only the listed records; `nil` (the default) everything reachable. Each
+    /// record moves once, so cycles end. References among the moved records are rewritten to
+    /// name the moved records (R35); one to a record that stays keeps its name in the new zone
+    /// (it resolves if that record is shared there later), and a `parent` that stays is dropped.
     ///
     /// Record names stay; zone IDs change: use the returned records from now on.
-    /// Needs the network (the server makes the share's URL).
-    /// - Returns: the records as saved in the share's zone, and the saved share (with `url`).
-    /// - Throws: `invalidArguments` for shared-database records or a share that is not a
-    ///   zone-wide share of the user's; `unknownItem` for a record the store does not hold;
-    ///   the server's error (nothing moved locally) when the save fails.
+    /// Needs the network (the server makes the share's URL). Reads every record of the zones
+    /// involved once (to find the records that reference the moving ones).
+    /// - Parameter depth: levels of relations followed (0 or more; nil: all).
+    /// - Returns: the records as saved in the share's zone (listed first, then by level, a parent
+    ///   before its children), and the saved share (with `url`).
+    /// - Throws (nothing moved, locally or on the server, R36):
+    ///   `invalidArguments` for shared-database records, share records, a share that is not a
+    ///   zone-wide share of the user's, a negative depth, a reference naming another zone, or
+    ///   two records with one name meeting in the share's zone; `unknownItem` for a listed record
+    ///   the store does not hold; `alreadyShared` for a record another share covers;
+    ///   `referenceViolation` when a record that stays holds a `VALIDATE` or `DELETE_SELF`
+    ///   reference to one that moves (pass a larger depth); `limitExceeded` above 199 records;
+    ///   the server's error when the save fails (a zone made for it is deleted again).
     @discardableResult
-    public func share(_ records: [Record.ID], to share: Share?) async throws(TandemError) -> (records: [Record], share: Share) {
+    public func share(_ records: [Record.ID], to share: Share?, depth: Int? = nil) async throws(TandemError) -> (records: [Record], share: Share) {
         let zoneID: RecordZone.ID
         if let share {
             guard share.recordID.recordName == Share.zoneWideShareRecordName, LocalMirror.scope(of: share.recordID) == .private else {
@@ -34,26 +52,12 @@ extension LocalStore {
         } else {
             zoneID = RecordZone.ID(zoneName: Self.shareZonePrefix + UUID().uuidString)
         }
-        var moved: [Record] = []
-        var originals: [Record] = []
+        let related = try mirror.read { db in try RelatedRecords(records, into: zoneID, depth: depth, db) }
+        let originals = related.rows.map(\.record)
         var generations: [Record.ID: Int64] = [:]
-        for id in records {
-            guard LocalMirror.scope(of: id) == .private else {
-                throw TandemError(.invalidArguments, "\(id) is in the shared database: only the owner shares records")
-            }
-            guard let row = try mirror.read({ db in try LocalMirror.row(db, id) }) else { throw TandemError(.unknownItem, "the local store has no record \(id)") }
-            let original = row.record
-            generations[id] = row.edit
-            originals.append(original)
-            var copy = Record(recordType: original.recordType, recordID: Record.ID(recordName: id.recordName, zoneID: zoneID))
-            copy.fields = original.fields
-            copy.pendingAssets = original.pendingAssets
-            copy.changed = Set(original.fields.keys)
-            if let parent = original.parent, records.contains(parent.recordID) {
-                copy.parent = Reference(recordID: Record.ID(recordName: parent.recordID.recordName, zoneID: zoneID))
-            }
-            moved.append(copy)
-        }
+        for row in related.rows { generations[row.record.recordID] = row.edit }
+        let moved = originals.map { related.copy(of: $0, into: zoneID) }
+        if moved.isEmpty, let share { return ([], share) }   // everything listed is in the share already
         // Records never sent are created only in the new zone: keep a scheduled send from
         // creating them in the old one meanwhile (queued again if sharing fails).
         let unsent = originals.filter { $0.recordChangeTag == nil }.map { SyncEngine.PendingRecordZoneChange.saveRecord($0.recordID) }
@@ -61,14 +65,19 @@ extension LocalStore {
         let database = container.privateDatabase
         var toSave = moved
         let result: ModifyRecordsResult
+        var madeZone = false
         do throws(TandemError) {
             if share == nil {
                 try await database.save(RecordZone(zoneID: zoneID))
+                madeZone = true
                 toSave.append(Share(recordZoneID: zoneID).record)
             }
             result = try await database.modifyRecords(saving: toSave, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
             if let failure = result.partialFailure { throw failure }
         } catch {
+            // Nothing half-moved (R36): the zone made for the share goes again (with whatever an
+            // unanswered save put there), and records never sent are queued again.
+            if madeZone { _ = try? await database.deleteRecordZone(withID: zoneID) }
             if !unsent.isEmpty { privateEngine.state.add(pendingRecordZoneChanges: unsent) }
             throw error
         }
@@ -98,7 +107,7 @@ extension LocalStore {
             let keys = (now.pending ?? [:]).filter { $0.value > since }.map(\.key)
             guard !keys.isEmpty, var edit = try mirror.record(for: movedID) else { continue }
             for key in keys {
-                edit.fields[key] = now.record.fields[key]
+                edit.fields[key] = now.record.fields[key].map { RelatedRecords.rewritten($0, into: zoneID.wire) }
                 edit.pendingAssets[key] = now.record.pendingAssets[key]
             }
             edit.changed = Set(keys)

@@ -11,7 +11,7 @@ internal import TandemSQLite
 /// var note = Record(recordType: "Note")
 /// note["text"] = "Buy milk"
 /// try store.save([note])                         // works offline; sent when online
-/// let (moved, share) = try await store.share([note], to: nil)   // new zone + zone-wide share
+/// let (moved, share) = try await store.share([note.recordID], to: nil)   // new zone + zone-wide share, related records too
 /// let notes = try store.records(matching: Query(recordType: "Note"))   // private and shared
 /// ```
 ///
