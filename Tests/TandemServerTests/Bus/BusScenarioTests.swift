@@ -27,6 +27,41 @@ struct BusScenarioTests {
         #expect(NodeCluster.counter("tandem_bus_received_total", on: cluster.b) >= 1)
     }
 
+    /// Bus lag in `/metrics` (decisions N41): each event a node hears from another is timed
+    /// (receive minus publish, wall clocks) into the histogram `tandem_bus_lag_seconds`, which
+    /// moves as events arrive; a node's own events are not in it.
+    @Test func theReceivingNodesBusLagHistogramMovesWithEachEventHeard() throws {
+        let cluster = try NodeCluster(nodes: 2)
+        let ada = try cluster.person("ada")
+        _ = try cluster.b.subscribe(["subscriptionID": "notes", "subscriptionType": "query", "query": ["recordType": "Note"],
+                                     "firesOn": ["create", "update", "delete"]], as: ada)
+        let mailbox = try cluster.b.webcourier(as: ada)
+        let before = Self.lag(on: cluster.b)
+        try cluster.save("timed", on: cluster.a, as: ada)
+        #expect(try cluster.b.notifications(at: mailbox, count: 1, seconds: 20).first?["recordName"] == "timed")
+        let after = Self.lag(on: cluster.b)
+        // The notification at least (nodes' heartbeats are heard and timed too, N24).
+        #expect(after.count > before.count, "\(before) → \(after)")
+        #expect(after.sum > before.sum, "\(before) → \(after)")
+        #expect(after.buckets.last == after.count, "the +Inf bucket holds every event: \(after)")
+        #expect(after.buckets == after.buckets.sorted(), "cumulative buckets: \(after)")
+        #expect(after.buckets.count == 14, "13 bounds and +Inf: \(after)")
+        #expect(NodeCluster.counter("tandem_bus_received_total", on: cluster.b) >= after.count)
+    }
+
+    /// `tandem_bus_lag_seconds` of `node`'s `/metrics`: bucket counts in order, sum and count.
+    static func lag(on node: TestServer) -> (buckets: [Int], sum: Double, count: Int) {
+        let text = (try? node.request("GET", node.baseURL + "/metrics", token: .some(nil)).text) ?? ""
+        var result: (buckets: [Int], sum: Double, count: Int) = ([], 0, 0)
+        for line in text.split(separator: "\n") where line.hasPrefix("tandem_bus_lag_seconds") {
+            let value = String(line.split(separator: " ").last ?? "")
+            if line.hasPrefix("tandem_bus_lag_seconds_bucket{") { result.buckets.append(Int(value) ?? -1) }
+            if line.hasPrefix("tandem_bus_lag_seconds_sum ") { result.sum = Double(value) ?? -1 }
+            if line.hasPrefix("tandem_bus_lag_seconds_count ") { result.count = Int(value) ?? -1 }
+        }
+        return result
+    }
+
     @Test func aWebhookIsPostedOncePerClusterByTheNodeThatMatched() throws {
         let cluster = try NodeCluster(nodes: 2, extraArguments: ["--webhook-allow", "127.0.0.0/8"])
         let ada = try cluster.person("ada")
