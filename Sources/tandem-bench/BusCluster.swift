@@ -12,18 +12,20 @@ final class BusCluster {
     let single: ServerProcess
     let account: BenchAccount
     /// The conversations' other member (an email).
-    let member = "member@example.com"
+    static let member = "member@example.com"
+    var member: String { Self.member }
     private let directories: [String]
 
     static let serverArguments = ["--session-rate", "1000000", "--session-burst", "1000000", "--stream-queue", "65536", "--pool-size", "4"]
 
     init(nodes count: Int) throws {
-        nats = try NATSServer()
+        let nats = try NATSServer()
+        self.nats = nats
         let store = try BenchPostgres.database()
         let directories = try (0...count).map { try BenchPaths.temporaryDirectory("bus-\($0)") }
         self.directories = directories
         account = try BenchAccount.prepare(postgresURL: store, directory: directories[0])
-        _ = try BusFigure.addMember(postgresURL: store, directory: directories[0])
+        try BusFigure.addMember(Self.member, postgresURL: store, directory: directories[0])
         var started: [ServerProcess] = []
         for (index, directory) in directories.enumerated() {
             if index > 0 {

@@ -110,12 +110,11 @@ enum BusFigure {
         return NotificationRun(extra: Percentiles(extra), total: Percentiles(total), cpuPerEvent: (cpu() - cpuBefore) / Double(count))
     }
 
-    /// The second member, with a token (through the store, before the servers open it).
-    static func addMember(postgresURL url: String, directory: String) throws -> (String, String) {
+    /// Adds the conversations' second member, `email` (through the store, before the servers open it).
+    static func addMember(_ email: String, postgresURL url: String, directory: String) throws {
         let store = try PostgresStore(url: url, options: .init(directory: directory, poolSize: 1))
         defer { store.close() }
-        let user = try Admin.addUser(email: "member@example.com", name: "Member", store: store)
-        return (user.recordName, try Admin.createUserToken(for: user.recordName, store: store))
+        _ = try Admin.addUser(email: email, name: "Member", store: store)
     }
 
     /// When each marker's message reached each node's stream (uptime nanoseconds).

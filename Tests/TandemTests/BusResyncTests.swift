@@ -60,8 +60,10 @@ final class BusNodes: @unchecked Sendable {
     let b: TandemProcess.Server
 
     init() throws {
-        nats = try NATSServer()
-        store = try PostgresCluster.shared().createDatabase()
+        let nats = try NATSServer()
+        let store = try PostgresCluster.shared().createDatabase()
+        self.nats = nats
+        self.store = store
         let first = try ExitCleanup.temporaryDirectory("tandem-sdk-node")
         let second = try ExitCleanup.temporaryDirectory("tandem-sdk-node")
         try TandemProcess.admin(["container", "create", TestServer.container, "--data", first, "--store", store])

@@ -33,16 +33,8 @@ final class BusLag: Sendable {
     var metricsText: String {
         let snapshot = state.withLock { $0 }
         let name = "tandem_bus_lag_seconds"
-        var out = "# HELP \(name) Events from other nodes: time handed to this node's subscribers minus time published (wall clocks).\n"
-        out += "# TYPE \(name) histogram\n"
-        var cumulative = 0
-        for (index, bound) in Metrics.buckets.enumerated() {
-            cumulative += snapshot.buckets[index]
-            out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        out += "\(name)_bucket{le=\"+Inf\"} \(snapshot.count)\n"
-        out += "\(name)_sum \(snapshot.sum)\n"
-        out += "\(name)_count \(snapshot.count)\n"
-        return out
+        return "# HELP \(name) Events from other nodes: time handed to this node's subscribers minus time published (wall clocks).\n"
+            + "# TYPE \(name) histogram\n"
+            + Metrics.histogram(name, bucketCounts: snapshot.buckets, sum: snapshot.sum, count: snapshot.count)
     }
 }
