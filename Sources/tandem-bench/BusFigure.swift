@@ -85,11 +85,15 @@ enum BusFigure {
     static func notifications(count: Int, writer: ServerProcess, streams ports: (ServerProcess, ServerProcess),
                               cpu: () -> Double, prefix: String, account: BenchAccount) throws -> NotificationRun {
         let arrivals = Arrivals()
+        // Greeted: each stream is registered with its node's hubs before the first save.
+        arrivals.expect(#""type":"hello""#)
         let streams = [(ports.0.port, 0), (ports.1.port, 1)].map { port, node in
             Stream.open(port: port, token: account.token) { text in arrivals.heard(text, node: node) }
         }
         defer { streams.forEach { $0.close() } }
-        guard streams.allSatisfy({ $0.isOpen }) else { throw BenchError("a stream WebSocket did not connect") }
+        guard streams.allSatisfy({ $0.isOpen }), arrivals.wait(for: #""type":"hello""#, seconds: 10) != nil else {
+            throw BenchError("a stream WebSocket did not connect")
+        }
         let http = BenchHTTP()
         let url = writer.url + BenchAccount.databasePath + "/records/modify"
         var extra: [Double] = [], total: [Double] = []
@@ -102,7 +106,7 @@ enum BusFigure {
             let response = try http.post(url, token: account.token, body: Array(body.utf8))
             guard response.status == 200 else { throw BenchError("records/modify: \(String(decoding: response.body.prefix(300), as: UTF8.self))") }
             guard let (first, second) = arrivals.wait(for: marker, seconds: 10) else {
-                throw BenchError("the push of save \(n) did not reach both streams within 10 s")
+                throw BenchError("the push of save \(n) did not reach both streams within 10 s (heard on: \(arrivals.nodes(for: marker)))")
             }
             extra.append(Double(Int64(second) - Int64(first)) / 1e9)
             total.append(Double(second - sent) / 1e9)
@@ -129,6 +133,9 @@ enum BusFigure {
             guard let marker = expected.withLock({ $0 }), text.contains(marker) else { return }
             seen.withLock { all in if all[marker]?[node] == nil { all[marker, default: [:]][node] = now } }
         }
+
+        /// The nodes whose stream heard `marker`'s message so far.
+        func nodes(for marker: String) -> [Int] { seen.withLock { ($0[marker] ?? [:]).keys.sorted() } }
 
         func wait(for marker: String, seconds: Double) -> (UInt64, UInt64)? {
             let deadline = Date(timeIntervalSinceNow: seconds)
