@@ -218,7 +218,14 @@ enum SessionsFigure {
             throw BenchError("activity.activate: \(JSONWriter.string(activated))")
         }
         for peer in peers {
-            let joined = await peer.request("session.join", ["sessionID": .string(text)])
+            var joined = await peer.request("session.join", ["sessionID": .string(text)])
+            // Another node learns of the session from the owner's announcement on the bus (N19):
+            // a join there right after the activation may come first and be NOT_FOUND.
+            let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+            while joined["error"]?["serverErrorCode"]?.stringValue == "NOT_FOUND" && DispatchTime.now().uptimeNanoseconds < deadline {
+                try await Task.sleep(nanoseconds: 10_000_000)
+                joined = await peer.request("session.join", ["sessionID": .string(text)])
+            }
             guard joined["result"] != nil else { throw BenchError("session.join: \(JSONWriter.string(joined))") }
             peer.prepare(session: sessionID, reliable: reliable)
         }
