@@ -18,7 +18,8 @@ struct BenchOptions {
     /// The figures that can be chosen with `--only`; ceilings they need always run with them.
     enum Figure: String, CaseIterable {
         case create, lookup, query, paging, console, sharing, sync, links, websocket, schema, mirror, highlights, sessions, uploads, accounts, pocketbase, migrate
-        /// Two nodes on PostgreSQL with `--bus` to nats-server: cross-node delivery (issue 20).
+        /// Three nodes on PostgreSQL with `--bus` to nats-server, beside one without: cross-node
+        /// delivery, a session over three nodes, CPU per event (issue 20, decisions N42).
         case bus
         /// Creates, lookups and the query figure again with the server on PostgreSQL (a throwaway cluster).
         case postgres

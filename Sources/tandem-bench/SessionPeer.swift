@@ -100,11 +100,12 @@ final class SessionPeer: Sendable {
         }
     }
 
-    /// Messenger frames for `session` (Tandem) or bare payloads (reference): 8-byte payload.
-    func prepare(session: UUID?) {
+    /// Messenger frames for `session` (Tandem) or bare payloads (reference): 8-byte payload;
+    /// unreliable (a full queue drops them, G5) unless `reliable`.
+    func prepare(session: UUID?, reliable: Bool = false) {
         var bytes: [UInt8] = []
         if let session {
-            bytes = [0x01, 0x00]   // unreliable toward receivers: a full queue drops it (G5)
+            bytes = [0x01, reliable ? 0x01 : 0x00]
             withUnsafeBytes(of: session.uuid) { bytes.append(contentsOf: $0) }
             bytes += [0, 0, 0, 0, 0, 4] + Array("tick".utf8) + [0, 0]
         }

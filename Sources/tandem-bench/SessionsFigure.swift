@@ -186,21 +186,31 @@ enum SessionsFigure {
         for peer in idle { peer.stop() }
     }
 
-    static func streamURL(_ server: ServerProcess) -> String {
-        "ws://127.0.0.1:\(server.port)/stream/1/\(BenchAccount.container)/development"
-    }
+    static func streamURL(_ server: ServerProcess) -> String { streamURL(port: server.port) }
+
+    static func streamURL(port: Int) -> String { "ws://127.0.0.1:\(port)/stream/1/\(BenchAccount.container)/development" }
 
     /// A conversation of the bench user and a friend, a session activated in it, and `size`
     /// peers (all the bench user, one connection each) joined and ready to send.
     private static func session(server: ServerProcess, account: BenchAccount, size: Int, stats: DeliveryStats) async throws -> [SessionPeer] {
-        let body = JSONWriter.bytes(["members": ["friend@example.com"]])
-        let created = try BenchHTTP().post(server.url + "/tandem/1/\(BenchAccount.container)/development/conversations/create",
+        try await session(at: Array(repeating: server.port, count: size), account: account, member: "friend@example.com") { _ in stats }
+    }
+
+    /// The same with peer `n` connected to the server on port `ports[n]` (nodes of one cluster:
+    /// the session lives on the first peer's node, the others join through theirs, decisions N19)
+    /// and counting into `stats(n)`; `member` (an email) is the conversation's other member.
+    static func session(at ports: [Int], account: BenchAccount, member: String, reliable: Bool = false,
+                        stats: (Int) -> DeliveryStats) async throws -> [SessionPeer] {
+        let body = JSONWriter.bytes(["members": .array([.string(member)])])
+        let created = try BenchHTTP().post("http://127.0.0.1:\(ports[0])/tandem/1/\(BenchAccount.container)/development/conversations/create",
                                            token: account.token, body: body)
         guard let conversation = try JSONParser.parse([UInt8](created.body))["conversationID"]?.stringValue else {
             throw BenchError("conversations/create: \(String(decoding: created.body.prefix(300), as: UTF8.self))")
         }
         var peers: [SessionPeer] = []
-        for _ in 0..<size { peers.append(try await SessionPeer.connect(streamURL(server), token: account.token, stats: stats, tandem: true)) }
+        for (n, port) in ports.enumerated() {
+            peers.append(try await SessionPeer.connect(streamURL(port: port), token: account.token, stats: stats(n), tandem: true))
+        }
         _ = await peers[0].request("conversation.activate", ["conversationID": .string(conversation)])
         let activity: JSONValue = ["identifier": "com.example.bench", "metadata": ["title": "bench"], "payload": "{}"]
         let activated = await peers[0].request("activity.activate", ["activity": activity])
@@ -208,15 +218,22 @@ enum SessionsFigure {
             throw BenchError("activity.activate: \(JSONWriter.string(activated))")
         }
         for peer in peers {
-            let joined = await peer.request("session.join", ["sessionID": .string(text)])
+            var joined = await peer.request("session.join", ["sessionID": .string(text)])
+            // Another node learns of the session from the owner's announcement on the bus (N19):
+            // a join there right after the activation may come first and be NOT_FOUND.
+            let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+            while joined["error"]?["serverErrorCode"]?.stringValue == "NOT_FOUND" && DispatchTime.now().uptimeNanoseconds < deadline {
+                try await Task.sleep(nanoseconds: 10_000_000)
+                joined = await peer.request("session.join", ["sessionID": .string(text)])
+            }
             guard joined["result"] != nil else { throw BenchError("session.join: \(JSONWriter.string(joined))") }
-            peer.prepare(session: sessionID)
+            peer.prepare(session: sessionID, reliable: reliable)
         }
         return peers
     }
 
     /// Every peer sends as fast as its connection takes frames, for `seconds`; deliveries/s.
-    private static func flatOut(_ peers: [SessionPeer], stats: DeliveryStats, seconds: Double) async -> Double {
+    static func flatOut(_ peers: [SessionPeer], stats: DeliveryStats, seconds: Double) async -> Double {
         stats.open(latencies: false)
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
         await withTaskGroup(of: Void.self) { group in

@@ -31,6 +31,9 @@ public final class NATSServer: Sendable {
     /// `nats://127.0.0.1:PORT`.
     public var url: String { "nats://127.0.0.1:\(port)" }
 
+    /// The running server's process id (the bench reads its CPU time from /proc), nil when stopped.
+    public var processIdentifier: Int32? { server.withLock { $0?.process.processIdentifier } }
+
     /// A configuration file in the server's folder holding `text` (nats-server's format, e.g.
     /// `max_payload: 65536`), for ``init(arguments:)``'s `["--config", path]`.
     public static func configFile(_ text: String) throws -> String {

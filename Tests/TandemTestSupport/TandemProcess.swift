@@ -73,7 +73,9 @@ public enum TandemProcess {
 
         public var value: String { lock.withLock { text } }
 
-        func append(_ data: Data) {
+        public init() {}
+
+        public func append(_ data: Data) {
             lock.withLock {
                 text += String(decoding: data, as: UTF8.self)
                 if text.utf8.count > 1 << 20 { text = String(text.suffix(text.count / 2)) }

@@ -18,6 +18,9 @@ internal import TandemHTTP
 ///   (`Configuration.streamReconnection`), reset once the server greets the new connection.
 ///   Notifications sent while disconnected are not replayed — they are hints: catch up with the
 ///   change feeds and their tokens after a reconnect, as CloudKit apps do after missed pushes.
+///   A server with several nodes may also have missed pushes while its bus reconnected; it
+///   then sends `resync` on the stream, which this sequence does not yield: `SyncEngine` and
+///   `HighlightCenter.highlightUpdates` catch up by themselves on it (decisions N43).
 /// - The sequence ends by throwing `notAuthenticated` when the server refuses the credentials
 ///   (close code 4401), and `internalError` when the process's WebSocket client loop has
 ///   stopped (a libwebsockets failure: no stream can be opened in this process any more, so
@@ -26,7 +29,8 @@ internal import TandemHTTP
 public struct Notifications: AsyncSequence, Sendable {
     public typealias Element = PushNotification
     let transport: Transport
-    /// Called each time the server greets a (re)connected stream; the sync engine catches up then.
+    /// Called each time the server greets a (re)connected stream, and when it says `resync`
+    /// (it may have missed other nodes' events, N43); the sync engine catches up then.
     var onConnected: (@Sendable () -> Void)? = nil
 
     /// Opens a new stream connection for this iteration; it closes when the iterator is dropped

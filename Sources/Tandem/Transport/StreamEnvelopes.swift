@@ -8,13 +8,14 @@ internal import TandemHTTP
 /// `notAuthenticated` when the server refuses the credentials (close code 4401), and
 /// `internalError` when the process's WebSocket client loop has stopped (no stream can be
 /// opened in this process any more; retrying would only spin). `greeting`
-/// envelopes are sent after each `hello` (subscriptions), then `onConnected` runs.
+/// envelopes are sent after each `hello` (subscriptions), then `onConnected` runs; both happen
+/// again on a `resync` envelope (the server may have missed events from other nodes, N43).
 /// Push notifications, highlights, conversation events and prompts all read the stream this way.
 struct StreamEnvelopes: Sendable {
     let transport: Transport
     let types: Set<String>
     var greeting: [JSONValue] = []
-    /// Called each time the server greets a (re)connected stream.
+    /// Called each time the server greets a (re)connected stream, and on each `resync`.
     var onConnected: (@Sendable () -> Void)? = nil
     /// When set, the greeting is sent again this often (seconds) while the connection lasts:
     /// for subscriptions the server ends unless renewed (collaboration presence, R29).
@@ -81,6 +82,12 @@ struct StreamEnvelopes: Sendable {
                         }
                     }
                     greeted()
+                } else if type == "resync" {
+                    // The server may have missed events from its other nodes (decisions N43): catch
+                    // up as after a reconnection, without reconnecting. The greeting again brings
+                    // fresh snapshots (highlights); `onConnected` fetches from change tokens.
+                    for message in greeting { _ = await client.send(text: JSONWriter.string(message)) }
+                    onConnected?()
                 } else if types.contains(type), let element = decode(envelope) {
                     continuation.yield(element)
                 }

@@ -10,6 +10,9 @@ struct BusEvent: Codable, Sendable {
     /// its own (N4).
     var origin: String
     var body: Body
+    /// When its node published it: seconds since 1970 (wall clock). Receivers measure the bus's
+    /// lag by it (`tandem_bus_lag_seconds`, N41); absent from events of nodes before it.
+    var sentAt: Double? = nil
 
     enum Body: Codable, Sendable {
         /// A notification for one user's subscription, matched once, on the node that committed
@@ -34,7 +37,9 @@ struct BusEvent: Codable, Sendable {
         guard case .notification(var notification) = body else { return self }
         notification.webhookURL = nil
         notification.webhookSecret = nil
-        return BusEvent(origin: origin, body: .notification(notification))
+        var copy = self
+        copy.body = .notification(notification)
+        return copy
     }
 
     /// Version 1 of the subjects; every node subscribes to `tandem.1.>`.

@@ -59,6 +59,8 @@ final class EventBus: Sendable {
     let missed = Atomic<Int>(0)
     let stalls = Atomic<Int>(0)
     let rejected = Atomic<Int>(0)
+    /// Receive time minus publish time of other nodes' events (N41).
+    let lag = BusLag()
 
     /// - `secret`: the server's `secret.key`, the same on every node; events are authenticated
     ///   with a key derived from it, and those whose MAC fails are dropped (N28).
@@ -105,7 +107,7 @@ final class EventBus: Sendable {
     /// Hands `body` to this node's subscribers now, then queues it for the other nodes. Called
     /// after commit (or, for notifications, after matching); never blocks on the network.
     func publish(_ body: BusEvent.Body) {
-        let event = BusEvent(origin: node, body: body)
+        let event = BusEvent(origin: node, body: body, sentAt: Date().timeIntervalSince1970)
         deliver(.event(event))
         guard let transport else { return }
         var sealed: [UInt8]
@@ -124,7 +126,7 @@ final class EventBus: Sendable {
                 log?.message("bus: an event of \(sealed.count) bytes is over the bus's limit of \(transport.maxPayload) bytes "
                              + "(NATS max_payload); the other nodes are told they missed one")
             }
-            let marker = BusEvent(origin: node, body: .tooLarge(bytes: sealed.count))
+            let marker = BusEvent(origin: node, body: .tooLarge(bytes: sealed.count), sentAt: event.sentAt)
             subject = marker.subject
             sealed = seal((try? JSONEncoder().encode(marker)) ?? Data())
         }
@@ -209,6 +211,7 @@ final class EventBus: Sendable {
         }
         guard event.origin != node else { return }
         received.add(1, ordering: .relaxed)
+        if let sentAt = event.sentAt { lag.observe(sentAt: sentAt) }
         if case .tooLarge(let bytes) = event.body {
             let reason = "node \(event.origin) had an event of \(bytes) bytes, over the bus's limit"
             missed.add(1, ordering: .relaxed)
@@ -241,6 +244,6 @@ final class EventBus: Sendable {
         ] {
             out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
         }
-        return out
+        return out + lag.metricsText
     }
 }

@@ -56,6 +56,24 @@ public final class Metrics: Sendable {
         return totals
     }
 
+    /// One histogram's series in Prometheus text: cumulative `_bucket` lines over `buckets`
+    /// (`bucketCounts` holds each bucket's own count, in order), the `+Inf` bucket, `_sum` and
+    /// `_count`; `labels` (e.g. `endpoint="records/modify"`) go inside each series' braces.
+    static func histogram(_ name: String, labels: String = "", bucketCounts: [Int], sum: Double, count: Int) -> String {
+        let before = labels.isEmpty ? "" : labels + ","
+        let braces = labels.isEmpty ? "" : "{\(labels)}"
+        var out = ""
+        var cumulative = 0
+        for (index, bound) in buckets.enumerated() {
+            cumulative += bucketCounts[index]
+            out += "\(name)_bucket{\(before)le=\"\(bound)\"} \(cumulative)\n"
+        }
+        out += "\(name)_bucket{\(before)le=\"+Inf\"} \(count)\n"
+        out += "\(name)_sum\(braces) \(sum)\n"
+        out += "\(name)_count\(braces) \(count)\n"
+        return out
+    }
+
     func render(openConnections: Int, droppedMessages: Int = 0, bodies: HTTPBodyFigures = HTTPBodyFigures()) -> String {
         var snapshot: [String: Endpoint] = [:]
         for shard in shards.everyThread {
@@ -73,14 +91,8 @@ public final class Metrics: Sendable {
         out += "# HELP tandem_http_request_duration_seconds Time from routing to response, by endpoint.\n# TYPE tandem_http_request_duration_seconds histogram\n"
         for name in snapshot.keys.sorted() {
             let e = snapshot[name]!
-            var cumulative = 0
-            for (index, bound) in Self.buckets.enumerated() {
-                cumulative += e.bucketCounts[index]
-                out += "tandem_http_request_duration_seconds_bucket{endpoint=\"\(name)\",le=\"\(bound)\"} \(cumulative)\n"
-            }
-            out += "tandem_http_request_duration_seconds_bucket{endpoint=\"\(name)\",le=\"+Inf\"} \(e.count)\n"
-            out += "tandem_http_request_duration_seconds_sum{endpoint=\"\(name)\"} \(e.sum)\n"
-            out += "tandem_http_request_duration_seconds_count{endpoint=\"\(name)\"} \(e.count)\n"
+            out += Self.histogram("tandem_http_request_duration_seconds", labels: "endpoint=\"\(name)\"", bucketCounts: e.bucketCounts,
+                                  sum: e.sum, count: e.count)
         }
         out += "# HELP tandem_http_open_connections Open HTTP connections.\n# TYPE tandem_http_open_connections gauge\n"
         out += "tandem_http_open_connections \(openConnections)\n"

@@ -72,6 +72,7 @@ struct Services: Sendable {
         }
         accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
         conversationHub = ConversationHub(streams: streams, bus: bus)
+        streams.connect(to: bus)
         var records = RecordService(store: store, participantLimit: participantLimit)
         records.hub = hub
         records.conversationHub = conversationHub

@@ -43,6 +43,24 @@ final class StreamRegistry: NotificationSink, Sendable {
         for client in targets { _ = client.connection.send(text: text) }
     }
 
+    /// The `resync` envelope (decisions N43): events from other nodes may have been missed, so
+    /// what the client built from this stream (pushes, highlight snapshots) may be out of date;
+    /// it fetches changes from its tokens and its highlight lists again. The reason is fixed
+    /// text: the bus's own reason (a libnats error, a node's id) stays in the server's log.
+    static let resyncEnvelope = JSONWriter.string([
+        "type": "resync",
+        "reason": "the server may have missed changes made through other nodes; fetch changes from your change tokens",
+    ])
+
+    /// From now on, every open stream is sent `resync` each time the bus hands `.missed` (N6).
+    /// Connected after the conversation hub, so highlight lists read after it are fresh.
+    func connect(to bus: EventBus) {
+        bus.subscribe { [weak self] delivery in
+            guard let self, case .missed = delivery else { return }
+            for client in clients.withLock({ Array($0.values) }) { _ = client.connection.send(text: Self.resyncEnvelope) }
+        }
+    }
+
     func deliver(_ notification: PushNotification) {
         let targets = clients.withLock { all in
             all.values.filter { client in

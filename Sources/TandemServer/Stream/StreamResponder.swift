@@ -11,7 +11,9 @@ import TandemStore
 ///
 /// Server → client: `{"type":"hello","userRecordName":…,"connectionID":…}` once, then
 /// `{"type":"notification","notification":{…}}` (CKNotification fields, never record contents),
-/// `{"type":"pong"}` for a ping, `{"type":"error","reason":…}` for a message it cannot read;
+/// `{"type":"pong"}` for a ping, `{"type":"error","reason":…}` for a message it cannot read,
+/// `{"type":"resync","reason":…}` when events from other nodes may have been missed (fetch
+/// changes from your tokens and highlight lists again; decisions N43);
 /// Shared with You adds `conversation.created`, `conversation.event`, `collaboration.prompt`
 /// and `highlights` envelopes.
 /// Client → server: `{"type":"ping"}`, `{"type":"highlights.subscribe","app":…}`, and

@@ -18,6 +18,7 @@ struct BusScenarioTests {
         _ = try cluster.b.subscribe(["subscriptionID": "notes", "subscriptionType": "query", "query": ["recordType": "Note"],
                                      "firesOn": ["create", "update", "delete"]], as: ada)
         let mailbox = try cluster.b.webcourier(as: ada)
+        let before = Self.lag(on: cluster.b)
         try cluster.save("first", on: cluster.a, as: ada)
         let heard = try cluster.b.notifications(at: mailbox, count: 1, seconds: 20)
         #expect(heard.first?["recordName"] == "first", "\(heard)")
@@ -25,6 +26,27 @@ struct BusScenarioTests {
         // Matched once, on A: B delivered it, A's bus counters show it sent, B's that it received.
         #expect(NodeCluster.counter("tandem_bus_published_total", on: cluster.a) >= 1)
         #expect(NodeCluster.counter("tandem_bus_received_total", on: cluster.b) >= 1)
+
+        // B timed it (N41): its lag histogram moved (nodes' heartbeats, N24, are heard and timed too).
+        let after = Self.lag(on: cluster.b)
+        #expect(after.count > before.count, "\(before) → \(after)")
+        #expect(after.sum > before.sum, "\(before) → \(after)")
+        #expect(after.buckets.count == 14 && after.buckets.last == after.count, "13 bounds and +Inf, which holds every event: \(after)")
+        #expect(after.buckets == after.buckets.sorted(), "cumulative buckets: \(after)")
+        #expect(NodeCluster.counter("tandem_bus_received_total", on: cluster.b) >= after.count)
+    }
+
+    /// `tandem_bus_lag_seconds` of `node`'s `/metrics`: bucket counts in order, sum and count.
+    static func lag(on node: TestServer) -> (buckets: [Int], sum: Double, count: Int) {
+        let text = (try? node.request("GET", node.baseURL + "/metrics", token: .some(nil)).text) ?? ""
+        var result: (buckets: [Int], sum: Double, count: Int) = ([], 0, 0)
+        for line in text.split(separator: "\n") where line.hasPrefix("tandem_bus_lag_seconds") {
+            let value = String(line.split(separator: " ").last ?? "")
+            if line.hasPrefix("tandem_bus_lag_seconds_bucket{") { result.buckets.append(Int(value) ?? -1) }
+            if line.hasPrefix("tandem_bus_lag_seconds_sum ") { result.sum = Double(value) ?? -1 }
+            if line.hasPrefix("tandem_bus_lag_seconds_count ") { result.count = Int(value) ?? -1 }
+        }
+        return result
     }
 
     @Test func aWebhookIsPostedOncePerClusterByTheNodeThatMatched() throws {
