@@ -139,7 +139,7 @@ extension PostgresConnection {
     private func forgetPreparations(_ items: [PipelinedStatement],
                                     answers: [(prepared: Result<PostgresResult, PostgresError>?, result: Result<PostgresResult, PostgresError>)]) {
         for (index, item) in items.enumerated() where item.prepares {
-            if index < answers.count, case .success = answers[index].prepared { continue }
+            if index < answers.count, case .success? = answers[index].prepared { continue }
             forget(item.sql)
         }
     }

@@ -215,13 +215,17 @@ private struct Abandon: Error {}
         _ = try pool.read { try backendPID($0) }
         let admin = try connect(url)
         var attempts = 0
-        #expect {
-            try pool.read { connection in
+        var failure: (any Error)?
+        do {
+            _ = try pool.read { connection in
                 attempts += 1
                 try endOtherBackends(admin: admin)
                 return try count(connection)
             }
-        } throws: { ($0 as? PostgresError)?.kind == .unavailable }
+        } catch {
+            failure = error
+        }
+        #expect((failure as? PostgresError)?.kind == .unavailable, "\(String(describing: failure))")
         #expect(attempts == 2)
         #expect(try pool.read { try count($0) } == 0)
     }
@@ -233,14 +237,18 @@ private struct Abandon: Error {}
         let pool = PostgresPool(url: url, size: 1)
         let admin = try connect(url)
         var attempts = 0
-        #expect {
-            try pool.read { connection in
+        var failure: (any Error)?
+        do {
+            _ = try pool.read { connection in
                 attempts += 1
                 _ = try count(connection)
                 try endOtherBackends(admin: admin)
                 return try count(connection)
             }
-        } throws: { ($0 as? PostgresError)?.kind == .unavailable }
+        } catch {
+            failure = error
+        }
+        #expect((failure as? PostgresError)?.kind == .unavailable, "\(String(describing: failure))")
         #expect(attempts == 1)
     }
 }

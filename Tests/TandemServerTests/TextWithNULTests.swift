@@ -150,7 +150,7 @@ import TandemCore
         #expect(found.json.records.first?["fields"]?["title"]?["value"]?.stringValue == value)
     }
 
-    /// A CONTAINS_*_TOKENS operand holding NUL is the store's 400 on both stores (P67; before it,
+    /// A CONTAINS_*_TOKENS operand holding NUL is a 400 on both stores (P67; before it,
     /// SQLite searched for the tokens around the NUL), while the same search without it is answered.
     @Test(arguments: ["CONTAINS_ALL_TOKENS", "CONTAINS_ANY_TOKENS"])
     func aFullTextOperandHoldingNULIsRefusedOnBothStores(comparator: String) throws {

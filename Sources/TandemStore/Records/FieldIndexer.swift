@@ -95,11 +95,11 @@ package enum FieldIndexer {
     /// The distinct tokens of a CONTAINS_*_TOKENS operand, sorted, as both stores' query
     /// planners search for them.
     ///
-    /// - Throws: `StoreError.invalidText` (400 `BAD_REQUEST`) when the operand holds U+0000:
-    ///   refused on both stores alike (decisions P67), as PostgreSQL's `tsquery` cannot hold it.
-    package static func searchTokens(of operand: String) throws -> [String] {
+    /// - Throws: `BAD_REQUEST` when the operand holds U+0000: refused on both stores alike
+    ///   (decisions P67); no token can hold it, and PostgreSQL's `tsquery` cannot.
+    package static func searchTokens(of operand: String) throws(CloudKitError) -> [String] {
         guard !operand.unicodeScalars.contains("\u{0}") else {
-            throw StoreError(.invalidText, "a CONTAINS_*_TOKENS operand holds U+0000 (NUL)")
+            throw CloudKitError.badRequest("a CONTAINS_ALL_TOKENS or CONTAINS_ANY_TOKENS value cannot contain U+0000 (NUL): tokens are letters and digits")
         }
         return Array(Set(tokens(of: operand))).sorted()
     }
