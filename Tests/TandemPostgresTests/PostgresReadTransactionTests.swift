@@ -174,6 +174,16 @@ private struct Abandon: Error {}
         #expect(try pool.withConnection { try $0.transaction(.repeatableReadOnly) { try count($0) } } == 1)
     }
 
+    /// The error `body` throws; nil when it returns.
+    private func thrown(_ body: () throws -> Void) -> (any Error)? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Ends every other backend of the database (the pool's), and waits until they are gone.
     private func endOtherBackends(admin: PostgresConnection) throws {
         _ = try admin.query("""
@@ -215,15 +225,12 @@ private struct Abandon: Error {}
         _ = try pool.read { try backendPID($0) }
         let admin = try connect(url)
         var attempts = 0
-        var failure: (any Error)?
-        do {
+        let failure = thrown {
             _ = try pool.read { connection in
                 attempts += 1
                 try endOtherBackends(admin: admin)
                 return try count(connection)
             }
-        } catch {
-            failure = error
         }
         #expect((failure as? PostgresError)?.kind == .unavailable, "\(String(describing: failure))")
         #expect(attempts == 2)
@@ -237,16 +244,13 @@ private struct Abandon: Error {}
         let pool = PostgresPool(url: url, size: 1)
         let admin = try connect(url)
         var attempts = 0
-        var failure: (any Error)?
-        do {
+        let failure = thrown {
             _ = try pool.read { connection in
                 attempts += 1
                 _ = try count(connection)
                 try endOtherBackends(admin: admin)
                 return try count(connection)
             }
-        } catch {
-            failure = error
         }
         #expect((failure as? PostgresError)?.kind == .unavailable, "\(String(describing: failure))")
         #expect(attempts == 1)

@@ -150,8 +150,8 @@ import TandemCore
         #expect(found.json.records.first?["fields"]?["title"]?["value"]?.stringValue == value)
     }
 
-    /// A CONTAINS_*_TOKENS operand holding NUL is a 400 on both stores (P67; before it,
-    /// SQLite searched for the tokens around the NUL), while the same search without it is answered.
+    /// A CONTAINS_*_TOKENS operand holding NUL is a 400 on both stores (P67; before it, both
+    /// stores searched for the tokens around the NUL), while the same search without it is answered.
     @Test(arguments: ["CONTAINS_ALL_TOKENS", "CONTAINS_ANY_TOKENS"])
     func aFullTextOperandHoldingNULIsRefusedOnBothStores(comparator: String) throws {
         let f = try Self.fixture.get()
