@@ -30,13 +30,16 @@ public final class PostgresConnection {
     private var statements: [String: String] = [:]
     private var nextStatement = 0
     /// Open transaction levels: 0 outside, 1 in a transaction, more inside savepoints.
-    private var depth = 0
+    var depth = 0
     /// A read-only transaction's `BEGIN` not yet sent: it travels with the transaction's first
     /// statement, in one pipeline (decisions P55).
     var owedBegin: PostgresIsolation?
     /// A read-only transaction's `COMMIT` was sent and its answer not yet read: the next use of
     /// the connection reads it first (P55).
     var commitInFlight = false
+    /// Statements of the open transaction sent with the next one that waits for its answer
+    /// (``runDeferred(_:_:)``, decisions P64).
+    var deferred: [PipelinedStatement] = []
     /// Times this connection waited for the server's answer (for tests and diagnostics).
     public internal(set) var roundTrips = 0
 
@@ -185,18 +188,24 @@ public final class PostgresConnection {
         _ isolation: PostgresIsolation = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
         let level = depth + 1
-        if level == 1 && isolation.isReadOnly {
+        if level == 1 {
+            // Every transaction's BEGIN travels with its first statement (P55, P64).
             _ = try open()
             owedBegin = isolation
         } else {
-            try execute(level == 1 ? "BEGIN ISOLATION LEVEL \(isolation.rawValue)" : "SAVEPOINT tandem_\(level)")
+            try command("SAVEPOINT tandem_\(level)")
         }
         depth = level
         let value: T
         do {
             value = try body(self)
+            // The body's deferred statements are answered inside its own (sub)transaction, so
+            // their failure is the body's and rolls back what it did (P64).
+            if level > 1 { try command("RELEASE SAVEPOINT tandem_\(level)") } else { try flushDeferred() }
         } catch {
             depth = level - 1
+            // Rolled back below with the rest of the body's work.
+            discardDeferred()
             if level == 1 {
                 // An owed BEGIN was never sent: there is nothing to roll back.
                 if owedBegin == nil { try? execute("ROLLBACK") }
@@ -207,10 +216,7 @@ public final class PostgresConnection {
             throw error
         }
         depth = level - 1
-        if level > 1 {
-            try execute("RELEASE SAVEPOINT tandem_\(level)")
-            return value
-        }
+        if level > 1 { return value }
         if owedBegin != nil {
             owedBegin = nil
             return value
@@ -232,6 +238,7 @@ public final class PostgresConnection {
         self.connection = nil
         statements.removeAll()
         owedBegin = nil
+        deferred.removeAll()
         commitInFlight = false
         PQfinish(connection)
     }
@@ -240,38 +247,21 @@ public final class PostgresConnection {
 
     private func executePrepared(_ sql: String, _ arguments: [PostgresValue]) throws(PostgresError) -> PostgresResult {
         let connection = try settled()
-        var encoded: [(bytes: [UInt8], binary: Bool)?] = []
-        encoded.reserveCapacity(arguments.count)
-        for argument in arguments { encoded.append(try argument.encoded()) }
-        // libpq reads parameters through pointers; copy each into one buffer that outlives the call.
-        let total = encoded.reduce(0) { $0 + ($1?.bytes.count ?? 0) + 1 }
-        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(total, 1))
-        defer { buffer.deallocate() }
-        var pointers: [UnsafePointer<CChar>?] = []
-        var lengths: [Int32] = []
-        var formats: [Int32] = []
-        var offset = 0
-        for parameter in encoded {
-            guard let parameter else {
-                pointers.append(nil); lengths.append(0); formats.append(0)
-                continue
-            }
-            let start = buffer + offset
-            parameter.bytes.withUnsafeBytes { source in
-                if let base = source.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: source.count) }
-            }
-            start[parameter.bytes.count] = 0
-            offset += parameter.bytes.count + 1
-            pointers.append(UnsafePointer(start))
-            lengths.append(Int32(parameter.bytes.count))
-            formats.append(parameter.binary ? 1 : 0)
-        }
+        let parameters = try BoundParameters(arguments)
         let statement = try statement(for: sql)
-        if let begin = owedBegin {
-            // The transaction's BEGIN, and the statement's preparation when it is new, travel
-            // with its first statement (P55).
+        if owedBegin != nil || !deferred.isEmpty {
+            // The transaction's BEGIN (P55) and the statements deferred since the last answer
+            // (P64), and this statement's preparation when it is new, travel with it.
+            let begin = owedBegin
             owedBegin = nil
-            return try pipelined(begin: begin, statement: statement, sql: sql, Int32(arguments.count), pointers, lengths, formats)
+            if !statement.isPrepared { remember(sql, as: statement.name) }
+            do throws(PostgresError) {
+                return try pipeline(begin: begin, then: .prepared(sql: sql, name: statement.name, prepare: !statement.isPrepared, parameters))
+            } catch {
+                var error = error
+                error.isAtReadStart = error.kind == .unavailable && begin?.isReadOnly == true
+                throw error
+            }
         }
         if !statement.isPrepared {
             // nParams 0 and no types: the server infers every parameter's type from the SQL.
@@ -280,13 +270,11 @@ public final class PostgresConnection {
             statements[sql] = statement.name
         }
         roundTrips += 1
-        let result = PQexecPrepared(connection, statement.name, Int32(arguments.count), pointers, lengths, formats, 1)
+        let result = PQexecPrepared(connection, statement.name, parameters.count, parameters.pointers, parameters.lengths, parameters.formats, 1)
         return try check(result, sql: sql)
     }
 
-    /// The server-side name of the prepared statement for `sql`, and whether it is prepared on
-    /// this connection yet (the caller prepares it and records it in `statements`).
-    private func statement(for sql: String) throws(PostgresError) -> (name: String, isPrepared: Bool) {
+    func statement(for sql: String) throws(PostgresError) -> (name: String, isPrepared: Bool) {
         if let name = statements[sql] { return (name, true) }
         if statements.count >= Self.statementCacheCapacity {
             // DEALLOCATE is not transactional, so it is safe inside a transaction too.
@@ -300,6 +288,11 @@ public final class PostgresConnection {
     /// Records that `sql` is now prepared as `name` (the pipeline's preparation succeeded).
     func remember(_ sql: String, as name: String) {
         statements[sql] = name
+    }
+
+    /// Forgets `sql`'s prepared statement (its preparation in a pipeline did not run).
+    func forget(_ sql: String) {
+        statements[sql] = nil
     }
 
     /// `result` when it is a success, else the error it (or the connection) reports.
@@ -323,6 +316,8 @@ public final class PostgresConnection {
     /// for a synchronous command: a `COMMIT` in flight is read and an owed `BEGIN` sent first.
     func open() throws(PostgresError) -> OpaquePointer {
         let connection = try settled()
+        // Statements deferred (P64) are sent, with an owed BEGIN, before anything else.
+        if !deferred.isEmpty { try flushDeferred() }
         if let begin = owedBegin {
             owedBegin = nil
             roundTrips += 1

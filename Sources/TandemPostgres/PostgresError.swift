@@ -40,6 +40,11 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var message: String
     /// The SQL being prepared or run, when there was one.
     public var sql: String?
+    /// Whether a read-only transaction's first statement (sent with its `BEGIN`, decisions P55)
+    /// found the connection dead, before the transaction's body saw any answer: nothing was read
+    /// or written, so ``PostgresPool/read(_:_:)`` runs the read once more on another connection
+    /// (decisions P68).
+    public var isAtReadStart = false
 
     public init(kind: Kind, sqlState: String? = nil, message: String, sql: String? = nil) {
         self.kind = kind

@@ -96,6 +96,24 @@ public final class PostgresPool: Sendable {
         }
     }
 
+    /// Runs `body` in a read-only transaction (`isolation`, whose `BEGIN` travels with the first
+    /// statement, decisions P55) on a connection of its own. When that first statement finds the
+    /// connection dead (``PostgresError/isAtReadStart``: its backend ended while it waited in the
+    /// pool, too late for the checkout's check to see), `body` runs once more from its start on
+    /// another connection (decisions P68): it had seen no answer, and a read writes nothing.
+    ///
+    /// - Throws: as ``withConnection(_:)`` and ``PostgresConnection/transaction(_:_:)``; the
+    ///   second attempt's error when the database is really gone.
+    @discardableResult
+    public func read<T>(_ isolation: PostgresIsolation = .repeatableReadOnly, _ body: (PostgresConnection) throws -> T) throws -> T {
+        precondition(isolation.isReadOnly, "PostgresPool.read runs read-only transactions")
+        do {
+            return try withConnection { try $0.transaction(isolation, body) }
+        } catch let error as PostgresError where error.isAtReadStart {
+            return try withConnection { try $0.transaction(isolation, body) }
+        }
+    }
+
     /// Opens a connection and runs `SELECT 1` on it, for a readiness probe.
     ///
     /// - Throws: ``PostgresError/Kind/unavailable`` while the server cannot be reached.

@@ -261,6 +261,12 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
     func zone(_ scope: DatabaseScope, name: String) throws -> StoredZone?
     func zones(_ scope: DatabaseScope) throws -> [StoredZone]
     func record(zone: StoredZone, name: String) throws -> Record?
+    /// The zone `zoneName` of `scope` and, in it, the record `recordName` with the name of the
+    /// share whose hierarchy holds it (its membership, as `recordWithMembership(zone:name:)`),
+    /// read by one statement joining both (decisions P63): nil when the zone does not exist,
+    /// `found` nil when the record does not. A lookup's one round trip on PostgreSQL.
+    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?)?
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer]
     /// Runs `query` over `zones`: up to `limit` records in the query's order (its sorts, then the
     /// store's record key), each with the cursor that continues after it; with `after`, only

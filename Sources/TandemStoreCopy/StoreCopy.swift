@@ -200,7 +200,8 @@ public enum StoreCopy {
                 var checksum = TableChecksum()
                 let tableStart = clock.now
                 try to.insert(table) { sink in
-                    try from.scan(table, batchSize: batchSize) { batch in
+                    // The source reads the next batch while the target writes this one (P65).
+                    try ScanAhead.scan(from, table, batchSize: batchSize) { batch in
                         for row in batch { checksum.add(row) }
                         try sink(batch)
                         if total > batchSize {

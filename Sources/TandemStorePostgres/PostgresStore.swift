@@ -69,10 +69,9 @@ public final class PostgresStore: Store {
 
     public func read<T>(_ body: (any StoreReading) throws -> T) throws -> T {
         try Self.mapping {
-            try pool.withConnection { connection in
-                try connection.transaction(.repeatableReadOnly) { connection in
-                    try body(PostgresStoreTransaction(connection))
-                }
+            // A read whose first statement meets a dead pooled connection runs again once (P68).
+            try pool.read(.repeatableReadOnly) { connection in
+                try body(PostgresStoreTransaction(connection))
             }
         }
     }

@@ -46,6 +46,9 @@ final class TypedPostgresWriteJob<T: Sendable>: PostgresWriteJob, @unchecked Sen
     func run(on connection: PostgresConnection) -> Bool {
         do {
             let value = try body(PostgresStoreTransaction(connection))
+            // Its deferred statements are answered before its savepoint ends, so a failure among
+            // them is this write's alone (P64).
+            try connection.flushDeferred()
             // A body that caught a failed statement's error and went on would otherwise commit
             // nothing of itself while being told it succeeded (P12), here at its neighbours' cost.
             guard !connection.isInFailedTransaction else {
@@ -54,6 +57,8 @@ final class TypedPostgresWriteJob<T: Sendable>: PostgresWriteJob, @unchecked Sen
             outcome = .success(value)
             return true
         } catch {
+            // What it deferred is rolled back with its savepoint, never sent (P64).
+            connection.discardDeferred()
             outcome = .failure(error)
             return false
         }

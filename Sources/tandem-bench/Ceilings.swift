@@ -12,6 +12,9 @@ struct Ceilings {
     var sqlite: [SQLiteSynchronous: SQLiteInsertCeiling.Result] = [:]
     /// (c) raw libpq single-row transactions on the bench's PostgreSQL cluster.
     var postgres: PostgresInsertCeiling.Result?
+    /// (d) and (e): PostgreSQL alone through pgbench, reference lines only (decisions P66).
+    var pgbenchSelects: PgbenchReference.Result?
+    var pgbenchCreates: PgbenchReference.Result?
 
     /// Runs the ceilings that `figures` need.
     static func measure(for figures: Set<BenchOptions.Figure>, options: BenchOptions, report: Report) throws -> Ceilings {
@@ -42,6 +45,18 @@ struct Ceilings {
             ceilings.postgres = result
             report.say("  \("(c) raw PostgreSQL, 1 row/txn".padding(toLength: 38, withPad: " ", startingAt: 0)) "
                        + "\(Format.rate(result.recordsPerSecond))  (\(Format.count(result.records)) rows in \(Format.seconds(result.seconds)))")
+            // References, not ceilings: what PostgreSQL alone does with a lookup's and a create's work here (P66).
+            if PgbenchReference.executable() != nil {
+                let seconds = max(1, options.loadSeconds)
+                ceilings.pgbenchSelects = try PgbenchReference.selectOnly(url: try BenchPostgres.database(), seconds: seconds)
+                ceilings.pgbenchCreates = try PgbenchReference.createWrites(url: try BenchPostgres.database(), seconds: seconds)
+                report.say("  \("(d) pgbench -S, -c32 -j2".padding(toLength: 38, withPad: " ", startingAt: 0)) "
+                           + "\(Format.rate(ceilings.pgbenchSelects!.transactionsPerSecond))  (PostgreSQL alone: a lookup's one SELECT; reference)")
+                report.say("  \("(e) pgbench, a create's writes, -c32 -j2".padding(toLength: 38, withPad: " ", startingAt: 0)) "
+                           + "\(Format.rate(ceilings.pgbenchCreates!.transactionsPerSecond))  (PostgreSQL alone: a create's 5 writes in 1 txn; reference)")
+            } else {
+                report.say("  (d), (e): no pgbench installed; PostgreSQL's own reference lines left out")
+            }
         }
         return ceilings
     }

@@ -28,6 +28,20 @@ extension FigureRows {
         }
         if let lookups = records.lookups {
             FigureRows.lookups(lookups, hello: hello, store: "PostgreSQL", target: postgresLookupTarget, report: report)
+            if let selects = ceilings.pgbenchSelects {
+                // Whether the target is within PostgreSQL's own reach on this machine (P66).
+                report.add("  reference: pgbench -S c32 beside (a)", value: Format.rate(selects.transactionsPerSecond),
+                           ceiling: Format.rate(hello.requestsPerSecond) + " (a)",
+                           ratio: Format.percent(selects.transactionsPerSecond / hello.requestsPerSecond), verdict: .info)
+                report.add("  reference: PostgreSQL lookups beside (d)", value: Format.rate(lookups.requestsPerSecond),
+                           ceiling: Format.rate(selects.transactionsPerSecond) + " (d)",
+                           ratio: Format.percent(lookups.requestsPerSecond / selects.transactionsPerSecond), verdict: .info)
+            }
+        }
+        if let creates = records.creates, let writes = ceilings.pgbenchCreates {
+            report.add("  reference: PostgreSQL creates beside (e)", value: Format.rate(stored(creates)),
+                       ceiling: Format.rate(writes.transactionsPerSecond) + " (e)",
+                       ratio: Format.percent(stored(creates) / writes.transactionsPerSecond), verdict: .info)
         }
     }
 

@@ -44,10 +44,11 @@ private struct Abandon: Error {}
         #expect(one == 1)
         #expect(connection.roundTrips - fresh == 1)
         #expect(!connection.isInTransaction)
-        // The same read in a transaction that may write waits for BEGIN, the statement and COMMIT.
+        // The same read in a transaction that may write sends BEGIN with the statement too (P64),
+        // and waits for its COMMIT.
         let writable = connection.roundTrips
         _ = try connection.transaction(.repeatableRead) { try count($0) }
-        #expect(connection.roundTrips - writable == 3)
+        #expect(connection.roundTrips - writable == 2)
     }
 
     @Test func aReadWithoutStatementsSendsNothing() throws {
@@ -171,5 +172,87 @@ private struct Abandon: Error {}
         }
         #expect(replaced != pid)
         #expect(try pool.withConnection { try $0.transaction(.repeatableReadOnly) { try count($0) } } == 1)
+    }
+
+    /// The error `body` throws; nil when it returns.
+    private func thrown(_ body: () throws -> Void) -> (any Error)? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Ends every other backend of the database (the pool's), and waits until they are gone.
+    private func endOtherBackends(admin: PostgresConnection) throws {
+        _ = try admin.query("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+            """) { try $0.bool(0) }
+        for _ in 0..<500 {
+            let left = try admin.queryOne("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()") {
+                try $0.int64(0)
+            }
+            if left == 0 { return }
+            usleep(10_000)
+        }
+        Issue.record("other backends still there after 5 s")
+    }
+
+    /// The backend ends after the checkout's check and before the read's first statement (the
+    /// race P55's test met): the read runs again on a new connection and answers (P68).
+    @Test func aReadWhoseFirstStatementMeetsADeadPooledConnectionRunsAgainOnce() throws {
+        let (url, _) = try table()
+        let pool = PostgresPool(url: url, size: 1)
+        let pid = try pool.read { try backendPID($0) }
+        let admin = try connect(url)
+        var attempts = 0
+        let counted = try pool.read { connection in
+            attempts += 1
+            if attempts == 1 { try endOtherBackends(admin: admin) }
+            return try count(connection)
+        }
+        #expect(counted == 0)
+        #expect(attempts == 2)
+        #expect(try pool.read { try backendPID($0) } != pid)
+    }
+
+    /// Once only: when the second connection is dead at its first statement too, the read fails
+    /// `unavailable`, and the pool recovers after it.
+    @Test func aReadRunsAgainOnlyOnce() throws {
+        let (url, _) = try table()
+        let pool = PostgresPool(url: url, size: 1)
+        _ = try pool.read { try backendPID($0) }
+        let admin = try connect(url)
+        var attempts = 0
+        let failure = thrown {
+            _ = try pool.read { connection in
+                attempts += 1
+                try endOtherBackends(admin: admin)
+                return try count(connection)
+            }
+        }
+        #expect((failure as? PostgresError)?.kind == .unavailable, "\(String(describing: failure))")
+        #expect(attempts == 2)
+        #expect(try pool.read { try count($0) } == 0)
+    }
+
+    /// A connection lost after the body's first answer fails the read: the body has seen part
+    /// of a snapshot, so it is not run again.
+    @Test func aConnectionLostAfterTheFirstAnswerFailsTheRead() throws {
+        let (url, _) = try table()
+        let pool = PostgresPool(url: url, size: 1)
+        let admin = try connect(url)
+        var attempts = 0
+        let failure = thrown {
+            _ = try pool.read { connection in
+                attempts += 1
+                _ = try count(connection)
+                try endOtherBackends(admin: admin)
+                return try count(connection)
+            }
+        }
+        #expect((failure as? PostgresError)?.kind == .unavailable, "\(String(describing: failure))")
+        #expect(attempts == 1)
     }
 }

@@ -149,4 +149,27 @@ import TandemCore
         #expect(found.json.records.map { $0["recordName"]?.stringValue } == [name], "\(found.text)")
         #expect(found.json.records.first?["fields"]?["title"]?["value"]?.stringValue == value)
     }
+
+    /// A CONTAINS_*_TOKENS operand holding NUL is a 400 on both stores (P67; before it, both
+    /// stores searched for the tokens around the NUL), while the same search without it is answered.
+    @Test(arguments: ["CONTAINS_ALL_TOKENS", "CONTAINS_ANY_TOKENS"])
+    func aFullTextOperandHoldingNULIsRefusedOnBothStores(comparator: String) throws {
+        let f = try Self.fixture.get()
+        let name = unique("tokens")
+        let saved = try f.server.post("records/modify", Body.modify([Body.operation("create", name: name, fields: ["title": Body.field("apple pie")])]),
+                                      as: f.ada, database: "private")
+        #expect(saved.status == 200 && saved.json.records.first?.serverErrorCode == nil, "\(saved.text)")
+        func search(_ operand: String) throws -> TestServer.Response {
+            try f.server.post("records/query", ["query": ["recordType": "Note", "filterBy": [["fieldName": "title", "comparator": .string(comparator),
+                                                                                            "fieldValue": ["value": .string(operand)]]]]],
+                              as: f.ada, database: "private")
+        }
+        let plain = try search("apple pie")
+        #expect(plain.status == 200, "\(plain.text)")
+        #expect(plain.json.records.contains { $0["recordName"]?.stringValue == name }, "\(plain.text)")
+        let refused = try search("apple\(Self.nul)pie")
+        #expect(refused.status == 400, "\(refused.text)")
+        #expect(refused.json.serverErrorCode == "BAD_REQUEST", "\(refused.text)")
+        #expect(refused.json["reason"]?.stringValue?.contains("U+0000") == true, "\(refused.text)")
+    }
 }

@@ -22,6 +22,8 @@ enum LinkRoutes {
     /// and `…/links/refresh?domain=…`: the operator's, with an admin token
     /// (`Authorization: Bearer`, `tandem token create --admin`), as for schemas. Nil for other paths.
     static func adminRespond(_ context: RequestContext, _ services: Services) throws -> HTTPResponse? {
+        // Every API request passes here first: one prefix test, not a split of its path (P69).
+        guard context.request.head.path.hasPrefix("/tandem/1/") else { return nil }
         let segments = context.request.head.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard segments.count == 7, segments[1] == "tandem", segments[2] == "1", segments[5] == "links",
               segments[6] == "upload" || segments[6] == "refresh" else { return nil }

@@ -217,6 +217,7 @@ public struct RecordService: Sendable {
     /// Fetches records by name; a missing one, or one the caller may not see, is a per-item `NOT_FOUND`.
     public func lookup(_ names: [String], zoneID: ZoneID, scope: RequestScope) throws -> [ItemResult] {
         try store.read { reader in
+            if let own = try Self.lookupOwn(reader, names, zoneID, scope) { return own }
             guard let (access, _) = try Self.resolve(reader, scope, zoneID) else {
                 return names.map { .failed(CloudKitError(.notFound, "record '\($0)' does not exist", recordName: $0)) }
             }
@@ -235,14 +236,38 @@ public struct RecordService: Sendable {
             if records.contains(where: { $0.recordType == Share.recordType }) {
                 let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
                 results = try results.map { result in
-                    guard case .saved(var record) = result, record.recordType == Share.recordType,
-                          let share = access.shares[record.recordName] else { return result }
-                    record.sharing = try presenter.present(share, viewer: scope.user)
-                    return .saved(record)
+                    guard case .saved(let record) = result else { return result }
+                    return .saved(try Self.presenting(record, access, presenter, viewer: scope.user))
                 }
             }
             return results
         }
+    }
+
+    /// records/lookup of one record in the caller's own private database: the zone and the
+    /// record read by one statement (`zoneAndRecord`, decisions P63), so on PostgreSQL the
+    /// lookup is one round trip. The owner reads every record of their zones, so no share is
+    /// read unless the record is a share. Nil for every other lookup, and when the zone does not
+    /// exist (the general path then answers `NOT_FOUND` or `ZONE_NOT_FOUND`).
+    static func lookupOwn(_ reader: any StoreReading, _ names: [String], _ zoneID: ZoneID, _ scope: RequestScope) throws -> [ItemResult]? {
+        guard names.count == 1, scope.database.database == .private, scope.database.owner == scope.user,
+              zoneID.ownerRecordName.map({ $0 == scope.user }) ?? true,
+              let (zone, found) = try reader.zoneAndRecord(scope.database, zoneName: zoneID.zoneName, recordName: names[0]) else { return nil }
+        guard let record = found?.record else {
+            return [.failed(CloudKitError(.notFound, "record '\(names[0])' does not exist", recordName: names[0]))]
+        }
+        guard record.recordType == Share.recordType else { return [.saved(record)] }
+        let access = try ZoneAccess.load(reader, zone: zone, user: scope.user)
+        return [.saved(try presenting(record, access, SharePresenter(reader: reader, baseURL: scope.baseURL), viewer: scope.user))]
+    }
+
+    /// A share record with its `sharing` (participants, URL) as `viewer` may see it; any other
+    /// record as it is.
+    static func presenting(_ record: Record, _ access: ZoneAccess, _ presenter: SharePresenter, viewer: String) throws -> Record {
+        guard record.recordType == Share.recordType, let share = access.shares[record.recordName] else { return record }
+        var record = record
+        record.sharing = try presenter.present(share, viewer: viewer)
+        return record
     }
 
     // MARK: records/query

@@ -15,6 +15,8 @@ import TandemStore
 /// User tokens are refused: a schema is the developer's, not an app user's.
 enum SchemaRoutes {
     static func respond(_ context: RequestContext, _ services: Services) throws -> HTTPResponse? {
+        // Every API request passes here first: one prefix test, not a split of its path (P69).
+        guard context.request.head.path.hasPrefix("/tandem/1/") else { return nil }
         let segments = context.request.head.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         // "", "tandem", "1", container, environment, "schema", operation
         guard segments.count == 7, segments[1] == "tandem", segments[2] == "1", segments[5] == "schema" else { return nil }

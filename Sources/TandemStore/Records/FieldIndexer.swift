@@ -92,6 +92,18 @@ package enum FieldIndexer {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
+    /// The distinct tokens of a CONTAINS_*_TOKENS operand, sorted, as both stores' query
+    /// planners search for them.
+    ///
+    /// - Throws: `BAD_REQUEST` when the operand holds U+0000: refused on both stores alike
+    ///   (decisions P67); no token can hold it, and PostgreSQL's `tsquery` cannot.
+    package static func searchTokens(of operand: String) throws(CloudKitError) -> [String] {
+        guard !operand.unicodeScalars.contains("\u{0}") else {
+            throw CloudKitError.badRequest("a CONTAINS_ALL_TOKENS or CONTAINS_ANY_TOKENS value cannot contain U+0000 (NUL): tokens are letters and digits")
+        }
+        return Array(Set(tokens(of: operand))).sorted()
+    }
+
     /// Search tokens: maximal runs of letters and digits, lowercased (CONTAINS_*_TOKENS).
     package static func tokens(of text: String) -> [String] {
         var result: [String] = []

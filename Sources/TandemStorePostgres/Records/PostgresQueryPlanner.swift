@@ -336,8 +336,11 @@ struct PostgresQueryPlanner {
             }
             return havingNot(&self, range)
         case .containsAllTokens, .containsAnyTokens:
-            guard values.count == 1, case .text(let text) = values[0] else { throw invalid(filter, "needs a STRING value") }
-            let tokens = Array(Set(FieldIndexer.tokens(of: text))).sorted()
+            // The operand as the client sent it: `values` holds P50's escaped form, without NUL.
+            guard values.count == 1, case .text = values[0], case .string(let text)? = elements.first else {
+                throw invalid(filter, "needs a STRING value")
+            }
+            let tokens = try FieldIndexer.searchTokens(of: text)
             guard !tokens.isEmpty else { return "FALSE" }
             if filter.comparator == .containsAllTokens { try countAllOfTerms(tokens.count, filter) }
             // Tokens are letters and digits only; quoted, no token is tsquery syntax, and the

@@ -31,14 +31,14 @@ extension PostgresStoreTransaction {
         ]
         let recordID: Int64
         if let existing {
-            try db.run("""
+            try db.runDeferred("""
                 UPDATE records SET type = $1, change_tag = $2, change_seq = $3, fields = $4, created_at = $5, created_by = $6,
                 created_device = $7, modified_at = $8, modified_by = $9, modified_device = $10, parent = $11, share = $12,
                 membership = $13 WHERE id = $14
                 """, arguments + [.integer(existing.0)])
-            try db.run("DELETE FROM field_index WHERE record_id = $1", [.integer(existing.0)])
-            try db.run("DELETE FROM field_search WHERE record_id = $1", [.integer(existing.0)])
-            try db.run("DELETE FROM record_references WHERE source_id = $1", [.integer(existing.0)])
+            try db.runDeferred("DELETE FROM field_index WHERE record_id = $1", [.integer(existing.0)])
+            try db.runDeferred("DELETE FROM field_search WHERE record_id = $1", [.integer(existing.0)])
+            try db.runDeferred("DELETE FROM record_references WHERE source_id = $1", [.integer(existing.0)])
             recordID = existing.0
         } else {
             guard let id = try db.queryOne("""
@@ -54,7 +54,7 @@ extension PostgresStoreTransaction {
                               indexing: try indexing(zoneKey: zone.key, recordType: record.recordType))
         // References never leave their zone (CloudKit's rule, enforced by the records service).
         for reference in FieldIndexer.references(in: record.fields) {
-            try db.run("INSERT INTO record_references (source_id, target_zone, target_name, action) VALUES ($1, $2, $3, $4)",
+            try db.runDeferred("INSERT INTO record_references (source_id, target_zone, target_name, action) VALUES ($1, $2, $3, $4)",
                        [.integer(recordID), .integer(zone.key), .text(reference.recordName), .text(reference.action.rawValue)])
         }
         try logChange(zone: zone, name: record.recordName, type: record.recordType, sequence: sequence, deleted: false,

@@ -22,6 +22,19 @@ extension PostgresStoreTransaction {
             """, Self.scopeArguments(scope) + [.text(name)], Self.storedZone)
     }
 
+    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?)? {
+        try db.queryOne("""
+            SELECT z.id, z.name, z.owner, z.change_seq, z.created_at, \(RecordRows.recordColumns), r.membership
+            FROM zones z LEFT JOIN records r ON r.zone_id = z.id AND r.name = $6
+            WHERE z.container_id = $1 AND z.environment = $2 AND z.database = $3 AND z.owner = $4 AND z.name = $5
+            """, Self.scopeArguments(scope) + [.text(zoneName), .text(recordName)]) { row in
+            let zone = try Self.storedZone(row)
+            guard !row.isNull(5) else { return (zone, nil) }
+            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5), try row.optionalString(17)))
+        }
+    }
+
     func zones(_ scope: DatabaseScope) throws -> [StoredZone] {
         try db.query("""
             SELECT \(Self.zoneColumns) FROM zones

@@ -44,14 +44,14 @@ extension PostgresStoreTransaction {
                 }
                 arguments += [.text(row.field), .integer(row.slot)] + typed
             }
-            try db.run(Self.fieldIndexInsert(rows: chunk.count), arguments)
+            try db.runDeferred(Self.fieldIndexInsert(rows: chunk.count), arguments)
             start = chunk.endIndex
         }
         let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
         if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
             // Tokens are letters and digits only (FieldIndexer.tokens), so a space separates them;
             // array_to_tsvector keeps each whole, as SQLite's ascii tokenizer does.
-            try db.run("INSERT INTO field_search (record_id, body) VALUES ($1, array_to_tsvector(string_to_array($2, ' ')))",
+            try db.runDeferred("INSERT INTO field_search (record_id, body) VALUES ($1, array_to_tsvector(string_to_array($2, ' ')))",
                        [.integer(recordID), .text(body)])
         }
     }

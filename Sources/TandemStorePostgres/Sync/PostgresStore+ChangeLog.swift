@@ -8,7 +8,7 @@ extension PostgresStoreTransaction {
     /// Records a record's latest change (and, when it left a share, its exit from it).
     func logChange(zone: StoredZone, name: String, type: String, sequence: Int64, deleted: Bool, membership: String?,
                    previousMembership: String?, at time: Int64) throws {
-        try db.run("""
+        try db.runDeferred("""
             INSERT INTO record_changes (zone_id, record_name, seq, record_type, deleted, membership, changed_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7)
             ON CONFLICT (zone_id, record_name) DO UPDATE SET seq = excluded.seq, record_type = excluded.record_type,
@@ -18,7 +18,7 @@ extension PostgresStoreTransaction {
         changeLog.append(LoggedChange(zoneKey: zone.key, recordName: name, recordType: type, deleted: deleted, membership: membership,
                                       previousMembership: previousMembership == membership ? nil : previousMembership))
         if let previousMembership, previousMembership != membership {
-            try db.run("""
+            try db.runDeferred("""
                 INSERT INTO share_exits (zone_id, share, record_name, record_type, seq, changed_at) VALUES ($1, $2, $3, $4, $5, $6)
                 ON CONFLICT (zone_id, share, record_name) DO UPDATE SET record_type = excluded.record_type, seq = excluded.seq,
                     changed_at = excluded.changed_at
@@ -35,7 +35,7 @@ extension PostgresStoreTransaction {
         let base = last - Int64(rows.count)
         let now = Clock.milliseconds()
         for (index, row) in rows.enumerated() {
-            try db.run("UPDATE records SET membership = $1 WHERE id = $2", [.optional(membership), .integer(row.id)])
+            try db.runDeferred("UPDATE records SET membership = $1 WHERE id = $2", [.optional(membership), .integer(row.id)])
             try logChange(zone: zone, name: row.name, type: row.type, sequence: base + Int64(index) + 1, deleted: false,
                           membership: membership, previousMembership: row.old, at: now)
         }

@@ -302,7 +302,7 @@ struct QueryPlanner {
             return havingNot(range, bounds)
         case .containsAllTokens, .containsAnyTokens:
             guard values.count == 1, case .text(let text) = values[0] else { throw invalid(filter, "needs a STRING value") }
-            let tokens = Array(Set(FieldIndexer.tokens(of: text))).sorted()
+            let tokens = try FieldIndexer.searchTokens(of: text)
             guard !tokens.isEmpty else { return "0" }
             if filter.comparator == .containsAllTokens { try countAllOfTerms(tokens.count, filter) }
             // The full-text index of SEARCHABLE fields; terms are quoted, so no token is FTS5 syntax.

@@ -33,6 +33,36 @@ import TandemStore
         }
     }
 
+    /// `zoneAndRecord` reads a zone and one of its records in one statement (decisions P63): the
+    /// record as `record(zone:name:)` reads it, with its membership; the zone alone when the record
+    /// is missing; nil when the zone is missing or another owner's.
+    @Test(arguments: StoreBackend.all(for: .records))
+    func aZoneAndOneOfItsRecordsReadTogether(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            var record = fixture.record("n1", fields: ["title": .string("x"), "count": .int64(2)], tag: "tag-7")
+            record.parent = "folder"
+            let stored = record
+            _ = try store.write { tx in try tx.save(stored, in: fixture.zone, membership: "share-1") }
+            let both = try #require(try store.read { try $0.zoneAndRecord(fixture.scope, zoneName: "notes", recordName: "n1") })
+            #expect(both.zone.key == fixture.zone.key)
+            #expect(both.zone.zoneID == fixture.zone.zoneID)
+            #expect(both.zone.createdAt == fixture.zone.createdAt)
+            #expect(both.zone.changeSequence == fixture.zone.changeSequence + 1)
+            let found = try #require(both.found)
+            #expect(found.record == (try store.read { try $0.record(zone: fixture.zone, name: "n1") }))
+            #expect(found.record.fields == stored.fields)
+            #expect(found.record.recordChangeTag == "tag-7")
+            #expect(found.record.parent == "folder")
+            #expect(found.membership == "share-1")
+            let zoneOnly = try #require(try store.read { try $0.zoneAndRecord(fixture.scope, zoneName: "notes", recordName: "missing") })
+            #expect(zoneOnly.zone.key == fixture.zone.key)
+            #expect(zoneOnly.found == nil)
+            #expect(try store.read { try $0.zoneAndRecord(fixture.scope, zoneName: "other", recordName: "n1") } == nil)
+            #expect(try store.read { try $0.zoneAndRecord(Fixture.scope(owner: "_someone"), zoneName: "notes", recordName: "n1") } == nil)
+        }
+    }
+
     @Test(arguments: StoreBackend.all(for: .records))
     func replacingARecordKeepsOnlyTheNewVersion(backend: StoreBackend) throws {
         try backend.withStore { store in
