@@ -10,9 +10,8 @@ import TandemStore
 /// people who cannot take part. Never the title, the conversation or who made it. An unknown,
 /// expired or revoked invitation is a 404 page saying it is not available.
 ///
-/// No QR code: drawing one needs a QR encoder (Reed–Solomon codes, masking, version tables),
-/// which no system library the server links offers; the URL and the code are shown as text for
-/// the app or the platform to render. The page has no form (nothing to protect with a CSRF
+/// The link is also drawn as a QR code (inline SVG from libqrencode, `QRCodeSVG`; R38), so a
+/// phone's camera opens it from another screen, SharePlay-over-AirDrop's role. The page has no form (nothing to protect with a CSRF
 /// field) and carries the share page's headers: no script of its own, no framing, no referrer.
 struct ActivityInvitationPage: Sendable {
     let services: Services
@@ -31,6 +30,7 @@ struct ActivityInvitationPage: Sendable {
         var body = "<p>Open this link in the app to join the activity. People in the conversation it was made for join its session.</p>"
             + "<p>Join code: <strong id=\"code\">\(SharePageHTML.escape(code))</strong></p>"
             + "<p>Link: <code id=\"url\">\(SharePageHTML.escape(url))</code></p>"
+            + (QRCodeSVG.svg(for: url, label: "QR code of the invitation link").map { "<p>\($0)</p>" } ?? "")
         if let fallback = activity.metadata["fallbackURL"]?.stringValue {
             body += "<p><a id=\"fallback\" href=\"\(SharePageHTML.escape(fallback))\" rel=\"noopener noreferrer\">Continue on the web</a></p>"
         }

@@ -112,10 +112,38 @@ import Testing
         #expect(http.value(forHTTPHeaderField: "Content-Security-Policy")?.contains("default-src 'none'") == true)
         #expect(html.contains(invitation.code) && html.contains("href=\"https://example.com/sketch\""))
         #expect(!html.contains("Sketch private") && !html.contains(conversation))
+        #expect(try scannedQRCode(in: html) == invitation.url.absoluteString, "the QR code reads back as the link (R38)")
         try await ada.revokeInvitation(invitation)
         let (_, gone) = try await URLSession.shared.data(for: URLRequest(url: invitation.url))
         #expect((gone as? HTTPURLResponse)?.statusCode == 404)
     }
+}
+
+/// What a real QR reader (zbar's `zbarimg`, Debian `zbar-tools`) reads from the page's inline SVG
+/// code: its `M{x} {y}h1v1h-1z` squares become a PBM image at 4 pixels a module.
+func scannedQRCode(in html: String) throws -> String {
+    let svg = try #require(html.range(of: "<svg id=\"qr\"").map { String(html[$0.lowerBound...]) }, "the page has no QR code")
+    let viewBox = try #require(svg.firstMatch(of: /viewBox="0 0 (\d+) \d+"/).flatMap { Int($0.1) })
+    let d = try #require(svg.firstMatch(of: /<path fill="#000" d="([^"]*)"/).map { String($0.1) })
+    var dark = Set<Int>()
+    for square in d.matches(of: /M(\d+) (\d+)h1v1h-1z/) { dark.insert(Int(square.2)! * viewBox + Int(square.1)!) }
+    let scale = 4, side = viewBox * scale
+    var pbm = "P1\n\(side) \(side)\n"
+    for y in 0..<side {
+        pbm += (0..<side).map { dark.contains((y / scale) * viewBox + $0 / scale) ? "1" : "0" }.joined(separator: " ") + "\n"
+    }
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString).pbm")
+    try pbm.write(to: file, atomically: true, encoding: .ascii)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let reader = Process(), output = Pipe()
+    reader.executableURL = URL(fileURLWithPath: "/usr/bin/zbarimg")
+    reader.arguments = ["--raw", "--quiet", "-Sqrcode.enable", file.path]
+    reader.standardOutput = output
+    reader.standardError = FileHandle.nullDevice   // zbar warns that it has no D-Bus; the text is on stdout
+    try reader.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    reader.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// A second activity, for the conflict case.
