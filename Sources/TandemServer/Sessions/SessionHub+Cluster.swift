@@ -82,10 +82,14 @@ extension SessionHub {
         switch traffic.kind {
         case .heartbeat:
             return
-        case .deliver(let node, let id, let text, let binary, let droppable):
-            guard node == bus.node, let connection = registry.withLock({ $0.clients[id]?.connection }) else { return }
-            if let text { connection.send(text: text, droppable: droppable) }
-            if let binary { connection.send(binary: [UInt8](binary), droppable: droppable) }
+        case .deliver(let node, let ids, let text, let binary, let droppable):
+            guard node == bus.node else { return }
+            let connections = registry.withLock { registry in ids.compactMap { registry.clients[$0]?.connection } }
+            let bytes = binary.map { [UInt8]($0) }
+            for connection in connections {
+                if let text { connection.send(text: text, droppable: droppable) }
+                if let bytes { connection.send(binary: bytes, droppable: droppable) }
+            }
         case .audience(let users, let text, let except):
             for connection in connections(of: users, container: traffic.container, environment: environment)
             where !except.contains("\(bus.node):\(connection.id)") {

@@ -54,7 +54,7 @@ extension SessionHub {
                 replicate(session, .reserved(state.reserved))
             }
             let numbered = SessionFrames.delivery(frame, source: participant, sequence: state.sequence)
-            for receiver in receivers { _ = receiver.send(binary: numbered, droppable: false) }
+            RemotePeer.fanOut(binary: numbered, droppable: false, to: Array(receivers))
             return .success((state.sequence, []))
         }
         switch outcome {
@@ -63,7 +63,7 @@ extension SessionHub {
         case .success(let (sequence, later)):
             if !later.isEmpty {
                 let delivery = SessionFrames.delivery(frame, source: participant, sequence: 0)
-                for receiver in later { _ = receiver.send(binary: delivery, droppable: true) }
+                RemotePeer.fanOut(binary: delivery, droppable: true, to: later)
             }
             if frame.acknowledge {
                 _ = connection.send(text: JSONWriter.string(["type": "session.sent", "sessionID": .string(frame.session.uuidString),

@@ -18,7 +18,8 @@ extension WebSocketConnection: SessionPeer {}
 
 /// A stream connection on another node whose session traffic this node (the session's owner)
 /// handles: what is sent to it is published as `SessionTraffic.deliver` for that node, which
-/// hands it to the connection in the order published (decisions N19, N20).
+/// hands it to the connection in the order published (decisions N19, N20). A frame for several
+/// connections on one node leaves as one message for all of them (`fanOut`, N46).
 final class RemotePeer: SessionPeer {
     /// This node's name for it: from 2^63 up, apart from local connection IDs.
     let id: UInt64
@@ -39,15 +40,41 @@ final class RemotePeer: SessionPeer {
 
     func send(text: String, droppable: Bool) -> WebSocketSendResult {
         bus.publish(.session(SessionTraffic(container: container, environment: environment,
-                                            kind: .deliver(node: node, connection: connection, text: text, binary: nil, droppable: droppable))))
+                                            kind: .deliver(node: node, connections: [connection], text: text, binary: nil, droppable: droppable))))
         return .queued
     }
 
     func send(binary: [UInt8], droppable: Bool) -> WebSocketSendResult {
         bus.publish(.session(SessionTraffic(container: container, environment: environment,
-                                            kind: .deliver(node: node, connection: connection, text: nil, binary: Data(binary),
+                                            kind: .deliver(node: node, connections: [connection], text: nil, binary: Data(binary),
                                                            droppable: droppable))))
         return .queued
+    }
+
+    /// Sends `binary` to every one of `receivers`: directly to this node's connections, and as
+    /// ONE `deliver` per other node for all of its connections there (N46), which that node hands
+    /// to them in the listed order. Called in the order frames must arrive (under the session's
+    /// lock for reliable frames, N20): one publisher's messages keep their order on the bus.
+    static func fanOut(binary: [UInt8], droppable: Bool, to receivers: [any SessionPeer]) {
+        var remote: [(first: RemotePeer, connections: [UInt64])] = []
+        for receiver in receivers {
+            guard let peer = receiver as? RemotePeer else {
+                _ = receiver.send(binary: binary, droppable: droppable)
+                continue
+            }
+            if let index = remote.firstIndex(where: { $0.first.node == peer.node }) {
+                remote[index].connections.append(peer.connection)
+            } else {
+                remote.append((peer, [peer.connection]))
+            }
+        }
+        guard !remote.isEmpty else { return }
+        let data = Data(binary)
+        for (peer, connections) in remote {
+            peer.bus.publish(.session(SessionTraffic(container: peer.container, environment: peer.environment,
+                                                     kind: .deliver(node: peer.node, connections: connections, text: nil,
+                                                                    binary: data, droppable: droppable))))
+        }
     }
 }
 
@@ -59,8 +86,10 @@ struct SessionTraffic: Codable, Sendable {
     var kind: Kind
 
     enum Kind: Codable, Sendable {
-        /// Owner → the node of one stream connection: a text or binary message for it, in order.
-        case deliver(node: String, connection: UInt64, text: String?, binary: Data?, droppable: Bool)
+        /// Owner → one node: a text or binary message for each of its stream `connections`
+        /// (this node's IDs), handed to them in that order; messages keep the order published
+        /// (N20, N46).
+        case deliver(node: String, connections: [UInt64], text: String?, binary: Data?, droppable: Bool)
         /// Any node → every other: `text` for every stream connection of `users` on that node,
         /// except the connections listed as `"node:id"` (reached as participants already).
         case audience(users: Set<String>, text: String, except: Set<String>)

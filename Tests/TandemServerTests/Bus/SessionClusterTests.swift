@@ -121,4 +121,54 @@ struct SessionClusterTests {
         let afterwards = try await Session.reply(onC, ["type": "session.join", "sessionID": .string(sessionID)])
         #expect(afterwards["error"]?["serverErrorCode"] == "NOT_FOUND", "\(afterwards)")
     }
+
+    /// N46: the owner sends a frame once per remote node, with the receivers' connection IDs,
+    /// and that node hands it to each of them. Four receivers on B and one on C must each hear
+    /// every frame, in the owner's order for reliable frames and the sender's for unreliable.
+    @Test func aFrameForSeveralReceiversOnOneNodeReachesEveryOneOfThemInOrder() async throws {
+        let cluster = try NodeCluster(nodes: 3)
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
+        let created = try cluster.a.tandem("conversations/create", ["members": [.string(bob.recordName), .string(carol.recordName)]], as: ada)
+        let conversation = try #require(created.json["conversationID"]?.stringValue, "\(created.text)")
+        let sender = try await StreamProbe.connect(cluster.a, as: ada)
+        var receivers: [StreamProbe] = []
+        for person in [bob, bob, carol, carol] { receivers.append(try await StreamProbe.connect(cluster.b, as: person)) }
+        receivers.append(try await StreamProbe.connect(cluster.c, as: carol))
+
+        _ = try await Session.reply(sender, ["type": "conversation.activate", "conversationID": .string(conversation)])
+        let activated = try await Session.reply(sender, ["type": "activity.activate", "activity": Session.activity()])
+        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
+        for probe in receivers {
+            #expect(await probe.wait(seconds: 20) { $0.envelopes.withLock { $0.contains {
+                $0["type"] == "session.available" && $0["session"]?["sessionID"]?.stringValue == sessionID } } })
+        }
+        for probe in [sender] + receivers {
+            let joined = try await Session.reply(probe, ["type": "session.join", "sessionID": .string(sessionID)])
+            #expect(joined["result"]?["participantID"] != nil, "\(joined)")
+        }
+        #expect(await sender.wait(seconds: 20) { $0.envelopes.withLock { $0.contains { $0["type"] == "session.participants"
+            && $0["participants"]?.arrayValue?.count == 6 } } })
+
+        // Reliable and unreliable frames interleaved, as one sender sends them.
+        let count = 30
+        for n in 1...count {
+            for reliable in [true, false] {
+                await sender.client.send(binary: Session.frame(session: sessionID, clientSequence: UInt32(n), reliable: reliable,
+                                                               type: "chat", payload: Array("\(reliable ? "r" : "u")-\(n)".utf8)))
+            }
+        }
+        for probe in receivers {
+            #expect(await probe.wait(seconds: 30) { $0.frames.withLock { $0.count } >= 2 * count }, "\(probe.frames.withLock { $0.count })")
+        }
+        var reference: [UInt64]?
+        for (index, probe) in receivers.enumerated() {
+            let heard = Self.deliveries(probe)
+            let reliable = heard.filter { $0.payload.hasPrefix("r-") }, unreliable = heard.filter { $0.payload.hasPrefix("u-") }
+            #expect(reliable.map(\.payload) == (1...count).map { "r-\($0)" }, "receiver \(index) heard \(reliable.map(\.payload))")
+            #expect(unreliable.map(\.payload) == (1...count).map { "u-\($0)" }, "receiver \(index) heard \(unreliable.map(\.payload))")
+            let numbers = reliable.map(\.sequence)
+            #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count, "receiver \(index): \(numbers)")
+            if let reference { #expect(numbers == reference, "receiver \(index) numbered differently") } else { reference = numbers }
+        }
+    }
 }
