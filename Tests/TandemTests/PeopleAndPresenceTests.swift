@@ -108,7 +108,7 @@ extension SharedWithYouTests {
     /// refused as for an unknown collaboration and hears nothing.
     @Test func presenceCountsWhoHasACollaborationOpenAndTellsNoStranger() async throws {
         let (ada, bob, eve) = (try account("ada"), try account("bob"), try account("eve"))
-        let (_, _, _, highlight, _) = try await collaboration(ada, bob)
+        let (_, url, _, highlight, _) = try await collaboration(ada, bob)
         let id = highlight.collaborationIdentifier
         #expect(id.hasPrefix("share:"))
 
@@ -133,5 +133,19 @@ extension SharedWithYouTests {
             #expect(refused?.code == .unknownItem, "\(String(describing: refused))")
         }
         #expect(seen.withLock { $0.last?.activeParticipantCount } == 0, "the stranger's attempt counted nobody")
+
+        // Holding the share's URL is not being on the share: Eve pastes it into a conversation
+        // of her own and is refused all the same.
+        let carol = try account("carol")
+        try await carol.container.conversations.modifyContacts(add: [eve.email])
+        let own = try await eve.container.conversations.create(with: [carol.recordName], title: "Snooping")
+        _ = try await eve.container.conversations.send("look \(url)", in: own.id)
+        let holder = await #expect(throws: TandemError.self) {
+            for try await _ in eve.container.collaborationPresence(id, isOpen: false) {
+                Issue.record("a holder of the URL hears presence")
+                break
+            }
+        }
+        #expect(holder?.code == .unknownItem, "\(String(describing: holder))")
     }
 }

@@ -38,15 +38,19 @@ enum AccountSettingsRoute {
 
     /// The name `key` of `body`: trimmed, `null` or empty clears it, absent keeps `current`.
     /// - Throws: `BAD_REQUEST` for a value that is not a string, is longer than `nameLimit`
-    ///   characters or holds a control character.
+    ///   characters or holds a control or bidirectional override character.
     private static func name(_ body: JSONObject, _ key: String, current: String?) throws -> String? {
         switch body[key] {
         case nil: return current
         case .null?: return nil
         case .string(let raw)?:
             let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard value.count <= nameLimit, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw CloudKitError.badRequest("'\(key)' must be at most \(nameLimit) characters without control characters")
+            // Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) would
+            // let a name display as someone else's ("\u{202E}ecilA" shows "Alice").
+            guard value.count <= nameLimit, !value.unicodeScalars.contains(where: {
+                $0.properties.generalCategory == .control || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value)
+            }) else {
+                throw CloudKitError.badRequest("'\(key)' must be at most \(nameLimit) characters without control or bidirectional override characters")
             }
             return value.isEmpty ? nil : value
         default: throw CloudKitError.badRequest("'\(key)' must be a string or null")

@@ -27,7 +27,8 @@ struct AccountNameTests {
         #expect(kept.json["givenName"]?.stringValue == "Ada" && kept.json["familyName"] == nil)
 
         let malformed: [JSONObject] = [["givenName": 7], ["familyName": .string(String(repeating: "x", count: 101))],
-                                       ["givenName": "Ada\u{0007}"], ["nickname": "A"]]
+                                       ["givenName": "Ada\u{0007}"], ["nickname": "A"],
+                                       ["givenName": "\u{202E}ecilA"], ["familyName": "Lovelace\u{2066}"]]
         for body in malformed {
             let refused = try server.auth("account", .object(body), bearer: ada.token)
             #expect(refused.status == 400 && refused.json["serverErrorCode"]?.stringValue == "BAD_REQUEST", "\(body): \(refused.text)")
