@@ -21,12 +21,17 @@ enum AccountSettingsRoute {
         default: throw CloudKitError.badRequest("'invitationEmails' must be true or false")
         }
         let names = body["givenName"] != nil || body["familyName"] != nil
-        let stored = try names ? services.store.read { try $0.user(recordNameOrEmail: user) } : nil
-        let given = try name(body, "givenName", current: stored?.givenName)
-        let family = try name(body, "familyName", current: stored?.familyName)
+        // Refuse a malformed name before taking the writer; the kept half is read in the write's
+        // own transaction, so two requests each setting one half cannot undo each other.
+        _ = try name(body, "givenName", current: nil)
+        _ = try name(body, "familyName", current: nil)
         try services.store.write { tx in
             if let invitationEmails { try tx.setInvitationEmails(user: user, invitationEmails) }
-            if names { try tx.setNames(user: user, givenName: given, familyName: family) }
+            if names {
+                let stored = try tx.user(recordNameOrEmail: user)
+                try tx.setNames(user: user, givenName: try name(body, "givenName", current: stored?.givenName),
+                                familyName: try name(body, "familyName", current: stored?.familyName))
+            }
         }
         // Cached grants carry the account, whose names `users/current` answers.
         if names { services.authenticator.revoked() }
