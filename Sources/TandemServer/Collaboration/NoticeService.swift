@@ -30,7 +30,10 @@ public final class NoticeService: Sendable {
                 throw CloudKitError(.notFound, "no collaboration highlight for that identifier or URL")
             }
             let conversations = try Self.conversations(tx, sharing: collaboration)
-            guard collaboration.owner == actor || conversations.contains(where: { $0.members.contains(actor) }) else {
+            // A Tandem share's notices are posted by its people only (W14): being in a
+            // conversation where someone pasted its URL is not enough.
+            let people = try Self.sharePeople(tx, collaboration)
+            guard collaboration.owner == actor || (people?.contains(actor) ?? conversations.contains(where: { $0.members.contains(actor) })) else {
                 throw CloudKitError(.notFound, "no collaboration highlight for that identifier or URL")
             }
             var subject: String?
@@ -58,10 +61,28 @@ public final class NoticeService: Sendable {
         }, afterCommit: { hub.publish($0.1) }).0
     }
 
-    /// The conversations of the collaboration's container that shared its URL.
+    /// The conversations of the collaboration's container that shared its URL. For a Tandem
+    /// share, only those with at least one of the share's people among their members (W14): a
+    /// share's URL opens nothing by itself, so a conversation of strangers who pasted it hears
+    /// nothing of the share, its title included.
     static func conversations(_ reader: any StoreReading, sharing collaboration: StoredCollaboration) throws -> [StoredConversation] {
-        try reader.conversationsSharing(url: collaboration.url).compactMap { try reader.conversation(id: $0) }
+        let people = try sharePeople(reader, collaboration)
+        return try reader.conversationsSharing(url: collaboration.url).compactMap { try reader.conversation(id: $0) }
             .filter { $0.container == collaboration.container && $0.environment == collaboration.environment }
+            .filter { conversation in people.map { !$0.isDisjoint(with: conversation.members) } ?? true }
+    }
+
+    /// A Tandem share's people: its owner and the participants invited or accepted (not
+    /// removed), by user record name; nil for an app's own collaboration (W14).
+    static func sharePeople(_ reader: any StoreReading, _ collaboration: StoredCollaboration) throws -> Set<String>? {
+        guard let guid = collaboration.shareGUID else { return nil }
+        var people: Set<String> = [collaboration.owner]
+        guard let share = try reader.share(shortGUID: guid, container: collaboration.container, environment: collaboration.environment) else { return people }
+        people.insert(share.owner)
+        for participant in try reader.participants(share: share) where participant.status == .accepted || participant.status == .pending {
+            if let name = participant.userRecordName { people.insert(name) }
+        }
+        return people
     }
 
     /// Writes one notice per conversation (only where `subject`, when set, is a member) and

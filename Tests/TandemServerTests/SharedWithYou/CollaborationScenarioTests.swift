@@ -139,6 +139,44 @@ struct CollaborationScenarioTests {
         #expect(membership.first?["actor"] == .string(ada.recordName))
     }
 
+    /// W14: a share's URL pasted into a conversation of strangers brings them none of its
+    /// notices (nor its title), and lets none of them post one; a conversation where one of the
+    /// share's people pasted it hears them.
+    @Test func aShareURLPastedAmongStrangersBringsThemNoNotices() throws {
+        let server = try Shared.server
+        let (ada, bob, eve, mal) = (try server.person("ada"), try server.person("bob"), try server.person("eve"), try server.person("mal"))
+        let note = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE")])
+        let url = Self.shareURL(server, note)
+        let identifier = "share:\(note.guid)"
+        let owners = try server.conversation(ada, with: [bob])
+        try server.say("our list \(url)", in: owners, as: ada)
+        let strangers = try server.conversation(eve, with: [mal])
+        try server.say("look \(url)", in: strangers, as: eve)
+        let withBob = try server.conversation(bob, with: [eve])
+        try server.say("ours \(url)", in: withBob, as: bob)
+
+        let posted = try server.tandem("highlights/notices/post", ["collaborationIdentifier": .string(identifier), "event": "change", "trigger": "edit"], as: ada)
+        #expect(posted.status == 200, "\(posted.text)")
+        let dan = try server.person("dan")
+        let added = try server.ownerModify(note, [Body.operation("update", name: "share", recordType: nil, tag: note.shareTag,
+                                                                 extra: ["participants": [Invite.email(bob, "READ_WRITE"), Invite.email(dan)]])])
+        #expect(added.status == 200 && added.json.record(0).serverErrorCode == nil, "\(added.text)")
+
+        func noticeEvents(_ conversation: String, as person: Person) throws -> [JSONValue] {
+            try server.tandemGet("conversations/messages/list", ["conversation": conversation], as: person).json["events"]?.arrayValue?
+                .filter { $0["kind"] == "notice" } ?? []
+        }
+        #expect(try noticeEvents(strangers, as: mal).isEmpty)
+        #expect(try Self.notices(server, mal, identifier).isEmpty)
+        #expect(try noticeEvents(owners, as: bob).count == 2)
+        #expect(try noticeEvents(withBob, as: eve).count == 2, "one of the share's people pasted it there")
+
+        // Being in a conversation that shared the URL does not make Eve one who may post.
+        let squat = try server.tandem("highlights/notices/post", ["url": .string(url), "event": "change", "trigger": "edit"], as: eve)
+        #expect(squat.status == 404, "\(squat.text)")
+        #expect(try noticeEvents(owners, as: bob).count == 2)
+    }
+
     struct NoticeRefusal: Sendable, CustomStringConvertible {
         var description: String
         var body: @Sendable (_ identifier: String) -> JSONValue
