@@ -21,7 +21,8 @@ extension GroupActivities {
     /// What you may see of the invitation `reference` names: its URL, the token in it, or its
     /// join code. Anyone signed in may ask; only members of its conversation see more than the
     /// activity's type and `fallbackURL` (R20).
-    /// - Throws: `unknownItem` for an unknown, expired or revoked invitation (the message says which).
+    /// - Throws: `unknownItem` for an unknown, expired or revoked invitation (one answer, R40);
+    ///   `requestRateLimited` with `retryAfterSeconds` after more than 20 lookups that found nothing (R39).
     public func invitationPreview(_ reference: String) async throws(TandemError) -> ActivityInvitation.Preview {
         ActivityInvitation.Preview(json: try await link.transport.json(link.transport.tandemURL("activities/invitations/lookup"),
                                                                       body: ["invitation": .string(reference)]))
@@ -38,7 +39,9 @@ extension GroupActivities {
     /// active on this device (D35), and you get the conversation's live session, or a new one of
     /// the invitation's activity when none was live (you are its initiator). Not joined yet:
     /// call `join()`. The session is also delivered to `Activity.sessions(on:)`.
-    /// - Throws: `unknownItem` for an unknown, expired or revoked invitation; `permissionFailure`
+    /// - Throws: `unknownItem` for an unknown, expired or revoked invitation (one answer, R40);
+    ///   `requestRateLimited` with `retryAfterSeconds` after more than 20 lookups and opens that
+    ///   found nothing (one back every 30 s, R39); `permissionFailure`
     ///   when you are not a member of its conversation (show `invitationPreview(_:)`'s
     ///   `fallbackURL` instead); `tooManyParticipants` for a full conversation; `activityConflict`
     ///   when the conversation's live session is of another activity than `Activity`.

@@ -292,7 +292,8 @@ final class SessionLink: Sendable {
 
     static func error(_ json: JSONValue) -> TandemError {
         let code = json["serverErrorCode"]?.stringValue ?? "INTERNAL_ERROR"
-        return TandemError(TandemError.Code(serverErrorCode: code), json["reason"]?.stringValue ?? code, serverErrorCode: code)
+        return TandemError(TandemError.Code(serverErrorCode: code), json["reason"]?.stringValue ?? code, serverErrorCode: code,
+                           retryAfterSeconds: json["retryAfter"]?.doubleValue)
     }
 
     static func uuid(_ bytes: [UInt8], _ index: Int) -> UUID {

@@ -10,10 +10,8 @@ enum AccountSettingsRoute {
     /// - Throws: `BAD_REQUEST` for an unknown key or `invitationEmails` that is not true or false
     ///   (nothing is changed); `AUTHENTICATION_FAILED` when the account is gone.
     static func apply(_ body: JSONObject, user: String, _ context: RequestContext, _ services: Services) throws -> JSONValue {
-        let known: Set<String> = ["invitationEmails", "givenName", "familyName"]
-        if let unknown = body.keys.first(where: { !known.contains($0) }) {
-            throw CloudKitError.badRequest("unknown setting '\(unknown)'; the account's settings are: invitationEmails, givenName, familyName (the avatar: POST account/avatar)")
-        }
+        try RequestContext.refuseUnknownKeys(body, known: ["invitationEmails", "givenName", "familyName"], noun: "setting",
+                                             listing: "the account's settings are: invitationEmails, givenName, familyName (the avatar: POST account/avatar)")
         let invitationEmails: Bool?
         switch body["invitationEmails"] {
         case nil: invitationEmails = nil

@@ -56,6 +56,14 @@ public struct RequestContext: Sendable {
         return object
     }
 
+    /// Refuses a JSON body holding a key outside `known` (decisions R42; the account's settings, A31).
+    /// - Throws: `BAD_REQUEST` "unknown {noun} '{key}'; {listing}", naming the first such key.
+    static func refuseUnknownKeys(_ body: JSONObject, known: Set<String>, noun: String, listing: String) throws(CloudKitError) {
+        if let unknown = body.keys.first(where: { !known.contains($0) }) {
+            throw .badRequest("unknown \(noun) '\(unknown)'; \(listing)")
+        }
+    }
+
     /// The array under `key` in a JSON body, with at most `limit` items.
     /// - Throws: `BAD_REQUEST` when it is missing or not an array, `LIMIT_EXCEEDED` when too long.
     static func items(_ body: JSONObject, _ key: String, limit: Int, needed: String) throws(CloudKitError) -> [JSONValue] {

@@ -9,8 +9,8 @@ import TandemStore
 ///
 /// | operation | body | answer |
 /// |---|---|---|
-/// | `create` | `{conversationID, activity, lifetime?}` (seconds, default 86,400, at most 30 days) | `{invitationID, url, code, conversationID, creator, activity, createdAt, expiresAt}` |
-/// | `lookup` | `{invitation}` (URL, token or join code) | members: `{canJoin: true, invitationID, conversationID, creator, activity, expiresAt}`; others `{canJoin: false, activity: {identifier, metadata: {type, fallbackURL?}}, expiresAt}` |
+/// | `create` | `{conversationID, activity, lifetime?}` (seconds, default 86,400, at most 30 days; any other key `BAD_REQUEST`, R42) | `{invitationID, url, code, conversationID, creator, activity, createdAt, expiresAt}` |
+/// | `lookup` | `{invitation}` (URL, token or join code) | members: `{canJoin: true, invitationID, conversationID, creator, activity, expiresAt}`; others `{canJoin: false, activity: {identifier, metadata: {type, fallbackURL?}}, expiresAt}`; unusable `NOT_FOUND` (one answer, R40); too many `THROTTLED` (R39) |
 /// | `revoke` | `{invitationID}` | `{}`; `NOT_FOUND` unless the caller created it |
 enum ActivityInvitationRoutes {
     static func routes(_ services: Services) -> [DatabaseRoute] {
@@ -21,6 +21,8 @@ enum ActivityInvitationRoutes {
                           requestSchema: "ActivityInvitationCreateRequest", responseSchema: "ActivityInvitation") { context in
                 let creator = try ConversationRoutes.user(context)
                 let body = try context.jsonBody()
+                try RequestContext.refuseUnknownKeys(body, known: ["conversationID", "activity", "lifetime"], noun: "key",
+                                                     listing: "an invitation's keys are conversationID, activity and lifetime")
                 let lifetime: Int64?
                 switch body["lifetime"] {
                 case nil, .null?: lifetime = nil
@@ -37,7 +39,7 @@ enum ActivityInvitationRoutes {
                           summary: "What the caller may see of an activity invitation: {invitation: URL | token | code}",
                           requestSchema: "ActivityInvitationReference", responseSchema: "ActivityInvitationPreview") { context in
                 let user = try ConversationRoutes.user(context)
-                let (invitation, activity) = try invitations.usable(try ConversationRoutes.string(try context.jsonBody(), "invitation"),
+                let (invitation, activity) = try invitations.usable(try ConversationRoutes.string(try context.jsonBody(), "invitation"), user: user,
                                                                     container: context.container, environment: context.environment)
                 return Responses.json(ActivityInvitations.preview(invitation, activity, member: try invitations.admits(user, invitation)))
             },

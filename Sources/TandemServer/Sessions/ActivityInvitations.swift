@@ -18,10 +18,23 @@ struct ActivityInvitations: Sendable {
     static let tokenPrefix = "act_"
     static let pagePrefix = "/activity/"
 
+    /// Lookups a person may make at once, by code, link or token, through `lookup` and
+    /// `invitation.open` together (R39).
+    static let lookupBurst = 20.0
+    /// Lookups given back per second: one every 30 seconds (R39).
+    static let lookupsPerSecond = 1.0 / 30
+    /// Fresh tokens tried when a new one's join code (or token) is already taken (R41).
+    static let codeAttempts = 5
+
     let store: any Store
     let membership: any SessionMembership
     /// The server's `secret.key`: join codes are derived from tokens with it (R19).
     let secret: [UInt8]
+    /// Each person's lookups (R39), shared by every copy of this value.
+    let lookups = TokenBuckets(rate: lookupsPerSecond, burst: lookupBurst,
+                               reason: "too many activity invitation lookups; retry later")
+    /// Where new tokens come from: 256 random bits (R19). Tests replace it to make a collision (R41).
+    var newToken: @Sendable () -> String = { Tokens.random(prefix: ActivityInvitations.tokenPrefix) }
 
     /// A new invitation with the two secrets the creator is shown once.
     struct Made: Sendable {
@@ -32,7 +45,8 @@ struct ActivityInvitations: Sendable {
 
     /// Makes an invitation to `activity` in `conversationID` for `lifetime` seconds.
     /// - Throws: `NOT_FOUND` when the creator is not a member of the conversation (W1: a stranger
-    ///   learns nothing about it), `BAD_REQUEST` for a lifetime outside 1…30 days' seconds.
+    ///   learns nothing about it), `BAD_REQUEST` for a lifetime outside 1…30 days' seconds,
+    ///   `TRY_AGAIN_LATER` (with `retryAfter`) when `codeAttempts` fresh codes were all taken (R41).
     func create(creator: String, conversationID: String, activity: SessionActivity, lifetime: Int64?, container: String,
                 environment: Environment) throws -> Made {
         let seconds = lifetime ?? Self.defaultLifetime
@@ -43,29 +57,51 @@ struct ActivityInvitations: Sendable {
             throw CloudKitError(.notFound, "no conversation '\(conversationID)'")
         }
         let now = Clock.milliseconds()
-        let token = Tokens.random(prefix: Self.tokenPrefix)
-        let code = code(for: token)
         let invitation = StoredActivityInvitation(id: UUID().uuidString, container: container, environment: environment,
                                                   conversationID: conversationID, creator: creator, activity: JSONWriter.string(activity.json),
                                                   createdAt: now, expiresAt: now + seconds * 1000, revokedAt: nil)
-        try store.write { try $0.addActivityInvitation(invitation, tokenHash: Tokens.hash(token), codeHash: Tokens.hash(code)) }
-        return Made(invitation: invitation, token: token, code: code)
+        // A join code is 40 bits, so a new one can be another invitation's: draw a fresh token
+        // (and so code) in the same transaction, up to `codeAttempts` times (R41).
+        let made = try store.write { tx -> Made? in
+            for _ in 0..<Self.codeAttempts {
+                let token = newToken()
+                let code = code(for: token)
+                if try tx.addActivityInvitation(invitation, tokenHash: Tokens.hash(token), codeHash: Tokens.hash(code)) {
+                    return Made(invitation: invitation, token: token, code: code)
+                }
+            }
+            return nil
+        }
+        guard let made else {
+            var busy = CloudKitError(.tryAgainLater, "no free join code was found; try again")
+            busy.retryAfter = 1
+            throw busy
+        }
+        return made
     }
 
     /// The invitation `reference` names (its URL, token or join code) in this container
-    /// environment, with its activity, while it can be used.
-    /// - Throws: `NOT_FOUND`: "no such invitation" (also another container's), or that it
-    ///   expired or was revoked (its holder already knows it existed).
-    func usable(_ reference: String, container: String, environment: Environment) throws -> (StoredActivityInvitation, SessionActivity) {
+    /// environment, with its activity, while it can be used, as `user` looks it up. Each lookup
+    /// takes one of `user`'s tokens (R39); one that finds a usable invitation gives it back.
+    /// - Throws: `THROTTLED` with `retryAfter` when `user` has none left, before anything is
+    ///   read; `NOT_FOUND` "no such activity invitation" for an unknown, another container's,
+    ///   an expired and a revoked invitation alike, so a guesser learns nothing from the answer
+    ///   (R40).
+    func usable(_ reference: String, user: String, container: String, environment: Environment) throws -> (StoredActivityInvitation, SessionActivity) {
+        try lookups.take(user)
         guard let key = Self.key(reference),
               let invitation = try store.read({ try $0.activityInvitation(hash: Tokens.hash(key)) }),
-              invitation.container == container, invitation.environment == environment else {
-            throw CloudKitError(.notFound, "no such activity invitation")
+              invitation.container == container, invitation.environment == environment,
+              invitation.revokedAt == nil, invitation.expiresAt > Clock.milliseconds() else {
+            throw CloudKitError(.notFound, Self.unusable)
         }
-        if invitation.revokedAt != nil { throw CloudKitError(.notFound, "the activity invitation was revoked by its creator") }
-        if invitation.expiresAt <= Clock.milliseconds() { throw CloudKitError(.notFound, "the activity invitation expired") }
-        return (invitation, try SessionActivity.parse(try JSONParser.parse(invitation.activity)))
+        let activity = try SessionActivity.parse(try JSONParser.parse(invitation.activity))
+        lookups.giveBack(user)
+        return (invitation, activity)
     }
+
+    /// The one reason given for an invitation that cannot be used, whatever the cause (R40).
+    static let unusable = "no such activity invitation"
 
     /// Whether `user` may use `invitation`: a member of its conversation now (R20).
     func admits(_ user: String, _ invitation: StoredActivityInvitation) throws -> Bool {

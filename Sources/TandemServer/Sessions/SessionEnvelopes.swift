@@ -5,7 +5,7 @@ import TandemHTTP
 
 /// The stream WebSocket's session envelopes (decisions G3). A request carries an `id`; the
 /// answer is `{"type":"reply","id":…,"result":{…}}` or `{"type":"reply","id":…,"error":
-/// {serverErrorCode, reason}}`.
+/// {serverErrorCode, reason, retryAfter?}}` (`retryAfter` in seconds, with `THROTTLED`, R39).
 ///
 /// | type | body | result |
 /// |---|---|---|
@@ -40,9 +40,9 @@ extension SessionHub {
                 _ = connection.send(text: JSONWriter.string(["type": "reply", "id": id, "result": result]))
             }
         } catch let error as CloudKitError {
-            _ = connection.send(text: JSONWriter.string([
-                "type": "reply", "id": id,
-                "error": .object(["serverErrorCode": .string(error.code.rawValue), "reason": .string(error.reason)])]))
+            var body: JSONObject = ["serverErrorCode": .string(error.code.rawValue), "reason": .string(error.reason)]
+            if let retryAfter = error.retryAfter { body["retryAfter"] = .int(Int64(retryAfter)) }
+            _ = connection.send(text: JSONWriter.string(["type": "reply", "id": id, "error": .object(body)]))
         } catch {
             _ = connection.send(text: JSONWriter.string([
                 "type": "reply", "id": id, "error": .object(["serverErrorCode": "INTERNAL_ERROR", "reason": "internal error"])]))

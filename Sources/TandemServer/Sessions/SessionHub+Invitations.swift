@@ -11,13 +11,16 @@ extension SessionHub {
     /// conversation has), or, when none is live, a new session of the invitation's activity
     /// with the opener as initiator. Nobody is joined yet: the client joins as usual (G4).
     /// - Returns: `{conversationID, started, session}`.
-    /// - Throws: `NOT_FOUND` for an unknown, expired or revoked invitation; `ACCESS_DENIED` for
+    /// - Throws: `THROTTLED` with `retryAfter` after too many lookups (R39, shared with
+    ///   `activities/invitations/lookup`); `NOT_FOUND`, one answer, for an unknown, expired or
+    ///   revoked invitation (R40); `ACCESS_DENIED` for
     ///   someone who is not a member of its conversation (they see its `fallbackURL` instead);
     ///   `TOO_MANY_PARTICIPANTS` when the conversation is full (D35).
     func open(_ connection: any SessionPeer, invitation reference: String) throws -> JSONValue {
-        guard let invitations else { throw CloudKitError(.notFound, "no such activity invitation") }
+        guard let invitations else { throw CloudKitError(.notFound, ActivityInvitations.unusable) }
         let client = try client(connection)
-        let (invitation, activity) = try invitations.usable(reference, container: client.container, environment: client.environment)
+        let (invitation, activity) = try invitations.usable(reference, user: client.user, container: client.container,
+                                                            environment: client.environment)
         guard try invitations.admits(client.user, invitation) else {
             throw CloudKitError(.accessDenied, "only members of the invitation's conversation may use it; look it up for its fallbackURL")
         }

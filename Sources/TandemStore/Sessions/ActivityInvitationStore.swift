@@ -42,9 +42,13 @@ public protocol ActivityInvitationReading {
 /// Writes of activity invitations.
 public protocol ActivityInvitationWriting: ActivityInvitationReading {
     /// Stores `invitation` under the hashes of its token and code, first forgetting every
-    /// invitation that expired more than a day before `invitation.createdAt` (a revoked or
-    /// expired one is still told apart from an unknown one for that day).
-    func addActivityInvitation(_ invitation: StoredActivityInvitation, tokenHash: [UInt8], codeHash: [UInt8]) throws
+    /// invitation that expired more than a day before `invitation.createdAt` (until then its code
+    /// stays taken, so a new invitation cannot inherit a link someone still holds).
+    /// - Returns: false, having written nothing else, when the token hash, the code hash or the
+    ///   ID is already another invitation's (a 40-bit code can collide; the caller draws a new
+    ///   token, decisions R41). The transaction stays usable.
+    @discardableResult
+    func addActivityInvitation(_ invitation: StoredActivityInvitation, tokenHash: [UInt8], codeHash: [UInt8]) throws -> Bool
     /// Revokes invitation `id` of `creator`; false when there is no such unrevoked invitation.
     func revokeActivityInvitation(id: String, creator: String, at time: Int64) throws -> Bool
 }

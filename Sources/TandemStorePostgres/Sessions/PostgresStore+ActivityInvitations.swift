@@ -16,15 +16,18 @@ extension PostgresStoreTransaction {
         }
     }
 
-    func addActivityInvitation(_ invitation: StoredActivityInvitation, tokenHash: [UInt8], codeHash: [UInt8]) throws {
+    func addActivityInvitation(_ invitation: StoredActivityInvitation, tokenHash: [UInt8], codeHash: [UInt8]) throws -> Bool {
         try db.run("DELETE FROM activity_invitations WHERE expires_at < $1", [.integer(invitation.createdAt - 86_400_000)])
-        try db.run("""
+        // A taken token, code or ID writes nothing and answers false (R41); DO NOTHING keeps the
+        // transaction usable for the next try.
+        return try db.run("""
             INSERT INTO activity_invitations (token_hash, code_hash, id, container_id, environment, conversation_id, creator, activity,
                                               created_at, expires_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            ON CONFLICT DO NOTHING
             """, [.bytes(tokenHash), .bytes(codeHash), .text(invitation.id), .text(invitation.container), .text(invitation.environment.rawValue),
                   .text(invitation.conversationID), .text(invitation.creator), .text(invitation.activity), .integer(invitation.createdAt),
-                  .integer(invitation.expiresAt)])
+                  .integer(invitation.expiresAt)]) > 0
     }
 
     func revokeActivityInvitation(id: String, creator: String, at time: Int64) throws -> Bool {

@@ -15,15 +15,18 @@ extension SQLiteStoreTransaction {
         }
     }
 
-    func addActivityInvitation(_ invitation: StoredActivityInvitation, tokenHash: [UInt8], codeHash: [UInt8]) throws {
+    func addActivityInvitation(_ invitation: StoredActivityInvitation, tokenHash: [UInt8], codeHash: [UInt8]) throws -> Bool {
         try db.run("DELETE FROM activity_invitations WHERE expires_at < ?", [.integer(invitation.createdAt - 86_400_000)])
+        // A taken token, code or ID writes nothing and answers false (R41).
         try db.run("""
             INSERT INTO activity_invitations (token_hash, code_hash, id, container_id, environment, conversation_id, creator, activity,
                                               created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT DO NOTHING
             """, [.blob(tokenHash), .blob(codeHash), .text(invitation.id), .text(invitation.container), .text(invitation.environment.rawValue),
                   .text(invitation.conversationID), .text(invitation.creator), .text(invitation.activity), .integer(invitation.createdAt),
                   .integer(invitation.expiresAt)])
+        return db.changes > 0
     }
 
     func revokeActivityInvitation(id: String, creator: String, at time: Int64) throws -> Bool {

@@ -2,9 +2,9 @@ import Testing
 import TandemCore
 import TandemStore
 
-/// Activity invitations through `any Store` (decisions R19, R21): found by the hash of their
+/// Activity invitations through `any Store` (decisions R19, R21, R41): found by the hash of their
 /// token or of their code, revoked only by their creator and once, expired ones forgotten a day
-/// after they expired when the next one is made.
+/// after they expired when the next one is made, a taken token, code or ID refused without a write.
 @Suite struct ActivityInvitationConformanceTests {
     static func hash(_ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: 32) }
 
@@ -46,6 +46,31 @@ import TandemStore
             #expect(try store.read { try $0.activityInvitation(hash: Self.hash(1)) } == nil, "expired over a day before")
             #expect(try store.read { try $0.activityInvitation(hash: Self.hash(3)) }?.id == "recent", "expired less than a day before")
             #expect(try store.read { try $0.activityInvitation(hash: Self.hash(6)) }?.id == "new")
+        }
+    }
+
+    /// Seed behaviour: a second invitation with a taken code hash threw the store's unique-constraint
+    /// error (a 500 from `create`). Now it answers false, writes nothing, and the same transaction
+    /// stores the next one (R41).
+    @Test(arguments: StoreBackend.all(for: .sessions))
+    func aTakenTokenCodeOrIDWritesNothingAndTheTransactionGoesOn(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let owner = try Fixture.make(store).owner.recordName
+            let first = Self.invitation("first", creator: owner, createdAt: 1_000, expiresAt: 90_000)
+            #expect(try store.write { try $0.addActivityInvitation(first, tokenHash: Self.hash(1), codeHash: Self.hash(2)) })
+            let second = Self.invitation("second", creator: owner, createdAt: 1_000, expiresAt: 90_000)
+            let stored = try store.write { tx in
+                [try tx.addActivityInvitation(second, tokenHash: Self.hash(3), codeHash: Self.hash(2)),
+                 try tx.addActivityInvitation(second, tokenHash: Self.hash(1), codeHash: Self.hash(4)),
+                 try tx.addActivityInvitation(first, tokenHash: Self.hash(5), codeHash: Self.hash(6)),
+                 try tx.addActivityInvitation(second, tokenHash: Self.hash(7), codeHash: Self.hash(8))]
+            }
+            #expect(stored == [false, false, false, true], "taken code, taken token, taken ID, then a free one")
+            for hash in [3, 4, 5, 6] as [UInt8] {
+                #expect(try store.read { try $0.activityInvitation(hash: Self.hash(hash)) } == nil, "nothing written under \(hash)")
+            }
+            #expect(try store.read { try $0.activityInvitation(hash: Self.hash(2)) }?.id == "first")
+            #expect(try store.read { try $0.activityInvitation(hash: Self.hash(8)) }?.id == "second")
         }
     }
 }

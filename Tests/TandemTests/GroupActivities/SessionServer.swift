@@ -11,7 +11,7 @@ final class SessionServer: @unchecked Sendable {
     static let container = "iCloud.com.example.sessions"
     /// Default settings, shared by the suites that do not stop the server or change limits.
     static let shared: SessionServer = {
-        do { return try SessionServer(users: 4) } catch { fatalError("cannot start tandem serve: \(error)") }
+        do { return try SessionServer(users: 5) } catch { fatalError("cannot start tandem serve: \(error)") }
     }()
 
     let dataDirectory: String
