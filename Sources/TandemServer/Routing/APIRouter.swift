@@ -76,7 +76,7 @@ public final class APIRouter: HTTPResponder {
     }
 
     public func admission(for head: HTTPRequestHead) -> HTTPAdmission {
-        let uuid = UUID().uuidString.lowercased()
+        let uuid = RequestID.make()
         let error: CloudKitError
         do {
             switch try BodyAdmission.decide(head, services) {
@@ -113,7 +113,7 @@ public final class APIRouter: HTTPResponder {
         // The HTTP layer's reason says the same; one sentence, with the limit of this path.
         if status == 413 { error.reason = "the request body is larger than the \(limit) bytes allowed here" }
         if status == 503 || status == 429 { error.retryAfter = 1 }
-        let uuid = UUID().uuidString.lowercased()
+        let uuid = RequestID.make()
         log.record(method: head?.method ?? "-", path: head?.path ?? "-", status: status, microseconds: 0, bytes: 0, uuid: uuid)
         metrics.observe(endpoint: "http", status: status, seconds: 0)
         // A browser's form over a page's limit gets a page (C53).
@@ -209,7 +209,7 @@ public final class APIRouter: HTTPResponder {
                 return (endpoint, response)
             }
             if path.hasPrefix("/tandem/1/") {
-                let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
+                let segments = Array(path.pathSegments.dropFirst(3))
                 guard segments.count >= 3 else {
                     throw CloudKitError(.notFound, "expected /tandem/1/{container}/{environment}/{operation}")
                 }
@@ -224,7 +224,7 @@ public final class APIRouter: HTTPResponder {
             guard path.hasPrefix("/database/1/") || isDevice else {
                 throw CloudKitError(.notFound, "no endpoint at \(path)")
             }
-            var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).map(String.init)
+            var segments = Array(path.pathSegments.dropFirst(3))
             // tokens/create and tokens/register have no database segment: CloudKit JS sends them as
             // /device/1/{container}/{environment}/tokens/..., CloudKit Web Services documents them
             // under /database/1/; both are served the same way.
@@ -320,7 +320,10 @@ public final class APIRouter: HTTPResponder {
     }
 
     private func checkContentType(_ request: HTTPRequest) throws {
-        guard let type = request.head.headers["content-type"]?.lowercased() else { return }
+        guard let sent = request.head.headers["content-type"] else { return }
+        // The two types every client sends, as they send them, without lower-casing a copy (E17).
+        if sent == "application/json" || sent == "text/plain" { return }
+        let type = sent.lowercased()
         let base = String(type.prefix { $0 != ";" }.withoutSurroundingSpaces)
         let accepted = ["application/json", "text/plain", "application/x-www-form-urlencoded", ""]
         // curl sends x-www-form-urlencoded for -d without -H; CloudKit's own examples send text/plain.

@@ -103,7 +103,7 @@ enum BodyAdmission {
         }
         let context = RequestContext(request: HTTPRequest(head: head), publicURL: services.publicURL)
         let prefix = credentialedPrefixes.first(where: head.path.hasPrefix)!
-        let segments = head.path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let segments = head.path.dropFirst(prefix.count).pathSegments
         if prefix == "/tandem/1/", segments.count == 4, segments[2] == "schema" || segments[2] == "links" {
             try SchemaRoutes.authenticateAdmin(context, services.store)
             return .admitted(holder: nil)
