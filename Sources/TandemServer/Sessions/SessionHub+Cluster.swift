@@ -82,8 +82,8 @@ extension SessionHub {
         switch traffic.kind {
         case .heartbeat:
             return
-        case .deliver(let node, let ids, let text, let binary, let droppable):
-            guard node == bus.node else { return }
+        case .deliver(let receivers, let text, let binary, let droppable):
+            guard let ids = receivers[bus.node] else { return }
             let connections = registry.withLock { registry in ids.compactMap { registry.clients[$0]?.connection } }
             let bytes = binary.map { [UInt8]($0) }
             for connection in connections {
