@@ -48,10 +48,11 @@ enum BusSessionFigure {
         report.say("  one session of \(SessionsFigure.fanOutSize), everyone sending flat out for \(Format.seconds(result.seconds)): "
                    + "\(Format.rate(result.oneNodeRate)) deliveries on one node without the bus, \(Format.rate(result.spreadRate)) spread over "
                    + "\(nodes.count) nodes (\(Format.percent(share)))")
-        // Cores busy in each run (CPU per delivery × deliveries/s): a run using both cores is
-        // CPU-bound, one using fewer is limited by something else (decisions N53).
-        let oneCores = (result.oneNodeCPU + result.oneClientCPU) * result.oneNodeRate
-        let spreadCores = (result.spreadCPU + result.spreadClientCPU) * result.spreadRate
+        // Cores busy in each run: its CPU over the seconds sending plus the one second of draining
+        // that `flatOut` waits; a run near 2 is CPU-bound on this machine (decisions N53).
+        let window = result.seconds + 1
+        let oneCores = (result.oneNodeCPU + result.oneClientCPU) * result.oneNodeRate * result.seconds / window
+        let spreadCores = (result.spreadCPU + result.spreadClientCPU) * result.spreadRate * result.seconds / window
         report.say("  CPU per delivery during the fan-out: servers \(Format.latency(result.oneNodeCPU)) on one node, "
                    + "\(Format.latency(result.spreadCPU)) over \(nodes.count) nodes and nats-server; clients (this process) "
                    + "\(Format.latency(result.oneClientCPU)) and \(Format.latency(result.spreadClientCPU)); cores busy "
