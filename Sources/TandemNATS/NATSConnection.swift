@@ -49,8 +49,17 @@ public final class NATSConnection: @unchecked Sendable {
     /// back until its threads end, after `close`), one per connection.
     final class Callbacks: Sendable {
         let events: @Sendable (Event) -> Void
-        let message = Mutex<(@Sendable ([UInt8]) -> Void)?>(nil)
+        /// The subscription's handler, in a class: a closure kept directly in a `Mutex` is
+        /// wrapped in two more reabstraction thunks by every `withLock { $0 }` (Swift 6.3,
+        /// optimized builds), so each message took longer than the last (decisions N51).
+        let message = Mutex<MessageHandler?>(nil)
         init(events: @escaping @Sendable (Event) -> Void) { self.events = events }
+    }
+
+    /// A subscription's handler (see `Callbacks.message`).
+    final class MessageHandler: Sendable {
+        let call: @Sendable ([UInt8]) -> Void
+        init(_ call: @escaping @Sendable ([UInt8]) -> Void) { self.call = call }
     }
 
     private let connection: OpaquePointer
@@ -138,7 +147,7 @@ public final class NATSConnection: @unchecked Sendable {
     /// - Throws: `NATSError`.
     public func subscribe(_ subject: String, pendingMessages: Int32 = 65_536, pendingBytes: Int32 = 64 << 20,
                           handler: @escaping @Sendable ([UInt8]) -> Void) throws {
-        callbacks.message.withLock { $0 = handler }
+        callbacks.message.withLock { $0 = MessageHandler(handler) }
         var created: OpaquePointer?
         let closure = Unmanaged.passUnretained(callbacks).toOpaque()
         var status = natsConnection_Subscribe(&created, connection, subject, NATSConnection.onMessage, closure)
@@ -205,7 +214,7 @@ public final class NATSConnection: @unchecked Sendable {
             bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: data, count: length)) }
         }
         natsMsg_Destroy(message)
-        NATSConnection.callbacks(closure)?.message.withLock { $0 }?(bytes)
+        NATSConnection.callbacks(closure)?.message.withLock { $0 }?.call(bytes)
     }
 
     private static let onDisconnected: natsConnectionHandler = { _, closure in

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TandemTestSupport
 
 /// Issue 20's group-session figures on a `BusCluster` (decisions N42): a reliable messenger
 /// message's delivery to a member on another node than the sender's, beside a member on the
@@ -14,16 +15,24 @@ enum BusSessionFigure {
         var deliveredLocal: Int, deliveredRemote: Int
         var oneNodeRate: Double, spreadRate: Double
         var seconds: Double
+        /// CPU seconds per delivery during each fan-out run: the servers' (the node without the
+        /// bus; the three nodes and nats-server) and this process's clients'.
+        var oneNodeCPU: Double, spreadCPU: Double
+        var oneClientCPU: Double, spreadClientCPU: Double
     }
 
     static func run(cluster: BusCluster, options: BenchOptions, report: Report) throws {
         let nodes = cluster.nodes.map(\.port), single = cluster.single.port
         let account = cluster.account, member = cluster.member, size = options.size
+        let spreadPIDs = cluster.nodes.map(\.pid) + (cluster.nats.processIdentifier.map { [$0] } ?? []), singlePID = cluster.single.pid
+        let cpu: @Sendable (Bool) -> Double = { spread in
+            (spread ? spreadPIDs : [singlePID]).map(ProcessCPU.seconds(pid:)).reduce(0, +)
+        }
         let outcome = Mutex<Result<Results, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             do {
-                let results = try await measure(nodes: nodes, single: single, account: account, member: member, size: size)
+                let results = try await measure(nodes: nodes, single: single, account: account, member: member, size: size, cpu: cpu)
                 outcome.withLock { $0 = .success(results) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
@@ -39,6 +48,18 @@ enum BusSessionFigure {
         report.say("  one session of \(SessionsFigure.fanOutSize), everyone sending flat out for \(Format.seconds(result.seconds)): "
                    + "\(Format.rate(result.oneNodeRate)) deliveries on one node without the bus, \(Format.rate(result.spreadRate)) spread over "
                    + "\(nodes.count) nodes (\(Format.percent(share)))")
+        // Cores busy in each run: its CPU over the seconds sending plus the one second of draining
+        // that `flatOut` waits; a run near 2 is CPU-bound on this machine (decisions N53).
+        let window = result.seconds + 1
+        let oneCores = (result.oneNodeCPU + result.oneClientCPU) * result.oneNodeRate * result.seconds / window
+        let spreadCores = (result.spreadCPU + result.spreadClientCPU) * result.spreadRate * result.seconds / window
+        report.say("  CPU per delivery during the fan-out: servers \(Format.latency(result.oneNodeCPU)) on one node, "
+                   + "\(Format.latency(result.spreadCPU)) over \(nodes.count) nodes and nats-server; clients (this process) "
+                   + "\(Format.latency(result.oneClientCPU)) and \(Format.latency(result.spreadClientCPU)); cores busy "
+                   + String(format: "%.2f and %.2f", oneCores, spreadCores))
+        report.add("bus: fan-out, server CPU per delivery (3 nodes + NATS / one)", value: Format.latency(result.spreadCPU),
+                   ceiling: Format.latency(result.oneNodeCPU), ratio: BusFigure.ratio(result.spreadCPU, result.oneNodeCPU),
+                   target: "—", verdict: .info)
         report.add("bus: reliable session message A→B, p50/p99", value: "\(Format.latency(result.remote.p50))/\(Format.latency(result.remote.p99))",
                    ceiling: "\(Format.latency(result.local.p50))/\(Format.latency(result.local.p99))",
                    ratio: BusFigure.ratio(result.remote.p99, result.local.p99), target: "p99 < 10 ms",
@@ -48,7 +69,8 @@ enum BusSessionFigure {
                    verdict: Report.Verdict(passes: share >= 0.5))
     }
 
-    private static func measure(nodes: [Int], single: Int, account: BenchAccount, member: String, size: BenchSize) async throws -> Results {
+    private static func measure(nodes: [Int], single: Int, account: BenchAccount, member: String, size: BenchSize,
+                                cpu: @Sendable (_ spread: Bool) -> Double) async throws -> Results {
         // 1. Reliable messages: the sender and one receiver on A (the session's owner), one on B.
         let local = DeliveryStats(), remote = DeliveryStats()
         let trio = try await SessionsFigure.session(at: [nodes[0], nodes[0], nodes[1]], account: account, member: member,
@@ -72,16 +94,25 @@ enum BusSessionFigure {
         let oneStats = DeliveryStats()
         let one = try await SessionsFigure.session(at: Array(repeating: single, count: SessionsFigure.fanOutSize), account: account,
                                                    member: member) { _ in oneStats }
+        let (oneServerStart, oneClientStart) = (cpu(false), ProcessCPU.seconds(pid: getpid()))
         let oneRate = await SessionsFigure.flatOut(one, stats: oneStats, seconds: seconds)
+        let oneDeliveries = max(oneRate * seconds, 1)
+        let oneNodeCPU = (cpu(false) - oneServerStart) / oneDeliveries
+        let oneClientCPU = (ProcessCPU.seconds(pid: getpid()) - oneClientStart) / oneDeliveries
         one.forEach { $0.stop() }
         try await Task.sleep(nanoseconds: 1_000_000_000)
         let spreadStats = DeliveryStats()
         let spread = try await SessionsFigure.session(at: (0..<SessionsFigure.fanOutSize).map { nodes[$0 % nodes.count] }, account: account,
                                                       member: member) { _ in spreadStats }
+        let (spreadServerStart, spreadClientStart) = (cpu(true), ProcessCPU.seconds(pid: getpid()))
         let spreadRate = await SessionsFigure.flatOut(spread, stats: spreadStats, seconds: seconds)
+        let spreadDeliveries = max(spreadRate * seconds, 1)
+        let spreadCPU = (cpu(true) - spreadServerStart) / spreadDeliveries
+        let spreadClientCPU = (ProcessCPU.seconds(pid: getpid()) - spreadClientStart) / spreadDeliveries
         spread.forEach { $0.stop() }
         return Results(messages: messages, local: BusFigure.Percentiles(localLatencies), remote: BusFigure.Percentiles(remoteLatencies),
                        deliveredLocal: deliveredLocal, deliveredRemote: deliveredRemote, oneNodeRate: oneRate, spreadRate: spreadRate,
-                       seconds: seconds)
+                       seconds: seconds, oneNodeCPU: oneNodeCPU, spreadCPU: spreadCPU, oneClientCPU: oneClientCPU,
+                       spreadClientCPU: spreadClientCPU)
     }
 }

@@ -19,6 +19,12 @@ import TandemCrypto
 /// `ChangeHub` does past its capacity. A transport call that takes longer than `stuckAfter`
 /// (a NATS server that stopped reading: libnats then writes on the caller's thread with no
 /// deadline) is logged once per stall and counted in `tandem_bus_stalls_total` (N27).
+///
+/// Events that queue up in the outbox while the transport is busy leave together: a run of
+/// consecutive queued events for one subject is sent as ONE message, a JSON array of the events
+/// behind one MAC, as long as it fits the transport's `maxPayload` (decisions N49). The order
+/// of all events of this node is unchanged; a receiver hands a batch's events to the
+/// subscribers one by one, in the array's order.
 final class EventBus: Sendable {
     /// What a subscriber is handed.
     enum Delivery: Sendable {
@@ -34,8 +40,8 @@ final class EventBus: Sendable {
     private let log: RequestLog?
     private let subscribers = Mutex<[@Sendable (Delivery) -> Void]>([])
     private let inbox = DispatchQueue(label: "tandem-bus-inbox")
-    /// Encoded events waiting for the outbox thread, and their total size in bytes.
-    private let outbox = Mutex<(events: [(subject: String, payload: [UInt8])], bytes: Int)>(([], 0))
+    /// Events encoded as JSON (not yet sealed) waiting for the outbox thread, and their total size in bytes.
+    private let outbox = Mutex<(events: [(subject: String, json: [UInt8])], bytes: Int)>(([], 0))
     private let outboxSignal = DispatchSemaphore(value: 0)
     private let outboxStopped = Atomic<Bool>(false)
     private let outboxStarted = Atomic<Bool>(false)
@@ -54,6 +60,8 @@ final class EventBus: Sendable {
 
     /// Counters for `/metrics` (N8).
     let published = Atomic<Int>(0)
+    /// Bus messages sent: `published` divided by this is the mean batch (N49).
+    let messages = Atomic<Int>(0)
     let received = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
     let missed = Atomic<Int>(0)
@@ -110,59 +118,69 @@ final class EventBus: Sendable {
         let event = BusEvent(origin: node, body: body, sentAt: Date().timeIntervalSince1970)
         deliver(.event(event))
         guard let transport else { return }
-        var sealed: [UInt8]
+        var json: [UInt8]
         do {
-            sealed = seal(try JSONEncoder().encode(event.forOtherNodes))
+            json = [UInt8](try JSONEncoder().encode(event.forOtherNodes))
         } catch {
             dropped.add(1, ordering: .relaxed)
             log?.message("bus: an event could not be encoded: \(error)")
             return
         }
         var subject = event.subject
-        if sealed.count > transport.maxPayload {
+        if Self.macBytes + json.count > transport.maxPayload {
             // The other nodes cannot get it: they are told they missed something instead (N30).
+            let bytes = Self.macBytes + json.count
             dropped.add(1, ordering: .relaxed)
             if logInterval.allows("too-large") {
-                log?.message("bus: an event of \(sealed.count) bytes is over the bus's limit of \(transport.maxPayload) bytes "
+                log?.message("bus: an event of \(bytes) bytes is over the bus's limit of \(transport.maxPayload) bytes "
                              + "(NATS max_payload); the other nodes are told they missed one")
             }
-            let marker = BusEvent(origin: node, body: .tooLarge(bytes: sealed.count), sentAt: event.sentAt)
+            let marker = BusEvent(origin: node, body: .tooLarge(bytes: bytes), sentAt: event.sentAt)
             subject = marker.subject
-            sealed = seal((try? JSONEncoder().encode(marker)) ?? Data())
+            json = [UInt8]((try? JSONEncoder().encode(marker)) ?? Data())
         }
         noticeStall()
-        let payload = sealed
+        let encoded = json
         let accepted = outbox.withLock { queue -> Bool in
-            guard queue.bytes + payload.count <= outboxBytes else { return false }
-            queue.events.append((subject, payload))
-            queue.bytes += payload.count
+            guard queue.bytes + encoded.count <= outboxBytes else { return false }
+            queue.events.append((subject, encoded))
+            queue.bytes += encoded.count
             return true
         }
         if accepted { outboxSignal.signal() } else { dropped.add(1, ordering: .relaxed) }
     }
 
+    /// Bytes of the MAC in front of every message (HMAC-SHA-256).
+    static let macBytes = 32
+
     /// `json` behind its HMAC-SHA-256 under `key`: 32 bytes of MAC, then the JSON (N28).
-    private func seal(_ json: Data) -> [UInt8] {
-        let bytes = [UInt8](json)
-        return Digest.hmacSHA256(key: key, message: bytes) + bytes
+    private func seal(_ json: [UInt8]) -> [UInt8] {
+        Digest.hmacSHA256(key: key, message: json) + json
     }
 
-    /// The outbox thread: hands queued events to the transport in publish order until `stop`.
+    /// The outbox thread: hands queued events to the transport in publish order until `stop`,
+    /// each run of events for one subject as one message (`BusBatches`, N49).
     private func drainOutbox(_ transport: any BusTransport) {
         while true {
             outboxSignal.wait()
-            let batch = outbox.withLock { queue in
+            let queued = outbox.withLock { queue in
                 defer { queue = ([], 0) }
                 return queue.events
             }
-            for (subject, payload) in batch {
+            for batch in BusBatches.group(queued, limit: transport.maxPayload - Self.macBytes) {
+                let payload = seal(batch.json)
                 sendingSince.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
-                let sent = transport.publish(subject: subject, payload: payload)
+                let sent = transport.publish(subject: batch.subject, payload: payload)
                 sendingSince.store(0, ordering: .releasing)
                 if stallLogged.exchange(false, ordering: .acquiringAndReleasing) {
                     log?.message("bus: publishing to the bus works again; events queued past the outbox's limit were dropped")
                 }
-                if sent { published.add(1, ordering: .relaxed) } else { dropped.add(1, ordering: .relaxed) }
+                if sent {
+                    published.add(batch.events, ordering: .relaxed)
+                    messages.add(1, ordering: .relaxed)
+                } else {
+                    dropped.add(batch.events, ordering: .relaxed)
+                }
             }
             if outboxStopped.load(ordering: .acquiring) && outbox.withLock({ $0.events.isEmpty }) { break }
         }
@@ -193,7 +211,8 @@ final class EventBus: Sendable {
     }
 
     private func receive(_ payload: [UInt8]) {
-        guard payload.count > 32, Digest.equal(Array(payload[..<32]), Digest.hmacSHA256(key: key, message: Array(payload[32...]))) else {
+        let mac = Self.macBytes
+        guard payload.count > mac, Digest.equal(Array(payload[..<mac]), Digest.hmacSHA256(key: key, message: Array(payload[mac...]))) else {
             rejected.add(1, ordering: .relaxed)
             if logInterval.allows("forged") {
                 log?.message("bus: a message whose MAC does not match was dropped (a client without this cluster's secret.key "
@@ -201,14 +220,19 @@ final class EventBus: Sendable {
             }
             return
         }
-        let event: BusEvent
+        let events: [BusEvent]
         do {
-            event = try JSONDecoder().decode(BusEvent.self, from: Data(payload[32...]))
+            events = try BusBatches.decode(payload[mac...])
         } catch {
             dropped.add(1, ordering: .relaxed)
             log?.message("bus: a message that is not an event was ignored: \(error)")
             return
         }
+        for event in events { receive(event) }
+    }
+
+    /// One event heard from another node (alone or in a batch), in the order it was sent.
+    private func receive(_ event: BusEvent) {
         guard event.origin != node else { return }
         received.add(1, ordering: .relaxed)
         if let sentAt = event.sentAt { lag.observe(sentAt: sentAt) }
@@ -233,6 +257,8 @@ final class EventBus: Sendable {
         var out = ""
         for (name, help, value) in [
             ("tandem_bus_published_total", "Events this node sent to the other nodes.", published.load(ordering: .relaxed)),
+            ("tandem_bus_messages_total", "Bus messages this node sent; several queued events for one subject leave as one.",
+             messages.load(ordering: .relaxed)),
             ("tandem_bus_received_total", "Events received from other nodes.", received.load(ordering: .relaxed)),
             ("tandem_bus_dropped_total", "Events not sent (the bus's buffer was full) or not readable.", dropped.load(ordering: .relaxed)),
             ("tandem_bus_reconnects_total", "Times events from other nodes may have been missed (reconnects, falling behind).",

@@ -40,7 +40,14 @@ final class ConversationHub: Sendable {
     /// Bumped for everyone (a change whose viewers are not known).
     private let globalGeneration = Mutex<UInt64>(0)
     private let observers = Mutex<[@Sendable (MembershipChange) -> Void]>([])
-    private let refresher = Mutex<(@Sendable (_ viewers: Set<String>, _ container: String, _ environment: Environment) -> Void)?>(nil)
+    /// In a class, not as a closure in the `Mutex`: each `withLock { $0 }` of a closure kept
+    /// directly would wrap it in more reabstraction thunks, slower at every call (N51).
+    private let refresher = Mutex<Refresher?>(nil)
+
+    private final class Refresher: Sendable {
+        let refresh: @Sendable (_ viewers: Set<String>, _ container: String, _ environment: Environment) -> Void
+        init(_ refresh: @escaping @Sendable (Set<String>, String, Environment) -> Void) { self.refresh = refresh }
+    }
     let streams: StreamRegistry
     private let bus: EventBus
 
@@ -64,7 +71,7 @@ final class ConversationHub: Sendable {
 
     /// Set once at start: recomputes and pushes highlight snapshots for these viewers.
     func setHighlightRefresher(_ refresh: @escaping @Sendable (_ viewers: Set<String>, _ container: String, _ environment: Environment) -> Void) {
-        refresher.withLock { $0 = refresh }
+        refresher.withLock { $0 = Refresher(refresh) }
     }
 
     /// Publishes committed effects on the bus; cheap, callable from the store's after-commit hook.
@@ -90,8 +97,8 @@ final class ConversationHub: Sendable {
             for change in effects.membership {
                 for observer in observers { observer(change) }
             }
-            if !effects.highlightViewers.isEmpty, let refresh = refresher.withLock({ $0 }) {
-                refresh(effects.highlightViewers, effects.container, effects.environment)
+            if !effects.highlightViewers.isEmpty, let refresher = refresher.withLock({ $0 }) {
+                refresher.refresh(effects.highlightViewers, effects.container, effects.environment)
             }
         }
     }

@@ -82,8 +82,8 @@ extension SessionHub {
         switch traffic.kind {
         case .heartbeat:
             return
-        case .deliver(let node, let ids, let text, let binary, let droppable):
-            guard node == bus.node else { return }
+        case .deliver(let receivers, let text, let binary, let droppable):
+            guard let ids = receivers[bus.node] else { return }
             let connections = registry.withLock { registry in ids.compactMap { registry.clients[$0]?.connection } }
             let bytes = binary.map { [UInt8]($0) }
             for connection in connections {
@@ -176,13 +176,37 @@ extension SessionHub {
 
     /// Sends what one of this node's connections addressed to a session's owner.
     func forward(to owner: String, from connection: any SessionPeer, envelope: String?, frame: [UInt8]?) {
-        guard let bus, let client = registry.withLock({ registry -> StreamClient? in
+        guard let client = registry.withLock({ registry -> StreamClient? in
             registry.clients[connection.id]?.forwardedTo.insert(owner)
             return registry.clients[connection.id]
         }) else { return }
-        bus.publish(.session(SessionTraffic(container: client.container, environment: client.environment.rawValue,
-                                            kind: .request(owner: owner, connection: connection.id, user: client.user,
-                                                           declared: client.declared, envelope: envelope, frame: frame.map { Data($0) }))))
+        publishRequest(to: owner, from: connection.id, client: client, envelope: envelope, frame: frame)
+    }
+
+    /// A messenger frame for `sessionID` from one of this node's connections: forwarded to the
+    /// session's owner when another node owns it (true), else left to this node (false). One
+    /// look-up under the registry's lock per frame: on a node forwarding many members' frames,
+    /// that lock was the profile's top entry (decisions N52).
+    func forwardFrame(_ bytes: [UInt8], session sessionID: UUID, from connection: any SessionPeer) -> Bool {
+        let route = registry.withLock { registry -> (owner: String, client: StreamClient)? in
+            guard registry.sessions[sessionID] == nil, let remote = registry.remote[sessionID],
+                  let client = registry.clients[connection.id], remote.container == client.container,
+                  remote.environment == client.environment else { return nil }
+            guard client.forwardedTo.contains(remote.owner) else {
+                registry.clients[connection.id]?.forwardedTo.insert(remote.owner)
+                return registry.clients[connection.id].map { (remote.owner, $0) }
+            }
+            return (remote.owner, client)
+        }
+        guard let route else { return false }
+        publishRequest(to: route.owner, from: connection.id, client: route.client, envelope: nil, frame: bytes)
+        return true
+    }
+
+    private func publishRequest(to owner: String, from connection: UInt64, client: StreamClient, envelope: String?, frame: [UInt8]?) {
+        bus?.publish(.session(SessionTraffic(container: client.container, environment: client.environment.rawValue,
+                                             kind: .request(owner: owner, connection: connection, user: client.user,
+                                                            declared: client.declared, envelope: envelope, frame: frame.map { Data($0) }))))
     }
 
     /// Tells the other nodes that `session` is live (or its activity changed).

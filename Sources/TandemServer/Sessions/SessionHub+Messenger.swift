@@ -15,11 +15,8 @@ extension SessionHub {
             _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "malformed session frame"]))
             return
         }
-        if bus != nil, !(connection is RemotePeer), let client = try? client(connection),
-           let owner = remoteOwner(ofSession: frame.session, conversation: nil, client: client) {
-            // Another node owns the session: it checks, numbers and delivers (N20).
-            return forward(to: owner, from: connection, envelope: nil, frame: bytes)
-        }
+        // Another node owns the session: it checks, numbers and delivers (N20).
+        if bus != nil, !(connection is RemotePeer), forwardFrame(bytes, session: frame.session, from: connection) { return }
         let (session, participant) = registry.withLock { registry in
             (registry.sessions[frame.session], registry.clients[connection.id]?.joined[frame.session])
         }

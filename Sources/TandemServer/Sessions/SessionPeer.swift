@@ -40,41 +40,35 @@ final class RemotePeer: SessionPeer {
 
     func send(text: String, droppable: Bool) -> WebSocketSendResult {
         bus.publish(.session(SessionTraffic(container: container, environment: environment,
-                                            kind: .deliver(node: node, connections: [connection], text: text, binary: nil, droppable: droppable))))
+                                            kind: .deliver(receivers: [node: [connection]], text: text, binary: nil, droppable: droppable))))
         return .queued
     }
 
     func send(binary: [UInt8], droppable: Bool) -> WebSocketSendResult {
         bus.publish(.session(SessionTraffic(container: container, environment: environment,
-                                            kind: .deliver(node: node, connections: [connection], text: nil, binary: Data(binary),
+                                            kind: .deliver(receivers: [node: [connection]], text: nil, binary: Data(binary),
                                                            droppable: droppable))))
         return .queued
     }
 
     /// Sends `binary` to every one of `receivers`: directly to this node's connections, and as
-    /// ONE `deliver` per other node for all of its connections there (N46), which that node hands
-    /// to them in the listed order. Called in the order frames must arrive (under the session's
-    /// lock for reliable frames, N20): one publisher's messages keep their order on the bus.
+    /// ONE `deliver` for every other node's connections (N46, N50), which each node hands to its
+    /// own in the listed order. Called in the order frames must arrive (under the session's lock
+    /// for reliable frames, N20): one publisher's messages keep their order on the bus.
     static func fanOut(binary: [UInt8], droppable: Bool, to receivers: [any SessionPeer]) {
-        var remote: [(first: RemotePeer, connections: [UInt64])] = []
+        var remote: [String: [UInt64]] = [:]
+        var first: RemotePeer?
         for receiver in receivers {
             guard let peer = receiver as? RemotePeer else {
                 _ = receiver.send(binary: binary, droppable: droppable)
                 continue
             }
-            if let index = remote.firstIndex(where: { $0.first.node == peer.node }) {
-                remote[index].connections.append(peer.connection)
-            } else {
-                remote.append((peer, [peer.connection]))
-            }
+            remote[peer.node, default: []].append(peer.connection)
+            if first == nil { first = peer }
         }
-        guard !remote.isEmpty else { return }
-        let data = Data(binary)
-        for (peer, connections) in remote {
-            peer.bus.publish(.session(SessionTraffic(container: peer.container, environment: peer.environment,
-                                                     kind: .deliver(node: peer.node, connections: connections, text: nil,
-                                                                    binary: data, droppable: droppable))))
-        }
+        guard let first else { return }
+        first.bus.publish(.session(SessionTraffic(container: first.container, environment: first.environment,
+                                                  kind: .deliver(receivers: remote, text: nil, binary: Data(binary), droppable: droppable))))
     }
 }
 
@@ -86,10 +80,11 @@ struct SessionTraffic: Codable, Sendable {
     var kind: Kind
 
     enum Kind: Codable, Sendable {
-        /// Owner → one node: a text or binary message for each of its stream `connections`
-        /// (this node's IDs), handed to them in that order; messages keep the order published
-        /// (N20, N46).
-        case deliver(node: String, connections: [UInt64], text: String?, binary: Data?, droppable: Bool)
+        /// Owner → the nodes named in `receivers`: a text or binary message for each of the stream
+        /// connections listed for that node (its own IDs), handed to them in that order; messages
+        /// keep the order published (N20, N46). One event for all nodes, so a frame is encoded,
+        /// sent and decoded once per node, not once per node and receiving node (N50).
+        case deliver(receivers: [String: [UInt64]], text: String?, binary: Data?, droppable: Bool)
         /// Any node → every other: `text` for every stream connection of `users` on that node,
         /// except the connections listed as `"node:id"` (reached as participants already).
         case audience(users: Set<String>, text: String, except: Set<String>)
