@@ -75,12 +75,13 @@ extension SharedWithYouTests {
         #expect(notice.actorIdentity?.nameComponents?.givenName == "Ada")
         #expect(try await status(of: try #require(notice.actorIdentity?.avatarURL)) == 200)
 
-        // A notice's actor Bob shares nothing with: Cat, who got the link in another conversation
-        // and never accepted the share, is named by record name only.
+        // A notice's actor Bob shares nothing with: Cat, invited through another conversation, who
+        // never accepted the share (one of its people, so she may post a notice, W14; not a
+        // co-member of Bob's, R32), is named by record name only.
         let cat = try account("cat")
         try await cat.container.conversations.modifyContacts(add: [ada.email])
         let other = try await ada.container.conversations.create(with: [cat.recordName], title: "Other trip", group: true)
-        try await ada.container.conversations.send("have a look \(try #require(share.url))", in: other.id)
+        try await ada.container.conversations.send("have a look \(try #require(share.url))", in: other.id, mode: .collaborate())
         let catsHighlight = try await HighlightCenter(container: cat.container, appID: appID).collaborationHighlight(for: try #require(share.url))
         _ = try await HighlightCenter(container: cat.container, appID: appID).postNotice(for: HighlightChangeEvent(highlight: catsHighlight, trigger: .comment))
         let fromCat = try #require(try await center.notices(for: highlight).last)
