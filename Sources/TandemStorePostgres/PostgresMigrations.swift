@@ -632,5 +632,18 @@ public enum PostgresMigrations {
         );
         CREATE INDEX activity_invitations_by_expiry ON activity_invitations(expires_at);
         """),
+        // Who sent each URL into each conversation (issue 23 review; decisions W15): a Tandem
+        // share's notices, highlight and membership prompts follow its URL into a conversation
+        // only where one of the share's people sent it. Filled from the link table's senders.
+        PostgresMigration(version: 20, sql: """
+        CREATE TABLE conversation_link_senders (
+            conversation_id TEXT COLLATE "C" NOT NULL,
+            url TEXT COLLATE "C" NOT NULL,
+            sender TEXT COLLATE "C" NOT NULL,
+            PRIMARY KEY (conversation_id, url, sender)
+        );
+        INSERT INTO conversation_link_senders (conversation_id, url, sender)
+            SELECT DISTINCT conversation_id, url, sender FROM shared_links ON CONFLICT DO NOTHING;
+        """),
     ]
 }

@@ -156,7 +156,7 @@ enum HighlightsFigure {
                         let seq = try tx.appendEvent(StoredConversationEvent(conversationID: id, eventID: eventID, kind: .message, actor: sender,
                                                                              body: JSONWriter.bytes(body), createdAt: at))
                         guard let url else { continue }
-                        try tx.putConversationLink(conversation: id, url: url, seq: seq)
+                        try tx.putConversationLink(conversation: id, url: url, seq: seq, sender: sender)
                         let host = url.contains(domain) ? domain : "elsewhere.example.net"
                         for member in members {
                             try tx.putSharedLink(StoredSharedLink(viewer: member, container: container, environment: .development, url: url,

@@ -14,7 +14,9 @@ public final class NoticeService: Sendable {
         self.hub = hub
     }
 
-    /// Posts `request` as `actor`. Returns the notices written (one per conversation).
+    /// Posts `request` as `actor`. Returns the notices written into the actor's own
+    /// conversations (one per conversation); those of conversations the actor is not in are
+    /// written but not listed, so a post tells nobody where else the share was sent.
     /// - Throws: `NOT_FOUND` for an unknown collaboration or one the actor neither owns nor
     ///   received, and for a mention of someone not in any of its conversations.
     public func post(_ request: NoticeRequest, actor: String, container: String, environment: Environment) throws -> [StoredConversationEvent] {
@@ -32,7 +34,7 @@ public final class NoticeService: Sendable {
             let conversations = try Self.conversations(tx, sharing: collaboration)
             // A Tandem share's notices are posted by its people only (W14): being in a
             // conversation where someone pasted its URL is not enough.
-            let people = try Self.sharePeople(tx, collaboration)
+            let people = try SharePeople.of(tx, collaboration)
             guard collaboration.owner == actor || (people?.contains(actor) ?? conversations.contains(where: { $0.members.contains(actor) })) else {
                 throw CloudKitError(.notFound, "no collaboration highlight for that identifier or URL")
             }
@@ -57,32 +59,20 @@ public final class NoticeService: Sendable {
             if subject != nil && posted.isEmpty {
                 throw CloudKitError(.notFound, "the mentioned person is not in a conversation where this collaboration was shared")
             }
-            return (posted, effects)
+            let own = Set(conversations.filter { $0.members.contains(actor) }.map(\.id))
+            return (posted.filter { own.contains($0.conversationID) }, effects)
         }, afterCommit: { hub.publish($0.1) }).0
     }
 
     /// The conversations of the collaboration's container that shared its URL. For a Tandem
-    /// share, only those with at least one of the share's people among their members (W14): a
-    /// share's URL opens nothing by itself, so a conversation of strangers who pasted it hears
-    /// nothing of the share, its title included.
+    /// share, only those where one of the share's people sent it (`SharePeople`, W15): a
+    /// conversation of strangers who pasted it, or that a stranger made with one of its people
+    /// in it, hears nothing of the share, its title included.
     static func conversations(_ reader: any StoreReading, sharing collaboration: StoredCollaboration) throws -> [StoredConversation] {
-        let people = try sharePeople(reader, collaboration)
+        let people = try SharePeople.of(reader, collaboration)
         return try reader.conversationsSharing(url: collaboration.url).compactMap { try reader.conversation(id: $0) }
             .filter { $0.container == collaboration.container && $0.environment == collaboration.environment }
-            .filter { conversation in people.map { !$0.isDisjoint(with: conversation.members) } ?? true }
-    }
-
-    /// A Tandem share's people: its owner and the participants invited or accepted (not
-    /// removed), by user record name; nil for an app's own collaboration (W14).
-    static func sharePeople(_ reader: any StoreReading, _ collaboration: StoredCollaboration) throws -> Set<String>? {
-        guard let guid = collaboration.shareGUID else { return nil }
-        var people: Set<String> = [collaboration.owner]
-        guard let share = try reader.share(shortGUID: guid, container: collaboration.container, environment: collaboration.environment) else { return people }
-        people.insert(share.owner)
-        for participant in try reader.participants(share: share) where participant.status == .accepted || participant.status == .pending {
-            if let name = participant.userRecordName { people.insert(name) }
-        }
-        return people
+            .filter { conversation in try people.map { try SharePeople.sent(reader, url: collaboration.url, in: conversation.id, byOneOf: $0) } ?? true }
     }
 
     /// Writes one notice per conversation (only where `subject`, when set, is a member) and

@@ -99,7 +99,7 @@ extension ConversationService {
             }
             let event = try Self.append(tx, conversation: id, kind: .message, actor: sender, subject: nil, body: body, at: now)
             for link in pickedLinks {
-                try tx.putConversationLink(conversation: id, url: link.url, seq: event.seq)
+                try tx.putConversationLink(conversation: id, url: link.url, seq: event.seq, sender: sender)
                 try Collaborations.registerShareURL(tx, link.url, container: conversation.container, environment: conversation.environment, at: now)
                 for member in conversation.members {
                     try tx.putSharedLink(StoredSharedLink(viewer: member, container: conversation.container, environment: conversation.environment,

@@ -100,6 +100,18 @@ public final class HighlightService: Sendable {
             for row in state.rows { urls.insert(row.url) }
             state.urls = urls
             state.collaborations = try reader.collaborations(urls: Array(urls), container: container, environment: environment)
+            // A Tandem share's row counts for one of its people, or where one of them sent the
+            // URL (W15); elsewhere its title and owner are not the viewer's to see.
+            var people: [String: Set<String>] = [:]
+            for row in state.rows {
+                guard let collaboration = state.collaborations[row.url], collaboration.kind == .share else { continue }
+                if people[row.url] == nil { people[row.url] = try SharePeople.of(reader, collaboration) ?? [] }
+                let sharePeople = people[row.url]!
+                if sharePeople.contains(viewer) { continue }
+                if try !SharePeople.sent(reader, url: row.url, in: row.conversationID, byOneOf: sharePeople) {
+                    state.unreached.insert(PinKey(conversation: row.conversationID, url: row.url))
+                }
+            }
             state.contacts = Set(try reader.contacts(owner: viewer).compactMap(\.userRecordName))
             for entry in try reader.coMembers(viewer: viewer, container: container, environment: environment) {
                 state.isGroup[entry.conversation] = entry.isGroup
@@ -123,6 +135,7 @@ public final class HighlightService: Sendable {
         }
         var byURL: [String: [Highlight.Attribution]] = [:]
         for row in state.rows where !state.hidden.contains(row.url) {
+            if !state.unreached.isEmpty && state.unreached.contains(PinKey(conversation: row.conversationID, url: row.url)) { continue }
             let collaboration = state.collaborations[row.url]
             guard collaboration?.kind == .share || opening.contains(row.url) else { continue }
             if row.sender == viewer && collaboration?.owner != viewer { continue }  // D23
@@ -222,5 +235,7 @@ public final class HighlightService: Sendable {
         var pins = Set<PinKey>()
         var scores: [String: Int64] = [:]
         var blockedConversations = Set<String>()
+        /// Tandem share rows of conversations where none of the share's people sent it (W15).
+        var unreached = Set<PinKey>()
     }
 }

@@ -25,7 +25,7 @@ enum ActivityInvitationRoutes {
                                                      listing: "an invitation's keys are conversationID, activity and lifetime")
                 let lifetime: Int64?
                 switch body["lifetime"] {
-                case nil, .null?: lifetime = nil
+                case nil: lifetime = nil
                 case .int(let seconds)?: lifetime = seconds
                 default: throw CloudKitError.badRequest("'lifetime' must be a whole number of seconds")
                 }

@@ -86,11 +86,12 @@ struct ActivityInvitations: Sendable {
     /// - Throws: `THROTTLED` with `retryAfter` when `user` has none left, before anything is
     ///   read; `NOT_FOUND` "no such activity invitation" for an unknown, another container's,
     ///   an expired and a revoked invitation alike, so a guesser learns nothing from the answer
-    ///   (R40).
+    ///   (R40); `BAD_REQUEST` for text that cannot be a link, token or join code at all (a code
+    ///   cut short, say), which takes no token: it cannot find anything, so it guesses nothing (R43).
     func usable(_ reference: String, user: String, container: String, environment: Environment) throws -> (StoredActivityInvitation, SessionActivity) {
+        guard let key = Self.key(reference) else { throw CloudKitError.badRequest(Self.unreadable) }
         try lookups.take(user)
-        guard let key = Self.key(reference),
-              let invitation = try store.read({ try $0.activityInvitation(hash: Tokens.hash(key)) }),
+        guard let invitation = try store.read({ try $0.activityInvitation(hash: Tokens.hash(key)) }),
               invitation.container == container, invitation.environment == environment,
               invitation.revokedAt == nil, invitation.expiresAt > Clock.milliseconds() else {
             throw CloudKitError(.notFound, Self.unusable)
@@ -102,6 +103,8 @@ struct ActivityInvitations: Sendable {
 
     /// The one reason given for an invitation that cannot be used, whatever the cause (R40).
     static let unusable = "no such activity invitation"
+    /// The reason given for text that is no invitation link, token or join code (R43).
+    static let unreadable = "not an activity invitation link or join code (a code has 8 letters and digits, as ABCD-EFGH)"
 
     /// Whether `user` may use `invitation`: a member of its conversation now (R20).
     func admits(_ user: String, _ invitation: StoredActivityInvitation) throws -> Bool {
@@ -159,23 +162,40 @@ struct ActivityInvitations: Sendable {
     /// `abcdefgh` → `ABCD-EFGH`.
     static func displayCode(_ code: String) -> String { (code.prefix(4) + "-" + code.dropFirst(4)).uppercased() }
 
-    /// What is hashed to find an invitation: the token of a URL (`…/activity/{token}`) or of
-    /// itself, else a join code read as Crockford base32 (case, spaces and dashes ignored; `i`
-    /// and `l` read as `1`, `o` as `0`). nil for anything that can be neither.
+    /// What is hashed to find an invitation: the token of a link (`…/activity/{token}`, any host,
+    /// since the server may be reached under several names) or a token by itself, else a join
+    /// code read as Crockford base32 (case ignored; spaces, tabs and every kind of dash ignored;
+    /// `i` and `l` read as `1`, `o` as `0`). Punctuation a sentence puts around a pasted code or
+    /// link (`.`, `,`, `;`, `:`, `!`, `?`, quotes, brackets) is dropped from its ends first (R43).
+    /// A link names its invitation by token only, never by code. nil for anything else.
     static func key(_ reference: String) -> String? {
-        var text = reference.trimmingCharacters(in: .whitespaces)
+        var text = Substring(reference.trimmingCharacters(in: .whitespacesAndNewlines))
+        while let last = text.last, surrounding.contains(last) { text = text.dropLast() }
+        while let first = text.first, surrounding.contains(first) { text = text.dropFirst() }
         if let range = text.range(of: pagePrefix) {
-            text = String(text[range.upperBound...].prefix { $0 != "?" && $0 != "#" && $0 != "/" })
+            let token = text[range.upperBound...].prefix { $0 != "?" && $0 != "#" && $0 != "/" }
+            return token.hasPrefix(tokenPrefix) && token.utf8.count <= 64 ? String(token) : nil
         }
-        if text.hasPrefix(tokenPrefix) { return text.utf8.count <= 64 ? text : nil }
-        let code = String(text.lowercased().compactMap { character -> Character? in
+        if text.hasPrefix(tokenPrefix) { return text.utf8.count <= 64 ? String(text) : nil }
+        var code = ""
+        for character in text.lowercased() {
+            if character.isWhitespace || dashes.contains(character) { continue }
             switch character {
-            case "-", " ": nil
-            case "i", "l": "1"
-            case "o": "0"
-            default: character
+            case "i", "l": code.append("1")
+            case "o": code.append("0")
+            default: code.append(character)
             }
-        })
+            if code.utf8.count > 8 { return nil }
+        }
         return code.utf8.count == 8 && code.utf8.allSatisfy({ alphabet.contains($0) }) ? code : nil
     }
+
+    /// Hyphen-minus, hyphen, non-breaking hyphen, figure dash, en and em dash, horizontal bar,
+    /// minus sign, small and full-width hyphen-minus: what a code's dash becomes on its way
+    /// through a chat or a word processor.
+    static let dashes: Set<Character> = ["-", "\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}", "\u{2015}", "\u{2212}",
+                                         "\u{FE63}", "\u{FF0D}"]
+    /// What a sentence puts around a pasted code or link.
+    static let surrounding: Set<Character> = [".", ",", ";", ":", "!", "?", "\"", "'", "(", ")", "[", "]", "<", ">",
+                                              "\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}", "\u{00AB}", "\u{00BB}"]
 }

@@ -124,6 +124,8 @@ public protocol ConversationReading {
     func conversationsSharing(url: String) throws -> [String]
     /// URLs shared in a conversation.
     func links(conversation: String) throws -> [String]
+    /// Everyone who ever sent `url` into the conversation, sorted (decisions W15).
+    func linkSenders(conversation: String, url: String) throws -> [String]
     func contacts(owner: String) throws -> [StoredContact]
     /// (conversation, url) pairs the viewer pinned.
     func pins(viewer: String) throws -> [(conversation: String, url: String)]
@@ -140,7 +142,9 @@ public protocol ConversationWriting: ConversationReading {
     func appendEvent(_ event: StoredConversationEvent) throws -> Int64
     /// Inserts or replaces (viewer, url, conversation) when `link` is at least as new.
     func putSharedLink(_ link: StoredSharedLink) throws
-    func putConversationLink(conversation: String, url: String, seq: Int64) throws
+    /// Records that `sender` sent `url` into the conversation in the message at `seq`: the
+    /// conversation's latest sequence for the URL, and the sender among its senders (W15).
+    func putConversationLink(conversation: String, url: String, seq: Int64, sender: String) throws
     func setPin(viewer: String, conversation: String, url: String, pinned: Bool, at time: Int64) throws
     func putContact(owner: String, _ contact: StoredContact) throws
     /// True when a contact was removed.

@@ -57,6 +57,11 @@ extension PostgresStoreTransaction {
         try db.query("SELECT url FROM conversation_links WHERE conversation_id = $1 ORDER BY last_seq", [.text(conversation)]) { try $0.string(0) }
     }
 
+    func linkSenders(conversation: String, url: String) throws -> [String] {
+        try db.query("SELECT sender FROM conversation_link_senders WHERE conversation_id = $1 AND url = $2 ORDER BY sender",
+                     [.text(conversation), .text(url)]) { try $0.string(0) }
+    }
+
     func contacts(owner: String) throws -> [StoredContact] {
         try db.query("SELECT handle, user_record_name FROM contacts WHERE owner = $1 ORDER BY handle", [.text(owner)]) {
             StoredContact(handle: try $0.string(0), userRecordName: try $0.optionalString(1))
@@ -79,11 +84,13 @@ extension PostgresStoreTransaction {
                   .text(link.host), .text(link.sender), .text(link.eventID), .integer(link.sentAt), .optional(link.title)])
     }
 
-    func putConversationLink(conversation: String, url: String, seq: Int64) throws {
+    func putConversationLink(conversation: String, url: String, seq: Int64, sender: String) throws {
         try db.run("""
             INSERT INTO conversation_links (conversation_id, url, last_seq) VALUES ($1, $2, $3)
             ON CONFLICT (conversation_id, url) DO UPDATE SET last_seq = excluded.last_seq
             """, [.text(conversation), .text(url), .integer(seq)])
+        try db.run("INSERT INTO conversation_link_senders (conversation_id, url, sender) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                   [.text(conversation), .text(url), .text(sender)])
     }
 
     func setPin(viewer: String, conversation: String, url: String, pinned: Bool, at time: Int64) throws {

@@ -93,6 +93,11 @@ extension SQLiteStoreTransaction {
         try db.query("SELECT url FROM conversation_links WHERE conversation_id = ? ORDER BY last_seq", [.text(conversation)]) { $0.text(0) }
     }
 
+    func linkSenders(conversation: String, url: String) throws -> [String] {
+        try db.query("SELECT sender FROM conversation_link_senders WHERE conversation_id = ? AND url = ? ORDER BY sender",
+                     [.text(conversation), .text(url)]) { $0.text(0) }
+    }
+
     func contacts(owner: String) throws -> [StoredContact] {
         try db.query("SELECT handle, user_record_name FROM contacts WHERE owner = ? ORDER BY handle", [.text(owner)]) {
             StoredContact(handle: $0.text(0), userRecordName: $0.isNull(1) ? nil : $0.text(1))
@@ -145,11 +150,13 @@ extension SQLiteStoreTransaction {
                   .text(link.host), .text(link.sender), .text(link.eventID), .integer(link.sentAt), link.title.map(SQLiteValue.text) ?? .null])
     }
 
-    func putConversationLink(conversation: String, url: String, seq: Int64) throws {
+    func putConversationLink(conversation: String, url: String, seq: Int64, sender: String) throws {
         try db.run("""
             INSERT INTO conversation_links (conversation_id, url, last_seq) VALUES (?, ?, ?)
             ON CONFLICT (conversation_id, url) DO UPDATE SET last_seq = excluded.last_seq
             """, [.text(conversation), .text(url), .integer(seq)])
+        try db.run("INSERT OR IGNORE INTO conversation_link_senders (conversation_id, url, sender) VALUES (?, ?, ?)",
+                   [.text(conversation), .text(url), .text(sender)])
     }
 
     func setPin(viewer: String, conversation: String, url: String, pinned: Bool, at time: Int64) throws {

@@ -94,6 +94,54 @@ struct ActivityInvitationGuardTests {
         #expect(try lookup(real.url, as: other).status == 200, "per person: someone else is not slowed")
     }
 
+    /// Seed behaviour: a code pasted with an en dash, a tab or a full stop after it was "no such
+    /// invitation", and so was a code cut short, each taking one of the person's 20 lookups (a
+    /// person fixing a paste could lock themselves out). Now the dash, space and punctuation a
+    /// chat adds are read through, and text that cannot be a code or link at all is
+    /// `BAD_REQUEST` without taking a lookup (R43); a link names its invitation by token only.
+    @Test func pastedVariantsOfARealCodeFindItAndUnreadableTextTakesNoLookup() throws {
+        let server = try Self.server.server
+        let ada = try server.person("ada"), bob = try server.person("bob")
+        let conversation = try Self.conversation(server, ada, bob)
+        let real = try Self.invitation(server, ada, in: conversation)
+        func lookup(_ reference: String) throws -> TestServer.Response {
+            try server.tandem("activities/invitations/lookup", ["invitation": .string(reference)], as: bob)
+        }
+        let (head, tail) = (real.code.prefix(4), real.code.suffix(4))
+        let pasted = ["\(head)\u{2013}\(tail)", "\(head)\u{2014}\(tail)", "\(head)\u{2212}\(tail)", "\(head)\t\(tail)",
+                      "\(real.code).", "\u{201C}\(real.code)\u{201D}", "(\(real.code.lowercased()))", " \(head) \(tail)\n", "\(real.url).", "<\(real.url)>"]
+        for reference in pasted {
+            let found = try lookup(reference)
+            #expect(found.status == 200, "\(reference.debugDescription): \(found.text)")
+        }
+        let unreadable = [String(real.code.dropLast()), real.code + "Z", "\(head)-\(tail)-\(head)", "ABCD_EFGH", "",
+                          real.url.replacingOccurrences(of: real.url.components(separatedBy: "/activity/")[1], with: real.code)]
+        for _ in 0..<3 {
+            for reference in unreadable {
+                let refused = try lookup(reference)
+                #expect(refused.status == 400 && refused.json["serverErrorCode"]?.stringValue == "BAD_REQUEST",
+                        "\(reference.debugDescription): \(refused.text)")
+            }
+        }
+        // 18 unreadable lookups took nothing: all 20 wrong codes of a full bucket are still answered.
+        for _ in 0..<Int(ActivityInvitations.lookupBurst) {
+            let wrong = try lookup(Self.guess())
+            #expect(wrong.status == 404, "\(wrong.text)")
+        }
+    }
+
+    /// Seed behaviour: `"lifetime": null` made a day-long invitation, as if the key were absent.
+    /// Now a lifetime is a whole number of seconds or absent (R43).
+    @Test func aNullLifetimeIsRefused() throws {
+        let server = try Self.server.server
+        let ada = try server.person("ada"), bob = try server.person("bob")
+        let conversation = try Self.conversation(server, ada, bob)
+        let refused = try server.tandem("activities/invitations/create",
+                                        ["conversationID": .string(conversation), "activity": Self.activity, "lifetime": .null], as: ada)
+        #expect(refused.status == 400 && refused.json["serverErrorCode"]?.stringValue == "BAD_REQUEST", "\(refused.text)")
+        #expect(refused.json["reason"]?.stringValue?.contains("lifetime") == true, "\(refused.text)")
+    }
+
     /// Seed behaviour: `create` ignored keys it does not know (`lifetimes` for `lifetime` made a
     /// day-long invitation). Now any other key is `BAD_REQUEST` naming it (R42), as `POST account`.
     @Test func createRefusesUnknownKeys() throws {

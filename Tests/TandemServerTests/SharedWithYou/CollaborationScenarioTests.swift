@@ -177,6 +177,59 @@ struct CollaborationScenarioTests {
         #expect(try noticeEvents(owners, as: bob).count == 2)
     }
 
+    /// W15: what counts is who SENT the URL. Eve makes a group with Bob (one of the share's
+    /// people, who consented to nothing) and Mal, and pastes Ada's share URL: Mal gets no
+    /// notice, no title in a highlight, and Eve's membership changes prompt Ada for nothing. Once
+    /// Bob sends the URL there himself, the group hears the share as any other.
+    @Test func aStrangerCannotLendAShareToAConversationByPuttingOneOfItsPeopleInIt() throws {
+        let server = try Shared.server
+        let (ada, bob, eve, mal, dan) = (try server.person("ada"), try server.person("bob"), try server.person("eve"), try server.person("mal"),
+                                         try server.person("dan"))
+        let app = try Self.anyApp(server)
+        try server.addContacts(mal, [eve, bob])
+        try server.addContacts(bob, [ada])
+        let note = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE")])
+        let url = Self.shareURL(server, note)
+        let identifier = "share:\(note.guid)"
+        let owners = try server.conversation(ada, with: [bob])
+        try server.say("our list \(url)", in: owners, as: ada)
+        let eves = try server.conversation(eve, with: [bob, mal], group: true)
+        try server.say("look \(url)", in: eves, as: eve)
+
+        func noticeEvents(_ conversation: String, as person: Person) throws -> [JSONValue] {
+            try server.tandemGet("conversations/messages/list", ["conversation": conversation], as: person).json["events"]?.arrayValue?
+                .filter { $0["kind"] == "notice" } ?? []
+        }
+        func prompts() throws -> [JSONValue] { try server.tandemGet("collaborations/prompts/list", as: ada).json["prompts"]?.arrayValue ?? [] }
+        func edit() throws {
+            let posted = try server.tandem("highlights/notices/post", ["collaborationIdentifier": .string(identifier), "event": "change",
+                                                                        "trigger": "edit"], as: ada)
+            #expect(posted.status == 200, "\(posted.text)")
+            // The reply lists the poster's own conversations only, never where else the share went.
+            #expect(posted.json["notices"]?.arrayValue?.compactMap { $0["conversationID"]?.stringValue } == [owners])
+        }
+
+        try edit()
+        #expect(try noticeEvents(eves, as: mal).isEmpty)
+        #expect(try Self.notices(server, mal, identifier).isEmpty)
+        #expect(try server.highlights(mal, app: app).urls.isEmpty, "no highlight, so no title or owner")
+        #expect(try server.tandemGet("highlights/lookup", ["app": app, "collaboration": identifier], as: mal).status == 404)
+        #expect(try server.highlights(bob, app: app).urls == [url], "one of the share's people sees it as before")
+        #expect(try server.tandem("conversations/members/add", ["conversation": .string(eves), "member": .string(dan.email)], as: eve).status == 200)
+        #expect(try prompts().isEmpty, "Eve's group does not drive Ada's membership prompts")
+
+        // Bob sends it there himself: now it is his choice, and the group hears the share.
+        try server.say("this one \(url)", in: eves, as: bob)
+        try edit()
+        #expect(try noticeEvents(eves, as: mal).count == 1)
+        let forMal = try server.highlights(mal, app: app)
+        #expect(forMal.urls == [url])
+        #expect(forMal.json.first?["collaboration"]?["title"] == "Groceries")
+        #expect(try server.tandem("conversations/members/remove", ["conversation": .string(eves), "member": .string(dan.recordName)],
+                                  as: eve).status == 200)
+        #expect(try prompts().count == 1)
+    }
+
     struct NoticeRefusal: Sendable, CustomStringConvertible {
         var description: String
         var body: @Sendable (_ identifier: String) -> JSONValue

@@ -94,11 +94,11 @@ import TandemStore
                 try tx.putCollaboration(first)
                 try tx.putCollaboration(second)
                 try tx.putCollaboration(Self.collaboration("doc-3", url: "https://example.com/3", environment: .production))
-                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/1", seq: 5)
-                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/2", seq: 3)
+                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/1", seq: 5, sender: Self.ann)
+                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/2", seq: 3, sender: Self.ann)
                 // A link that is not a collaboration here, and one whose collaboration is in another environment.
-                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/plain", seq: 4)
-                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/3", seq: 6)
+                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/plain", seq: 4, sender: Self.ann)
+                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/3", seq: 6, sender: Self.ann)
             }
             #expect(try store.read { try $0.collaborationsShared(conversation: "conv-1") } == [second, first])
             #expect(try store.read { try $0.collaborationsShared(conversation: "conv-absent") }.isEmpty)

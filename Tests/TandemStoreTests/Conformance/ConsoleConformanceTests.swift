@@ -223,9 +223,9 @@ import TandemStore
                                                                    collaborationID: kind == .notice ? "doc-1" : nil, body: Array("{}".utf8),
                                                                    createdAt: 1_100))
                 }
-                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/a", seq: 1)
-                try tx.putConversationLink(conversation: "conv-2", url: "https://example.com/a", seq: 2)
-                try tx.putConversationLink(conversation: "conv-p", url: "https://example.com/b", seq: 5)
+                try tx.putConversationLink(conversation: "conv-1", url: "https://example.com/a", seq: 1, sender: ann)
+                try tx.putConversationLink(conversation: "conv-2", url: "https://example.com/a", seq: 2, sender: ann)
+                try tx.putConversationLink(conversation: "conv-p", url: "https://example.com/b", seq: 5, sender: ann)
             }
             #expect(try store.read { try $0.sharedWithYouCounts(container: Fixture.container, environment: .development) }
                 == SharedWithYouCounts(conversations: 2, messages: 3, links: 2))

@@ -64,7 +64,10 @@ import TandemStore
                 try tx.putSharedLink(link("https://other.org/b", host: "other.org", event: "e2", at: 2_100))
                 // An older message sharing the same URL does not replace the newer row.
                 try tx.putSharedLink(link("https://docs.example.com/a", host: "docs.example.com", event: "e0", at: 1_500))
-                try tx.putConversationLink(conversation: "conv-1", url: "https://docs.example.com/a", seq: 1)
+                try tx.putConversationLink(conversation: "conv-1", url: "https://docs.example.com/a", seq: 1, sender: Self.ann)
+                // The same URL again from another member, then from the first: two senders, one row each (W15).
+                try tx.putConversationLink(conversation: "conv-1", url: "https://docs.example.com/a", seq: 2, sender: Self.ben)
+                try tx.putConversationLink(conversation: "conv-1", url: "https://docs.example.com/a", seq: 3, sender: Self.ann)
                 try tx.setPin(viewer: Self.ben, conversation: "conv-1", url: "https://other.org/b", pinned: true, at: 2_200)
                 try tx.putContact(owner: Self.ben, StoredContact(handle: "ann@example.com", userRecordName: Self.ann))
             }
@@ -81,6 +84,9 @@ import TandemStore
                 #expect(try reader.sharedLinks(viewer: Self.ann, container: Fixture.container, environment: .development, hosts: nil, suffixes: nil).isEmpty)
                 #expect(try reader.conversationsSharing(url: "https://docs.example.com/a") == ["conv-1"])
                 #expect(try reader.links(conversation: "conv-1") == ["https://docs.example.com/a"])
+                #expect(try reader.linkSenders(conversation: "conv-1", url: "https://docs.example.com/a") == [Self.ann, Self.ben].sorted())
+                #expect(try reader.linkSenders(conversation: "conv-1", url: "https://other.org/b").isEmpty, "a link row alone names no sender")
+                #expect(try reader.linkSenders(conversation: "conv-2", url: "https://docs.example.com/a").isEmpty)
                 #expect(try reader.pins(viewer: Self.ben).map(\.url) == ["https://other.org/b"])
                 #expect(try reader.contacts(owner: Self.ben) == [StoredContact(handle: "ann@example.com", userRecordName: Self.ann)])
                 let co = try reader.coMembers(viewer: Self.ben, container: Fixture.container, environment: .development)
