@@ -3,7 +3,8 @@ import Foundation
 /// Reads a table of the source on a thread of its own while the caller writes the batch before
 /// into the target (decisions P65): `tandem migrate` then waits for the slower side only, not
 /// for the sum of both. At most ``capacity`` batches wait between the two, so a fast reader
-/// cannot fill memory (a batch is ``StoreCopy/batchSize`` rows).
+/// cannot fill memory (a batch is ``StoreCopy/batchSize`` rows). The verification reads the
+/// target back the same way, hashing one batch while the next is read (P70).
 ///
 /// The source is used by the reader thread alone from the start of ``scan(_:_:batchSize:_:)``
 /// until it returns (a connection is never used by two threads at once: SQLite's is opened
