@@ -45,7 +45,7 @@ struct Ceilings {
             ceilings.postgres = result
             report.say("  \("(c) raw PostgreSQL, 1 row/txn".padding(toLength: 38, withPad: " ", startingAt: 0)) "
                        + "\(Format.rate(result.recordsPerSecond))  (\(Format.count(result.records)) rows in \(Format.seconds(result.seconds)))")
-            // References, not ceilings: what PostgreSQL alone does with a lookup's and a create's work here (P66).
+            // What PostgreSQL alone does with a lookup's and a create's work here: (d) a reference (P66), (e) the creates' ceiling (P71).
             if PgbenchReference.executable() != nil {
                 let seconds = max(1, options.loadSeconds)
                 ceilings.pgbenchSelects = try PgbenchReference.selectOnly(url: try BenchPostgres.database(), seconds: seconds)
@@ -53,7 +53,7 @@ struct Ceilings {
                 report.say("  \("(d) pgbench -S, -c32 -j2".padding(toLength: 38, withPad: " ", startingAt: 0)) "
                            + "\(Format.rate(ceilings.pgbenchSelects!.transactionsPerSecond))  (PostgreSQL alone: a lookup's one SELECT; reference)")
                 report.say("  \("(e) pgbench, a create's writes, -c32 -j2".padding(toLength: 38, withPad: " ", startingAt: 0)) "
-                           + "\(Format.rate(ceilings.pgbenchCreates!.transactionsPerSecond))  (PostgreSQL alone: a create's 5 writes in 1 txn; reference)")
+                           + "\(Format.rate(ceilings.pgbenchCreates!.transactionsPerSecond))  (PostgreSQL alone: a create's 5 writes in 1 txn; the creates' ceiling)")
             } else {
                 report.say("  (d), (e): no pgbench installed; PostgreSQL's own reference lines left out")
             }

@@ -2,10 +2,11 @@ import Foundation
 import TandemPostgres
 
 /// Reference lines (d) and (e): what PostgreSQL alone reaches on this machine, in the same run,
-/// for the work behind a lookup and a create, through Debian's `pgbench` (decisions P66). They are
-/// printed beside the PostgreSQL figures, never divided into a verdict: they show whether the
-/// issue's targets (50% of the hello ceiling (a)) are within PostgreSQL's own reach here, where
-/// the database server, the load generator and Tandem share the same two cores.
+/// for the work behind a lookup and a create, through Debian's `pgbench` (decisions P66). (d) is
+/// printed beside the lookups, a reference: it shows whether 50% of the hello ceiling (a) is
+/// within PostgreSQL's own reach here, where the database server, the load generator and Tandem
+/// share the same two cores. (e) is "the same inserts through pgbench" of issue 19, so the
+/// creates' ceiling when it is lower than (a) (P71).
 ///
 /// - (d) `pgbench -S -c32 -j2`: single-row `SELECT` by primary key (scale 1), one transaction
 ///   each, a lookup's one statement (P63) without HTTP, JSON or Tandem.
