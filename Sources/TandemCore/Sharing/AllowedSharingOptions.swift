@@ -90,10 +90,15 @@ public struct AllowedSharingOptions: Sendable, Hashable {
                  "allowedParticipantAccessOptions": .string(access.rawValue)])
     }
 
-    /// Reads the wire dictionary; a missing key is `ANY`.
-    /// - Throws: `BAD_REQUEST` naming `context` for anything else.
+    /// Reads the wire dictionary; a missing (or null) key is `ANY`.
+    /// - Throws: `BAD_REQUEST` naming `context` for anything else, an unknown key included.
     public init(json: JSONValue, context: String) throws(CloudKitError) {
         guard case .object(let o) = json else { throw .badRequest("\(context): allowedSharingOptions must be a dictionary") }
+        // A misspelt key would otherwise leave that option at ANY without a word.
+        for entry in o.entries where entry.key != "allowedParticipantPermissionOptions" && entry.key != "allowedParticipantAccessOptions" {
+            throw .badRequest("\(context): unknown key '\(entry.key.prefix(64))' in allowedSharingOptions; its keys are "
+                              + "allowedParticipantPermissionOptions and allowedParticipantAccessOptions")
+        }
         self.init()
         if let value = o["allowedParticipantPermissionOptions"], !value.isNull {
             guard let s = value.stringValue, let option = PermissionOption(rawValue: s) else {

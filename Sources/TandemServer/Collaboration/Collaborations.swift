@@ -27,13 +27,17 @@ enum Collaborations {
 
     /// Registers `url` as a collaboration when it names a share of this container environment
     /// (by path: `/share/{shortGUID}`, whatever the host, since the server may be reached under
-    /// several names). Returns it, or nil for any other link.
+    /// several names, and whatever query or fragment follows). Returns it, or nil for any other
+    /// link. A share has one collaboration, under the URL it was first sent with: a later form of
+    /// the same share's URL returns that collaboration, whose `url` the caller files the link
+    /// under (W17).
     @discardableResult
     static func registerShareURL(_ tx: any StoreWriting, _ url: String, container: String, environment: Environment,
                                  at now: Int64) throws -> StoredCollaboration? {
         guard let guid = shareGUID(url) else { return nil }
         if let existing = try tx.collaboration(url: url, container: container, environment: environment) { return existing }
         guard let share = try tx.share(shortGUID: guid, container: container, environment: environment) else { return nil }
+        if let existing = try tx.collaboration(id: identifier(shortGUID: guid), container: container, environment: environment) { return existing }
         let record = try tx.record(zone: share.zone, name: share.recordName)
         var title: String?
         var type = shareContentType

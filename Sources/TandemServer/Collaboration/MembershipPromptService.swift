@@ -38,7 +38,9 @@ public final class MembershipPromptService: Sendable {
     }
 
     /// Accepts or declines a pending prompt of the caller. Returns the prompt as it is now and
-    /// the participants updates the owner's app must run for custom collaborations.
+    /// the participants updates the owner's app must run for custom collaborations. Accepting
+    /// applies only what still holds (W16): nothing when the person has since left (for an add)
+    /// or come back (for a removal), and no share whose URL no longer counts in the conversation.
     /// - Throws: `NOT_FOUND` for a prompt that is not the caller's; `CONFLICT` for one already
     ///   answered; `TOO_MANY_PARTICIPANTS` when a share is full (nothing is applied then).
     public func respond(prompt id: String, owner: String, accept: Bool) throws -> (prompt: JSONValue, updates: [ParticipantsUpdate]) {
@@ -53,10 +55,15 @@ public final class MembershipPromptService: Sendable {
             var effects = ConversationHub.Effects(container: prompt.container, environment: prompt.environment)
             var updates: [ParticipantsUpdate] = []
             var events: [ChangeEvent] = []
-            if accept {
+            // What held when the prompt was made is asked again (W16): a person who left (or
+            // came back) since, a share whose URL no longer counts there, applies nothing.
+            let members = try tx.conversation(id: prompt.conversationID)?.members ?? []
+            let stillHolds = prompt.change == .add ? members.contains(prompt.person) : !members.contains(prompt.person)
+            if accept && stillHolds {
                 var changes: [ShareMembershipNotices.Change] = []
                 for identifier in prompt.collaborations {
-                    guard let collaboration = try tx.collaboration(id: identifier, container: prompt.container, environment: prompt.environment), collaboration.owner == owner else { continue }
+                    guard let collaboration = try tx.collaboration(id: identifier, container: prompt.container, environment: prompt.environment),
+                          collaboration.owner == owner, try MembershipSync.counts(tx, collaboration, in: prompt.conversationID) else { continue }
                     switch collaboration.kind {
                     case .share:
                         guard let guid = collaboration.shareGUID,

@@ -7,13 +7,13 @@ import TandemStore
 /// of the share (its notices, its highlight's title and owner, membership prompts to its owner)
 /// only where one of its people *sent* the URL; being a member there is not enough.
 enum SharePeople {
-    /// The share's people by user record name; nil for an app's own collaboration, which keeps
-    /// the conversations that shared its URL (W8).
+    /// The share's people by user record name (none once the share is stopped); nil for an
+    /// app's own collaboration, which keeps the conversations that shared its URL (W8).
     static func of(_ reader: any StoreReading, _ collaboration: StoredCollaboration) throws -> Set<String>? {
         guard let guid = collaboration.shareGUID else { return nil }
-        var people: Set<String> = [collaboration.owner]
-        guard let share = try reader.share(shortGUID: guid, container: collaboration.container, environment: collaboration.environment) else { return people }
-        people.insert(share.owner)
+        // A stopped share has no people: its URL reaches no conversation any more (W17).
+        guard let share = try reader.share(shortGUID: guid, container: collaboration.container, environment: collaboration.environment) else { return [] }
+        var people: Set<String> = [collaboration.owner, share.owner]
         for participant in try reader.participants(share: share) where participant.status == .accepted || participant.status == .pending {
             if let name = participant.userRecordName { people.insert(name) }
         }

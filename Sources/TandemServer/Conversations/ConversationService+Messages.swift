@@ -99,11 +99,16 @@ extension ConversationService {
             }
             let event = try Self.append(tx, conversation: id, kind: .message, actor: sender, subject: nil, body: body, at: now)
             for link in pickedLinks {
-                try tx.putConversationLink(conversation: id, url: link.url, seq: event.seq, sender: sender)
-                try Collaborations.registerShareURL(tx, link.url, container: conversation.container, environment: conversation.environment, at: now)
+                // Every form of a share's URL (another host, a query) is filed under the one its
+                // collaboration has, so it is one highlight with its notices (W17).
+                let share = try Collaborations.registerShareURL(tx, link.url, container: conversation.container,
+                                                                environment: conversation.environment, at: now)
+                let url = share?.url ?? link.url
+                let host = url == link.url ? link.host : (MessageLinks.normalize(url)?.host ?? link.host)
+                try tx.putConversationLink(conversation: id, url: url, seq: event.seq, sender: sender)
                 for member in conversation.members {
                     try tx.putSharedLink(StoredSharedLink(viewer: member, container: conversation.container, environment: conversation.environment,
-                                                          url: link.url, conversationID: id, host: link.host, sender: sender,
+                                                          url: url, conversationID: id, host: host, sender: sender,
                                                           eventID: event.eventID, sentAt: now, title: link.title))
                 }
             }

@@ -103,8 +103,9 @@ final class HighlightStream: Sendable {
         } catch let error as CloudKitError {
             envelope = ["type": "error", "reason": .string(error.reason)]
         } catch {
+            // The subscriber hears why nothing came, as for a refused subscription.
             log?.message("highlight snapshot failed: \(error)")
-            return
+            envelope = ["type": "error", "reason": "the highlight list could not be read; subscribe again"]
         }
         let text = JSONWriter.string(envelope)
         let changed = subscriptions.withLock { all -> Bool in

@@ -59,7 +59,7 @@ final class CollaborationPresence: Sendable {
     /// Called on the service thread with an envelope `handles` accepts.
     func handle(_ type: String, _ envelope: JSONValue, on connection: WebSocketConnection, user: String, container: String,
                 environment: Environment) {
-        guard let id = envelope["collaborationIdentifier"]?.stringValue, !id.isEmpty, id.utf8.count <= 1024,
+        guard let id = envelope["collaborationIdentifier"]?.stringValue, !id.isEmpty, id.utf8.count <= 1024, !id.utf8.contains(0),
               ["presence.open", "presence.watch", "presence.close"].contains(type) else {
             _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "send {\"type\":\"presence.open|presence.watch|presence.close\",\"collaborationIdentifier\":…}"]))
             return

@@ -17,6 +17,8 @@ final class ModifyBatch {
     var participantChanges: [ShareMembershipNotices.Change] = []
     /// Shares whose title or type changed, for their collaboration highlights (R4).
     var metadataChanges: [ShareMetadataRefresh.Change] = []
+    /// People whose highlight lists showed a share the request stopped, to be refreshed (W17).
+    var stoppedShareViewers = Set<String>()
     /// Participants the request added, for invitation emails after commit (A30).
     var invitations: [ShareInvitations.Added] = []
     let baseURL: String

@@ -172,6 +172,12 @@ public struct RecordService: Sendable {
                                                                    environment: scope.database.environment, at: now)
                     notices = notices.map { $0.merged(with: refreshed) } ?? refreshed
                 }
+                // A stopped share's highlight leaves its viewers' lists at once (W17).
+                if !batch.stoppedShareViewers.isEmpty {
+                    var stopped = ConversationHub.Effects(container: scope.database.container, environment: scope.database.environment)
+                    stopped.highlightViewers = batch.stoppedShareViewers
+                    notices = notices.map { $0.merged(with: stopped) } ?? stopped
+                }
                 let mails = batch.invitations.isEmpty ? []
                     : try invitations?.compose(tx, batch.invitations, inviter: scope.user, baseURL: scope.mailBaseURL) ?? []
                 return ModifyOutcome(results: try Self.finish(results, tx, access: access, batch: batch), event: event, notices: notices,
@@ -258,7 +264,8 @@ public struct RecordService: Sendable {
         }
         guard record.recordType == Share.recordType else { return [.saved(record)] }
         let access = try ZoneAccess.load(reader, zone: zone, user: scope.user)
-        return [.saved(try presenting(record, access, SharePresenter(reader: reader, baseURL: scope.baseURL), viewer: scope.user))]
+        let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
+        return [.saved(try presenting(record, access, presenter, viewer: scope.user))]
     }
 
     /// A share record with its `sharing` (participants, URL) as `viewer` may see it; any other

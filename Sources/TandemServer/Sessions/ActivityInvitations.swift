@@ -167,16 +167,17 @@ struct ActivityInvitations: Sendable {
     /// code read as Crockford base32 (case ignored; spaces, tabs and every kind of dash ignored;
     /// `i` and `l` read as `1`, `o` as `0`). Punctuation a sentence puts around a pasted code or
     /// link (`.`, `,`, `;`, `:`, `!`, `?`, quotes, brackets) is dropped from its ends first (R43).
-    /// A link names its invitation by token only, never by code. nil for anything else.
+    /// A link names its invitation by token only, never by code, and a token has one length
+    /// (`isToken`). nil for anything else.
     static func key(_ reference: String) -> String? {
         var text = Substring(reference.trimmingCharacters(in: .whitespacesAndNewlines))
         while let last = text.last, surrounding.contains(last) { text = text.dropLast() }
         while let first = text.first, surrounding.contains(first) { text = text.dropFirst() }
         if let range = text.range(of: pagePrefix) {
             let token = text[range.upperBound...].prefix { $0 != "?" && $0 != "#" && $0 != "/" }
-            return token.hasPrefix(tokenPrefix) && token.utf8.count <= 64 ? String(token) : nil
+            return isToken(token) ? String(token) : nil
         }
-        if text.hasPrefix(tokenPrefix) { return text.utf8.count <= 64 ? String(text) : nil }
+        if text.hasPrefix(tokenPrefix) { return isToken(text) ? String(text) : nil }
         var code = ""
         for character in text.lowercased() {
             if character.isWhitespace || dashes.contains(character) { continue }
@@ -188,6 +189,20 @@ struct ActivityInvitations: Sendable {
             if code.utf8.count > 8 { return nil }
         }
         return code.utf8.count == 8 && code.utf8.allSatisfy({ alphabet.contains($0) }) ? code : nil
+    }
+
+    /// Whether `text` has a token's form: `act_` and the 43 base64url characters of 32 random
+    /// bytes (`Tokens.random`). Anything else, a link cut short say, can find nothing (R43).
+    static func isToken(_ text: Substring) -> Bool {
+        let body = text.utf8.dropFirst(tokenPrefix.utf8.count)
+        return text.hasPrefix(tokenPrefix) && body.count == 43
+            && body.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "-"), UInt8(ascii: "_"): true
+                default: false
+                }
+            }
     }
 
     /// Hyphen-minus, hyphen, non-breaking hyphen, figure dash, en and em dash, horizontal bar,

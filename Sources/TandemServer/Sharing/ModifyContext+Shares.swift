@@ -150,6 +150,12 @@ extension ModifyContext {
     /// The URL token stays reserved for the root.
     func stopSharing(_ share: StoredShare) throws {
         batch.sharingChanged = true
+        // Whoever had its collaboration highlight gets a fresh list without it (W17), read
+        // before the share goes, while its people still tell which conversations it reached.
+        let id = Collaborations.identifier(shortGUID: share.shortGUID)
+        if let collaboration = try tx.collaboration(id: id, container: scope.database.container, environment: scope.database.environment) {
+            for conversation in try NoticeService.conversations(tx, sharing: collaboration) { batch.stoppedShareViewers.formUnion(conversation.members) }
+        }
         try tx.deleteShare(share)
         if let root = share.rootRecordName, let found = try tx.recordWithMembership(zone: zone, name: root), found.record.share == share.recordName {
             var record = found.record

@@ -71,7 +71,7 @@ struct StreamResponder: WebSocketResponder {
             _ = connection.send(text: JSONWriter.string(["type": "pong"]))
         case "highlights.subscribe":
             // Shared with You: snapshots of the highlight list for one app (HighlightStream).
-            guard let app = envelope["app"]?.stringValue, !app.isEmpty, let client = registry.client(connection),
+            guard let app = envelope["app"]?.stringValue, !app.isEmpty, !app.utf8.contains(0), let client = registry.client(connection),
                   let environment = Environment(rawValue: client.environment) else {
                 _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "send {\"type\":\"highlights.subscribe\",\"app\":\"TEAMID.bundle.id\"}"]))
                 return

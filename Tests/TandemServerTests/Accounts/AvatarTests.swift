@@ -162,6 +162,26 @@ struct AvatarTests {
         #expect(try lookups() == [nil, nil, nil])
     }
 
+    /// R32 on the one-record path (P63): a lookup of the share record alone carried no
+    /// `avatarURL` for its owner, while the same lookup with a second record, a query and the
+    /// change feed did. Now every read of a share record signs the pictures its viewer may see.
+    @Test func aShareRecordLookedUpAloneCarriesItsOwnersPicture() throws {
+        let server = try Self.server.server
+        let owner = try server.person("pictured")
+        #expect(try upload(server, Self.png, type: "image/png", token: owner.token).status == 200)
+        let note = try server.shareNote(owner: owner)
+        func lookup(_ names: [String]) throws -> String {
+            let response = try server.post("records/lookup", ["records": .array(names.map { ["recordName": .string($0)] }),
+                                                              "zoneID": ["zoneName": .string(note.zone)]], as: owner, database: "private")
+            #expect(response.status == 200, "\(response.text)")
+            let share = response.json["records"]?.arrayValue?.first { $0["recordName"] == "share" }
+            return JSONWriter.string(try #require(share))
+        }
+        let alone = try lookup(["share"]), withRoot = try lookup(["share", "note"])
+        #expect(alone.contains("\"avatarURL\""), "\(alone)")
+        #expect(withRoot.contains("\"avatarURL\""))
+    }
+
     @Test func identicalPicturesShareAFileUntilTheLastOneGoes() throws {
         let server = try Self.server.server
         let bytes = Self.png + Data("shared \(UUID())".utf8)

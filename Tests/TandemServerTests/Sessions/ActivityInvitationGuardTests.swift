@@ -50,7 +50,8 @@ struct ActivityInvitationGuardTests {
         #expect(try server.tandem("activities/invitations/revoke", ["invitationID": .string(revoked.id)], as: ada).status == 200)
         Thread.sleep(forTimeInterval: 1.3)   // past the 1-second lifetime
 
-        let unknownURL = revoked.url.replacingOccurrences(of: "/activity/act_", with: "/activity/act_x")
+        // A well-formed token nobody was given: the revoked one with its last character changed.
+        let unknownURL = String(revoked.url.dropLast()) + (revoked.url.hasSuffix("A") ? "B" : "A")
         let references = [Self.guess(), unknownURL, expiring.code, expiring.url, revoked.code, revoked.url]
         let answers = try references.map { reference in
             let answer = try server.tandem("activities/invitations/lookup", ["invitation": .string(reference)], as: bob)
@@ -114,8 +115,10 @@ struct ActivityInvitationGuardTests {
             let found = try lookup(reference)
             #expect(found.status == 200, "\(reference.debugDescription): \(found.text)")
         }
+        let token = real.url.components(separatedBy: "/activity/")[1]
         let unreadable = [String(real.code.dropLast()), real.code + "Z", "\(head)-\(tail)-\(head)", "ABCD_EFGH", "",
-                          real.url.replacingOccurrences(of: real.url.components(separatedBy: "/activity/")[1], with: real.code)]
+                          real.url.replacingOccurrences(of: token, with: real.code), "act_abc", "act_", token + "x", String(token.dropLast()),
+                          String(real.url.dropLast(10))]
         for _ in 0..<3 {
             for reference in unreadable {
                 let refused = try lookup(reference)
@@ -123,7 +126,7 @@ struct ActivityInvitationGuardTests {
                         "\(reference.debugDescription): \(refused.text)")
             }
         }
-        // 18 unreadable lookups took nothing: all 20 wrong codes of a full bucket are still answered.
+        // 33 unreadable lookups took nothing: all 20 wrong codes of a full bucket are still answered.
         for _ in 0..<Int(ActivityInvitations.lookupBurst) {
             let wrong = try lookup(Self.guess())
             #expect(wrong.status == 404, "\(wrong.text)")

@@ -38,6 +38,8 @@ final class StreamProbe: Sendable {
     var closeCode: Int? { closed.withLock { $0?.code } }
     var hasHello: Bool { envelopes.withLock { $0.contains { $0["type"] == "hello" } } }
     func has(_ type: String) -> Bool { envelopes.withLock { $0.contains { $0["type"] == .string(type) } } }
+    /// The envelopes of `type` received so far, oldest first.
+    func all(_ type: String) -> [JSONValue] { envelopes.withLock { $0.filter { $0["type"] == .string(type) } } }
 
     /// Notifications received so far.
     var notifications: [JSONValue] {
