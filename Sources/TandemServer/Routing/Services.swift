@@ -92,7 +92,7 @@ struct Services: Sendable {
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, signer: assetRoutes.signer, log: log)
         notices = NoticeService(store: store, hub: conversationHub)
-        presence = CollaborationPresence(store: store, hub: conversationHub, log: log)
+        presence = CollaborationPresence(store: store, hub: conversationHub, log: log, bus: bus.isLocal ? nil : bus)
         presence.startExpiry()
         prompts = MembershipPromptService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         identity = IdentityService(store: store)

@@ -107,5 +107,8 @@ struct SessionTraffic: Codable, Sendable {
         /// A node → the owner: a participant's journal upload, already stored in the shared
         /// `journal/` by that node (N36); the owner adds it to the index.
         case attach(owner: String, sessionID: UUID, participantID: UUID, user: String, attachment: JournalAttachment)
+        /// A node → every other: the conversations one of its stream connections declared active
+        /// (D35), the latest last; empty when it withdrew them all or closed (N57).
+        case declared(connection: UInt64, user: String, conversations: [String])
     }
 }
