@@ -13,7 +13,8 @@ struct Services: Sendable {
     let hub: ChangeHub
     /// The hubs' fan-out, in-process or between nodes (decisions N1).
     let bus: EventBus
-    let webCourier = WebCourier()
+    /// Long polls (tokens/create), their tokens and mailboxes in the store (decisions N58).
+    let webCourier: WebCourier
     /// Open stream WebSockets.
     let streams = StreamRegistry()
     let webhooks: WebhookSender
@@ -61,6 +62,8 @@ struct Services: Sendable {
         self.hub = hub
         self.bus = bus
         webhooks = WebhookSender(log: log, rule: outbound)
+        webCourier = WebCourier(store: store, log: log)
+        hub.add(webCourier.mailboxes)
         hub.add(webCourier)
         hub.add(streams)
         hub.add(webhooks)
