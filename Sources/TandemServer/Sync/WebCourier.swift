@@ -98,14 +98,13 @@ final class WebCourier: NotificationSink, Sendable {
             return parked.next
         }
         defer { _ = parked.withLock { $0.polls.removeValue(forKey: number) } }
-        let deadline = DispatchTime.now() + timeout
         // Taken again once parked: a notification stored between the first look and parking woke nobody.
-        while true {
-            let taken = try take(token, limit)
-            if !taken.isEmpty || closed.load(ordering: .acquiring) { return taken }
-            // Woken for another token of the user, or beaten to it by a poll on another node: wait on.
-            if semaphore.wait(timeout: deadline) == .timedOut { return try take(token, limit) }
-        }
+        let ready = try take(token, limit)
+        if !ready.isEmpty || closed.load(ordering: .acquiring) { return ready }
+        // Woken, every poll of the recipient answers what it finds, maybe nothing (another poll of
+        // the token, on any node, took it first): the client polls again, as after a timeout.
+        _ = semaphore.wait(timeout: .now() + timeout)
+        return try take(token, limit)
     }
 
     private func take(_ token: String, _ limit: Int) throws -> [PushNotification] {
