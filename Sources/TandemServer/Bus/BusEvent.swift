@@ -55,7 +55,9 @@ struct BusEvent: Codable, Sendable {
         case .conversation(let effects): Self.subject(container: effects.container, environment: effects.environment.rawValue)
         case .grantsRevoked, .tooLarge: Self.prefix + "cluster"
         case .session(let traffic):
-            if case .heartbeat = traffic.kind { Self.prefix + "cluster" } else {
+            switch traffic.kind {
+            case .heartbeat, .declarationsWanted: Self.prefix + "cluster"
+            default:
                 Self.subject(container: traffic.container, environment: traffic.environment)
             }
         case .presence(let traffic):

@@ -6,7 +6,8 @@ import TandemStore
 /// the people who have a collaboration open through its own connections (`PresenceTraffic.room`),
 /// and keeps what every other node published; a count is this node's people and the others',
 /// filtered by the audience as before (R28). A node heard for the first time gets everything
-/// this node has open (`all`), so a node that starts later, or comes back, catches up. A node
+/// this node has open (`all`) and is asked for its own, so a node that starts later, or comes
+/// back, catches up both ways; so does every node after the bus may have lost messages. A node
 /// not heard for `silence` milliseconds (it publishes the session heartbeat every second, N24)
 /// is taken as gone: its people stop counting and this node's watchers hear the new count.
 extension CollaborationPresence {
@@ -29,7 +30,9 @@ extension CollaborationPresence {
     /// Hears the other nodes' presence and their heartbeats. Own events are skipped.
     func connect(to bus: EventBus) {
         bus.subscribe { [weak self] delivery in
-            guard let self, case .event(let event) = delivery, event.origin != bus.node else { return }
+            guard let self else { return }
+            guard case .event(let event) = delivery else { return self.publishAll(askBack: true) }
+            guard event.origin != bus.node else { return }
             switch event.body {
             case .presence(let traffic): self.heard(traffic, from: event.origin)
             case .session(let traffic):
@@ -68,15 +71,20 @@ extension CollaborationPresence {
         bus.publish(.presence(PresenceTraffic(kind: .room(PresenceTraffic.Occupancy(room: key, people: people.sorted())))))
     }
 
-    /// A node was heard: the first time, it is told everything this node has open.
+    /// A node was heard: the first time, it is told everything this node has open, and asked for its own.
     private func heard(_ node: String) {
         let isNew = cluster.withLock { $0.lastHeard.updateValue(Self.now(), forKey: node) == nil }
-        guard isNew, let bus else { return }
+        if isNew { publishAll(askBack: true) }
+    }
+
+    /// Publishes everything this node has open (on the hub's queue, after what it published before).
+    private func publishAll(askBack: Bool) {
+        guard let bus else { return }
         hub.enqueue { [self] in
             let all = cluster.withLock { cluster in
                 cluster.published.map { PresenceTraffic.Occupancy(room: $0.key, people: $0.value.sorted()) }
             }
-            bus.publish(.presence(PresenceTraffic(kind: .all(all))))
+            bus.publish(.presence(PresenceTraffic(kind: .all(all, askBack: askBack))))
         }
     }
 
@@ -88,7 +96,7 @@ extension CollaborationPresence {
                 case .room(let occupancy):
                     Self.set(occupancy.room, Set(occupancy.people), for: node, in: &cluster)
                     return [occupancy.room]
-                case .all(let occupancies):
+                case .all(let occupancies, _):
                     var changed = Set(cluster.elsewhere.filter { $0.value[node] != nil }.keys)
                     for key in changed { Self.set(key, [], for: node, in: &cluster) }
                     for occupancy in occupancies {
@@ -100,6 +108,7 @@ extension CollaborationPresence {
             }
             for key in changed where hasConnections(key) { broadcast(key) }
         }
+        if case .all(_, askBack: true) = traffic.kind { publishAll(askBack: false) }
     }
 
     private static func set(_ key: Key, _ people: Set<String>, for node: String, in cluster: inout Cluster) {

@@ -22,9 +22,12 @@ struct PresenceTraffic: Codable, Sendable {
         /// A node → every other, after a change: who has this room open on it now (empty: nobody).
         /// On the container environment's subject (N3).
         case room(Occupancy)
-        /// A node → every other, when it hears a node for the first time: every room it has
-        /// people in; receivers forget that node's other rooms. On `tandem.1.cluster`.
-        case all([Occupancy])
+        /// A node → every other: every room it has people in; receivers forget that node's other
+        /// rooms. Sent when it hears a node for the first time and after the bus may have lost
+        /// messages (N6), then with `askBack`: every receiver answers with its own `all` (without),
+        /// so a node that was forgotten by one side only, or missed messages, catches up both
+        /// ways. On `tandem.1.cluster`.
+        case all([Occupancy], askBack: Bool)
     }
 
     var kind: Kind

@@ -28,7 +28,9 @@ extension SessionHub {
     /// already acted on them.
     func connect(to bus: EventBus) {
         bus.subscribe { [weak self] delivery in
-            guard let self, case .event(let event) = delivery, case .session(let traffic) = event.body,
+            guard let self else { return }
+            if case .missed = delivery { return self.resendDeclarations(wanting: nil) }
+            guard case .event(let event) = delivery, case .session(let traffic) = event.body,
                   event.origin != bus.node else { return }
             self.heard(traffic, from: event.origin, environment: Environment(rawValue: traffic.environment))
         }
@@ -83,11 +85,15 @@ extension SessionHub {
         let isNew = registry.withLock { $0.lastHeard.updateValue(Self.now(), forKey: origin) == nil }
         if isNew {
             publishReplicas()
-            publishDeclarations()
+            resendDeclarations(wanting: origin)
+        }
+        if case .declarationsWanted(let from) = traffic.kind {
+            if from == nil || from == bus.node { publishDeclarations() }
+            return
         }
         guard let environment else { return }
         switch traffic.kind {
-        case .heartbeat:
+        case .heartbeat, .declarationsWanted:
             return
         case .deliver(let receivers, let text, let binary, let droppable):
             guard let ids = receivers[bus.node] else { return }

@@ -10,8 +10,9 @@ import TandemStore
 /// answer depends on which conversation each client asks about.
 ///
 /// Across nodes (N57): each node publishes its connections' declarations (`SessionTraffic.declared`)
-/// and counts the other nodes' with its own; a node not heard for 3 s (N24) takes its
-/// declarations with it, and the people who declared there hear the hint.
+/// and counts the other nodes' with its own; a node heard for the first time, and every node after
+/// the bus may have lost messages, is sent them again and asked for its own; a node not heard
+/// for 3 s (N24) takes its declarations with it, and the people who declared there hear the hint.
 extension SessionHub {
     /// One of another node's connections' declared conversations, as it published them.
     struct Declaration: Sendable {
@@ -44,7 +45,14 @@ extension SessionHub {
                                                             conversations: declared))))
     }
 
-    /// Every declaration of this node's connections, for a node heard for the first time.
+    /// Sends this node's declarations and asks `node` (every node when nil) for its own: on
+    /// hearing a node for the first time, and after the bus may have lost messages (N6).
+    func resendDeclarations(wanting node: String?) {
+        publishDeclarations()
+        bus?.publish(.session(SessionTraffic(container: "", environment: "", kind: .declarationsWanted(from: node))))
+    }
+
+    /// Every declaration of this node's connections.
     func publishDeclarations() {
         let clients = registry.withLock { $0.clients.values.filter { !$0.declared.isEmpty && !($0.connection is RemotePeer) } }
         for client in clients { publishDeclared(client, declared: client.declared) }

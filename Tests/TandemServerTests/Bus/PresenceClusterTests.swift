@@ -119,4 +119,57 @@ struct PresenceClusterTests {
         #expect(await onB.wait(seconds: 20) { _ in hints() > before }, "a killed node's declarations end with a hint")
         #expect(try await eligible()["reason"] == "noActiveConversation")
     }
+
+    /// The bus goes down: each node forgets the other's people and declarations after 3 s of
+    /// silence (it cannot know better); when the bus is back they come back, both ways, without
+    /// anyone opening or declaring again (N56, N57: `all` with `askBack`, `declarationsWanted`).
+    @Test func presenceAndEligibilityComeBackWithTheBus() async throws {
+        let cluster = try NodeCluster(nodes: 2)
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob")
+        let created = try cluster.a.tandem("conversations/create", ["members": [.string(bob.recordName)]], as: ada)
+        let conversation = try #require(created.json["conversationID"]?.stringValue, "\(created.text)")
+        let id = unique("doc")
+        let shared = try cluster.a.tandem("conversations/messages/send", [
+            "conversation": .string(conversation), "text": "our plan",
+            "collaboration": ["collaborationIdentifier": .string(id), "url": .string("https://docs.example.org/\(id)"), "title": "Plan"],
+        ], as: ada)
+        #expect(shared.status == 200, "\(shared.text)")
+        let adaOnA = try await StreamProbe.connect(cluster.a, as: ada)
+        let adaOnB = try await StreamProbe.connect(cluster.b, as: ada)
+        let bobOnB = try await StreamProbe.connect(cluster.b, as: bob)
+        for probe in [adaOnA, adaOnB, bobOnB] { #expect(await probe.wait(seconds: 20) { $0.hasHello }) }
+        func eligibleOnB() async throws -> Bool? {
+            try await Session.reply(adaOnB, ["type": "groupState", "conversationID": .string(conversation)])["result"]?["eligible"]?.boolValue
+        }
+        func eventually(_ expected: Bool) async throws -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if try await eligibleOnB() == expected { return true }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            return false
+        }
+
+        await Self.send(bobOnB, "presence.watch", id)
+        await Self.send(adaOnA, "presence.open", id)
+        _ = try await Session.reply(adaOnA, ["type": "conversation.activate", "conversationID": .string(conversation)])
+        #expect(await Self.hears(bobOnB, id, present: [ada]))
+        #expect(try await eventually(true))
+
+        try cluster.nats.stop(abruptly: true)
+        #expect(await Self.hears(bobOnB, id, present: []), "A is silent: its people stop counting on B")
+        #expect(try await eventually(false))
+
+        try cluster.nats.start()
+        #expect(await probeHearsWithinAMinute(bobOnB, id, present: [ada]), "\(String(describing: Self.presence(bobOnB, id)))")
+        #expect(try await eventually(true), "Ada's declaration on A counts on B again")
+    }
+
+    /// `hears`, with time for libnats to reconnect.
+    func probeHearsWithinAMinute(_ probe: StreamProbe, _ collaboration: String, present people: [Person]) async -> Bool {
+        let names = people.map(\.recordName).sorted()
+        return await probe.wait(seconds: 60) { probe in
+            Self.presence(probe, collaboration)?["participants"]?.arrayValue?.compactMap(\.stringValue) == names
+        }
+    }
 }
