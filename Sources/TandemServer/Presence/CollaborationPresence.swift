@@ -24,7 +24,7 @@ import TandemStore
 ///
 /// Across nodes (decisions N55–N56; CollaborationPresence+Cluster.swift): each node tells the
 /// others who has each collaboration open through it, and counts theirs with its own; a node
-/// silent for `silence` seconds (the session heartbeat, N24) stops counting.
+/// silent for 3 s (`silence`; the session heartbeat, N24) stops counting.
 final class CollaborationPresence: Sendable {
     /// How long an `open` or `watch` lasts without being sent again (milliseconds).
     static let lifetime: Int64 = 60_000
