@@ -86,7 +86,7 @@ final class WebCourier: NotificationSink, Sendable {
     /// - Throws: the store's errors.
     func poll(token: String, timeout: Double, limit: Int = .max) throws -> [PushNotification]? {
         guard let known = try store.read({ try $0.pushToken(token) }) else { return nil }
-        if known.waiting > 0 { return try take(token, limit) }
+        if known.waiting > 0 { return try takeWaiting(token, limit) }
         guard timeout > 0, !closed.load(ordering: .acquiring) else { return [] }
         defer { waiters.subtract(1, ordering: .relaxed) }
         guard waiters.add(1, ordering: .relaxed).newValue <= Self.maximumWaiters else { return [] }
@@ -107,9 +107,30 @@ final class WebCourier: NotificationSink, Sendable {
         return try take(token, limit)
     }
 
+    /// Takes what waits for `token`; writes only when something waits, so idle polls do not
+    /// contend with the node filling the mailbox.
     private func take(_ token: String, _ limit: Int) throws -> [PushNotification] {
-        let texts = try store.write { try $0.takePushNotifications(token: token, limit: limit) }
+        guard try store.read({ try $0.pushToken(token)?.waiting ?? 0 }) > 0 else { return [] }
+        return try takeWaiting(token, limit)
+    }
+
+    private func takeWaiting(_ token: String, _ limit: Int) throws -> [PushNotification] {
+        let texts = try Self.retrying { try store.write { try $0.takePushNotifications(token: token, limit: limit) } }
         return texts.compactMap { try? JSONDecoder().decode(PushNotification.self, from: Data($0.utf8)) }
+    }
+
+    /// Runs `body` again, up to 5 times in all, while it fails with a retryable store error: on
+    /// PostgreSQL (SERIALIZABLE) a take on one node and a fill on another can conflict over one
+    /// mailbox, and nothing of the loser remains (`StoreError.Kind.retryable`).
+    static func retrying<T>(_ body: () throws -> T) throws -> T {
+        var delay = 10
+        for _ in 1..<5 {
+            do { return try body() } catch let error as StoreError where error.kind == .retryable {
+                Thread.sleep(forTimeInterval: Double(delay) / 1000)
+                delay *= 2
+            }
+        }
+        return try body()
     }
 
     /// Ends every parked poll now (each answers what it holds, usually nothing) and makes later
@@ -141,7 +162,7 @@ struct WebCourierMailboxes: NotificationSink {
             stored.webhookURL = nil
             stored.webhookSecret = nil
             let text = String(decoding: try JSONEncoder().encode(stored), as: UTF8.self)
-            try store.write { try $0.enqueuePushNotification(text, tokens: tokens, limit: WebCourier.mailboxLimit) }
+            try WebCourier.retrying { try store.write { try $0.enqueuePushNotification(text, tokens: tokens, limit: WebCourier.mailboxLimit) } }
         } catch {
             log?.message("webcourier: a notification could not be put in its mailboxes: \(error)")
         }
