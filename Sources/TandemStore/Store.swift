@@ -253,7 +253,7 @@ public struct AssetUpload: Sendable, Hashable {
 /// Reads. Every method sees one consistent snapshot for the duration of the `read` body.
 public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, SchemaReading, LinkReading, IdentityReading,
     ConversationReading, HighlightReading, CollaborationReading, AccountReading, AccountDeletionReading, ExternalIdentityReading, ServerKeyReading, ConsoleReading, RecordLogReading, AvatarReading,
-    ActivityInvitationReading {
+    ActivityInvitationReading, PushTokenReading {
     func containerExists(_ id: String) throws -> Bool
     func user(recordNameOrEmail: String) throws -> UserAccount?
     func grant(forTokenHash hash: [UInt8]) throws -> TokenGrant?
@@ -283,7 +283,7 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
 /// Writes, inside one transaction.
 public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, SubscriptionWriting, SchemaWriting, LinkWriting, IdentityWriting,
     ConversationWriting, HighlightWriting, CollaborationWriting, AccountWriting, AccountDeletionWriting, ExternalIdentityWriting, ServerKeyWriting,
-    AvatarWriting, ConsoleWriting, ActivityInvitationWriting {
+    AvatarWriting, ConsoleWriting, ActivityInvitationWriting, PushTokenWriting {
     func createContainer(_ id: String, at time: Int64) throws -> Bool
     /// Adds an account and links share invitations addressed to its email or phone.
     func addUser(email: String, givenName: String?, familyName: String?, phoneNumber: String?, at time: Int64) throws -> UserAccount

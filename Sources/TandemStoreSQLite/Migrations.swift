@@ -639,5 +639,24 @@ enum Migrations {
         INSERT OR IGNORE INTO conversation_link_senders (conversation_id, url, sender)
             SELECT DISTINCT conversation_id, url, sender FROM shared_links;
         """),
+        // Long-poll push tokens and their mailboxes in the store (issue 20; decisions N58): a
+        // poll may reach any node.
+        SQLiteMigration(version: 21, sql: """
+        CREATE TABLE push_tokens (
+            token TEXT NOT NULL,
+            container_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            user_record_name TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (token, container_id, environment)
+        ) WITHOUT ROWID;
+        CREATE INDEX push_tokens_by_user ON push_tokens(user_record_name, container_id, environment);
+        CREATE TABLE push_mailbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            token TEXT NOT NULL,
+            notification TEXT NOT NULL
+        );
+        CREATE INDEX push_mailbox_by_token ON push_mailbox(token, seq);
+        """),
     ]
 }

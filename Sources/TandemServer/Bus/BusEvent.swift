@@ -26,6 +26,8 @@ struct BusEvent: Codable, Sendable {
         /// Group-session traffic between nodes: the session's owner and the nodes of its
         /// members (`SessionHub`; decisions N19–N22).
         case session(SessionTraffic)
+        /// Who has a collaboration open through each node (`CollaborationPresence`; N55–N56).
+        case presence(PresenceTraffic)
         /// The marker sent instead of an event of `bytes` bytes, over the bus's payload limit:
         /// receivers tell their subscribers they missed something (N30). Never delivered as an event.
         case tooLarge(bytes: Int)
@@ -53,8 +55,15 @@ struct BusEvent: Codable, Sendable {
         case .conversation(let effects): Self.subject(container: effects.container, environment: effects.environment.rawValue)
         case .grantsRevoked, .tooLarge: Self.prefix + "cluster"
         case .session(let traffic):
-            if case .heartbeat = traffic.kind { Self.prefix + "cluster" } else {
+            switch traffic.kind {
+            case .heartbeat, .declarationsWanted: Self.prefix + "cluster"
+            default:
                 Self.subject(container: traffic.container, environment: traffic.environment)
+            }
+        case .presence(let traffic):
+            switch traffic.kind {
+            case .room(let occupancy): Self.subject(container: occupancy.room.container, environment: occupancy.room.environment.rawValue)
+            case .all: Self.prefix + "cluster"
             }
         }
     }

@@ -22,18 +22,16 @@ import TandemStore
 /// identifier, gets `{"type":"error","collaborationIdentifier":…,"reason":"no collaboration …"}`
 /// and nothing more. Work runs on the conversation hub's queue, never on the service thread.
 ///
-/// One node's connections only: people connected to another node do not count here (R30).
+/// Across nodes (decisions N55–N56; CollaborationPresence+Cluster.swift): each node tells the
+/// others who has each collaboration open through it, and counts theirs with its own; a node
+/// silent for 3 s (`silence`; the session heartbeat, N24) stops counting.
 final class CollaborationPresence: Sendable {
     /// How long an `open` or `watch` lasts without being sent again (milliseconds).
     static let lifetime: Int64 = 60_000
     /// Most collaborations one connection may open or watch at a time.
     static let perConnection = 64
 
-    private struct Key: Hashable, Sendable {
-        var container: String
-        var environment: Environment
-        var collaboration: String
-    }
+    typealias Key = PresenceTraffic.Room
 
     private struct Entry: Sendable {
         var connection: WebSocketConnection
@@ -45,13 +43,19 @@ final class CollaborationPresence: Sendable {
     /// Connections per collaboration, by connection ID.
     private let rooms = Mutex<[Key: [UInt64: Entry]]>([:])
     private let store: any Store
-    private let hub: ConversationHub
+    let hub: ConversationHub
     private let log: RequestLog?
+    /// The bus to other nodes; nil on a node of its own.
+    let bus: EventBus?
+    /// What the other nodes said and what this node told them (CollaborationPresence+Cluster.swift).
+    let cluster = Mutex(Cluster())
 
-    init(store: any Store, hub: ConversationHub, log: RequestLog?) {
+    init(store: any Store, hub: ConversationHub, log: RequestLog?, bus: EventBus? = nil) {
         self.store = store
         self.hub = hub
         self.log = log
+        self.bus = bus
+        if let bus { connect(to: bus) }
     }
 
     static func handles(_ type: String) -> Bool { type.hasPrefix("presence.") }
@@ -99,6 +103,7 @@ final class CollaborationPresence: Sendable {
             self.expire(now: Clock.milliseconds())
         }
         timer.resume()
+        if bus != nil { startSweep() }
     }
 
     func expire(now: Int64) {
@@ -153,7 +158,7 @@ final class CollaborationPresence: Sendable {
     }
 
     /// On the hub's queue: sends the room's state to every connection of its audience.
-    private func broadcast(_ key: Key, audience known: Set<String>? = nil) {
+    func broadcast(_ key: Key, audience known: Set<String>? = nil) {
         let audience: Set<String>
         if let known { audience = known } else {
             do {
@@ -167,6 +172,9 @@ final class CollaborationPresence: Sendable {
         send(key, audience: audience, to: nil)
     }
 
+    /// Whether any connection of this node opens or watches `key`.
+    func hasConnections(_ key: Key) -> Bool { rooms.withLock { $0[key]?.isEmpty == false } }
+
     /// Sends the state to one connection, or to all (`nil`); drops connections whose people left the audience.
     private func send(_ key: Key, audience: Set<String>, to only: UInt64?) {
         let entries = rooms.withLock { rooms -> [Entry] in
@@ -175,7 +183,9 @@ final class CollaborationPresence: Sendable {
             rooms[key] = entries.isEmpty ? nil : entries
             return Array(entries.values)
         }
-        let present = Set(entries.filter(\.isOpen).map(\.user)).sorted()
+        let here = Set(entries.filter(\.isOpen).map(\.user))
+        if only == nil { tellOtherNodes(key, here) }
+        let present = here.union(elsewhere(key).filter(audience.contains)).sorted()
         let text = JSONWriter.string(["type": "presence", "collaborationIdentifier": .string(key.collaboration),
                                       "activeParticipantCount": .int(Int64(present.count)),
                                       "participants": .array(present.map(JSONValue.string))])

@@ -13,7 +13,8 @@ struct Services: Sendable {
     let hub: ChangeHub
     /// The hubs' fan-out, in-process or between nodes (decisions N1).
     let bus: EventBus
-    let webCourier = WebCourier()
+    /// Long polls (tokens/create), their tokens and mailboxes in the store (decisions N58).
+    let webCourier: WebCourier
     /// Open stream WebSockets.
     let streams = StreamRegistry()
     let webhooks: WebhookSender
@@ -61,6 +62,8 @@ struct Services: Sendable {
         self.hub = hub
         self.bus = bus
         webhooks = WebhookSender(log: log, rule: outbound)
+        webCourier = WebCourier(store: store, log: log)
+        hub.add(webCourier.mailboxes)
         hub.add(webCourier)
         hub.add(streams)
         hub.add(webhooks)
@@ -92,7 +95,7 @@ struct Services: Sendable {
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, signer: assetRoutes.signer, log: log)
         notices = NoticeService(store: store, hub: conversationHub)
-        presence = CollaborationPresence(store: store, hub: conversationHub, log: log)
+        presence = CollaborationPresence(store: store, hub: conversationHub, log: log, bus: bus.isLocal ? nil : bus)
         presence.startExpiry()
         prompts = MembershipPromptService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         identity = IdentityService(store: store)

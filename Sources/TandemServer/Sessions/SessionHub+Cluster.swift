@@ -28,7 +28,9 @@ extension SessionHub {
     /// already acted on them.
     func connect(to bus: EventBus) {
         bus.subscribe { [weak self] delivery in
-            guard let self, case .event(let event) = delivery, case .session(let traffic) = event.body,
+            guard let self else { return }
+            if case .missed = delivery { return self.resendDeclarations(wanting: nil) }
+            guard case .event(let event) = delivery, case .session(let traffic) = event.body,
                   event.origin != bus.node else { return }
             self.heard(traffic, from: event.origin, environment: Environment(rawValue: traffic.environment))
         }
@@ -54,14 +56,18 @@ extension SessionHub {
 
     private func forgetSilentNodes(olderThan cutoff: UInt64) {
         guard let me = bus?.node else { return }
-        let (sessions, taken, peers) = registry.withLock { registry -> ([(UUID, RemoteSession)], [RemoteSession], [any SessionPeer]) in
+        let (sessions, taken, peers, declarations) = registry.withLock { registry
+            -> ([(UUID, RemoteSession)], [RemoteSession], [any SessionPeer], [Declaration]) in
             let gone = Set(registry.lastHeard.filter { $0.value < cutoff }.keys)
-            guard !gone.isEmpty else { return ([], [], []) }
+            guard !gone.isEmpty else { return ([], [], [], []) }
             for node in gone { registry.lastHeard.removeValue(forKey: node) }
             let (sessions, taken) = Self.succeed(gone, in: &registry, node: me)
             let peers = registry.clients.values.compactMap { ($0.connection as? RemotePeer).flatMap { gone.contains($0.node) ? $0 : nil } }
             for case let peer as RemotePeer in peers { registry.proxies.removeValue(forKey: "\(peer.node):\(peer.connection)") }
-            return (sessions, taken, peers)
+            return (sessions, taken, peers, Self.forgetDeclarations(of: gone, in: &registry))
+        }
+        for declaration in declarations {
+            groupStateChanged(for: [declaration.user], container: declaration.container, environment: declaration.environment)
         }
         for (id, session) in sessions {
             let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(id.uuidString),
@@ -77,10 +83,17 @@ extension SessionHub {
     private func heard(_ traffic: SessionTraffic, from origin: String, environment: Environment?) {
         guard let bus else { return }
         let isNew = registry.withLock { $0.lastHeard.updateValue(Self.now(), forKey: origin) == nil }
-        if isNew { publishReplicas() }
+        if isNew {
+            publishReplicas()
+            resendDeclarations(wanting: origin)
+        }
+        if case .declarationsWanted(let from) = traffic.kind {
+            if from == nil || from == bus.node { publishDeclarations() }
+            return
+        }
         guard let environment else { return }
         switch traffic.kind {
-        case .heartbeat:
+        case .heartbeat, .declarationsWanted:
             return
         case .deliver(let receivers, let text, let binary, let droppable):
             guard let ids = receivers[bus.node] else { return }
@@ -110,6 +123,9 @@ extension SessionHub {
         case .attach(let owner, let sessionID, let participantID, let user, let attachment):
             guard owner == bus.node else { return }
             attach(attachment, sessionID: sessionID, participantID: participantID, user: user)
+        case .declared(let connection, let user, let conversations):
+            heard(declared: conversations, connection: connection, user: user, from: origin, container: traffic.container,
+                  environment: environment)
         case .ended(let sessionID):
             registry.withLock { _ = $0.remote.removeValue(forKey: sessionID) }
         case .request(let owner, let connection, let user, let declared, let envelope, let frame):

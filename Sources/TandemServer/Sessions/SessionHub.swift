@@ -46,6 +46,8 @@ final class SessionHub: Sendable {
         var nextProxy: UInt64 = 1 << 63
         /// When each other node was last heard (milliseconds of `DispatchTime`), N24.
         var lastHeard: [String: UInt64] = [:]
+        /// Other nodes' connections' declared conversations, by `"node:connection"` (N57).
+        var declaredElsewhere: [String: Declaration] = [:]
     }
 
     let registry = Mutex(Registry())
@@ -96,7 +98,10 @@ final class SessionHub: Sendable {
     /// A stream connection closed: its participants leave their sessions.
     func disconnected(_ connection: any SessionPeer) {
         guard let client = registry.withLock({ $0.clients.removeValue(forKey: connection.id) }) else { return }
-        if !client.declared.isEmpty { groupStateChanged(for: [client.user], container: client.container, environment: client.environment) }
+        if !client.declared.isEmpty {
+            publishDeclared(client, declared: [])
+            groupStateChanged(for: [client.user], container: client.container, environment: client.environment)
+        }
         for (sessionID, participantID) in client.joined {
             guard let session = registry.withLock({ $0.sessions[sessionID] }) else { continue }
             drop(session) { $0.id == participantID }
@@ -146,6 +151,8 @@ final class SessionHub: Sendable {
         let declared = registry.withLock { registry in
             registry.clients.values.contains { $0.user == user && $0.container == container && $0.environment == environment
                 && $0.declared.contains(conversationID) }
+                || registry.declaredElsewhere.values.contains { $0.user == user && $0.container == container
+                    && $0.environment == environment && $0.conversations.contains(conversationID) }
         }
         guard declared else { return "noActiveConversation" }
         return members.count > settings.participantLimit ? "conversationFull" : nil

@@ -107,5 +107,12 @@ struct SessionTraffic: Codable, Sendable {
         /// A node → the owner: a participant's journal upload, already stored in the shared
         /// `journal/` by that node (N36); the owner adds it to the index.
         case attach(owner: String, sessionID: UUID, participantID: UUID, user: String, attachment: JournalAttachment)
+        /// A node → every other: the conversations one of its stream connections declared active
+        /// (D35), the latest last; empty when it withdrew them all or closed (N57).
+        case declared(connection: UInt64, user: String, conversations: [String])
+        /// A node → `from` (every node when nil), on `tandem.1.cluster`: publish your connections'
+        /// declarations again. Sent on hearing a node for the first time and after the bus may have
+        /// lost messages (N6), so both sides catch up (N57).
+        case declarationsWanted(from: String?)
     }
 }

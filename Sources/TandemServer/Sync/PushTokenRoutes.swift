@@ -14,7 +14,7 @@ enum PushTokenRoutes {
                           responseSchema: "TokensCreateResponse") { context in
                 let environment = try apnsEnvironment(try context.jsonBody())
                 let token = Digest.hex(Digest.randomBytes(32))
-                _ = services.webCourier.register(token: token, user: context.user!.recordName, container: context.container,
+                _ = try services.webCourier.register(token: token, user: context.user!.recordName, container: context.container,
                                                  environment: context.environment.rawValue)
                 return Responses.json(.object(["apnsEnvironment": .string(environment), "apnsToken": .string(token),
                                                "webcourierURL": .string(context.baseURL + WebCourier.prefix + token)]))
@@ -28,7 +28,7 @@ enum PushTokenRoutes {
                       token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else {
                     throw CloudKitError.badRequest("tokens/register needs an 'apnsToken' (32–200 printable characters, no '/')")
                 }
-                guard services.webCourier.register(token: token, user: context.user!.recordName, container: context.container,
+                guard try services.webCourier.register(token: token, user: context.user!.recordName, container: context.container,
                                                    environment: context.environment.rawValue) else {
                     throw CloudKitError(.accessDenied, "this apnsToken is registered to another user, or the server holds too many tokens")
                 }
@@ -67,7 +67,7 @@ enum PushTokenRoutes {
         case "tandem": batch = true
         case let other?: throw CloudKitError.badRequest("format must be 'tandem' or 'cloudkitjs', not '\(other)'")
         }
-        guard let notifications = services.webCourier.poll(token: token, timeout: timeout, limit: batch ? .max : 1) else {
+        guard let notifications = try services.webCourier.poll(token: token, timeout: timeout, limit: batch ? .max : 1) else {
             throw CloudKitError(.notFound, "unknown push token; create one with tokens/create")
         }
         if batch { return Responses.json(.object(["notifications": .array(notifications.map(\.json))])) }
