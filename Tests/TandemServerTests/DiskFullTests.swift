@@ -40,7 +40,8 @@ import TandemTestSupport
         }
 
         // Reads keep serving.
-        let lookup = try server.post("records/lookup", ["zoneID": ["zoneName": .string(zone)], "records": [["recordName": .string(saved[0])]]])
+        let first = try #require(saved.first)
+        let lookup = try server.post("records/lookup", ["zoneID": ["zoneName": .string(zone)], "records": [["recordName": .string(first)]]])
         #expect(lookup.status == 200)
         #expect(lookup.json.records.first?["fields"]?["text"]?["value"]?.stringValue == Self.bigText)
         let query = try server.post("records/query", ["zoneID": ["zoneName": .string(zone)], "query": ["recordType": "Note"], "desiredKeys": []])

@@ -121,6 +121,9 @@ final class TestServer: @unchecked Sendable {
     }
 
     private func send(_ method: String, _ url: String, body: Data?, token: String??, headers: [String: String]) throws -> Response {
+        if let body, body.count > Self.largestURLSessionBody {
+            return try sendThroughCurl(method, url, body: body, token: token, headers: headers)
+        }
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
         request.httpBody = body
