@@ -79,7 +79,7 @@ extension ConversationService {
         }
         guard !text.isEmpty || !links.isEmpty else { throw CloudKitError.badRequest("a message needs text or a link") }
         let now = Clock.milliseconds()
-        let hub = self.hub, changeHub = self.changeHub, limit = participantLimit
+        let hub = self.hub, changeHub = self.changeHub, limit = participantLimit, publicURL = self.publicURL
         let pickedLinks = links
         let startedCollaboration = started
         return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects, [ChangeEvent]) in
@@ -100,9 +100,10 @@ extension ConversationService {
             let event = try Self.append(tx, conversation: id, kind: .message, actor: sender, subject: nil, body: body, at: now)
             for link in pickedLinks {
                 // Every form of a share's URL (another host, a query) is filed under the one its
-                // collaboration has, so it is one highlight with its notices (W17).
-                let share = try Collaborations.registerShareURL(tx, link.url, container: conversation.container,
-                                                                environment: conversation.environment, at: now)
+                // collaboration has, so it is one highlight with its notices (W17), and that one
+                // is never a stranger's (W18).
+                let share = try Collaborations.registerShareURL(tx, link.url, sender: sender, publicURL: publicURL,
+                                                                container: conversation.container, environment: conversation.environment, at: now)
                 let url = share?.url ?? link.url
                 let host = url == link.url ? link.host : (MessageLinks.normalize(url)?.host ?? link.host)
                 try tx.putConversationLink(conversation: id, url: url, seq: event.seq, sender: sender)

@@ -91,7 +91,8 @@ struct Services: Sendable {
         zones.hub = hub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store, signer: AssetURLSigner(secret: secret))
-        conversations = ConversationService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
+        conversations = ConversationService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit,
+                                            publicURL: publicURL)
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, signer: assetRoutes.signer, log: log)
         notices = NoticeService(store: store, hub: conversationHub)
