@@ -83,12 +83,14 @@ struct Services: Sendable {
         self.records = records
         var shares = ShareService(store: store, participantLimit: participantLimit)
         shares.hub = hub
+        shares.conversationHub = conversationHub
         self.shares = shares
         tokens = SyncTokens(secret: secret)
         changes = ChangeFeedService(store: store, tokens: tokens)
         subscriptions = SubscriptionService(store: store)
         var zones = ZoneService(store: store)
         zones.hub = hub
+        zones.conversationHub = conversationHub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store, signer: AssetURLSigner(secret: secret))
         conversations = ConversationService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit,

@@ -51,4 +51,49 @@ extension CollaborationScenarioTests {
         #expect(try server.highlights(bob, app: app).urls == [canonical])
         #expect(try server.highlights(ada, app: app).urls == [canonical])
     }
+
+    /// W19: Bob, a participant, is the only one of the share's people who sent its URL into his
+    /// conversation with Cat. When the owner removes him, when he declines, when he leaves,
+    /// Cat's highlight goes at once: a fresh stream snapshot, and no list cached from before.
+    @Test func aParticipantWhoGoesTakesTheHighlightFromHisConversationsAtOnce() async throws {
+        let server = try Shared.server
+        let (ada, bob, cat) = (try server.person("ada"), try server.person("bob"), try server.person("cat"))
+        let app = try Self.anyApp(server)
+        try server.addContacts(cat, [bob])
+        let bobAndCat = try server.conversation(bob, with: [cat])
+        let probe = try await StreamProbe.connect(server, as: cat)
+        #expect(await probe.wait { $0.hasHello })
+        _ = await probe.client.send(text: JSONWriter.string(["type": "highlights.subscribe", "app": .string(app)]))
+        #expect(await probe.wait { $0.all("highlights").count == 1 })
+        func count() -> Int? { probe.all("highlights").last?["highlights"]?.arrayValue?.count }
+
+        /// Bob sends the note's URL to Cat; `goes` makes him no longer one of its people.
+        func check(_ how: String, _ note: SharedNote, goes: () throws -> Void) async throws {
+            try server.say("see \(Self.shareURL(server, note))", in: bobAndCat, as: bob)
+            #expect(await probe.wait { _ in count() == 1 }, "\(how): Cat has the highlight")
+            #expect(try server.highlights(cat, app: app).urls.count == 1, "\(how)")
+            try goes()
+            #expect(try server.highlights(cat, app: app).urls.isEmpty, "\(how): no list cached from before")
+            #expect(await probe.wait { _ in count() == 0 }, "\(how): a fresh snapshot without it")
+        }
+
+        let removed = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE")])
+        try await check("removed", removed) {
+            let edited = try server.ownerModify(removed, [Body.operation("update", name: "share", recordType: nil, tag: removed.shareTag,
+                                                                         extra: ["participants": []])])
+            #expect(edited.status == 200 && edited.json.record(0).serverErrorCode == nil, "\(edited.text)")
+        }
+        let declined = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE")])
+        try await check("declined", declined) {
+            let answer = try server.tandem("shares/declineInvitation", ["shortGUIDs": [["value": .string(declined.guid)]]], as: bob)
+            #expect(answer.json["results"]?.arrayValue?.first?["status"] == "DECLINED", "\(answer.text)")
+        }
+        let left = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE")])
+        #expect(try server.accept(left, as: bob)["participantStatus"] == "ACCEPTED")
+        try await check("left", left) {
+            let leaving = try server.sharedModify(left, [Body.operation("forceDelete", name: "share", recordType: nil, tag: nil)], as: bob)
+            #expect(leaving.status == 200 && leaving.json.record(0).serverErrorCode == nil, "\(leaving.text)")
+        }
+        probe.client.close()
+    }
 }
