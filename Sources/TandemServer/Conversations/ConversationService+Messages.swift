@@ -149,11 +149,13 @@ extension ConversationService {
     /// highlight regardless of contacts and of the conversation's consent (spec §1.1, D22).
     /// - Throws: `NOT_FOUND` for an unknown conversation, a non-member, or a URL never shared there.
     public func pin(url: String, conversation id: String, viewer: String, pinned: Bool, in place: Place) throws {
-        guard let (normalized, _) = MessageLinks.normalize(url) else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
+        guard let (sent, _) = MessageLinks.normalize(url) else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
         let now = Clock.milliseconds()
         let hub = self.hub
         try store.write({ tx -> ConversationHub.Effects in
             let conversation = try Self.requireMember(tx, conversation: id, user: viewer, in: place)
+            // Any form of a Tandem share's URL pins its collaboration's (W20).
+            let normalized = try ShareURLs.filed(tx, sent, container: conversation.container, environment: conversation.environment)
             guard try tx.links(conversation: id).contains(normalized) else {
                 throw CloudKitError(.notFound, "'\(normalized)' was not shared in this conversation")
             }

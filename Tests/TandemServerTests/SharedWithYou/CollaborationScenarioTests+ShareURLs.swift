@@ -96,4 +96,29 @@ extension CollaborationScenarioTests {
         }
         probe.client.close()
     }
+
+    /// W20: another form of a share's URL (the server under another name, a query, a
+    /// fragment) finds its collaboration on every route taking a URL, as in messages (W17).
+    @Test func everyRouteTakingAURLKnowsAShareByAnyForm() throws {
+        let server = try Shared.server
+        let (ada, bob) = (try server.person("ada"), try server.person("bob"))
+        let app = try Self.anyApp(server)
+        try server.addContacts(bob, [ada])
+        let note = try server.shareNote(owner: ada, participants: [Invite.email(bob, "READ_WRITE")])
+        let url = Self.shareURL(server, note)
+        let direct = try server.conversation(ada, with: [bob])
+        try server.say("ours \(url)", in: direct, as: ada)
+        let other = url.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "?ref=chat#top"
+
+        let found = try server.tandemGet("highlights/lookup", ["app": app, "url": other], as: bob)
+        #expect(found.status == 200 && found.json["url"] == .string(url), "\(found.text)")
+        let posted = try server.tandem("highlights/notices/post", ["url": .string(other), "event": "change", "trigger": "edit"], as: ada)
+        #expect(posted.status == 200 && posted.json["notices"]?.arrayValue?.count == 1, "\(posted.text)")
+        #expect(try Self.notices(server, bob, "share:\(note.guid)").count == 1)
+        let pinned = try server.tandem("conversations/pins/modify", ["conversation": .string(direct), "url": .string(other), "pinned": true], as: bob)
+        #expect(pinned.status == 200, "\(pinned.text)")
+        let hidden = try server.tandem("highlights/hide", ["url": .string(other)], as: bob)
+        #expect(hidden.status == 200, "\(hidden.text)")
+        #expect(try server.highlights(bob, app: app).urls.isEmpty, "the share's highlight is the one hidden")
+    }
 }
