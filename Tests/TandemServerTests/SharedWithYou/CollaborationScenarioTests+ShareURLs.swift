@@ -121,4 +121,23 @@ extension CollaborationScenarioTests {
         #expect(hidden.status == 200, "\(hidden.text)")
         #expect(try server.highlights(bob, app: app).urls.isEmpty, "the share's highlight is the one hidden")
     }
+
+    /// W21: a conversation identifier on the stream holding U+0000, or 200,000 characters long,
+    /// is a `BAD_REQUEST` reply (it was `INTERNAL_ERROR`, or silently declared), and the
+    /// connection goes on.
+    @Test(arguments: ["holding U+0000", "200,000 characters long"])
+    func aBadConversationIdentifierOnTheStreamIsABadRequest(_ kind: String) async throws {
+        let id = kind.hasPrefix("holding") ? "a\u{0}b" : String(repeating: "c", count: 200_000)
+        let server = try Shared.server
+        let probe = try await StreamProbe.connect(server, as: try server.person("ada"))
+        #expect(await probe.wait { $0.hasHello })
+        for type in ["conversation.activate", "groupState", "conversation.deactivate"] {
+            let reply = try await SessionProtocolTests.reply(probe, ["type": .string(type), "conversationID": .string(id)])
+            #expect(reply["error"]?["serverErrorCode"] == "BAD_REQUEST", "\(type): \(String(describing: reply["error"]))")
+            #expect(reply["result"] == nil)
+        }
+        let state = try await SessionProtocolTests.reply(probe, ["type": "groupState"])
+        #expect(state["result"]?["reason"] == "noActiveConversation", "nothing was declared: \(state)")
+        probe.client.close()
+    }
 }
