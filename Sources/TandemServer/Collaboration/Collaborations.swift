@@ -25,29 +25,31 @@ enum Collaborations {
         return guid
     }
 
-    /// Registers `url` as a collaboration when it names a share of this container environment
-    /// (by path: `/share/{shortGUID}`, whatever the host, since the server may be reached under
-    /// several names, and whatever query or fragment follows). Returns it, or nil for any other
-    /// link. A share has one collaboration, under the URL it was first sent with: a later form of
-    /// the same share's URL returns that collaboration, whose `url` the caller files the link
-    /// under (W17).
+    /// Registers `url`, sent by `sender`, as a collaboration when it names a share of this
+    /// container environment (by path: `/share/{shortGUID}`, whatever the host, since the server
+    /// may be reached under several names, and whatever query or fragment follows). Returns it,
+    /// or nil for any other link. A share has one collaboration, under its canonical URL
+    /// (`ShareURLs.canonical`, W18: the server's own with `publicURL`, else the form one of the
+    /// share's people sent first; a stranger's send makes none): a later form of the same
+    /// share's URL returns that collaboration, whose `url` the caller files the link under (W17).
     @discardableResult
-    static func registerShareURL(_ tx: any StoreWriting, _ url: String, container: String, environment: Environment,
-                                 at now: Int64) throws -> StoredCollaboration? {
+    static func registerShareURL(_ tx: any StoreWriting, _ url: String, sender: String, publicURL: String?, container: String,
+                                 environment: Environment, at now: Int64) throws -> StoredCollaboration? {
         guard let guid = shareGUID(url) else { return nil }
         if let existing = try tx.collaboration(url: url, container: container, environment: environment) { return existing }
         guard let share = try tx.share(shortGUID: guid, container: container, environment: environment) else { return nil }
         if let existing = try tx.collaboration(id: identifier(shortGUID: guid), container: container, environment: environment) { return existing }
+        guard let canonical = try ShareURLs.canonical(tx, sent: url, share: share, sender: sender, publicURL: publicURL) else { return nil }
         let record = try tx.record(zone: share.zone, name: share.recordName)
         var title: String?
         var type = shareContentType
         if case .string(let value)? = record?.fields["cloudkit.title"] { title = value }
         if case .string(let value)? = record?.fields["cloudkit.type"] { type = value }
-        let collaboration = StoredCollaboration(id: identifier(shortGUID: guid), container: container, environment: environment, url: url,
+        let collaboration = StoredCollaboration(id: identifier(shortGUID: guid), container: container, environment: environment, url: canonical,
                                                 owner: share.owner, kind: .share, title: title, contentType: type,
                                                 createdAt: share.createdAt, shareGUID: guid)
         try tx.putCollaboration(collaboration)
-        return try tx.collaboration(url: url, container: container, environment: environment) ?? collaboration
+        return try tx.collaboration(url: canonical, container: container, environment: environment) ?? collaboration
     }
 
     /// Records a collaboration an app started for a message (`SWStartCollaborationAction`

@@ -68,10 +68,15 @@ public final class MembershipPromptService: Sendable {
                     case .share:
                         guard let guid = collaboration.shareGUID,
                               let share = try tx.share(shortGUID: guid, container: prompt.container, environment: prompt.environment) else { continue }
+                        // The share's people change, so which conversations it reaches (W19).
+                        let before = try ShareReach.viewers(tx, shortGUID: guid, container: prompt.container, environment: prompt.environment)
                         if let event = try Self.apply(tx, share: share, person: prompt.person, add: prompt.change == .add, owner: owner,
                                                       limit: limit, container: prompt.container, environment: prompt.environment, at: now) {
                             changes.append(.init(share: share, user: prompt.person, added: prompt.change == .add))
                             events.append(event)
+                            effects.highlightViewers.formUnion(before)
+                            effects.highlightViewers.formUnion(try ShareReach.viewers(tx, shortGUID: guid, container: prompt.container,
+                                                                                      environment: prompt.environment))
                         }
                     case .custom:
                         var update = ParticipantsUpdate(collaborationIdentifier: identifier, person: prompt.person, added: prompt.change == .add)

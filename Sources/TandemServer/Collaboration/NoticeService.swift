@@ -25,7 +25,9 @@ public final class NoticeService: Sendable {
         return try store.write({ tx -> ([StoredConversationEvent], ConversationHub.Effects) in
             var collaboration: StoredCollaboration?
             if let id = request.collaborationIdentifier { collaboration = try tx.collaboration(id: id, container: container, environment: environment) }
-            else if let url = request.url, let normalized = MessageLinks.normalize(url)?.url {
+            else if let url = request.url, let sent = MessageLinks.normalize(url)?.url {
+                // Any form of a Tandem share's URL names its collaboration (W20).
+                let normalized = try ShareURLs.filed(tx, sent, container: container, environment: environment)
                 collaboration = try tx.collaboration(url: normalized, container: container, environment: environment)
             }
             guard let collaboration, collaboration.container == container, collaboration.environment == environment else {

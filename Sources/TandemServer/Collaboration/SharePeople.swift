@@ -13,7 +13,13 @@ enum SharePeople {
         guard let guid = collaboration.shareGUID else { return nil }
         // A stopped share has no people: its URL reaches no conversation any more (W17).
         guard let share = try reader.share(shortGUID: guid, container: collaboration.container, environment: collaboration.environment) else { return [] }
-        var people: Set<String> = [collaboration.owner, share.owner]
+        return try of(reader, share: share).union([collaboration.owner])
+    }
+
+    /// The share's people by user record name: its owner and its participants invited or
+    /// accepted (not removed).
+    static func of(_ reader: any StoreReading, share: StoredShare) throws -> Set<String> {
+        var people: Set<String> = [share.owner]
         for participant in try reader.participants(share: share) where participant.status == .accepted || participant.status == .pending {
             if let name = participant.userRecordName { people.insert(name) }
         }

@@ -79,7 +79,7 @@ extension ConversationService {
         }
         guard !text.isEmpty || !links.isEmpty else { throw CloudKitError.badRequest("a message needs text or a link") }
         let now = Clock.milliseconds()
-        let hub = self.hub, changeHub = self.changeHub, limit = participantLimit
+        let hub = self.hub, changeHub = self.changeHub, limit = participantLimit, publicURL = self.publicURL
         let pickedLinks = links
         let startedCollaboration = started
         return try store.write({ tx -> (StoredConversationEvent, ConversationHub.Effects, [ChangeEvent]) in
@@ -100,9 +100,10 @@ extension ConversationService {
             let event = try Self.append(tx, conversation: id, kind: .message, actor: sender, subject: nil, body: body, at: now)
             for link in pickedLinks {
                 // Every form of a share's URL (another host, a query) is filed under the one its
-                // collaboration has, so it is one highlight with its notices (W17).
-                let share = try Collaborations.registerShareURL(tx, link.url, container: conversation.container,
-                                                                environment: conversation.environment, at: now)
+                // collaboration has, so it is one highlight with its notices (W17), and that one
+                // is never a stranger's (W18).
+                let share = try Collaborations.registerShareURL(tx, link.url, sender: sender, publicURL: publicURL,
+                                                                container: conversation.container, environment: conversation.environment, at: now)
                 let url = share?.url ?? link.url
                 let host = url == link.url ? link.host : (MessageLinks.normalize(url)?.host ?? link.host)
                 try tx.putConversationLink(conversation: id, url: url, seq: event.seq, sender: sender)
@@ -148,11 +149,13 @@ extension ConversationService {
     /// highlight regardless of contacts and of the conversation's consent (spec §1.1, D22).
     /// - Throws: `NOT_FOUND` for an unknown conversation, a non-member, or a URL never shared there.
     public func pin(url: String, conversation id: String, viewer: String, pinned: Bool, in place: Place) throws {
-        guard let (normalized, _) = MessageLinks.normalize(url) else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
+        guard let (sent, _) = MessageLinks.normalize(url) else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
         let now = Clock.milliseconds()
         let hub = self.hub
         try store.write({ tx -> ConversationHub.Effects in
             let conversation = try Self.requireMember(tx, conversation: id, user: viewer, in: place)
+            // Any form of a Tandem share's URL pins its collaboration's (W20).
+            let normalized = try ShareURLs.filed(tx, sent, container: conversation.container, environment: conversation.environment)
             guard try tx.links(conversation: id).contains(normalized) else {
                 throw CloudKitError(.notFound, "'\(normalized)' was not shared in this conversation")
             }

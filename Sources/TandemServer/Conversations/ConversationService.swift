@@ -20,12 +20,17 @@ public final class ConversationService: Sendable {
     let changeHub: ChangeHub?
     /// Participants per share, the owner included (a *Collaborate* send stops there).
     let participantLimit: Int
+    /// `--public-url`: a Tandem share's collaboration shows `{publicURL}/share/{shortGUID}`
+    /// whatever form of its URL was sent (W18); nil when not configured.
+    let publicURL: String?
 
-    init(store: any Store, hub: ConversationHub, changeHub: ChangeHub? = nil, participantLimit: Int = Limits.participantsPerShare) {
+    init(store: any Store, hub: ConversationHub, changeHub: ChangeHub? = nil, participantLimit: Int = Limits.participantsPerShare,
+         publicURL: String? = nil) {
         self.store = store
         self.hub = hub
         self.changeHub = changeHub
         self.participantLimit = participantLimit
+        self.publicURL = publicURL
     }
 
     // MARK: For other services

@@ -171,9 +171,11 @@ public final class HighlightService: Sendable {
     }
 
     /// The highlight for `url` (SharedWithYou `highlight(for:)`), or nil when the URL is not
-    /// one of the viewer's highlights for the app.
+    /// one of the viewer's highlights for the app. Any form of a Tandem share's URL finds its
+    /// collaboration's highlight (W20).
     public func highlight(url: String, viewer: String, appID: String, container: String, environment: Environment) throws -> Highlight? {
-        let normalized = MessageLinks.normalize(url)?.url ?? url
+        var normalized = MessageLinks.normalize(url)?.url ?? url
+        normalized = try store.read { try ShareURLs.filed($0, normalized, container: container, environment: environment) }
         return try snapshot(viewer: viewer, appID: appID, container: container, environment: environment).highlights
             .first { $0.url == normalized }
     }
@@ -208,11 +210,16 @@ public final class HighlightService: Sendable {
         }, afterCommit: { hub.publish($0) })
     }
 
+    /// The URL as it is filed (any form of a Tandem share's URL: its collaboration's, W20),
+    /// once it was shared with the viewer.
     private func requireShared(_ url: String, viewer: String, container: String, environment: Environment) throws -> String {
-        guard let normalized = MessageLinks.normalize(url)?.url else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
-        let rows = try store.read { try $0.sharedLinks(viewer: viewer, container: container, environment: environment, url: normalized) }
-        guard !rows.isEmpty else { throw CloudKitError(.notFound, "'\(normalized)' was not shared with you") }
-        return normalized
+        guard let sent = MessageLinks.normalize(url)?.url else { throw CloudKitError.badRequest("'\(url.prefix(200))' is not an http(s) URL") }
+        return try store.read { reader in
+            let normalized = try ShareURLs.filed(reader, sent, container: container, environment: environment)
+            let rows = try reader.sharedLinks(viewer: viewer, container: container, environment: environment, url: normalized)
+            guard !rows.isEmpty else { throw CloudKitError(.notFound, "'\(sent)' was not shared with you") }
+            return normalized
+        }
     }
 
     /// 32 hex digits of SHA-256 of the URL.

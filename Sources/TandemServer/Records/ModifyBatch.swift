@@ -17,8 +17,12 @@ final class ModifyBatch {
     var participantChanges: [ShareMembershipNotices.Change] = []
     /// Shares whose title or type changed, for their collaboration highlights (R4).
     var metadataChanges: [ShareMetadataRefresh.Change] = []
-    /// People whose highlight lists showed a share the request stopped, to be refreshed (W17).
-    var stoppedShareViewers = Set<String>()
+    /// People whose highlight lists showed a share the request stopped (W17) or whose people
+    /// it changed (W19), to be refreshed after commit.
+    var shareHighlightViewers = Set<String>()
+    /// Short GUIDs of shares whose people the request changed: the conversations they reach
+    /// afterwards are read at the end of the request, their members added to the above (W19).
+    var reshapedShares = Set<String>()
     /// Participants the request added, for invitation emails after commit (A30).
     var invitations: [ShareInvitations.Added] = []
     let baseURL: String

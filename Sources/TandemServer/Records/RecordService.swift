@@ -172,11 +172,16 @@ public struct RecordService: Sendable {
                                                                    environment: scope.database.environment, at: now)
                     notices = notices.map { $0.merged(with: refreshed) } ?? refreshed
                 }
-                // A stopped share's highlight leaves its viewers' lists at once (W17).
-                if !batch.stoppedShareViewers.isEmpty {
-                    var stopped = ConversationHub.Effects(container: scope.database.container, environment: scope.database.environment)
-                    stopped.highlightViewers = batch.stoppedShareViewers
-                    notices = notices.map { $0.merged(with: stopped) } ?? stopped
+                // A stopped share's highlight leaves its viewers' lists at once (W17); so does a
+                // share's where its people changed, and it reaches those it reaches now (W19).
+                for guid in batch.reshapedShares {
+                    batch.shareHighlightViewers.formUnion(try ShareReach.viewers(tx, shortGUID: guid, container: scope.database.container,
+                                                                                 environment: scope.database.environment))
+                }
+                if !batch.shareHighlightViewers.isEmpty {
+                    let refreshed = ShareReach.effects(batch.shareHighlightViewers, container: scope.database.container,
+                                                       environment: scope.database.environment)
+                    notices = notices.map { $0.merged(with: refreshed) } ?? refreshed
                 }
                 let mails = batch.invitations.isEmpty ? []
                     : try invitations?.compose(tx, batch.invitations, inviter: scope.user, baseURL: scope.mailBaseURL) ?? []

@@ -83,15 +83,18 @@ struct Services: Sendable {
         self.records = records
         var shares = ShareService(store: store, participantLimit: participantLimit)
         shares.hub = hub
+        shares.conversationHub = conversationHub
         self.shares = shares
         tokens = SyncTokens(secret: secret)
         changes = ChangeFeedService(store: store, tokens: tokens)
         subscriptions = SubscriptionService(store: store)
         var zones = ZoneService(store: store)
         zones.hub = hub
+        zones.conversationHub = conversationHub
         self.zones = zones
         assetRoutes = AssetRoutes(store: store, signer: AssetURLSigner(secret: secret))
-        conversations = ConversationService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
+        conversations = ConversationService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit,
+                                            publicURL: publicURL)
         highlights = HighlightService(store: store, links: self.links, hub: conversationHub)
         highlightStream = HighlightStream(service: highlights, hub: conversationHub, signer: assetRoutes.signer, log: log)
         notices = NoticeService(store: store, hub: conversationHub)

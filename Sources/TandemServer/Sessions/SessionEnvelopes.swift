@@ -71,7 +71,7 @@ extension SessionHub {
         }
         func conversation() throws(CloudKitError) -> String {
             guard let id = body["conversationID"]?.stringValue, !id.isEmpty else { throw .badRequest("'conversationID' is required") }
-            return id
+            return try Self.checkConversationID(id)
         }
         switch type {
         case "conversation.activate", "conversation.deactivate":
@@ -79,7 +79,7 @@ extension SessionHub {
             return .object([:])
         case "groupState":
             let client = try client(connection)
-            let id = body["conversationID"]?.stringValue ?? client.declared.last
+            let id = try body["conversationID"]?.stringValue.map(Self.checkConversationID) ?? client.declared.last
             let reason = try ineligibility(user: client.user, conversationID: id, container: client.container,
                                            environment: client.environment)
             var result: JSONObject = ["eligible": .bool(reason == nil)]
@@ -87,7 +87,7 @@ extension SessionHub {
             if let id { result["conversationID"] = .string(id) }
             return .object(result)
         case "activity.activate":
-            let session = try activate(connection, conversationID: body["conversationID"]?.stringValue,
+            let session = try activate(connection, conversationID: try body["conversationID"]?.stringValue.map(Self.checkConversationID),
                                        activity: try SessionActivity.parse(body["activity"]), replace: body["replace"]?.boolValue ?? false)
             return .object(["session": session])
         case "activity.stage":
@@ -143,5 +143,15 @@ extension SessionHub {
         default:
             throw CloudKitError.badRequest("unknown envelope type '\(type)'")
         }
+    }
+
+    /// `id` when it can name a conversation: at most 256 UTF-8 bytes, no control character
+    /// (a NUL would reach the store, which refuses it: the reply was `INTERNAL_ERROR`; W21).
+    /// - Throws: `BAD_REQUEST` otherwise.
+    static func checkConversationID(_ id: String) throws(CloudKitError) -> String {
+        guard id.utf8.count <= 256, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .badRequest("'conversationID' must be a conversation's identifier (at most 256 bytes, no control characters)")
+        }
+        return id
     }
 }

@@ -118,6 +118,7 @@ extension ModifyContext {
         try AccessPolicy.decide(principal, .manageParticipants, share: facts).enforce()
         let before = share
         let current = try tx.participants(share: share)
+        try noteReach(share)
         try applyParticipantChanges(&share, changes: op.shareChanges, principal: principal, current: current)
         _ = try tx.putShare(share)
         try SharingOptionsPolicy.checkSave(tx, share: share, before: before, participantsBefore: current,
@@ -141,9 +142,18 @@ extension ModifyContext {
             return
         }
         guard var mine = access.participations[share.key] else { return }
+        try noteReach(share)
         mine.status = .removed
         try tx.putParticipant(mine, share: share)
         try ShareRecords.touch(tx, share: share, by: scope.user, at: now)
+    }
+
+    /// Notes whose highlight lists show the share before its people change, and the share, so
+    /// that those it reaches afterwards are added at the end of the request (W19).
+    private func noteReach(_ share: StoredShare) throws {
+        guard batch.reshapedShares.insert(share.shortGUID).inserted else { return }
+        batch.shareHighlightViewers.formUnion(try ShareReach.viewers(tx, shortGUID: share.shortGUID, container: scope.database.container,
+                                                                     environment: scope.database.environment))
     }
 
     /// Ends a share: participants lose access at once, records leave it, the root forgets it.
@@ -154,7 +164,7 @@ extension ModifyContext {
         // before the share goes, while its people still tell which conversations it reached.
         let id = Collaborations.identifier(shortGUID: share.shortGUID)
         if let collaboration = try tx.collaboration(id: id, container: scope.database.container, environment: scope.database.environment) {
-            for conversation in try NoticeService.conversations(tx, sharing: collaboration) { batch.stoppedShareViewers.formUnion(conversation.members) }
+            for conversation in try NoticeService.conversations(tx, sharing: collaboration) { batch.shareHighlightViewers.formUnion(conversation.members) }
         }
         try tx.deleteShare(share)
         if let root = share.rootRecordName, let found = try tx.recordWithMembership(zone: zone, name: root), found.record.share == share.recordName {

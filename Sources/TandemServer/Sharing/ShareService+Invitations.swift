@@ -49,23 +49,29 @@ extension ShareService {
     /// - Returns: per item, the short GUID, or `NOT_FOUND` (no share, or not invited: the same
     ///   answer), `BAD_REQUEST` for the owner and for a participant who already accepted.
     public func declineInvitations(_ guids: [String], user: UserAccount, scope: RequestScope) throws -> [Result<String, CloudKitError>] {
-        let hub = self.hub
+        let hub = self.hub, conversationHub = self.conversationHub
+        let (container, environment) = (scope.database.container, scope.database.environment)
         return try guids.map { guid in
             do {
-                try store.write({ tx -> ChangeEvent in
+                try store.write({ tx -> (ChangeEvent, Set<String>) in
                     let share = try Self.find(tx, guid, scope: scope)
                     let standing = try Self.standing(tx, share, user: user)
                     try AccessPolicy.decide(standing.principal, .declineInvitation, share: standing.facts).enforce()
                     guard var mine = standing.participation else { throw CloudKitError(.notFound, AccessPolicy.hiddenReason) }
+                    // Their sends of its URL stop counting: those it reached get fresh lists (W19).
+                    let viewers = try ShareReach.viewers(tx, shortGUID: share.shortGUID, container: container, environment: environment)
                     mine.status = .removed
                     mine.userRecordName = user.recordName
                     // Remembered, so the owner sees the answer: REMOVED in the share's participants (A44).
                     mine.declinedAt = Clock.milliseconds()
                     try tx.putParticipant(mine, share: share)
-                    return try ShareRecords.participantsChanged(tx, share: share, by: user.recordName, container: scope.database.container,
-                                                                environment: scope.database.environment, deviceID: scope.deviceID,
-                                                                at: Clock.milliseconds())
-                }, afterCommit: { hub?.publish($0) })
+                    return (try ShareRecords.participantsChanged(tx, share: share, by: user.recordName, container: container,
+                                                                 environment: environment, deviceID: scope.deviceID,
+                                                                 at: Clock.milliseconds()), viewers)
+                }, afterCommit: { outcome in
+                    hub?.publish(outcome.0)
+                    conversationHub?.publish(ShareReach.effects(outcome.1, container: container, environment: environment))
+                })
                 return .success(guid)
             } catch let error as CloudKitError {
                 return .failure(error)

@@ -51,12 +51,16 @@ extension ShareService {
     public func manageRequesters(_ action: RequestAction, guid: String, users: [String], permission: Share.Permission,
                                  caller: UserAccount, scope: RequestScope) throws -> Record {
         let limit = participantLimit
-        let hub = self.hub
-        return try store.write({ tx -> (Record, ChangeEvent) in
+        let hub = self.hub, conversationHub = self.conversationHub
+        let (container, environment) = (scope.database.container, scope.database.environment)
+        return try store.write({ tx -> (Record, ChangeEvent, Set<String>) in
             let share = try Self.find(tx, guid, scope: scope)
             let standing = try Self.standing(tx, share, user: caller)
             try AccessPolicy.decide(standing.principal, .manageRequests, share: standing.facts).enforce()
             let now = Clock.milliseconds()
+            // Approving or blocking changes the share's people, so which conversations it
+            // reaches: those it reached and those it reaches now get fresh lists (W19).
+            var viewers = try ShareReach.viewers(tx, shortGUID: share.shortGUID, container: container, environment: environment)
             let requesters = Set(try tx.requesters(share: share))
             var participants = try tx.participants(share: share)
             for user in users {
@@ -108,7 +112,11 @@ extension ShareService {
                 throw CloudKitError(.notFound, "the share record is gone")
             }
             record.sharing = try SharePresenter(reader: tx, baseURL: scope.baseURL, signer: scope.avatarSigner).present(share, viewer: caller.recordName)
-            return (record, event)
-        }, afterCommit: { hub?.publish($0.1) }).0
+            viewers.formUnion(try ShareReach.viewers(tx, shortGUID: share.shortGUID, container: container, environment: environment))
+            return (record, event, viewers)
+        }, afterCommit: { outcome in
+            hub?.publish(outcome.1)
+            conversationHub?.publish(ShareReach.effects(outcome.2, container: container, environment: environment))
+        }).0
     }
 }

@@ -8,6 +8,9 @@ public struct ShareService: Sendable {
     public let participantLimit: Int
     /// Told of share records changed by accept and access requests, after commit.
     var hub: ChangeHub?
+    /// Refreshes the highlight lists of the conversations a share reached when its people
+    /// change (a decline, a blocked participant, an approved requester; W19).
+    var conversationHub: ConversationHub?
 
     public init(store: any Store, participantLimit: Int = Limits.participantsPerShare) {
         self.store = store

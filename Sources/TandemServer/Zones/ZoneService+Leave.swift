@@ -13,9 +13,11 @@ extension ZoneService {
     ///   caller's shared database, `BAD_REQUEST` for `create`.
     public func leave(_ operations: [Operation], scope: RequestScope) throws -> [ZoneResult] {
         let now = Clock.milliseconds()
-        let hub = self.hub
-        return try store.write({ tx -> ZoneOutcome in
+        let hub = self.hub, conversationHub = self.conversationHub
+        let (container, environment) = (scope.database.container, scope.database.environment)
+        return try store.write({ tx -> (ZoneOutcome, Set<String>) in
             var events: [ChangeEvent] = []
+            var viewers = Set<String>()
             let results: [ZoneResult] = try operations.map { operation in
                 let zoneID: ZoneID
                 switch operation {
@@ -36,6 +38,8 @@ extension ZoneService {
                 }
                 for share in access.shares.values.sorted(by: { $0.key < $1.key }) {
                     guard var mine = access.participations[share.key], mine.status == .accepted else { continue }
+                    // The leaver's sends of its URL stop counting: those it reached get fresh lists (W19).
+                    viewers.formUnion(try ShareReach.viewers(tx, shortGUID: share.shortGUID, container: container, environment: environment))
                     mine.status = .removed
                     try tx.putParticipant(mine, share: share)
                     try ShareRecords.touch(tx, share: share, by: scope.user, at: now)
@@ -46,9 +50,10 @@ extension ZoneService {
                                           environment: scope.database.environment, deviceID: scope.deviceID, formerViewers: lost))
                 return .deleted(access.zone.zoneID)
             }
-            return ZoneOutcome(results: results, events: events)
+            return (ZoneOutcome(results: results, events: events), viewers)
         }, afterCommit: { outcome in
-            outcome.events.forEach { hub?.publish($0) }
-        }).results
+            outcome.0.events.forEach { hub?.publish($0) }
+            conversationHub?.publish(ShareReach.effects(outcome.1, container: container, environment: environment))
+        }).0.results
     }
 }

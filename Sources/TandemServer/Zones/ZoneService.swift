@@ -7,6 +7,8 @@ public struct ZoneService: Sendable {
     public let store: any Store
     /// Told of zones created and deleted (database subscriptions fire on them).
     var hub: ChangeHub?
+    /// Refreshes the highlight lists of the conversations a left share reached (W19).
+    var conversationHub: ConversationHub?
 
     public init(store: any Store) { self.store = store }
 
