@@ -16,6 +16,9 @@ final class RequestHeadReader {
         var keepAlive: Bool
         /// `HTTP/1.0` or `HTTP/1.1`; `false` for any other version on the request line.
         var isSupportedVersion: Bool
+        /// The path held a raw `;` or `&` (lws splits it there): refused with 400, since what
+        /// lies past the split cannot be read back as it was sent.
+        var splitPath: Bool
     }
 
     enum ContentLength: Equatable {
@@ -72,11 +75,19 @@ final class RequestHeadReader {
         var uri: UnsafeMutablePointer<CChar>?
         var uriLength: Int32 = 0
         let methodIndex = Int(lws_http_get_uri_and_method(wsi, &uri, &uriLength))
-        guard let method = Self.methodName(methodIndex), let uri, uriLength > 0 else { return nil }
+        guard let method = Self.methodName(methodIndex), let token = Self.uriToken(methodIndex), uriLength > 0 else { return nil }
 
-        let path = uri.withMemoryRebound(to: UInt8.self, capacity: Int(uriLength)) {
-            PercentEncoding.encodePath(UnsafeBufferPointer(start: $0, count: Int(uriLength)))
+        // The path is read fragment by fragment, never as `uri` + `uriLength`: lws splits a
+        // path at a raw `;` or `&` into fragments with a byte between them it never writes, and
+        // `uriLength` counts them all, so a read of that range from `uri` returned bytes of an
+        // earlier request's head (its Authorization header among them; audit of W21). Such a
+        // path is refused (`splitPath`); only fragment 0 is ever copied.
+        let first = lws_hdr_copy_fragment(wsi, buffer, capacity, token, 0)
+        guard first > 0 else { return nil }
+        let path = buffer.withMemoryRebound(to: UInt8.self, capacity: Int(first)) {
+            PercentEncoding.encodePath(UnsafeBufferPointer(start: $0, count: Int(first)))
         }
+        let splitPath = lws_hdr_copy_fragment(wsi, buffer, capacity, token, 1) >= 0 || Int32(first) != uriLength
 
         var headers: [(name: String, value: String)] = []
         var contentLength = ContentLength.absent
@@ -118,7 +129,8 @@ final class RequestHeadReader {
                      expectsContinue: isHTTP11 && expectation?.lowercased() == "100-continue",
                      isHTTP11: isHTTP11,
                      keepAlive: Self.keepAlive(isHTTP11: isHTTP11, connection: connection),
-                     isSupportedVersion: isHTTP11 || version == "HTTP/1.0")
+                     isSupportedVersion: isHTTP11 || version == "HTTP/1.0",
+                     splitPath: splitPath)
     }
 
     /// Whether lws will read a body for this request after `LWS_CALLBACK_HTTP`, i.e. give it a
@@ -200,6 +212,20 @@ final class RequestHeadReader {
         case "keep-alive"?: true
         case "close"?: false
         default: isHTTP11
+        }
+    }
+
+    /// The header-table slot lws keeps the request target in for method `index`.
+    static func uriToken(_ index: Int) -> lws_token_indexes? {
+        switch index {
+        case LWSHUMETH_GET: WSI_TOKEN_GET_URI
+        case LWSHUMETH_POST: WSI_TOKEN_POST_URI
+        case LWSHUMETH_OPTIONS: WSI_TOKEN_OPTIONS_URI
+        case LWSHUMETH_PUT: WSI_TOKEN_PUT_URI
+        case LWSHUMETH_PATCH: WSI_TOKEN_PATCH_URI
+        case LWSHUMETH_DELETE: WSI_TOKEN_DELETE_URI
+        case LWSHUMETH_HEAD: WSI_TOKEN_HEAD_URI
+        default: nil
         }
     }
 

@@ -35,6 +35,10 @@ extension ServiceLoop {
         }
         let head = facts.head
         connection.head = head
+        guard !facts.splitPath else {
+            reject(connection, status: 400, reason: "A raw ';' or '&' in the path is not served; percent-encode it (%3B, %26).")
+            return 0
+        }
         guard facts.isSupportedVersion else {
             connection.isHTTP11 = false
             reject(connection, status: 505, reason: "Only HTTP/1.1 and HTTP/1.0 are served.")

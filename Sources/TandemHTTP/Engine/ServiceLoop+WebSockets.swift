@@ -9,7 +9,7 @@ extension ServiceLoop {
         guard let webSocketResponder, !draining, let connection = connection(for: wsi),
               let protocolName, strcasecmp(protocolName.assumingMemoryBound(to: CChar.self), "websocket") == 0,
               let facts = headReader.read(wsi, remoteAddress: connection.remoteAddress),
-              facts.head.method == "GET", webSocketResponder.shouldUpgrade(facts.head) else { return -1 }
+              facts.head.method == "GET", !facts.splitPath, webSocketResponder.shouldUpgrade(facts.head) else { return -1 }
         connection.head = facts.head
         return 0
     }
