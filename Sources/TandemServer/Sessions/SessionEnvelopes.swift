@@ -93,8 +93,9 @@ extension SessionHub {
         case "activity.stage":
             let client = try client(connection)
             let activity = try SessionActivity.parse(body["activity"])
-            guard let people = body["people"]?.arrayValue?.compactMap(\.stringValue), !people.isEmpty else {
-                throw CloudKitError.badRequest("'people' must list the user record names to share with")
+            let people = try ConversationRoutes.strings(body.objectValue ?? [:], "people", limit: ConversationService.memberLimit)
+            guard !people.isEmpty, people.allSatisfy(Self.isIdentifier) else {
+                throw CloudKitError.badRequest("'people' must list the user record names to share with (at most 256 bytes each, no control characters)")
             }
             let conversationID = try membership.conversation(for: Set(people), creator: client.user, container: client.container,
                                                              environment: client.environment)
@@ -149,9 +150,15 @@ extension SessionHub {
     /// (a NUL would reach the store, which refuses it: the reply was `INTERNAL_ERROR`; W21).
     /// - Throws: `BAD_REQUEST` otherwise.
     static func checkConversationID(_ id: String) throws(CloudKitError) -> String {
-        guard id.utf8.count <= 256, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard isIdentifier(id) else {
             throw .badRequest("'conversationID' must be a conversation's identifier (at most 256 bytes, no control characters)")
         }
         return id
+    }
+
+    /// Whether `id` can name a conversation or a person on the stream: at most 256 UTF-8 bytes
+    /// and no control character (W21; a NUL in `activity.stage`'s `people` was `INTERNAL_ERROR`).
+    static func isIdentifier(_ id: String) -> Bool {
+        id.utf8.count <= 256 && !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     }
 }

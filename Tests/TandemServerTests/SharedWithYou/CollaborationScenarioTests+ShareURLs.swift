@@ -136,6 +136,11 @@ extension CollaborationScenarioTests {
             #expect(reply["error"]?["serverErrorCode"] == "BAD_REQUEST", "\(type): \(String(describing: reply["error"]))")
             #expect(reply["result"] == nil)
         }
+        // The same identifier as a person to stage an activity with (the fourth review: a NUL
+        // there was INTERNAL_ERROR).
+        let staged = try await SessionProtocolTests.reply(probe, ["type": "activity.stage", "people": [.string(id)],
+                                                                  "activity": ["identifier": "com.example.draw", "metadata": ["title": "x"]]])
+        #expect(staged["error"]?["serverErrorCode"] == "BAD_REQUEST", "activity.stage: \(String(describing: staged["error"]))")
         let state = try await SessionProtocolTests.reply(probe, ["type": "groupState"])
         #expect(state["result"]?["reason"] == "noActiveConversation", "nothing was declared: \(state)")
         probe.client.close()
