@@ -20,7 +20,8 @@ enum Collaborations {
     static func shareGUID(_ url: String) -> String? {
         let path = LinkURL(url).path
         guard path.hasPrefix("/share/") else { return nil }
-        let guid = String(path.dropFirst("/share/".count))
+        var guid = String(path.dropFirst("/share/".count))
+        if guid.hasSuffix("/") { guid.removeLast() }  // `/share/G/` is the same share (W20)
         guard !guid.isEmpty, guid.count <= 64, !guid.contains("/") else { return nil }
         return guid
     }

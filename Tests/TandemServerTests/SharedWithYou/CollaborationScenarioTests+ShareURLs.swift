@@ -112,6 +112,8 @@ extension CollaborationScenarioTests {
 
         let found = try server.tandemGet("highlights/lookup", ["app": app, "url": other], as: bob)
         #expect(found.status == 200 && found.json["url"] == .string(url), "\(found.text)")
+        let slashed = try server.tandemGet("highlights/lookup", ["app": app, "url": url + "/"], as: bob)
+        #expect(slashed.status == 200 && slashed.json["url"] == .string(url), "a trailing slash: \(slashed.text)")
         let posted = try server.tandem("highlights/notices/post", ["url": .string(other), "event": "change", "trigger": "edit"], as: ada)
         #expect(posted.status == 200 && posted.json["notices"]?.arrayValue?.count == 1, "\(posted.text)")
         #expect(try Self.notices(server, bob, "share:\(note.guid)").count == 1)
