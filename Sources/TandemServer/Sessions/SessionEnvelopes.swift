@@ -146,11 +146,11 @@ extension SessionHub {
         }
     }
 
-    /// `id` when it can name a conversation: at most 256 UTF-8 bytes, no control character
+    /// `id` when it can name a conversation: not empty, at most 256 UTF-8 bytes, no control character
     /// (a NUL would reach the store, which refuses it: the reply was `INTERNAL_ERROR`; W21).
     /// - Throws: `BAD_REQUEST` otherwise.
     static func checkConversationID(_ id: String) throws(CloudKitError) -> String {
-        guard isIdentifier(id) else {
+        guard !id.isEmpty, isIdentifier(id) else {
             throw .badRequest("'conversationID' must be a conversation's identifier (at most 256 bytes, no control characters)")
         }
         return id
