@@ -17,6 +17,9 @@ enum MembershipSync {
                        at now: Int64, effects: inout ConversationHub.Effects) throws {
         let shared = try tx.collaborationsShared(conversation: conversation.id).filter { collaboration in
             guard collaboration.owner != person, conversation.members.contains(collaboration.owner) else { return false }
+            // A Tandem share is named only where the prompt could change it: "remove" for one
+            // of its people, "add" for someone not yet among them (an app's own: always).
+            if let people = try SharePeople.of(tx, collaboration), people.contains(person) != (change == .remove) { return false }
             return try counts(tx, collaboration, in: conversation.id)
         }
         let byOwner = Dictionary(grouping: shared, by: \.owner)
