@@ -5,7 +5,8 @@
 SWIFT ?= swift
 DATA ?= ./tandem-data
 PORT ?= 8080
-ASYNC_SERVER_SUITES = '^TandemServerTests\.(BusScenarioTests|ClusterScenarioTests|SessionClusterTests|SessionFailoverTests|CollaborationScenarioTests|ConsoleLiveTests|ConversationTests|HighlightScenarioTests|JournalRestartTests|SessionProtocolTests|StreamTests)/'
+# The server suites with async tests, found in their sources (scripts/async-server-suites, E21).
+ASYNC_SERVER_SUITES := $(shell scripts/async-server-suites)
 
 # The server suites run again against PostgreSQL (TANDEM_TEST_STORE=postgres: every test server and
 # admin command gets --store with a database of a throwaway cluster; decision P38): every one of
@@ -42,7 +43,7 @@ test: test-bootstrap
 	@# request: in one process they starve async tests for a minute at a time and their deadlines
 	@# pass (one `swift test` of everything: 7 of 823 tests failed that way, decision E8). So async
 	@# suites run apart from synchronous ones (ASYNC_SERVER_SUITES lists the server suites with async
-	@# tests; add new ones there). The "lost listening socket" that once split the HTTP tests in two
+	@# tests, derived from the sources). The "lost listening socket" that once split the HTTP tests in two
 	@# was a test's race, fixed (E4).
 	@# scripts/test-process gives each process its own temporary folder and removes it afterwards;
 	@# --retry-once reruns a failed process once, for the known open faults it names (the last
