@@ -39,10 +39,18 @@ public struct HTTPBodyFigures: Sendable, Equatable {
     public var peakBufferedBytes: Int
     /// Spooled bodies being received or answered (a head is charged once admitted).
     public var spooledBodies: Int
+    /// Heads admitted before their body since start, decided on the service thread from memory
+    /// (`HTTPResponder.quickAdmission`).
+    public var admissionsFromMemory: Int
+    /// Heads whose admission a worker decided since start (`HTTPResponder.admission(for:)`).
+    public var admissionsByWorkers: Int
 
-    public init(bufferedBytes: Int = 0, peakBufferedBytes: Int = 0, spooledBodies: Int = 0) {
+    public init(bufferedBytes: Int = 0, peakBufferedBytes: Int = 0, spooledBodies: Int = 0,
+                admissionsFromMemory: Int = 0, admissionsByWorkers: Int = 0) {
         self.bufferedBytes = bufferedBytes
         self.peakBufferedBytes = peakBufferedBytes
         self.spooledBodies = spooledBodies
+        self.admissionsFromMemory = admissionsFromMemory
+        self.admissionsByWorkers = admissionsByWorkers
     }
 }

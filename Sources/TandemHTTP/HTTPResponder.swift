@@ -70,6 +70,13 @@ public protocol HTTPResponder: Sendable {
     /// decision, and when admitting, who the body is charged to (`HTTPAdmission.admitted`).
     /// The default asks `admit(_:)` and charges the body to the client's address.
     func admission(for head: HTTPRequestHead) -> HTTPAdmission
+
+    /// Called on the service thread first, for a request whose policy says `admitFirst`; must
+    /// not block: the admission when it can be decided from memory alone (a sender whose
+    /// credentials were checked moments ago), which saves two thread hand-offs; `nil` asks a
+    /// worker (`admission(for:)`). It may only admit what `admission(for:)` would admit.
+    /// The default is `nil`.
+    func quickAdmission(for head: HTTPRequestHead) -> HTTPAdmission?
 }
 
 /// An admission decision (`HTTPResponder.admission(for:)`).
@@ -92,4 +99,6 @@ extension HTTPResponder {
     public func admission(for head: HTTPRequestHead) -> HTTPAdmission {
         admit(head).map { .refused($0) } ?? .admitted(holder: nil)
     }
+
+    public func quickAdmission(for head: HTTPRequestHead) -> HTTPAdmission? { nil }
 }

@@ -11,6 +11,8 @@ final class ServerCounters: Sendable {
     private let buffered = Atomic<Int>(0)
     private let peakBuffered = Atomic<Int>(0)
     private let spooled = Atomic<Int>(0)
+    private let quickAdmissions = Atomic<Int>(0)
+    private let workerAdmissions = Atomic<Int>(0)
 
     /// Accepted connections not yet closed.
     var openConnections: Int { connections.load(ordering: .relaxed) }
@@ -32,7 +34,13 @@ final class ServerCounters: Sendable {
     /// Request bodies held now (see `HTTPBodyFigures`).
     var bodies: HTTPBodyFigures {
         HTTPBodyFigures(bufferedBytes: buffered.load(ordering: .relaxed), peakBufferedBytes: peakBuffered.load(ordering: .relaxed),
-                        spooledBodies: spooled.load(ordering: .relaxed))
+                        spooledBodies: spooled.load(ordering: .relaxed),
+                        admissionsFromMemory: quickAdmissions.load(ordering: .relaxed),
+                        admissionsByWorkers: workerAdmissions.load(ordering: .relaxed))
+    }
+
+    func admitted(fromMemory: Bool) {
+        if fromMemory { quickAdmissions.add(1, ordering: .relaxed) } else { workerAdmissions.add(1, ordering: .relaxed) }
     }
 
     func bodyBytesHeld(_ count: Int) {

@@ -67,10 +67,17 @@ extension ServiceLoop {
         connection.spool = nil
     }
 
-    /// Pauses reading and asks a worker whether the body is wanted (`HTTPResponder.admission`).
-    /// Nothing is reserved until it is: a head waiting here holds no share of the budget.
+    /// Pauses reading and asks a worker whether the body is wanted (`HTTPResponder.admission`),
+    /// unless the responder can tell from memory (`quickAdmission`, decisions E22). Nothing is
+    /// reserved until it is: a head waiting here holds no share of the budget.
     func admit(_ connection: Connection) -> Int32 {
         guard let head = connection.head else { return -1 }
+        if let decision = responder.quickAdmission(for: head) {
+            counters.admitted(fromMemory: true)
+            admissionDecided(connection, decision)
+            return 0
+        }
+        counters.admitted(fromMemory: false)
         guard let workers else {
             // Benchmark mode: decide right here.
             admissionDecided(connection, responder.admission(for: head))

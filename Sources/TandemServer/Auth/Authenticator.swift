@@ -22,6 +22,10 @@ public import TandemStore
 public final class Authenticator: Sendable {
     private let store: any Store
     private let caches = PerThread { GrantCache() }
+    /// Grants read from the store, shared by every thread, for `userFromMemory` on the service
+    /// thread (which reads no store): filled when a thread's own cache misses, same expiry and
+    /// epoch (decisions E22).
+    private let remembered = Mutex(GrantCache())
     /// Bumped by each revocation: cached grants from an older epoch are read again.
     private let epoch = Atomic<Int>(0)
     static let cacheMilliseconds: Int64 = 30_000
@@ -140,6 +144,38 @@ public final class Authenticator: Sendable {
         return successor
     }
 
+    /// The user a request's credentials stand for in `container`, decided from memory alone and
+    /// without blocking (the HTTP service thread's admission, decisions E22): every grant it needs
+    /// was read from the store by this process less than 30 s ago (`cacheMilliseconds`) and no
+    /// revocation came since, as for the per-thread caches. `nil` when a grant is not in memory,
+    /// or when `user(headers:parameters:container:signInURL:)` might refuse or need to write:
+    /// the caller then asks that. Never throws, never writes (no last-use touch, no rotation).
+    public func userFromMemory(headers authorization: String?, parameters: [String: String], container: String) -> UserAccount? {
+        var userToken: String?
+        if let authorization {
+            guard let token = Self.bearerToken(authorization) else { return nil }
+            userToken = token
+        }
+        let now = Clock.milliseconds()
+        if let apiToken = parameters["ckAPIToken"] {
+            guard let api = remembered(apiToken, at: now), api.kind == .api, api.container == container,
+                  api.session.revokedAt == nil else { return nil }
+            if userToken == nil { userToken = parameters["ckWebAuthToken"] }
+        }
+        guard let userToken, !userToken.isEmpty, let grant = remembered(userToken, at: now), grant.kind == .user,
+              let user = grant.user, grant.container == nil || grant.container == container,
+              grant.session.refusal(at: now) == nil else { return nil }
+        return user
+    }
+
+    private func remembered(_ token: String, at now: Int64) -> TokenGrant? {
+        let generation = epoch.load(ordering: .relaxed)
+        return remembered.withLock { memory in
+            guard let entry = memory.entries[token], entry.expires > now, entry.epoch == generation else { return nil }
+            return entry.grant
+        }
+    }
+
     /// The grant of a container's API token (`ckAPIToken`), or nil when `token` is not one.
     public func apiGrant(_ token: String, container: String) throws -> TokenGrant? {
         guard let (grant, _) = try grant(for: token), grant.kind == .api, grant.container == container,
@@ -189,6 +225,7 @@ public final class Authenticator: Sendable {
         try store.write { try $0.touchToken(hash: hash, at: now) }
         let cache = caches.current
         cache.entries[token]?.grant.session.lastUsedAt = now
+        remembered.withLock { $0.entries[token]?.grant.session.lastUsedAt = now }
     }
 
     /// The token's grant and whether it came from this thread's cache. The cache is keyed by the
@@ -203,6 +240,10 @@ public final class Authenticator: Sendable {
         guard let grant = try store.read({ try $0.grant(forTokenHash: hash) }) else { return nil }
         if cache.entries.count > 10_000 { cache.entries.removeAll() }
         cache.entries[token] = (grant, now + Self.cacheMilliseconds, generation)
+        remembered.withLock { memory in
+            if memory.entries.count > 10_000 { memory.entries.removeAll() }
+            memory.entries[token] = (grant, now + Self.cacheMilliseconds, generation)
+        }
         return (grant, false)
     }
 }
@@ -223,7 +264,8 @@ public enum Tokens {
     public static func hash(_ token: String) -> [UInt8] { Digest.sha256(Array(token.utf8)) }
 }
 
-/// One thread's cached grants; only its own thread touches it.
+/// One thread's cached grants (only its own thread touches it), or the shared memory of them
+/// (under a lock).
 final class GrantCache: @unchecked Sendable {
     /// By token (in this process's memory only, as the request that presented it is).
     var entries: [String: (grant: TokenGrant, expires: Int64, epoch: Int)] = [:]

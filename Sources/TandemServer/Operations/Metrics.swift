@@ -102,6 +102,9 @@ public final class Metrics: Sendable {
         out += "tandem_http_body_bytes_buffered_peak \(bodies.peakBufferedBytes)\n"
         out += "# HELP tandem_http_bodies_spooled Large request bodies (uploads) being admitted, written to disk or answered.\n# TYPE tandem_http_bodies_spooled gauge\n"
         out += "tandem_http_bodies_spooled \(bodies.spooledBodies)\n"
+        out += "# HELP tandem_http_admissions_total Request heads admitted before their body is read, by where it was decided: from memory on the service thread (a sender checked moments ago), or by a worker (which may also refuse).\n# TYPE tandem_http_admissions_total counter\n"
+        out += "tandem_http_admissions_total{decided=\"memory\"} \(bodies.admissionsFromMemory)\n"
+        out += "tandem_http_admissions_total{decided=\"worker\"} \(bodies.admissionsByWorkers)\n"
         return out
     }
 }

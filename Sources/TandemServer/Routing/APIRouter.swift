@@ -101,6 +101,12 @@ public final class APIRouter: HTTPResponder {
         return .refused(response)
     }
 
+    /// The service thread's admission from memory (decisions E22): see `BodyAdmission.quick`.
+    public func quickAdmission(for head: HTTPRequestHead) -> HTTPAdmission? {
+        guard case .admitted(let holder)? = BodyAdmission.quick(head, services) else { return nil }
+        return .admitted(holder: holder)
+    }
+
     public func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
         let code: ServerErrorCode = switch status {
         case 413: .limitExceeded

@@ -102,21 +102,55 @@ enum BodyAdmission {
             return .admitted(holder: "user " + key.userRecordName)
         }
         let context = RequestContext(request: HTTPRequest(head: head), publicURL: services.publicURL)
-        let prefix = credentialedPrefixes.first(where: head.path.hasPrefix)!
-        let segments = head.path.dropFirst(prefix.count).pathSegments
-        if prefix == "/tandem/1/", segments.count == 4, segments[2] == "schema" || segments[2] == "links" {
+        let (prefix, segments) = credentialedRoute(head)
+        if isAdminRoute(prefix, segments) {
             try SchemaRoutes.authenticateAdmin(context, services.store)
             return .admitted(holder: nil)
         }
-        let anonymous = prefix == databasePrefix && segments.count >= 4
-            && DatabaseType(rawValue: segments[2]).map { PublicDatabase.allowsAnonymous(segments[3...].joined(separator: "/"), database: $0) } == true
         do {
             let user = try services.authenticator.user(headers: head.headers["authorization"], parameters: context.parameters,
                                                        container: segments.first ?? "", signInURL: context.baseURL + "/signin")
             return .admitted(holder: "user " + user.recordName)
-        } catch let error as CloudKitError where anonymous && error.code == .authenticationRequired {
+        } catch let error as CloudKitError where allowsAnonymous(prefix, segments) && error.code == .authenticationRequired {
             return .admitted(holder: nil)
         }
+    }
+
+    /// `credentials` decided from memory on the HTTP service thread, which must not block
+    /// (`HTTPResponder.quickAdmission`, decisions E22): a user whose grants the authenticator read
+    /// less than 30 s ago (`Authenticator.userFromMemory`), or no credential at all on a
+    /// public-database operation open to anyone. `nil` for everything else (signed requests, the
+    /// admin routes, unknown or refused credentials, uploads, accounts): a worker decides those.
+    /// It admits only what `decide` admits, to the same holder; it never refuses.
+    static func quick(_ head: HTTPRequestHead, _ services: Services) -> Decision? {
+        guard credentialedPrefixes.contains(where: head.path.hasPrefix), !ServerKeySignature.isSigned(head) else { return nil }
+        let (prefix, segments) = credentialedRoute(head)
+        guard !isAdminRoute(prefix, segments) else { return nil }
+        let parameters = QueryString.parse(head.query)
+        let authorization = head.headers["authorization"]
+        if authorization == nil && parameters["ckAPIToken"] == nil && parameters["ckWebAuthToken"] == nil {
+            return allowsAnonymous(prefix, segments) ? .admitted(holder: nil) : nil
+        }
+        guard let user = services.authenticator.userFromMemory(headers: authorization, parameters: parameters,
+                                                               container: segments.first ?? "") else { return nil }
+        return .admitted(holder: "user " + user.recordName)
+    }
+
+    /// The credentialed prefix a head's path starts with and the path's segments after it.
+    private static func credentialedRoute(_ head: HTTPRequestHead) -> (prefix: String, segments: [String]) {
+        let prefix = credentialedPrefixes.first(where: head.path.hasPrefix)!
+        return (prefix, head.path.dropFirst(prefix.count).pathSegments)
+    }
+
+    /// Schema and links routes, which take the admin token (`SchemaRoutes.authenticateAdmin`).
+    private static func isAdminRoute(_ prefix: String, _ segments: [String]) -> Bool {
+        prefix == "/tandem/1/" && segments.count == 4 && (segments[2] == "schema" || segments[2] == "links")
+    }
+
+    /// A public-database operation open to anyone (`PublicDatabase.allowsAnonymous`).
+    private static func allowsAnonymous(_ prefix: String, _ segments: [String]) -> Bool {
+        prefix == databasePrefix && segments.count >= 4
+            && DatabaseType(rawValue: segments[2]).map { PublicDatabase.allowsAnonymous(segments[3...].joined(separator: "/"), database: $0) } == true
     }
 
     /// Uploads: `nil` when the body may be read (`holder`: who it is charged to); otherwise
