@@ -51,7 +51,12 @@ test: test-bootstrap
 	@# TandemPostgresTests (synchronous, blocking libpq calls) run in the last process; each process
 	@# that uses PostgreSQL starts its own throwaway cluster (PostgresCluster, decision P15).
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter '^TandemHTTPTests\.'
-	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter '^TandemTests\.'
+	@# The SDK's suites in two processes, LocalStore's apart: together they held about 1,550
+	@# descriptors at once, and Foundation's Process.run crashes past about 1,360 (it reads each
+	@# /proc/self/fd entry's name as 256 bytes; the last entry of a full 32 KiB listing buffer
+	@# can reach an unmapped page: stop 34's CI, twice; decision E23). Apart: 870 and 730 at most.
+	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter '^TandemTests\.LocalStore'
+	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter '^TandemTests\.' --skip '^TandemTests\.LocalStore'
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --filter $(ASYNC_SERVER_SUITES)
 	SWIFT=$(SWIFT) scripts/test-process --retry-once --skip-build --disable-xctest --skip '^TandemHTTPTests\.' --skip '^TandemTests\.' --skip $(ASYNC_SERVER_SUITES)
 	@# The server suites again on PostgreSQL (P38); suites about SQLite itself skip there (.sqliteOnly).
