@@ -75,6 +75,22 @@ import TandemTestSupport
         #expect(try server.request("GET", "\(server.baseURL)/healthz").status == 200)
     }
 
+    /// A method other than POST with `content-length: 0` on a route that admits first (here
+    /// `/database/1/`) is answered at once: lws raises the end of an empty body only for POST, and
+    /// after admission such a request waited for the body deadline's 408 (decisions E24; found by
+    /// a review of E22, the same on both admission paths).
+    @Test(arguments: [("GET", 200), ("DELETE", 405), ("PUT", 405), ("PATCH", 405)])
+    func anEmptyBodyAfterAdmissionIsAnswered(method: String, status: Int) throws {
+        let server = try Shared.server
+        for _ in 0..<2 {   // the first admission by a worker, the second from memory (E22)
+            let socket = try RawSocket(port: server.port)
+            socket.send("\(method) /database/1/\(TestServer.container)/development/private/zones/list HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        + "Authorization: Bearer \(server.token)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            let reply = socket.readUntilClosed(seconds: 30)
+            #expect(reply.status == status, "\(method): \(reply.text.prefix(300))")
+        }
+    }
+
     /// lws 4.1's parser fails these inside its read and shuts the socket down with no callback
     /// in between (see ServiceLoop+ProtocolErrors): no 414 or 431 can be written (decisions E3),
     /// but the connection is closed at once and the server goes on.

@@ -117,7 +117,10 @@ extension ServiceLoop {
         if !early.isEmpty {
             early.withUnsafeBytes { receive(connection, $0) }
         }
-        if connection.bodyCompleteEarly && connection.phase == .receivingBody {
+        // lws raises the end of an empty body only for POST: any other method admitted with
+        // `content-length: 0` has its whole body now (it waited for the 408 before; decisions E24).
+        let emptyNotPost = connection.bodyLength == 0 && connection.head?.method != "POST"
+        if (connection.bodyCompleteEarly || emptyNotPost) && connection.phase == .receivingBody {
             _ = dispatchIfAccepting(connection)
         }
     }
