@@ -37,6 +37,8 @@ public final class PostgresConnection {
     /// A read-only transaction's `COMMIT` was sent and its answer not yet read: the next use of
     /// the connection reads it first (P55).
     var commitInFlight = false
+    /// Set while a read of one statement runs outside a transaction (decisions P72).
+    var singleStatementRead: SingleStatementRead?
     /// Statements of the open transaction sent with the next one that waits for its answer
     /// (``runDeferred(_:_:)``, decisions P64).
     var deferred: [PipelinedStatement] = []
@@ -247,6 +249,13 @@ public final class PostgresConnection {
 
     private func executePrepared(_ sql: String, _ arguments: [PostgresValue]) throws(PostgresError) -> PostgresResult {
         let connection = try settled()
+        try admitToSingleStatementRead(sql)
+        let result = try executePrepared(sql, arguments, on: connection)
+        singleStatementAnswered()
+        return result
+    }
+
+    private func executePrepared(_ sql: String, _ arguments: [PostgresValue], on connection: OpaquePointer) throws(PostgresError) -> PostgresResult {
         let parameters = try BoundParameters(arguments)
         let statement = try statement(for: sql)
         if owedBegin != nil || !deferred.isEmpty {
@@ -316,6 +325,12 @@ public final class PostgresConnection {
     /// for a synchronous command: a `COMMIT` in flight is read and an owed `BEGIN` sent first.
     func open() throws(PostgresError) -> OpaquePointer {
         let connection = try settled()
+        // A command or a transaction inside a single-statement read needs a real one (P72).
+        if singleStatementRead != nil {
+            var error = PostgresError(kind: .other, message: "a read of one statement ran a command")
+            error.needsSnapshot = true
+            throw error
+        }
         // Statements deferred (P64) are sent, with an owed BEGIN, before anything else.
         if !deferred.isEmpty { try flushDeferred() }
         if let begin = owedBegin {

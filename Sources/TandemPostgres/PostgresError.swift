@@ -45,6 +45,10 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     /// or written, so ``PostgresPool/read(_:_:)`` runs the read once more on another connection
     /// (decisions P68).
     public var isAtReadStart = false
+    /// Whether a read begun as one statement without a transaction (decisions P72) went on to a
+    /// second statement, which was not sent: ``PostgresPool/readSingleStatement(_:)`` runs the
+    /// read again in a read-only transaction.
+    public var needsSnapshot = false
 
     public init(kind: Kind, sqlState: String? = nil, message: String, sql: String? = nil) {
         self.kind = kind

@@ -114,6 +114,22 @@ public final class PostgresPool: Sendable {
         }
     }
 
+    /// Runs `body`, a read that usually runs one statement, without a transaction: its one
+    /// statement alone on the server, with a snapshot of its own (decisions P72). When `body`
+    /// goes on to a second statement (which is not sent), or its first finds the connection
+    /// dead, `body` runs again from its start in a read-only transaction (``read(_:_:)``). So
+    /// `body` may run twice: it must have no effect but its result.
+    ///
+    /// - Throws: as ``read(_:_:)``.
+    @discardableResult
+    public func readSingleStatement<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        do {
+            return try withConnection { try $0.singleStatementRead(body) }
+        } catch let error as PostgresError where error.needsSnapshot || error.isAtReadStart {
+            return try read(.repeatableReadOnly, body)
+        }
+    }
+
     /// Opens a connection and runs `SELECT 1` on it, for a readiness probe.
     ///
     /// - Throws: ``PostgresError/Kind/unavailable`` while the server cannot be reached.

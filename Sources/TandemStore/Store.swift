@@ -22,6 +22,12 @@ public import TandemCore
 /// with a smaller sequence never commits after one with a larger, or a follower would skip it.
 public protocol Store: Sendable {
     func read<T>(_ body: (any StoreReading) throws -> T) throws -> T
+    /// Like `read(_:)`, for a body that usually runs one statement (a lookup by key): a store
+    /// may then run that statement alone, without a transaction around it (PostgreSQL: one
+    /// statement on the server instead of `BEGIN`, the statement and `COMMIT`; decisions P72).
+    /// When the body goes on to a second statement, the store runs it again from its start as a
+    /// `read(_:)`, so `body` may run twice and must have no effect but its result.
+    func readSingleStatement<T>(_ body: (any StoreReading) throws -> T) throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T
     /// Like `write(_:)`; once the write committed, `afterCommit` gets the body's result, before
     /// `write` returns; it is not called when the write failed.
@@ -45,6 +51,13 @@ public protocol Store: Sendable {
     var summary: String { get }
     /// Finishes queued writes and releases the database; `read` and `write` fail afterwards.
     func close()
+}
+
+extension Store {
+    /// A `read(_:)`: a store whose reads cost nothing more for one statement needs no other.
+    public func readSingleStatement<T>(_ body: (any StoreReading) throws -> T) throws -> T {
+        try read(body)
+    }
 }
 
 /// A CloudKit environment of a container.

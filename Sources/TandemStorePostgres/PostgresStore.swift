@@ -76,6 +76,15 @@ public final class PostgresStore: Store {
         }
     }
 
+    public func readSingleStatement<T>(_ body: (any StoreReading) throws -> T) throws -> T {
+        try Self.mapping {
+            // Without BEGIN and COMMIT; run again as a `read` when it needs a second statement (P72).
+            try pool.readSingleStatement { connection in
+                try body(PostgresStoreTransaction(connection))
+            }
+        }
+    }
+
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriting) throws -> T) throws -> T {
         try write(body, afterCommit: { _ in })
     }

@@ -227,7 +227,12 @@ public struct RecordService: Sendable {
 
     /// Fetches records by name; a missing one, or one the caller may not see, is a per-item `NOT_FOUND`.
     public func lookup(_ names: [String], zoneID: ZoneID, scope: RequestScope) throws -> [ItemResult] {
-        try store.read { reader in
+        // One record of the caller's own zone is one statement (P63), run without a transaction (P72).
+        if Self.isOwnSingle(names, zoneID, scope),
+           let own = try store.readSingleStatement({ try Self.lookupOwn($0, names, zoneID, scope) }) {
+            return own
+        }
+        return try store.read { reader in
             if let own = try Self.lookupOwn(reader, names, zoneID, scope) { return own }
             guard let (access, _) = try Self.resolve(reader, scope, zoneID) else {
                 return names.map { .failed(CloudKitError(.notFound, "record '\($0)' does not exist", recordName: $0)) }
@@ -261,8 +266,7 @@ public struct RecordService: Sendable {
     /// read unless the record is a share. Nil for every other lookup, and when the zone does not
     /// exist (the general path then answers `NOT_FOUND` or `ZONE_NOT_FOUND`).
     static func lookupOwn(_ reader: any StoreReading, _ names: [String], _ zoneID: ZoneID, _ scope: RequestScope) throws -> [ItemResult]? {
-        guard names.count == 1, scope.database.database == .private, scope.database.owner == scope.user,
-              zoneID.ownerRecordName.map({ $0 == scope.user }) ?? true,
+        guard isOwnSingle(names, zoneID, scope),
               let (zone, found) = try reader.zoneAndRecord(scope.database, zoneName: zoneID.zoneName, recordName: names[0]) else { return nil }
         guard let record = found?.record else {
             return [.failed(CloudKitError(.notFound, "record '\(names[0])' does not exist", recordName: names[0]))]
@@ -271,6 +275,12 @@ public struct RecordService: Sendable {
         let access = try ZoneAccess.load(reader, zone: zone, user: scope.user)
         let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
         return [.saved(try presenting(record, access, presenter, viewer: scope.user))]
+    }
+
+    /// Whether a lookup is of one record in the caller's own private database (``lookupOwn``).
+    static func isOwnSingle(_ names: [String], _ zoneID: ZoneID, _ scope: RequestScope) -> Bool {
+        names.count == 1 && scope.database.database == .private && scope.database.owner == scope.user
+            && (zoneID.ownerRecordName.map { $0 == scope.user } ?? true)
     }
 
     /// A share record with its `sharing` (participants, URL) as `viewer` may see it; any other
