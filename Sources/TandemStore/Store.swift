@@ -287,10 +287,22 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
     /// as cheap deep in a result as at its start). With `memberships`, only records whose share
     /// membership is one of them (the shared database).
     ///
+    /// Without `decodeFields`, a record whose fields hold no asset carries only their stored
+    /// text (`Record.encodedFields`, which responses copy as is), as the change feed's records
+    /// do: for a caller that passes the records on without reading their fields.
+    ///
     /// - Throws: `BAD_REQUEST` for an invalid query or a cursor of another sort order.
     func query(_ query: Query, zones: [StoredZone], limit: Int, after: QueryCursor?,
-               memberships: [String]?) throws -> [(record: Record, cursor: QueryCursor)]
+               memberships: [String]?, decodeFields: Bool) throws -> [(record: Record, cursor: QueryCursor)]
     func assetUpload(token: String) throws -> AssetUpload?
+}
+
+extension StoreReading {
+    /// `query(_:zones:limit:after:memberships:decodeFields:)` with every record's fields decoded.
+    public func query(_ query: Query, zones: [StoredZone], limit: Int, after: QueryCursor?,
+                      memberships: [String]?) throws -> [(record: Record, cursor: QueryCursor)] {
+        try self.query(query, zones: zones, limit: limit, after: after, memberships: memberships, decodeFields: true)
+    }
 }
 
 /// Writes, inside one transaction.

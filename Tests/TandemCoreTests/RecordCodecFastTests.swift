@@ -11,6 +11,12 @@ import TandemCore
                created: Record.Stamp(timestamp: 3, userRecordName: "_a"), modified: Record.Stamp(timestamp: 4, userRecordName: "_a"),
                parent: "plain", share: "plain-share"),
         Record(recordName: "ünïcode ☃", recordType: "Note", fields: ["list": .list([.double(1.5), .double(-2)], of: .double)]),
+        // Timestamps written without String(_:) (E25): zero, negative, both extremes.
+        Record(recordName: "stamps", recordType: "Note", recordChangeTag: "3-1", fields: [:], zoneID: ZoneID(zoneName: "custom"),
+               created: Record.Stamp(timestamp: 0, userRecordName: "_a"), modified: Record.Stamp(timestamp: -1_234_567_890_123, userRecordName: "_a")),
+        Record(recordName: "max", recordType: "Note", fields: [:], zoneID: ZoneID(zoneName: "custom", ownerRecordName: "_o"),
+               created: Record.Stamp(timestamp: .max, userRecordName: "_a"), modified: Record.Stamp(timestamp: .min, userRecordName: "_a"),
+               share: "s"),
     ]
 
     @Test(arguments: records)

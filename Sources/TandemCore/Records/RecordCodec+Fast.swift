@@ -11,64 +11,82 @@ extension RecordCodec {
         }
         var out: [UInt8] = []
         out.reserveCapacity(stored.fragment.bytes.count + 400)
-        func key(_ name: StaticString, first: Bool = false) {
-            if !first { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "\""))
-            name.withUTF8Buffer { out.append(contentsOf: $0) }
-            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
-        }
+        // Each key is written with its quotes and colon, and the comma before it, in one copy.
+        func key(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
         func string(_ value: String) { JSONWriter.writeString(value, into: &out) }
         func stamp(_ stamp: Record.Stamp) {
-            out.append(UInt8(ascii: "{"))
-            key("timestamp", first: true)
-            out.append(contentsOf: Array(String(stamp.timestamp).utf8))
-            key("userRecordName")
+            key(#"{"timestamp":"#)
+            writeInteger(stamp.timestamp, into: &out)
+            key(#","userRecordName":"#)
             string(stamp.userRecordName)
-            key("deviceID")
+            key(#","deviceID":"#)
             string(stamp.deviceID)
             out.append(UInt8(ascii: "}"))
         }
-        let zone = JSONWriter.bytes(encodeZoneID(record.zoneID))
-        out.append(UInt8(ascii: "{"))
-        key("recordName", first: true)
+        key(#"{"recordName":"#)
         string(record.recordName)
-        key("recordType")
+        key(#","recordType":"#)
         string(record.recordType)
         if let tag = record.recordChangeTag {
-            key("recordChangeTag")
+            key(#","recordChangeTag":"#)
             string(tag)
         }
-        key("fields")
+        key(#","fields":"#)
         out.append(contentsOf: stored.fragment.bytes)
-        key("pluginFields")
-        out.append(contentsOf: [UInt8(ascii: "{"), UInt8(ascii: "}")])
+        key(#","pluginFields":{}"#)
         if let created = record.created {
-            key("created")
+            key(#","created":"#)
             stamp(created)
         }
         if let modified = record.modified {
-            key("modified")
+            key(#","modified":"#)
             stamp(modified)
         }
         if let parent = record.parent {
-            key("parent")
-            out.append(UInt8(ascii: "{"))
-            key("recordName", first: true)
+            key(#","parent":{"recordName":"#)
             string(parent)
             out.append(UInt8(ascii: "}"))
         }
         if let share = record.share {
-            key("share")
-            out.append(UInt8(ascii: "{"))
-            key("recordName", first: true)
+            key(#","share":{"recordName":"#)
             string(share)
-            key("zoneID")
-            out.append(contentsOf: zone)
+            key(#","zoneID":"#)
+            writeZoneID(record.zoneID, into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        key("zoneID")
-        out.append(contentsOf: zone)
+        key(#","zoneID":"#)
+        writeZoneID(record.zoneID, into: &out)
         out.append(UInt8(ascii: "}"))
         return .fragment(JSONFragment(trusted: out))
+    }
+
+    /// `encodeZoneID(zoneID)` as `JSONWriter` writes it, without building the dictionary.
+    static func writeZoneID(_ zoneID: ZoneID, into out: inout [UInt8]) {
+        func key(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
+        key(#"{"zoneName":"#)
+        JSONWriter.writeString(zoneID.zoneName, into: &out)
+        if let owner = zoneID.ownerRecordName {
+            key(#","ownerRecordName":"#)
+            JSONWriter.writeString(owner, into: &out)
+        }
+        key(zoneID.isDefaultZone ? #","zoneType":"DEFAULT_ZONE"}"# : #","zoneType":"REGULAR_CUSTOM_ZONE"}"#)
+    }
+
+    /// A whole number in decimal, as `JSONWriter` writes an integer.
+    static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
+        guard value != 0 else { return out.append(UInt8(ascii: "0")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var magnitude = value.magnitude
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(20 - count)...]))
+        }
     }
 }

@@ -109,8 +109,10 @@ enum RecordRoutes {
             guard let text = marker.stringValue else { throw CloudKitError.badRequest("continuationMarker must be a string") }
             after = try services.tokens.decodeMarker(text, fingerprint: fingerprint)
         }
-        let page = try services.records.query(query, zoneID: zone, zoneWide: zoneWide, limit: limit, after: after, scope: context.recordScope)
         let options = try options(context, body, desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]))
+        // The stored fields' text is copied into the response as is, undecoded, when nothing reshapes it (E25).
+        let page = try services.records.query(query, zoneID: zone, zoneWide: zoneWide, limit: limit, after: after, scope: context.recordScope,
+                                              decodeFields: options.desiredKeys != nil || options.numbersAsStrings)
         var response: JSONObject = ["records": .array(page.records.map { RecordCodec.encodeForResponse($0, options: options) })]
         if page.more, let cursor = page.cursor {
             response["continuationMarker"] = .string(services.tokens.encodeMarker(cursor, fingerprint: fingerprint))

@@ -297,8 +297,12 @@ public struct RecordService: Sendable {
     /// Runs a query. `after` comes from the continuation marker; returns the page, the cursor
     /// after its last record, and whether more records follow. In the shared database a query addresses one zone and sees only
     /// the records of shares the caller accepted.
+    ///
+    /// Without `decodeFields`, records whose fields hold no asset carry only their stored text
+    /// (`Record.encodedFields`): for a response written without `desiredKeys` or
+    /// `numbersAsStrings`, which copies that text as is (decisions E25).
     public func query(_ query: Query, zoneID: ZoneID?, zoneWide: Bool, limit: Int, after: QueryCursor?,
-                      scope: RequestScope) throws -> (records: [Record], cursor: QueryCursor?, more: Bool) {
+                      scope: RequestScope, decodeFields: Bool = true) throws -> (records: [Record], cursor: QueryCursor?, more: Bool) {
         try store.read { reader in
             var zones: [StoredZone]
             var memberships: [String]?
@@ -317,7 +321,8 @@ public struct RecordService: Sendable {
                 zones = try Self.zone(reader, scope, zoneID ?? .defaultZone).map { [$0] } ?? []
             }
             let allowed = try SchemaGate.query(query, reader, scope: scope)
-            let page = try reader.query(allowed, zones: zones, limit: limit + 1, after: after, memberships: memberships)
+            let page = try reader.query(allowed, zones: zones, limit: limit + 1, after: after, memberships: memberships,
+                                        decodeFields: decodeFields)
             var records = page.prefix(limit).map(\.record)
             if query.recordType == Share.recordType {
                 let presenter = SharePresenter(reader: reader, baseURL: scope.baseURL, signer: scope.avatarSigner)
