@@ -277,8 +277,9 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
     /// The zone `zoneName` of `scope` and, in it, the record `recordName` with the name of the
     /// share whose hierarchy holds it (its membership, as `recordWithMembership(zone:name:)`),
     /// read by one statement joining both (decisions P63): nil when the zone does not exist,
-    /// `found` nil when the record does not. A lookup's one round trip on PostgreSQL.
-    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+    /// `found` nil when the record does not. A lookup's one round trip on PostgreSQL. Without
+    /// `decodeFields`, as `query`'s.
+    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?)?
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer]
     /// Runs `query` over `zones`: up to `limit` records in the query's order (its sorts, then the
@@ -298,6 +299,12 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
 }
 
 extension StoreReading {
+    /// `zoneAndRecord(_:zoneName:recordName:decodeFields:)` with the record's fields decoded.
+    public func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?)? {
+        try zoneAndRecord(scope, zoneName: zoneName, recordName: recordName, decodeFields: true)
+    }
+
     /// `query(_:zones:limit:after:memberships:decodeFields:)` with every record's fields decoded.
     public func query(_ query: Query, zones: [StoredZone], limit: Int, after: QueryCursor?,
                       memberships: [String]?) throws -> [(record: Record, cursor: QueryCursor)] {

@@ -87,8 +87,10 @@ enum RecordRoutes {
             names.append(name)
             perItemKeys.append(try RecordOperation.desiredKeys(item["desiredKeys"]))
         }
-        let results = try services.records.lookup(names, zoneID: try zoneID(body), scope: context.recordScope)
         let options = try options(context, body, desiredKeys: try RecordOperation.desiredKeys(body["desiredKeys"]))
+        // Stored field text copied as is when nothing reshapes it (E25).
+        let reshaped = options.desiredKeys != nil || options.numbersAsStrings || perItemKeys.contains { $0 != nil }
+        let results = try services.records.lookup(names, zoneID: try zoneID(body), scope: context.recordScope, decodeFields: reshaped)
         return Responses.json(encode(results, uuid: context.uuid, options: options, perItemKeys: perItemKeys))
     }
 

@@ -226,10 +226,13 @@ public struct RecordService: Sendable {
     // MARK: records/lookup
 
     /// Fetches records by name; a missing one, or one the caller may not see, is a per-item `NOT_FOUND`.
-    public func lookup(_ names: [String], zoneID: ZoneID, scope: RequestScope) throws -> [ItemResult] {
+    ///
+    /// Without `decodeFields`, a record of the caller's own zone whose fields hold no asset
+    /// carries only their stored text (`Record.encodedFields`), as `query`'s (decisions E25).
+    public func lookup(_ names: [String], zoneID: ZoneID, scope: RequestScope, decodeFields: Bool = true) throws -> [ItemResult] {
         // One record of the caller's own zone is one statement (P63), run without a transaction (P72).
         if Self.isOwnSingle(names, zoneID, scope),
-           let own = try store.readSingleStatement({ try Self.lookupOwn($0, names, zoneID, scope) }) {
+           let own = try store.readSingleStatement({ try Self.lookupOwn($0, names, zoneID, scope, decodeFields: decodeFields) }) {
             return own
         }
         return try store.read { reader in
@@ -265,9 +268,11 @@ public struct RecordService: Sendable {
     /// lookup is one round trip. The owner reads every record of their zones, so no share is
     /// read unless the record is a share. Nil for every other lookup, and when the zone does not
     /// exist (the general path then answers `NOT_FOUND` or `ZONE_NOT_FOUND`).
-    static func lookupOwn(_ reader: any StoreReading, _ names: [String], _ zoneID: ZoneID, _ scope: RequestScope) throws -> [ItemResult]? {
+    static func lookupOwn(_ reader: any StoreReading, _ names: [String], _ zoneID: ZoneID, _ scope: RequestScope,
+                          decodeFields: Bool = true) throws -> [ItemResult]? {
         guard isOwnSingle(names, zoneID, scope),
-              let (zone, found) = try reader.zoneAndRecord(scope.database, zoneName: zoneID.zoneName, recordName: names[0]) else { return nil }
+              let (zone, found) = try reader.zoneAndRecord(scope.database, zoneName: zoneID.zoneName, recordName: names[0],
+                                                           decodeFields: decodeFields) else { return nil }
         guard let record = found?.record else {
             return [.failed(CloudKitError(.notFound, "record '\(names[0])' does not exist", recordName: names[0]))]
         }

@@ -22,7 +22,7 @@ extension PostgresStoreTransaction {
             """, Self.scopeArguments(scope) + [.text(name)], Self.storedZone)
     }
 
-    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?)? {
         try db.queryOne("""
             SELECT z.id, z.name, z.owner, z.change_seq, z.created_at, \(RecordRows.recordColumns), r.membership
@@ -31,7 +31,7 @@ extension PostgresStoreTransaction {
             """, Self.scopeArguments(scope) + [.text(zoneName), .text(recordName)]) { row in
             let zone = try Self.storedZone(row)
             guard !row.isNull(5) else { return (zone, nil) }
-            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5), try row.optionalString(17)))
+            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5, decodeFields: decodeFields), try row.optionalString(17)))
         }
     }
 

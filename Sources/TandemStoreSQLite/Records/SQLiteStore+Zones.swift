@@ -21,7 +21,7 @@ extension SQLiteStoreTransaction {
             """, Self.scopeArguments(scope) + [.text(name)], Self.storedZone)
     }
 
-    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?)? {
         try db.queryOne("""
             SELECT z.id, z.name, z.owner, z.change_seq, z.created_at, \(RecordRows.recordColumns), r.membership
@@ -30,7 +30,7 @@ extension SQLiteStoreTransaction {
             """, Self.scopeArguments(scope) + [.text(zoneName), .text(recordName)]) { row in
             let zone = Self.storedZone(row)
             guard !row.isNull(5) else { return (zone, nil) }
-            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5), Self.optionalText(row, 17)))
+            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5, decodeFields: decodeFields), Self.optionalText(row, 17)))
         }
     }
 

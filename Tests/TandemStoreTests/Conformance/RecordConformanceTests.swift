@@ -63,6 +63,39 @@ import TandemStore
         }
     }
 
+    /// Without `decodeFields` (decisions E25), a lookup's and a query's record carries its stored
+    /// field text and no decoded fields, the text a decoded read carries too; a record holding
+    /// an asset is decoded all the same (a response adds its download URL).
+    @Test(arguments: StoreBackend.all(for: .records))
+    func undecodedReadsCarryTheStoredFieldText(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let plain = fixture.record("plain", fields: ["title": .string("x \"quoted\""), "count": .int64(2)], tag: "t1")
+            let asset = fixture.record("asset", fields: ["file": .asset(Asset(fileChecksum: "abc", size: 3))], tag: "t2")
+            _ = try store.write { tx in
+                try tx.save(plain, in: fixture.zone)
+                try tx.save(asset, in: fixture.zone)
+            }
+            let decoded = try #require(try store.read { try $0.record(zone: fixture.zone, name: "plain") })
+            let lookedUp = try #require(try store.read {
+                try $0.zoneAndRecord(fixture.scope, zoneName: "notes", recordName: "plain", decodeFields: false)
+            }?.found?.record)
+            #expect(lookedUp.fields.isEmpty)
+            #expect(lookedUp.encodedFields != nil && lookedUp.encodedFields == decoded.encodedFields)
+            #expect(RecordCodec.encodeForResponse(lookedUp) == RecordCodec.encodeForResponse(decoded))
+            let queried = try store.read {
+                try $0.query(Query(recordType: "Note"), zones: [fixture.zone], limit: 10, after: nil, memberships: nil, decodeFields: false)
+            }.map(\.record)
+            #expect(queried.map(\.recordName).sorted() == ["asset", "plain"])
+            for record in queried where record.recordName == "plain" { #expect(record.fields.isEmpty && record.encodedFields == decoded.encodedFields) }
+            for record in queried where record.recordName == "asset" { #expect(record.fields == asset.fields) }
+            let assetLookup = try store.read {
+                try $0.zoneAndRecord(fixture.scope, zoneName: "notes", recordName: "asset", decodeFields: false)
+            }?.found?.record
+            #expect(assetLookup?.fields == asset.fields)
+        }
+    }
+
     @Test(arguments: StoreBackend.all(for: .records))
     func replacingARecordKeepsOnlyTheNewVersion(backend: StoreBackend) throws {
         try backend.withStore { store in
