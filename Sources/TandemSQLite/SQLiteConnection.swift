@@ -39,6 +39,8 @@ public final class SQLiteConnection {
     /// The cache's bytes by SQL text, and their sum.
     private var statementBytes: [String: Int] = [:]
     private var cachedBytes = 0
+    /// Statements of the open transaction run just before its `COMMIT` (``runBeforeCommit(_:_:)``).
+    var writesBeforeCommit: [DeferredWrite] = []
 
     /// Statements in the cache now (for tests and diagnostics).
     public var cachedStatementCount: Int { statements.count }

@@ -87,6 +87,8 @@ public final class SQLiteDatabase: Sendable {
             try connection.run("BEGIN DEFERRED")
             do {
                 let value = try body(connection)
+                // A read writes nothing, so nothing waits for its commit (E26).
+                connection.dropWritesBeforeCommit()
                 connection.resetActiveStatements()
                 try connection.run("COMMIT")
                 return value

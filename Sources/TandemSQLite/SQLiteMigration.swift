@@ -64,8 +64,10 @@ extension SQLiteConnection {
                     }
                     try execute("PRAGMA user_version = \(migration.version)")
                 }
+                try flushWritesBeforeCommit()
                 try runRetryingBusy("COMMIT")
             } catch {
+                dropWritesBeforeCommit()
                 if isInTransaction { try? execute("ROLLBACK") }
                 throw SQLiteError(
                     code: error.code,

@@ -106,6 +106,8 @@ final class SQLiteWriter: Sendable {
         }
         var succeededJobs: [any SQLiteWriteJob] = []
         for job in jobs {
+            // Writes the job defers to the commit (E26) go with its savepoint when it fails.
+            let mark = connection.writesBeforeCommitMark
             do {
                 try connection.run(savepoint)
                 var succeeded = job.run(on: connection)
@@ -131,6 +133,7 @@ final class SQLiteWriter: Sendable {
                     connection.resetActiveStatements()
                     try connection.run(rollbackToSavepoint)
                     try connection.run(releaseSavepoint)
+                    connection.dropWritesBeforeCommit(after: mark)
                 }
             } catch {
                 rollback(connection)
@@ -153,6 +156,8 @@ final class SQLiteWriter: Sendable {
             return false
         }
         do {
+            // Outside every savepoint now: the writes deferred to the commit (E26).
+            try connection.flushWritesBeforeCommit()
             try connection.runRetryingBusy("COMMIT")
             return true
         } catch {
@@ -163,6 +168,7 @@ final class SQLiteWriter: Sendable {
     }
 
     private static func rollback(_ connection: SQLiteConnection) {
+        connection.dropWritesBeforeCommit()
         connection.resetActiveStatements()
         // A failed ROLLBACK leaves nothing better to do; SQLite rolls back on close at worst.
         if connection.isInTransaction { try? connection.run("ROLLBACK") }

@@ -128,6 +128,7 @@ extension SQLiteStoreTransaction {
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         try db.run("SAVEPOINT item")
         let logged = changeLog.count
+        let deferred = db.writesBeforeCommitMark
         do {
             let result = try body()
             try db.run("RELEASE item")
@@ -136,6 +137,7 @@ extension SQLiteStoreTransaction {
             try? db.run("ROLLBACK TO item")
             try? db.run("RELEASE item")
             changeLog.truncate(to: logged)
+            db.dropWritesBeforeCommit(after: deferred)
             throw error
         }
     }

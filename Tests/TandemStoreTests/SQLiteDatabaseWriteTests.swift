@@ -45,41 +45,6 @@ import Testing
         }
     }
 
-    /// Holds the writer inside a transaction of its own while `jobs` queue up behind it, so
-    /// that they all land in the next transaction; then lets it go.
-    private func runInOneBatch(
-        _ database: SQLiteDatabase, _ jobs: [@Sendable (SQLiteConnection) throws -> Void]
-    ) throws -> [Int: Result<Void, any Error>] {
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let gate = onThread {
-            _ = try? database.write { _ in
-                entered.signal()
-                release.wait()
-            }
-        }
-        entered.wait()
-        let before = database.writer.counts
-        let outcomes = Outcomes<Result<Void, any Error>>()
-        var callers: [DispatchGroup] = []
-        do {
-            // Whatever happens, let the writer go: a failed test must not hang in close().
-            defer {
-                release.signal()
-                gate.wait()
-                for caller in callers { caller.wait() }
-            }
-            for (index, job) in jobs.enumerated() {
-                callers.append(onThread { outcomes.record(index, Result { try database.write(job) }) })
-                // One at a time, so the batch holds the jobs in the order given.
-                try #require(eventually { database.writer.pendingJobCount == index + 1 })
-            }
-        }
-        let after = database.writer.counts
-        #expect(after.transactions - before.transactions == 2, "the gate's transaction, then one batch")
-        return outcomes.all
-    }
-
     @Test func failingJobInTheMiddleOfABatchIsRolledBackAlone() throws {
         try withItemDatabase { database, _ throws in
             var jobs = (0..<20).map { insertItem($0) }

@@ -38,7 +38,6 @@ extension SQLiteStoreTransaction {
                 created_device = ?, modified_at = ?, modified_by = ?, modified_device = ?, parent = ?, share = ?, membership = ? WHERE id = ?
                 """, arguments + [.integer(existingID)])
             try db.run("DELETE FROM field_index WHERE record_id = ?", [.integer(existingID)])
-            try db.run("DELETE FROM field_search WHERE rowid = ?", [.integer(existingID)])
             try db.run("DELETE FROM record_references WHERE source_id = ?", [.integer(existingID)])
             recordID = existingID
         } else {
@@ -48,7 +47,8 @@ extension SQLiteStoreTransaction {
                 """, arguments + [.integer(zone.key), .text(record.recordName)])
             recordID = db.lastInsertRowID
         }
-        try writeIndexEntries(recordID: recordID, zoneKey: zone.key, recordType: record.recordType, fields: record.fields,
+        try writeIndexEntries(recordID: recordID, zoneKey: zone.key, recordType: record.recordType,
+                              version: (record.recordName, record.recordChangeTag ?? ""), replacing: existingID != nil, fields: record.fields,
                               indexing: try indexing(zoneKey: zone.key, recordType: record.recordType))
         // References never leave their zone (CloudKit's rule, enforced by the records service).
         for reference in FieldIndexer.references(in: record.fields) {

@@ -91,14 +91,14 @@ extension SQLiteStoreTransaction {
             SELECT r.id, r.zone_id, \(RecordRows.recordColumns) FROM zones z JOIN records r ON r.zone_id = z.id
             WHERE z.container_id = ? AND z.environment = ? AND r.type = ? AND r.id > ? ORDER BY r.id LIMIT \(limit)
             """, [.text(container), .text(environment.rawValue), .text(recordType), .integer(after)]) { row in
-            (id: row.int64(0), zone: row.int64(1), fields: StoredFields.decode(row.blob(5)).fields)
+            (id: row.int64(0), zone: row.int64(1), name: row.text(2), changeTag: row.text(4), fields: StoredFields.decode(row.blob(5)).fields)
         }
         guard let last = rows.last else { return nil }
         let indexing = try indexing(zoneKey: rows[0].zone, recordType: recordType)
         for row in rows {
             try db.run("DELETE FROM field_index WHERE record_id = ?", [.integer(row.id)])
-            try db.run("DELETE FROM field_search WHERE rowid = ?", [.integer(row.id)])
-            try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, fields: row.fields, indexing: indexing)
+            try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, version: (row.name, row.changeTag),
+                                  replacing: true, fields: row.fields, indexing: indexing)
         }
         return (last.id, rows.count)
     }
@@ -137,8 +137,16 @@ extension SQLiteStoreTransaction {
     }
 
     /// Writes a record's `field_index` rows and its full-text entry, as `indexing` says.
-    func writeIndexEntries(recordID: Int64, zoneKey: Int64, recordType: String, fields: [String: FieldValue],
-                           indexing: [String: IndexOptions]?) throws {
+    ///
+    /// The full-text entry (with `replacing`, the old one's removal first) is written just
+    /// before the commit, outside every savepoint (decisions E26), and only if the record is
+    /// then still this `version` (name and change tag): a record saved again, or deleted after
+    /// its save (whose entry the `records_leave_search` trigger could not see), or whose row id
+    /// another record took, in the same transaction, gets no entry from this save. Removals go
+    /// only where an entry may be: FTS5 writes out what it holds whenever a row id comes again,
+    /// so a removal before every insert would cost a segment per record again.
+    func writeIndexEntries(recordID: Int64, zoneKey: Int64, recordType: String, version: (name: String, changeTag: String),
+                           replacing: Bool, fields: [String: FieldValue], indexing: [String: IndexOptions]?) throws {
         let included: (String) -> Bool = { name in
             guard let indexing else { return true }
             return !(indexing[name] ?? []).isDisjoint(with: [.queryable, .sortable])
@@ -149,9 +157,12 @@ extension SQLiteStoreTransaction {
                 try db.run("INSERT INTO field_index (record_id, zone_id, type, field, slot, value) VALUES (?, ?, ?, ?, ?, ?)",
                            [.integer(recordID), .integer(zoneKey), .text(recordType), .text(row.field), .integer(row.slot), Self.sqliteValue(row.value)])
             }
+            if replacing { try db.runBeforeCommit("DELETE FROM field_search WHERE rowid = ?", [.integer(recordID)]) }
             let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
             if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
-                try db.run("INSERT INTO field_search (rowid, body) VALUES (?, ?)", [.integer(recordID), .text(body)])
+                try db.runBeforeCommit("INSERT INTO field_search (rowid, body) VALUES (?, ?)", [.integer(recordID), .text(body)],
+                                       if: ("SELECT 1 FROM records WHERE id = ? AND name = ? AND change_tag = ?",
+                                            [.integer(recordID), .text(version.name), .text(version.changeTag)]))
             }
         }
     }

@@ -1,0 +1,111 @@
+import Foundation
+import Synchronization
+import Testing
+import TandemCore
+import TandemStore
+import TandemSQLite
+import TandemStoreSQLite
+
+/// Full-text entries through `any Store` where writes meet in one transaction (decisions E26:
+/// SQLite writes them just before the commit): each record is found by its last saved text,
+/// and a write that failed, a record deleted after its save, or a row id taken by another
+/// record leaves no entry behind.
+@Suite struct FullTextConformanceTests {
+    static let indexed = [IndexedField(recordType: "Note", field: "title", options: [.queryable, .searchable])]
+
+    static func withSearchableNotes(_ backend: StoreBackend, _ body: (any Store, Fixture) throws -> Void) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            try store.write { tx in
+                _ = try tx.putSchema("DEFINE SCHEMA", etag: "e1", fields: indexed, container: Fixture.container, environment: .development,
+                                     createSortIndexes: false, at: 1_000)
+            }
+            try body(store, fixture)
+        }
+    }
+
+    static func found(_ store: any Store, _ fixture: Fixture, _ token: String) throws -> [String] {
+        let query = Query(recordType: "Note", filters: [Filter(comparator: .containsAllTokens, field: .user("title"), value: .string(token))])
+        return try store.read { try $0.query(query, zones: [fixture.zone], limit: 100, after: nil, memberships: nil) }.map(\.record.recordName).sorted()
+    }
+
+    static func note(_ fixture: Fixture, _ name: String, _ title: String, tag: String = "t1") -> Record {
+        fixture.record(name, fields: ["title": .string(title)], tag: tag)
+    }
+
+    @Test(arguments: StoreBackend.all(for: .concurrency))
+    func writesCommittedTogetherAreEachFoundByTheirLastText(backend: StoreBackend) throws {
+        try Self.withSearchableNotes(backend) { store, fixture throws in
+            let failures = Mutex<[Int]>([])
+            GroupCommitConformanceTests.queuedBehindAHeldWrite(store, fixture, writers: 8) { writer in
+                do {
+                    try store.write { tx in
+                        try tx.save(Self.note(fixture, "n\(writer)", "common word\(writer)"), in: fixture.zone)
+                        if writer == 2 { try tx.save(Self.note(fixture, "n2", "common renamed", tag: "t2"), in: fixture.zone) }
+                        if writer == 5 { throw Abandon() }
+                    }
+                } catch {
+                    failures.withLock { $0.append(writer) }
+                }
+            }
+            #expect(failures.withLock { $0 } == [5])
+            #expect(try Self.found(store, fixture, "common") == ["n0", "n1", "n2", "n3", "n4", "n6", "n7"])
+            #expect(try Self.found(store, fixture, "word3") == ["n3"])
+            #expect(try Self.found(store, fixture, "word2").isEmpty)
+            #expect(try Self.found(store, fixture, "renamed") == ["n2"])
+            #expect(try Self.found(store, fixture, "word5").isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreBackend.all(for: .concurrency))
+    func aRecordDeletedAfterItsSaveInOneWriteLeavesNoEntry(backend: StoreBackend) throws {
+        try Self.withSearchableNotes(backend) { store, fixture throws in
+            try store.write { tx in try tx.save(Self.note(fixture, "kept", "before"), in: fixture.zone) }
+            try store.write { tx in
+                try tx.save(Self.note(fixture, "ghost", "haunting"), in: fixture.zone)
+                try tx.remove("ghost", in: fixture.zone)
+                // The deleted record's row id may be taken again here.
+                try tx.save(Self.note(fixture, "next", "living"), in: fixture.zone)
+                try tx.save(Self.note(fixture, "kept", "after", tag: "t2"), in: fixture.zone)
+                try tx.remove("kept", in: fixture.zone)
+            }
+            #expect(try Self.found(store, fixture, "haunting").isEmpty)
+            #expect(try Self.found(store, fixture, "living") == ["next"])
+            #expect(try Self.found(store, fixture, "before").isEmpty)
+            #expect(try Self.found(store, fixture, "after").isEmpty)
+            try store.write { tx in try tx.save(Self.note(fixture, "later", "living again"), in: fixture.zone) }
+            #expect(try Self.found(store, fixture, "living") == ["later", "next"])
+        }
+    }
+
+    /// SQLite: records saved in savepoints of one transaction make one segment of the full-text
+    /// index, not one each (FTS5 flushes at every SAVEPOINT and RELEASE once written). Read from
+    /// the index's structure record (`field_search_data` id 10: a 4-byte cookie, then the
+    /// varints level count, segment count and write counter, the segments ever written).
+    @Test func savepointsDoNotSplitTheSQLiteIndexIntoASegmentPerRecord() throws {
+        try Self.withSearchableNotes(.sqlite) { store, fixture throws in
+            try store.write { tx in
+                for index in 0..<40 {
+                    _ = try tx.savepoint { try tx.save(Self.note(fixture, "s\(index)", "segment test\(index)"), in: fixture.zone) }
+                }
+            }
+            let sqlite = try #require(store as? SQLiteStore)
+            let structure = try #require(try sqlite.database.read { try $0.queryOne("SELECT block FROM field_search_data WHERE id = 10") { $0.blob(0) } })
+            var varints: [UInt64] = []
+            var index = 4
+            while varints.count < 3, index < structure.count {
+                var value: UInt64 = 0
+                for byteIndex in 0..<9 {
+                    let byte = structure[index]
+                    index += 1
+                    if byteIndex == 8 { value = value << 8 | UInt64(byte); break }
+                    value = value << 7 | UInt64(byte & 0x7F)
+                    if byte & 0x80 == 0 { break }
+                }
+                varints.append(value)
+            }
+            #expect(varints.count == 3 && varints[2] == 1, "segments written: \(varints)")
+            #expect(try Self.found(store, fixture, "segment").count == 40)
+        }
+    }
+}
