@@ -140,6 +140,8 @@ public final class MembershipPromptService: Sendable {
                                                 email: account?.email, phone: account?.phoneNumber, role: .privateUser,
                                                 permission: permission, status: .pending, isApprovedRequester: false, addedAt: now),
                               share: share)
+        // Inviting someone lifts a block on them: the owner chose them (W23).
+        try tx.setBlocked(person, blocked: false, share: share, at: now)
         return true
     }
 }

@@ -249,6 +249,8 @@ extension ModifyContext {
             guard participant.userRecordName != share.owner else { continue }
             if declined.contains(where: { $0.participantID == participant.participantID }) { reinvited.insert(participant.participantID) }
             try tx.putParticipant(participant, share: share)
+            // The owner's invitation lifts a block on the person (W23).
+            if let user = participant.userRecordName { try tx.setBlocked(user, blocked: false, share: share, at: now) }
             if let user = participant.userRecordName { batch.participantChanges.append(.init(share: share, user: user, added: true)) }
             batch.invitations.append(.init(share: share, participant: participant))
             active.append(participant)

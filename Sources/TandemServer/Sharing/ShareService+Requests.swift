@@ -45,30 +45,38 @@ extension ShareService {
     /// - deny: drops their requests (they may ask again).
     /// - block: drops their requests, bars new ones and removes them if they are participants.
     /// - unblock: lets them ask again.
+    ///
+    /// Denying someone who is not asking, blocking someone already blocked (and neither asking
+    /// nor a participant) and unblocking someone not blocked change nothing; when nothing
+    /// changes, the share record keeps its version (W23).
     /// - Throws: per the policy (`NOT_FOUND` outside the share, `ACCESS_DENIED` for participants
-    ///   who are not administrators); `BAD_REQUEST` approving someone who did not ask, or with a
-    ///   permission outside the share's allowed sharing options (R17).
+    ///   who are not administrators); `BAD_REQUEST` for an empty `users`, approving someone who
+    ///   did not ask, or with a permission outside the share's allowed sharing options (R17).
     public func manageRequesters(_ action: RequestAction, guid: String, users: [String], permission: Share.Permission,
                                  caller: UserAccount, scope: RequestScope) throws -> Record {
         let limit = participantLimit
         let hub = self.hub, conversationHub = self.conversationHub
         let (container, environment) = (scope.database.container, scope.database.environment)
-        return try store.write({ tx -> (Record, ChangeEvent, Set<String>) in
+        return try store.write({ tx -> (Record, ChangeEvent?, Set<String>) in
             let share = try Self.find(tx, guid, scope: scope)
             let standing = try Self.standing(tx, share, user: caller)
             try AccessPolicy.decide(standing.principal, .manageRequests, share: standing.facts).enforce()
+            guard !users.isEmpty else { throw CloudKitError.badRequest("\(action.rawValue) needs at least one user record name") }
             let now = Clock.milliseconds()
             // Approving or blocking changes the share's people, so which conversations it
             // reaches: those it reached and those it reaches now get fresh lists (W19).
             var viewers = try ShareReach.viewers(tx, shortGUID: share.shortGUID, container: container, environment: environment)
             let requesters = Set(try tx.requesters(share: share))
+            let blocked = Set(try tx.blockedUsers(share: share))
             var participants = try tx.participants(share: share)
+            var changed = false
             for user in users {
                 switch action {
                 case .approve:
                     guard requesters.contains(user) else {
                         throw CloudKitError.badRequest("'\(user)' has not requested access to this share")
                     }
+                    changed = true
                     // Someone who became a participant meanwhile keeps their place; the request just goes.
                     if participants.contains(where: { $0.userRecordName == user && $0.status != .removed }) {
                         try tx.removeRequester(user, share: share)
@@ -93,9 +101,14 @@ extension ShareService {
                     participants.append(added)
                     try tx.removeRequester(user, share: share)
                 case .deny:
+                    guard requesters.contains(user) else { continue }
+                    changed = true
                     try tx.removeRequester(user, share: share)
                 case .block:
                     guard user != share.owner else { throw CloudKitError.badRequest("the owner cannot be blocked") }
+                    let participating = participants.contains { $0.userRecordName == user && $0.status != .removed }
+                    guard requesters.contains(user) || !blocked.contains(user) || participating else { continue }
+                    changed = true
                     try tx.removeRequester(user, share: share)
                     try tx.setBlocked(user, blocked: true, share: share, at: now)
                     for var participant in participants where participant.userRecordName == user && participant.status != .removed {
@@ -103,11 +116,14 @@ extension ShareService {
                         try tx.putParticipant(participant, share: share)
                     }
                 case .unblock:
+                    guard blocked.contains(user) else { continue }
+                    changed = true
                     try tx.setBlocked(user, blocked: false, share: share, at: now)
                 }
             }
-            let event = try ShareRecords.participantsChanged(tx, share: share, by: caller.recordName, container: scope.database.container,
-                                                             environment: scope.database.environment, deviceID: scope.deviceID, at: now)
+            // Nothing changed: the share record keeps its version and nobody is told (W23).
+            let event = changed ? try ShareRecords.participantsChanged(tx, share: share, by: caller.recordName, container: scope.database.container,
+                                                                       environment: scope.database.environment, deviceID: scope.deviceID, at: now) : nil
             guard var record = try tx.record(zone: share.zone, name: share.recordName) else {
                 throw CloudKitError(.notFound, "the share record is gone")
             }
@@ -115,7 +131,7 @@ extension ShareService {
             viewers.formUnion(try ShareReach.viewers(tx, shortGUID: share.shortGUID, container: container, environment: environment))
             return (record, event, viewers)
         }, afterCommit: { outcome in
-            hub?.publish(outcome.1)
+            if let event = outcome.1 { hub?.publish(event) }
             conversationHub?.publish(ShareReach.effects(outcome.2, container: container, environment: environment))
         }).0
     }

@@ -132,6 +132,53 @@ struct ShareHardeningTests {
         #expect(me?["participantPermission"] == "READ_WRITE")
     }
 
+    @Test("requester actions with nothing to do keep the share's version; an empty list is refused (W23)")
+    func requesterActionsWithNothingToDo() throws {
+        let server = try Shared.server
+        let owner = try server.person("owner")
+        let ivy = try server.person("ivy")
+        let note = try server.shareNote(owner: owner, extraShareKeys: ["allowsAccessRequests": true])
+        func tag() throws -> JSONValue? { try server.shareRecord(note, as: owner)["recordChangeTag"] }
+        func act(_ action: String, _ users: [Person]) throws -> TestServer.Response {
+            try server.tandem("shares/" + action, ["shortGUID": .string(note.guid), "userRecordNames": .array(users.map { .string($0.recordName) })], as: owner)
+        }
+        let first = try tag()
+        for action in ["approveRequesters", "denyRequesters", "blockRequesters", "unblockIdentities"] {
+            let empty = try act(action, [])
+            #expect(empty.status == 400 && empty.json.serverErrorCode == "BAD_REQUEST", "\(action): \(empty.text)")
+        }
+        // Ivy never asked and was never blocked: denying and unblocking her change nothing.
+        #expect(try act("denyRequesters", [ivy]).status == 200)
+        #expect(try act("unblockIdentities", [ivy]).status == 200)
+        #expect(try tag() == first)
+        // Blocking her is a change; blocking her again is not; unblocking her is.
+        #expect(try act("blockRequesters", [ivy]).status == 200)
+        let blocked = try tag()
+        #expect(blocked != first)
+        #expect(try act("blockRequesters", [ivy]).status == 200)
+        #expect(try tag() == blocked)
+        #expect(try act("unblockIdentities", [ivy]).status == 200)
+        #expect(try tag() != blocked)
+    }
+
+    @Test("the owner inviting someone they blocked lifts the block: invited and blocked at once is never shown (W23)")
+    func invitingLiftsABlock() throws {
+        let server = try Shared.server
+        let owner = try server.person("owner")
+        let jo = try server.person("jo")
+        let note = try server.shareNote(owner: owner, extraShareKeys: ["allowsAccessRequests": true])
+        let blocked = try server.tandem("shares/blockRequesters", ["shortGUID": .string(note.guid), "userRecordNames": [.string(jo.recordName)]], as: owner)
+        #expect((blocked.json["share"]?["blockedIdentities"]?.arrayValue ?? []).count == 1)
+        let share = try server.shareRecord(note, as: owner)
+        _ = try server.ownerModify(note, [Body.operation("update", name: "share", recordType: nil, tag: share["recordChangeTag"]?.stringValue,
+                                                         extra: ["participants": [Invite.email(jo, "READ_ONLY")]])])
+        #expect(try server.shareRecord(note, as: owner)["blockedIdentities"]?.arrayValue ?? [] == [])
+        #expect(try server.accept(note, as: jo)["participantStatus"] == "ACCEPTED")
+        // Having left, Jo may ask again: the owner's invitation ended the block.
+        let record = try server.shareRecord(note, as: owner)
+        #expect(record["blockedIdentities"]?.arrayValue ?? [] == [])
+    }
+
     @Test("a root whose save failed gets no share")
     func failedRootNoShare() throws {
         let server = try Shared.server
