@@ -203,9 +203,22 @@ class Browser:
         """Puts a credential (as `authenticator_credentials` returned it) into a virtual authenticator."""
         self.call("WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": credential}, session=session or self.session)
 
+    # What Chromium answers when a navigation replaced the page while (or before) an expression ran.
+    NAVIGATED = ("Inspected target navigated or closed", "Execution context was destroyed", "Cannot find context with specified id")
+
     def evaluate(self, expression):
-        """The value of a JavaScript expression in the page (promises awaited)."""
-        result = self.page("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        """The value of a JavaScript expression in the page (promises awaited). An expression that
+        a navigation cut short (a form's submit landing, a redirect) runs again in the new page,
+        for up to 5 s: the flow waits for that page anyway, and the answer came from none."""
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                result = self.page("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+                break
+            except BrowserError as error:
+                if time.monotonic() > deadline or not any(text in str(error) for text in self.NAVIGATED):
+                    raise
+                time.sleep(0.1)
         if "exceptionDetails" in result:
             details = result["exceptionDetails"]
             raise BrowserError(f"{expression!r} threw: {details.get('exception', {}).get('description') or details.get('text')}")

@@ -25,6 +25,22 @@ struct Fixture {
         }
     }
 
+    /// Makes the fixture in a fresh store of `backend` whose development schema indexes
+    /// `fields`, saves `records` (made from the fixture) and runs `body`.
+    static func withSchema(_ backend: StoreBackend, indexing fields: [IndexedField], records: (Fixture) -> [Record] = { _ in [] },
+                           _ body: (any Store, Fixture) throws -> Void) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let saved = records(fixture)
+            try store.write { tx in
+                _ = try tx.putSchema("DEFINE SCHEMA", etag: "e1", fields: fields, container: Fixture.container, environment: .development,
+                                     createSortIndexes: true, at: 1_000)
+                for record in saved { try tx.save(record, in: fixture.zone) }
+            }
+            try body(store, fixture)
+        }
+    }
+
     /// A record of `type` in the fixture's zone with `fields`, stamped by the owner at `time`.
     func record(_ name: String, type: String = "Note", fields: [String: FieldValue] = [:], tag: String = "t1",
                 at time: Int64 = 2_000) -> Record {

@@ -14,14 +14,7 @@ import TandemStoreSQLite
     static let indexed = [IndexedField(recordType: "Note", field: "title", options: [.queryable, .searchable])]
 
     static func withSearchableNotes(_ backend: StoreBackend, _ body: (any Store, Fixture) throws -> Void) throws {
-        try backend.withStore { store in
-            let fixture = try Fixture.make(store)
-            try store.write { tx in
-                _ = try tx.putSchema("DEFINE SCHEMA", etag: "e1", fields: indexed, container: Fixture.container, environment: .development,
-                                     createSortIndexes: false, at: 1_000)
-            }
-            try body(store, fixture)
-        }
+        try Fixture.withSchema(backend, indexing: indexed, body)
     }
 
     static func found(_ store: any Store, _ fixture: Fixture, _ token: String) throws -> [String] {

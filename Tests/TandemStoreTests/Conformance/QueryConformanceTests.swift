@@ -36,15 +36,7 @@ import TandemStore
 
     /// A store holding `items` under the `indexed` schema.
     static func withItems(_ backend: StoreBackend, _ body: (any Store, Fixture) throws -> Void) throws {
-        try backend.withStore { store in
-            let fixture = try Fixture.make(store)
-            try store.write { tx in
-                _ = try tx.putSchema("DEFINE SCHEMA", etag: "e1", fields: indexed, container: Fixture.container, environment: .development,
-                                     createSortIndexes: true, at: 1_000)
-                for record in items(fixture) { try tx.save(record, in: fixture.zone) }
-            }
-            try body(store, fixture)
-        }
+        try Fixture.withSchema(backend, indexing: indexed, records: items, body)
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
