@@ -57,6 +57,27 @@ extension PostgresConnection {
         _ = try send(begin: begin, statements)
     }
 
+    /// Defers `sql`, one statement without parameters or rows (`SAVEPOINT name`), inside an
+    /// open transaction, as `runDeferred` does a statement; outside one it runs at once.
+    func deferCommand(_ sql: String) throws(PostgresError) {
+        guard isInOpenTransaction else {
+            try execute(sql)
+            return
+        }
+        _ = try settled()
+        deferred.append(.command(sql))
+        if deferred.count >= Self.deferredLimit { try flushDeferred() }
+    }
+
+    /// Drops `marker` (a deferred command) and what was deferred after it, unsent; true when
+    /// `marker` was still deferred, false (nothing dropped) when it went out already.
+    func discardDeferred(after marker: String) -> Bool {
+        guard let index = deferred.lastIndex(where: { if case .command(marker) = $0 { true } else { false } }) else { return false }
+        forgetPreparations(Array(deferred[index...]), answers: [])
+        deferred.removeSubrange(index...)
+        return true
+    }
+
     /// Drops the deferred statements unsent: the work they belong to is being rolled back.
     public func discardDeferred() {
         // A preparation that never went out is not on the server.

@@ -195,7 +195,9 @@ public final class PostgresConnection {
             _ = try open()
             owedBegin = isolation
         } else {
-            try command("SAVEPOINT tandem_\(level)")
+            // A nested transaction's SAVEPOINT travels with its first statement that waits, or
+            // its RELEASE (P73), as BEGIN does.
+            try deferCommand("SAVEPOINT tandem_\(level)")
         }
         depth = level
         let value: T
@@ -206,6 +208,11 @@ public final class PostgresConnection {
             if level > 1 { try command("RELEASE SAVEPOINT tandem_\(level)") } else { try flushDeferred() }
         } catch {
             depth = level - 1
+            if level > 1, discardDeferred(after: "SAVEPOINT tandem_\(level)") {
+                // Its SAVEPOINT never went out, so nothing of the body did: the enclosing
+                // level's deferred statements stay, and there is nothing to roll back.
+                throw error
+            }
             // Rolled back below with the rest of the body's work.
             discardDeferred()
             if level == 1 {

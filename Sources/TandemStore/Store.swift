@@ -330,7 +330,12 @@ public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, Subscript
     /// Inserts or replaces a record (its `recordChangeTag`, stamps and fields as given) with the
     /// share whose hierarchy contains it (`membership`), and appends it to the zone's change log
     /// at `sequence`.
-    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws
+    ///
+    /// The fields are stored as `record.encodedFields` when set (it must be
+    /// `StoredFields.encode(record.fields)`), else encoded here. `indexing` is how the record
+    /// type's fields are indexed in the zone's environment, by field name, from the schema the
+    /// caller read in this transaction; nil reads it from the store (decisions E27).
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing: [String: IndexOptions]?) throws
     /// Deletes a record and appends a tombstone at `sequence`.
     func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws
 
@@ -344,6 +349,11 @@ public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, Subscript
 }
 
 extension StoreWriting {
+    /// `putRecord` reading the record type's indexing from the store.
+    public func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws {
+        try putRecord(record, zone: zone, sequence: sequence, membership: membership, indexing: nil)
+    }
+
     /// Runs `body` so that, if it throws, none of its writes remain (a nested savepoint).
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         try savepoint(body)

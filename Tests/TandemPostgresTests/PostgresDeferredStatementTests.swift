@@ -98,6 +98,56 @@ private struct Abandon: Error {}
         } == ["taken", "y"])
     }
 
+    /// P73: a nested transaction's SAVEPOINT goes with its first statement that waits.
+    @Test func aSavepointTravelsWithItsFirstStatement() throws {
+        let connection = try table()
+        _ = try names(connection)   // prepared now
+        try connection.run(insert, ["warm"])
+        let seen = try connection.transaction(.serializable) { connection in
+            _ = try names(connection)   // BEGIN goes out
+            let before = connection.roundTrips
+            let seen = try connection.transaction { connection in
+                try connection.runDeferred(insert, ["inner"])
+                #expect(connection.roundTrips == before)
+                return try names(connection)
+            }
+            // SAVEPOINT, the insert and the query in one round trip; RELEASE in another.
+            #expect(connection.roundTrips - before == 2)
+            return seen
+        }
+        #expect(seen == ["inner", "warm"])
+        #expect(try names(connection) == ["inner", "warm"])
+    }
+
+    /// A nested body that throws before anything of it went out drops only what it deferred:
+    /// what its enclosing transaction deferred before it is still sent and committed.
+    @Test func aNestedBodyThatThrowsBeforeSendingKeepsItsParentsDeferredStatements() throws {
+        let connection = try table()
+        try connection.run(insert, ["taken"])
+        try connection.transaction(.serializable) { connection in
+            _ = try names(connection)
+            try connection.runDeferred(insert, ["outer"])
+            #expect(throws: Abandon.self) {
+                try connection.transaction { connection in
+                    try connection.runDeferred(insert, ["inner"])
+                    try connection.runDeferred(insert, ["taken"])   // would fail if sent
+                    throw Abandon()
+                }
+            }
+            // Nested again, failing after it went out: rolled back to its savepoint.
+            #expect(throws: Abandon.self) {
+                try connection.transaction { connection in
+                    try connection.runDeferred(insert, ["inner-2"])
+                    _ = try names(connection)
+                    throw Abandon()
+                }
+            }
+            try connection.runDeferred(insert, ["after"])
+        }
+        #expect(try names(connection) == ["after", "outer", "taken"])
+        #expect(!connection.isInTransaction)
+    }
+
     @Test func outsideATransactionADeferredStatementRunsAtOnce() throws {
         let connection = try table()
         let before = connection.roundTrips

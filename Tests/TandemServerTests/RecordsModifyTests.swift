@@ -175,6 +175,28 @@ import TandemCore
         #expect(lookup.json.record(0).serverErrorCode == "NOT_FOUND")
     }
 
+    /// The limit counts each field's name and encoded value (decisions E27 computes it from the
+    /// stored text): a record of exactly 1 MiB is saved, one byte more is refused.
+    @Test func recordOfExactlyOneMebibyteIsSavedAndOneByteMoreIsNot() throws {
+        let server = try Shared.server
+        let title = FieldValue.string("a \"quoted\" title, é ✓")
+        func size(_ blob: String) -> Int {
+            ["blob": FieldValue.string(blob), "title": title].reduce(0) { total, field in
+                total + field.key.utf8.count + JSONWriter.bytes(FieldCodec.encodeField(field.value)).count
+            }
+        }
+        let fitting = String(repeating: "x", count: Limits.recordBytes - size(""))
+        #expect(size(fitting) == Limits.recordBytes)
+        for (blob, saved) in [(fitting, true), (fitting + "x", false)] {
+            let name = unique("edge")
+            let fields: JSONObject = ["blob": Body.field(.string(blob)), "title": Body.field(FieldCodec.encodeField(title)["value"]!)]
+            let response = try server.post("records/modify", Body.modify([Body.operation("create", name: name, fields: fields)]))
+            #expect(response.json.record(0).serverErrorCode == (saved ? nil : "LIMIT_EXCEEDED"), "\(blob.utf8.count) bytes of blob")
+            let lookup = try server.post("records/lookup", Body.lookup([name]))
+            #expect(lookup.json.record(0).serverErrorCode == (saved ? nil : "NOT_FOUND"))
+        }
+    }
+
     @Test func recordTypeCannotChange() throws {
         let server = try Shared.server
         let name = unique("type")

@@ -14,6 +14,15 @@ struct ModifyContext {
     let access: ZoneAccess
     let batch: ModifyBatch
     let now: Int64
+    /// The record of a request's only operation, read with its zone before any write (only
+    /// `RecordService.modify` applies operations, each once).
+    var prefetched: Prefetched? = nil
+
+    /// A record (or its absence) read in this transaction before anything was written.
+    struct Prefetched {
+        let recordName: String
+        let found: (record: Record, membership: String?)?
+    }
 
     func apply(_ op: RecordOperation) throws -> RecordService.ItemResult {
         if let named = op.recordZoneID, !isThisZone(named) {
@@ -25,7 +34,12 @@ struct ModifyContext {
         if let named = op.parentZoneID, !isThisZone(named) {
             throw CloudKitError.badRequest("a parent must be in the record's own zone ('\(zone.zoneID.zoneName)')")
         }
-        let found = try tx.recordWithMembership(zone: zone, name: op.recordName)
+        let found: (record: Record, membership: String?)?
+        if let prefetched, prefetched.recordName == op.recordName {
+            found = prefetched.found
+        } else {
+            found = try tx.recordWithMembership(zone: zone, name: op.recordName)
+        }
         // A record the caller may not see does not exist for them (and its name is not theirs to take).
         if let found, !access.decide(.read, membership: found.membership).isAllowed {
             if op.kind == .create { throw CloudKitError(.accessDenied, "you cannot create a record named '\(op.recordName)' in this zone") }
@@ -136,17 +150,21 @@ struct ModifyContext {
         case .derived:
             newMembership = try derivedMembership(op, existing: existing, membership: membership, parent: parent)
         }
-        let size = Self.encodedSize(fields)
+        // Encoded once, for the size, the store and the response (decisions E27).
+        let stored = StoredFields.encode(fields)
+        let size = Self.encodedSize(stored: stored, fieldCount: fields.count)
         guard size <= Limits.recordBytes else {
             throw CloudKitError(.limitExceeded, "record '\(op.recordName)' is \(size) bytes; a record's fields may hold at most \(Limits.recordBytes) bytes (1 MiB, assets excluded)")
         }
         let sequence = try tx.nextChangeSequence(zone)
         let stamp = Record.Stamp(timestamp: now, userRecordName: scope.user, deviceID: scope.deviceID)
-        let record = Record(recordName: op.recordName, recordType: recordType, recordChangeTag: ChangeTags.tag(zone: zone.key, sequence: sequence),
+        var record = Record(recordName: op.recordName, recordType: recordType, recordChangeTag: ChangeTags.tag(zone: zone.key, sequence: sequence),
                             fields: fields, zoneID: zone.zoneID, created: existing?.created ?? stamp, modified: stamp,
                             parent: parent, share: share ?? existing?.share)
-        try SchemaAdmission.admit(record, tx: tx, scope: scope.database, now: now)
-        try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership)
+        record.encodedFields = EncodedFields(JSONFragment(trusted: stored))
+        let schema = try SchemaAdmission.admit(record, tx: tx, scope: scope.database, now: now)
+        try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership,
+                         indexing: schema?.indexing(of: recordType))
         batch.changes.append(.init(recordName: record.recordName, recordType: recordType, event: existing == nil ? .create : .update,
                                    memberships: [membership, newMembership]))
         if existing != nil && newMembership != membership {
@@ -202,10 +220,12 @@ struct ModifyContext {
         return result
     }
 
-    static func encodedSize(_ fields: [String: FieldValue]) -> Int {
-        var total = 0
-        for (name, value) in fields { total += name.utf8.count + JSONWriter.bytes(FieldCodec.encodeField(value)).count }
-        return total
+    /// A record's size as `Limits.recordBytes` counts it: each field's name and encoded value,
+    /// without the stored object's punctuation (`{`, `}`, and per field two quotes, a colon and
+    /// a comma but one). Field names never need escaping (`Names.isValidFieldName`, or a
+    /// `cloudkit.` system field).
+    static func encodedSize(stored: [UInt8], fieldCount: Int) -> Int {
+        fieldCount == 0 ? 0 : stored.count - 4 * fieldCount - 1
     }
 
     /// True when `zoneID` names the zone being modified (an absent owner means the caller).

@@ -122,14 +122,26 @@ public struct RecordService: Sendable {
             return try store.write({ tx -> ModifyOutcome in
                 let batch = unsafeBatch
                 let (access, ownerScope): (ZoneAccess, RequestScope)
-                if let resolved = try Self.resolve(tx, scope, zoneID) {
+                // One record of the caller's own zone: the zone and the record in one statement
+                // (P63), which the operation then starts from (decisions P73).
+                var prefetched: ModifyContext.Prefetched?
+                var resolved: (ZoneAccess, RequestScope)?
+                if Self.isOwnSingle(operations.map(\.recordName), zoneID, scope),
+                   let (zone, found) = try tx.zoneAndRecord(scope.database, zoneName: zoneID.zoneName, recordName: operations[0].recordName) {
+                    prefetched = ModifyContext.Prefetched(recordName: operations[0].recordName, found: found)
+                    resolved = (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
+                } else {
+                    resolved = try Self.resolve(tx, scope, zoneID)
+                }
+                if let resolved {
                     (access, ownerScope) = resolved
                 } else {
                     // The default zone is created by its first write.
                     let zone = try tx.ensureZone(scope.database, name: zoneID.zoneName, at: now)
                     (access, ownerScope) = try Self.resolve(tx, scope, zoneID) ?? (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
                 }
-                let context = ModifyContext(tx: tx, zone: access.zone, scope: ownerScope, access: access, batch: batch, now: now)
+                let context = ModifyContext(tx: tx, zone: access.zone, scope: ownerScope, access: access, batch: batch, now: now,
+                                            prefetched: prefetched)
                 var results = [ItemResult](repeating: .deleted(recordName: ""), count: operations.count)
                 var failed = false
                 for index in order {

@@ -15,9 +15,12 @@ import TandemStore
 enum SchemaAdmission {
     /// Admits `record` into `scope`'s environment inside the write transaction `tx`, adding
     /// to the development schema when the record brings something new.
+    /// - Returns: the environment's schema the record was admitted by, as the store now holds
+    ///   it; nil for a share record, which no schema admits.
     /// - Throws: `BAD_REQUEST` naming the record type and field.
-    static func admit(_ record: Record, tx: any StoreWriting, scope: DatabaseScope, now: Int64) throws {
-        guard record.recordType != Share.recordType else { return }
+    @discardableResult
+    static func admit(_ record: Record, tx: any StoreWriting, scope: DatabaseScope, now: Int64) throws -> Schema? {
+        guard record.recordType != Share.recordType else { return nil }
         let current = try SchemaRegistry.shared.schema(tx, container: scope.container, environment: scope.environment)
         switch scope.environment {
         case .production:
@@ -27,6 +30,7 @@ enum SchemaAdmission {
             if let violation = current.violation(in: record) {
                 throw CloudKitError.badRequest("\(violation.reason) in the production schema")
             }
+            return current
         case .development:
             var schema = current ?? Schema()
             if schema.admitJustInTime(record) {
@@ -35,6 +39,7 @@ enum SchemaAdmission {
                 _ = try SchemaRegistry.put(schema, tx, container: scope.container, environment: scope.environment,
                                            createSortIndexes: false, at: now)
             }
+            return schema
         }
     }
 }

@@ -44,14 +44,30 @@ extension Schema {
     var indexedFields: [IndexedField] {
         recordTypes.flatMap { type in
             type.fields.filter { !$0.isSystem }.map { field in
-                var options: IndexOptions = []
-                if field.options.contains(.queryable) { options.insert(.queryable) }
-                if field.options.contains(.sortable) { options.insert(.sortable) }
-                if field.options.contains(.searchable) { options.insert(.searchable) }
-                return IndexedField(recordType: type.name, field: field.name, options: options,
-                                    ordered: field.options.contains(.sortable) && field.type.ordersAsStored)
+                IndexedField(recordType: type.name, field: field.name, options: field.indexOptions,
+                             ordered: field.options.contains(.sortable) && field.type.ordersAsStored)
             }
         }
+    }
+
+    /// How `recordType`'s fields are indexed, by name: what a store reads back from the
+    /// `indexedFields` it was given (`putRecord`'s `indexing`, decisions E27).
+    func indexing(of recordType: String) -> [String: IndexOptions] {
+        guard let type = recordTypes.first(where: { $0.name == recordType }) else { return [:] }
+        var result: [String: IndexOptions] = [:]
+        for field in type.fields where !field.isSystem && result[field.name] == nil { result[field.name] = field.indexOptions }
+        return result
+    }
+}
+
+extension Field {
+    /// The options a store indexes the field by.
+    var indexOptions: IndexOptions {
+        var options: IndexOptions = []
+        if self.options.contains(.queryable) { options.insert(.queryable) }
+        if self.options.contains(.sortable) { options.insert(.sortable) }
+        if self.options.contains(.searchable) { options.insert(.searchable) }
+        return options
     }
 }
 

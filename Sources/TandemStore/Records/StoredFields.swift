@@ -9,6 +9,12 @@ package enum StoredFields {
         return JSONWriter.bytes(.object(object))
     }
 
+    /// What `record`'s fields are stored as: its `encodedFields` when it carries them (a
+    /// record the records service encoded once for its size, store and response), else encoded.
+    package static func bytes(of record: Record) -> [UInt8] {
+        record.encodedFields?.fragment.bytes ?? encode(record.fields)
+    }
+
     /// Fields from their stored JSON, and whether every one decoded. Stored fields were
     /// validated when written, so a field that no longer decodes means damaged storage; it is
     /// dropped rather than failing reads.

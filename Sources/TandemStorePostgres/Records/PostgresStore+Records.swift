@@ -18,47 +18,48 @@ extension PostgresStoreTransaction {
         }
     }
 
-    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws {
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing known: [String: IndexOptions]?) throws {
         let created = record.created ?? record.modified!
         let modified = record.modified ?? created
-        let existing = try db.queryOne("SELECT id, membership FROM records WHERE zone_id = $1 AND name = $2",
-                                       [.integer(zone.key), .text(record.recordName)]) { (try $0.int64(0), try $0.optionalString(1)) }
         let arguments: [PostgresValue] = [
-            .text(record.recordType), .text(record.recordChangeTag ?? ""), .integer(sequence), .bytes(StoredFields.encode(record.fields)),
+            .text(record.recordType), .text(record.recordChangeTag ?? ""), .integer(sequence), .bytes(StoredFields.bytes(of: record)),
             .integer(created.timestamp), .text(created.userRecordName), .text(created.deviceID),
             .integer(modified.timestamp), .text(modified.userRecordName), .text(modified.deviceID),
-            .optional(record.parent), .optional(record.share), .optional(membership),
+            .optional(record.parent), .optional(record.share), .optional(membership), .integer(zone.key), .text(record.recordName),
         ]
-        let recordID: Int64
-        if let existing {
-            try db.runDeferred("""
-                UPDATE records SET type = $1, change_tag = $2, change_seq = $3, fields = $4, created_at = $5, created_by = $6,
-                created_device = $7, modified_at = $8, modified_by = $9, modified_device = $10, parent = $11, share = $12,
-                membership = $13 WHERE id = $14
-                """, arguments + [.integer(existing.0)])
-            try db.runDeferred("DELETE FROM field_index WHERE record_id = $1", [.integer(existing.0)])
-            try db.runDeferred("DELETE FROM field_search WHERE record_id = $1", [.integer(existing.0)])
-            try db.runDeferred("DELETE FROM record_references WHERE source_id = $1", [.integer(existing.0)])
-            recordID = existing.0
-        } else {
-            guard let id = try db.queryOne("""
+        // One round trip (decisions P73): the row as it was (a WITH query reads the snapshot the
+        // statement started from) and the upsert. An update keeps its row id, as before.
+        guard let saved = try db.queryOne("""
+            WITH previous AS (SELECT id, membership FROM records WHERE zone_id = $14 AND name = $15),
+            saved AS (
                 INSERT INTO records (type, change_tag, change_seq, fields, created_at, created_by, created_device,
                 modified_at, modified_by, modified_device, parent, share, membership, zone_id, name)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id
-                """, arguments + [.integer(zone.key), .text(record.recordName)], { try $0.int64(0) }) else {
-                throw StoreError(.internal, "INSERT INTO records returned no id")
-            }
-            recordID = id
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                ON CONFLICT (zone_id, name) DO UPDATE SET type = excluded.type, change_tag = excluded.change_tag,
+                change_seq = excluded.change_seq, fields = excluded.fields, created_at = excluded.created_at,
+                created_by = excluded.created_by, created_device = excluded.created_device, modified_at = excluded.modified_at,
+                modified_by = excluded.modified_by, modified_device = excluded.modified_device, parent = excluded.parent,
+                share = excluded.share, membership = excluded.membership
+                RETURNING id)
+            SELECT saved.id, previous.id IS NOT NULL, previous.membership FROM saved LEFT JOIN previous ON true
+            """, arguments, { (id: try $0.int64(0), existed: try $0.bool(1), membership: try $0.optionalString(2)) }) else {
+            throw StoreError(.internal, "INSERT INTO records returned no id")
+        }
+        let recordID = saved.id
+        if saved.existed {
+            try db.runDeferred("DELETE FROM field_index WHERE record_id = $1", [.integer(recordID)])
+            try db.runDeferred("DELETE FROM field_search WHERE record_id = $1", [.integer(recordID)])
+            try db.runDeferred("DELETE FROM record_references WHERE source_id = $1", [.integer(recordID)])
         }
         try writeIndexEntries(recordID: recordID, zoneKey: zone.key, recordType: record.recordType, fields: record.fields,
-                              indexing: try indexing(zoneKey: zone.key, recordType: record.recordType))
+                              indexing: try known ?? indexing(zoneKey: zone.key, recordType: record.recordType))
         // References never leave their zone (CloudKit's rule, enforced by the records service).
         for reference in FieldIndexer.references(in: record.fields) {
             try db.runDeferred("INSERT INTO record_references (source_id, target_zone, target_name, action) VALUES ($1, $2, $3, $4)",
                        [.integer(recordID), .integer(zone.key), .text(reference.recordName), .text(reference.action.rawValue)])
         }
         try logChange(zone: zone, name: record.recordName, type: record.recordType, sequence: sequence, deleted: false,
-                      membership: membership, previousMembership: existing?.1, at: modified.timestamp)
+                      membership: membership, previousMembership: saved.existed ? saved.membership : nil, at: modified.timestamp)
     }
 
     func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws {

@@ -85,13 +85,20 @@ extension PostgresStoreTransaction {
     func zoneActivity(_ zone: StoredZone, container: String, environment: Environment, viewersChanged: Bool, at time: Int64) throws -> [String] {
         // The feed clock's tick and the zone's place in the feeds in one round trip (P54). A
         // data-modifying WITH runs to completion whatever the outer query reads, so the clock
-        // ticks even when the zone row is gone, as it did in two statements.
+        // ticks even when the zone row is gone, as it did in two statements. When the viewers
+        // stay, nothing needs the tick, so the statement waits for the next one (P73).
+        guard viewersChanged else {
+            try db.runDeferred("""
+                WITH tick AS (UPDATE feed_clock SET seq = seq + 1 WHERE id = 1 RETURNING seq)
+                UPDATE zones SET feed_seq = (SELECT seq FROM tick) WHERE id = $1
+                """, [.integer(zone.key)])
+            return []
+        }
         let now = try db.queryOne("""
             WITH tick AS (UPDATE feed_clock SET seq = seq + 1 WHERE id = 1 RETURNING seq),
                  moved AS (UPDATE zones SET feed_seq = (SELECT seq FROM tick) WHERE id = $1)
             SELECT seq FROM tick
             """, [.integer(zone.key)]) { try $0.int64(0) } ?? 0
-        guard viewersChanged else { return [] }
         let viewers = ZoneViewerChange(
             previous: try db.query("SELECT viewer FROM zone_viewers WHERE zone_id = $1", [.integer(zone.key)]) { try $0.string(0) },
             current: try acceptedParticipants(zone: zone))

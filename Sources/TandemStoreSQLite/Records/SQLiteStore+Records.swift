@@ -18,14 +18,14 @@ extension SQLiteStoreTransaction {
         }
     }
 
-    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws {
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing known: [String: IndexOptions]?) throws {
         let created = record.created ?? record.modified!
         let modified = record.modified ?? created
         let existing = try db.queryOne("SELECT id, membership FROM records WHERE zone_id = ? AND name = ?",
                                        [.integer(zone.key), .text(record.recordName)]) { ($0.int64(0), Self.optionalText($0, 1)) }
         let existingID = existing?.0
         let arguments: [SQLiteValue] = [
-            .text(record.recordType), .text(record.recordChangeTag ?? ""), .integer(sequence), .blob(StoredFields.encode(record.fields)),
+            .text(record.recordType), .text(record.recordChangeTag ?? ""), .integer(sequence), .blob(StoredFields.bytes(of: record)),
             .integer(created.timestamp), .text(created.userRecordName), .text(created.deviceID),
             .integer(modified.timestamp), .text(modified.userRecordName), .text(modified.deviceID),
             record.parent.map(SQLiteValue.text) ?? .null, record.share.map(SQLiteValue.text) ?? .null,
@@ -49,7 +49,7 @@ extension SQLiteStoreTransaction {
         }
         try writeIndexEntries(recordID: recordID, zoneKey: zone.key, recordType: record.recordType,
                               version: (record.recordName, record.recordChangeTag ?? ""), replacing: existingID != nil, fields: record.fields,
-                              indexing: try indexing(zoneKey: zone.key, recordType: record.recordType))
+                              indexing: try known ?? indexing(zoneKey: zone.key, recordType: record.recordType))
         // References never leave their zone (CloudKit's rule, enforced by the records service).
         for reference in FieldIndexer.references(in: record.fields) {
             try db.run("INSERT INTO record_references (source_id, target_zone, target_name, action) VALUES (?, ?, ?, ?)",
