@@ -77,7 +77,8 @@ final class ChangeHub: Sendable {
     private func process(_ event: ChangeEvent) {
         let matched: Matches
         do {
-            matched = try store.read { reader in try Self.match(event, reader: reader) }
+            // Most zones have no subscriber: then matching is one statement, run alone (P72, P73).
+            matched = try store.readSingleStatement { reader in try Self.match(event, reader: reader) }
         } catch {
             log.message("notification matching failed: \(error)")
             return
