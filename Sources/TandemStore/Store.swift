@@ -281,6 +281,11 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
     /// `decodeFields`, as `query`'s.
     func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?)?
+    /// `zoneAndRecord` for a write, with fields decoded, and in the same statement the etag of
+    /// the schema of the zone's container environment (nil when it has none), which admitting
+    /// the record reads next (decisions P74).
+    func zoneRecordAndSchemaETag(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)?
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer]
     /// Runs `query` over `zones`: up to `limit` records in the query's order (its sorts, then the
     /// store's record key), each with the cursor that continues after it; with `after`, only

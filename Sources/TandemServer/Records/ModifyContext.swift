@@ -18,10 +18,19 @@ struct ModifyContext {
     /// `RecordService.modify` applies operations, each once).
     var prefetched: Prefetched? = nil
 
-    /// A record (or its absence) read in this transaction before anything was written.
+    /// A record (or its absence) read in this transaction before anything was written, with
+    /// the etag of the environment's schema then (nil: no schema yet).
     struct Prefetched {
         let recordName: String
         let found: (record: Record, membership: String?)?
+        let schemaETag: String?
+    }
+
+    /// The schema etag read with `op`'s record, when it was prefetched: still current when its
+    /// save is admitted, since the operation writes nothing before that.
+    private func knownSchemaETag(_ op: RecordOperation) -> String?? {
+        guard let prefetched, prefetched.recordName == op.recordName else { return .none }
+        return .some(prefetched.schemaETag)
     }
 
     func apply(_ op: RecordOperation) throws -> RecordService.ItemResult {
@@ -162,7 +171,7 @@ struct ModifyContext {
                             fields: fields, zoneID: zone.zoneID, created: existing?.created ?? stamp, modified: stamp,
                             parent: parent, share: share ?? existing?.share)
         record.encodedFields = EncodedFields(JSONFragment(trusted: stored))
-        let schema = try SchemaAdmission.admit(record, tx: tx, scope: scope.database, now: now)
+        let schema = try SchemaAdmission.admit(record, tx: tx, scope: scope.database, now: now, schemaETag: knownSchemaETag(op))
         try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership,
                          indexing: schema?.indexing(of: recordType))
         batch.changes.append(.init(recordName: record.recordName, recordType: recordType, event: existing == nil ? .create : .update,

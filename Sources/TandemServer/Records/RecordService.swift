@@ -122,13 +122,14 @@ public struct RecordService: Sendable {
             return try store.write({ tx -> ModifyOutcome in
                 let batch = unsafeBatch
                 let (access, ownerScope): (ZoneAccess, RequestScope)
-                // One record of the caller's own zone: the zone and the record in one statement
-                // (P63), which the operation then starts from (decisions P73).
+                // One record of the caller's own zone: the zone, the record and the schema's etag
+                // in one statement, which the operation then starts from (decisions P73, P74).
                 var prefetched: ModifyContext.Prefetched?
                 var resolved: (ZoneAccess, RequestScope)?
                 if Self.isOwnSingle(operations.map(\.recordName), zoneID, scope),
-                   let (zone, found) = try tx.zoneAndRecord(scope.database, zoneName: zoneID.zoneName, recordName: operations[0].recordName) {
-                    prefetched = ModifyContext.Prefetched(recordName: operations[0].recordName, found: found)
+                   let (zone, found, etag) = try tx.zoneRecordAndSchemaETag(scope.database, zoneName: zoneID.zoneName,
+                                                                           recordName: operations[0].recordName) {
+                    prefetched = ModifyContext.Prefetched(recordName: operations[0].recordName, found: found, schemaETag: etag)
                     resolved = (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
                 } else {
                     resolved = try Self.resolve(tx, scope, zoneID)

@@ -15,13 +15,15 @@ import TandemStore
 enum SchemaAdmission {
     /// Admits `record` into `scope`'s environment inside the write transaction `tx`, adding
     /// to the development schema when the record brings something new.
+    /// `schemaETag`, when given, is the environment's schema etag as this transaction reads it
+    /// now (`.some(nil)`: no schema), read with the zone (P74); otherwise it is read here.
     /// - Returns: the environment's schema the record was admitted by, as the store now holds
     ///   it; nil for a share record, which no schema admits.
     /// - Throws: `BAD_REQUEST` naming the record type and field.
     @discardableResult
-    static func admit(_ record: Record, tx: any StoreWriting, scope: DatabaseScope, now: Int64) throws -> Schema? {
+    static func admit(_ record: Record, tx: any StoreWriting, scope: DatabaseScope, now: Int64, schemaETag: String?? = .none) throws -> Schema? {
         guard record.recordType != Share.recordType else { return nil }
-        let current = try SchemaRegistry.shared.schema(tx, container: scope.container, environment: scope.environment)
+        let current = try SchemaRegistry.shared.schema(tx, container: scope.container, environment: scope.environment, etag: schemaETag)
         switch scope.environment {
         case .production:
             guard let current else {

@@ -14,9 +14,12 @@ final class SchemaRegistry: Sendable {
     private static let capacity = 256
     private let parsed = Mutex<[String: Schema]>([:])
 
-    /// The environment's schema, or nil when none was imported or inferred yet.
-    func schema(_ reader: any StoreReading, container: String, environment: Environment) throws -> Schema? {
-        guard let etag = try reader.schemaETag(container: container, environment: environment) else { return nil }
+    /// The environment's schema, or nil when none was imported or inferred yet. `known` is
+    /// its etag when the caller read it in this transaction (`.some(nil)`: no schema).
+    func schema(_ reader: any StoreReading, container: String, environment: Environment, etag known: String?? = .none) throws -> Schema? {
+        let read: String?
+        if case .some(let known) = known { read = known } else { read = try reader.schemaETag(container: container, environment: environment) }
+        guard let etag = read else { return nil }
         if let hit = parsed.withLock({ $0[etag] }) { return hit }
         guard let stored = try reader.schema(container: container, environment: environment) else { return nil }
         // The text was printed by Tandem from a valid model, so it parses; if it does not, the

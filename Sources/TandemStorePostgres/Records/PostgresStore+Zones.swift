@@ -24,16 +24,31 @@ extension PostgresStoreTransaction {
 
     func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?)? {
+        try zoneAndRecord(scope, zoneName: zoneName, recordName: recordName, decodeFields: decodeFields, schemaETag: false)
+            .map { ($0.zone, $0.found) }
+    }
+
+    func zoneRecordAndSchemaETag(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
+        try zoneAndRecord(scope, zoneName: zoneName, recordName: recordName, decodeFields: true, schemaETag: true)
+    }
+
+    /// One statement: the zone, its record (P63) and, with `schemaETag`, its schema's etag (P74).
+    private func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool, schemaETag: Bool) throws
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
         try db.queryOne("""
-            SELECT z.id, z.name, z.owner, z.change_seq, z.created_at, \(RecordRows.recordColumns), r.membership
-            FROM zones z LEFT JOIN records r ON r.zone_id = z.id AND r.name = $6
+            SELECT z.id, z.name, z.owner, z.change_seq, z.created_at, \(RecordRows.recordColumns), r.membership\(schemaETag ? ", s.etag" : "")
+            FROM zones z LEFT JOIN records r ON r.zone_id = z.id AND r.name = $6\(schemaETag ? Self.schemaJoin : "")
             WHERE z.container_id = $1 AND z.environment = $2 AND z.database = $3 AND z.owner = $4 AND z.name = $5
             """, Self.scopeArguments(scope) + [.text(zoneName), .text(recordName)]) { row in
             let zone = try Self.storedZone(row)
-            guard !row.isNull(5) else { return (zone, nil) }
-            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5, decodeFields: decodeFields), try row.optionalString(17)))
+            let etag = schemaETag ? try row.optionalString(18) : nil
+            guard !row.isNull(5) else { return (zone, nil, etag) }
+            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5, decodeFields: decodeFields), try row.optionalString(17)), etag)
         }
     }
+
+    private static let schemaJoin = " LEFT JOIN schemas s ON s.container_id = z.container_id AND s.environment = z.environment"
 
     func zones(_ scope: DatabaseScope) throws -> [StoredZone] {
         try db.query("""

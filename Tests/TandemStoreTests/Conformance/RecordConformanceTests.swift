@@ -63,6 +63,34 @@ import TandemStore
         }
     }
 
+    /// P74: a write's first read also carries the etag of the zone's schema, nil before there is
+    /// one, and the same as `schemaETag` after; the zone and record as `zoneAndRecord` reads them.
+    @Test(arguments: StoreBackend.all(for: .records))
+    func aWritesFirstReadCarriesTheSchemaETag(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let read = { (name: String) in
+                try store.write { tx in try tx.zoneRecordAndSchemaETag(fixture.scope, zoneName: "notes", recordName: name) }
+            }
+            let before = try #require(try read("n1"))
+            #expect(before.schemaETag == nil)
+            #expect(before.zone.key == fixture.zone.key && before.found == nil)
+            try store.write { tx in
+                _ = try tx.putSchema("DEFINE SCHEMA", etag: "e-17", fields: [], container: Fixture.container, environment: .development,
+                                     createSortIndexes: false, at: 1_500)
+                try tx.save(fixture.record("n1", fields: ["title": .string("x")]), in: fixture.zone, membership: "share-1")
+            }
+            let after = try #require(try read("n1"))
+            #expect(after.schemaETag == "e-17")
+            #expect(after.schemaETag == (try store.read { try $0.schemaETag(container: Fixture.container, environment: .development) }))
+            #expect(after.found?.record.fields == ["title": .string("x")])
+            #expect(after.found?.membership == "share-1")
+            #expect(try read("missing")?.schemaETag == "e-17")
+            #expect(try read("missing")?.found == nil)
+            #expect(try store.write { tx in try tx.zoneRecordAndSchemaETag(fixture.scope, zoneName: "other", recordName: "n1") } == nil)
+        }
+    }
+
     /// Without `decodeFields` (decisions E25), a lookup's and a query's record carries its stored
     /// field text and no decoded fields, the text a decoded read carries too; a record holding
     /// an asset is decoded all the same (a response adds its download URL).
