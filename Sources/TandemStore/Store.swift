@@ -278,13 +278,10 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
     /// share whose hierarchy holds it (its membership, as `recordWithMembership(zone:name:)`),
     /// read by one statement joining both (decisions P63): nil when the zone does not exist,
     /// `found` nil when the record does not. A lookup's one round trip on PostgreSQL. Without
-    /// `decodeFields`, as `query`'s.
-    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool) throws
-        -> (zone: StoredZone, found: (record: Record, membership: String?)?)?
-    /// `zoneAndRecord` for a write, with fields decoded, and in the same statement the etag of
-    /// the schema of the zone's container environment (nil when it has none), which admitting
-    /// the record reads next (decisions P74).
-    func zoneRecordAndSchemaETag(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+    /// `decodeFields`, as `query`'s. With `schemaETag`, the same statement also reads the etag
+    /// of the schema of the zone's container environment (nil when it has none), which a
+    /// write's admission reads next (P74); without, `schemaETag` is nil.
+    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool, schemaETag: Bool) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)?
     func referrers(zone: StoredZone, recordName: String) throws -> [Referrer]
     /// Runs `query` over `zones`: up to `limit` records in the query's order (its sorts, then the
@@ -304,10 +301,19 @@ public protocol StoreReading: ShareReading, FeedReading, SubscriptionReading, Sc
 }
 
 extension StoreReading {
-    /// `zoneAndRecord(_:zoneName:recordName:decodeFields:)` with the record's fields decoded.
-    public func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+    /// The zone and one of its records (`zoneAndRecord(_:zoneName:recordName:decodeFields:schemaETag:)`
+    /// without the etag): a lookup's read.
+    public func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool = true) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?)? {
-        try zoneAndRecord(scope, zoneName: zoneName, recordName: recordName, decodeFields: true)
+        try zoneAndRecord(scope, zoneName: zoneName, recordName: recordName, decodeFields: decodeFields, schemaETag: false)
+            .map { ($0.zone, $0.found) }
+    }
+
+    /// The zone, one of its records with its fields decoded, and the schema's etag: a write's
+    /// first read (decisions P74).
+    public func zoneRecordAndSchemaETag(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
+        try zoneAndRecord(scope, zoneName: zoneName, recordName: recordName, decodeFields: true, schemaETag: true)
     }
 
     /// `query(_:zones:limit:after:memberships:decodeFields:)` with every record's fields decoded.

@@ -21,19 +21,8 @@ extension SQLiteStoreTransaction {
             """, Self.scopeArguments(scope) + [.text(name)], Self.storedZone)
     }
 
-    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool) throws
-        -> (zone: StoredZone, found: (record: Record, membership: String?)?)? {
-        try zoneAndRecord(scope, zoneName: zoneName, recordName: recordName, decodeFields: decodeFields, schemaETag: false)
-            .map { ($0.zone, $0.found) }
-    }
-
-    func zoneRecordAndSchemaETag(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
-        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
-        try zoneAndRecord(scope, zoneName: zoneName, recordName: recordName, decodeFields: true, schemaETag: true)
-    }
-
     /// One statement: the zone, its record (P63) and, with `schemaETag`, its schema's etag (P74).
-    private func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool, schemaETag: Bool) throws
+    func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool, schemaETag: Bool) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
         try db.queryOne("""
             SELECT z.id, z.name, z.owner, z.change_seq, z.created_at, \(RecordRows.recordColumns), r.membership\(schemaETag ? ", s.etag" : "")
