@@ -59,7 +59,7 @@ extension PostgresConnection {
 
     /// Defers `sql`, one statement without parameters or rows (`SAVEPOINT name`), inside an
     /// open transaction, as `runDeferred` does a statement; outside one it runs at once.
-    func deferCommand(_ sql: String) throws(PostgresError) {
+    public func deferCommand(_ sql: String) throws(PostgresError) {
         guard isInOpenTransaction else {
             try execute(sql)
             return

@@ -179,7 +179,9 @@ public final class PostgresConnection {
     /// pipeline, and its `COMMIT` is sent without waiting for the answer, which the connection's
     /// next use reads before anything else (a read's outcome does not depend on it: nothing was
     /// written, and the snapshot was already read). A body that runs no statement sends neither.
-    /// A body that swallowed a failed statement still gets the synchronous `COMMIT` below.
+    /// A body that swallowed a failed statement still gets the synchronous `COMMIT` below. A
+    /// writing transaction's `COMMIT` waits, and carries the statements the body deferred
+    /// (P75): their failure rolls the transaction back and is thrown.
     ///
     /// - Throws: what `body` throws, or ``PostgresError``: ``PostgresError/Kind/retryable``
     ///   when a `.repeatableRead` or `.serializable` transaction lost a race (possibly at
@@ -204,8 +206,9 @@ public final class PostgresConnection {
         do {
             value = try body(self)
             // The body's deferred statements are answered inside its own (sub)transaction, so
-            // their failure is the body's and rolls back what it did (P64).
-            if level > 1 { try command("RELEASE SAVEPOINT tandem_\(level)") } else { try flushDeferred() }
+            // their failure is the body's and rolls back what it did (P64); a writing
+            // transaction's go with its COMMIT, below (P75).
+            if level > 1 { try command("RELEASE SAVEPOINT tandem_\(level)") } else if isolation.isReadOnly { try flushDeferred() }
         } catch {
             depth = level - 1
             if level > 1, discardDeferred(after: "SAVEPOINT tandem_\(level)") {
@@ -226,14 +229,26 @@ public final class PostgresConnection {
         }
         depth = level - 1
         if level > 1 { return value }
-        if owedBegin != nil {
+        if owedBegin != nil && deferred.isEmpty {
             owedBegin = nil
             return value
         }
         if isolation.isReadOnly, try sendCommit() { return value }
-        let connection = try open()
-        roundTrips += 1
-        let result = try check(PQexec(connection, "COMMIT"), sql: "COMMIT")
+        let result: PostgresResult
+        if owedBegin != nil || !deferred.isEmpty {
+            // The deferred statements, and an owed BEGIN, travel with the COMMIT (P75). A failure
+            // among them skips the COMMIT; the transaction is rolled back, as when the body threw.
+            do throws(PostgresError) {
+                result = try pipeline(begin: owedBegin, then: .command("COMMIT"))
+            } catch {
+                if error.kind != .unavailable, isInTransaction { try? execute("ROLLBACK") }
+                throw error
+            }
+        } else {
+            let connection = try open()
+            roundTrips += 1
+            result = try check(PQexec(connection, "COMMIT"), sql: "COMMIT")
+        }
         // COMMIT of a failed transaction succeeds and answers ROLLBACK.
         guard result.commandTag == "COMMIT" else {
             throw PostgresError(kind: .other, message: "the transaction had failed and was rolled back at COMMIT", sql: "COMMIT")

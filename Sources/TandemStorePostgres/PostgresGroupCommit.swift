@@ -6,9 +6,12 @@ internal import TandemPostgres
 /// COMMIT. A failed COMMIT (`40001` against another node's writer), a lost connection, or a
 /// savepoint that cannot be rolled back to fails every job of the batch, with nothing of it
 /// left. A batch of one runs without a savepoint: its transaction is its own.
+///
+/// A job's deferred statements go out with what ends it (P75): a lone job's with the COMMIT; in
+/// a batch, with the `RELEASE` of its savepoint and the next job's `SAVEPOINT`, one round trip,
+/// where a failure among them is its own and rolls back only its savepoint. The last job of a
+/// batch answers its own before the COMMIT, which would otherwise fail its neighbours with it.
 enum PostgresGroupCommit {
-    /// Ends the previous job's savepoint and starts the next one's: one round trip between jobs.
-    private static let nextSavepoint = "RELEASE SAVEPOINT tandem_write; SAVEPOINT tandem_write"
     private static let rollbackToSavepoint = "ROLLBACK TO SAVEPOINT tandem_write"
 
     /// Runs `jobs` in one transaction on a connection of `pool`; every job ends with an outcome.
@@ -20,22 +23,32 @@ enum PostgresGroupCommit {
                 var committed: [any PostgresWriteJob] = []
                 try connection.transaction(.serializable) { connection in
                     if jobs.count == 1 {
-                        guard jobs[0].run(on: connection) else { throw jobs[0].failure ?? BatchAbandoned() }
+                        guard jobs[0].run(on: connection, flushing: false) else { throw jobs[0].failure ?? BatchAbandoned() }
                         committed = jobs
                         return
                     }
                     // With the batch's BEGIN, in one round trip (P64).
                     try connection.command("SAVEPOINT tandem_write")
                     for (index, job) in jobs.enumerated() {
-                        if job.run(on: connection) {
-                            committed.append(job)
-                            if index < jobs.count - 1 { try connection.execute(nextSavepoint) }
-                        } else {
-                            // A lost connection takes the batch with it; a failed statement only its job.
-                            if let error = job.failure as? PostgresError, error.kind == .unavailable { throw error }
-                            guard connection.isInTransaction else { throw job.failure ?? BatchAbandoned() }
-                            try connection.execute(rollbackToSavepoint)
+                        let isLast = index == jobs.count - 1
+                        if job.run(on: connection, flushing: isLast) {
+                            if isLast {
+                                committed.append(job)
+                                break
+                            }
+                            do throws(PostgresError) {
+                                try connection.deferCommand("RELEASE SAVEPOINT tandem_write")
+                                try connection.command("SAVEPOINT tandem_write")
+                                committed.append(job)
+                                continue
+                            } catch {
+                                job.fail(error)
+                            }
                         }
+                        // A lost connection takes the batch with it; a failed statement only its job.
+                        if let error = job.failure as? PostgresError, error.kind == .unavailable { throw error }
+                        guard connection.isInTransaction else { throw job.failure ?? BatchAbandoned() }
+                        try connection.execute(rollbackToSavepoint)
                     }
                 }
                 return committed

@@ -9,9 +9,12 @@ internal import TandemStore
 /// written and read under ``PostgresWriteQueue``'s lock (or after ``wakeUp``, which orders it).
 protocol PostgresWriteJob: AnyObject, Sendable {
     /// Runs the body on `connection`, inside the batch's transaction, and keeps its outcome.
+    /// With `flushing`, the statements it deferred are answered before this returns; without,
+    /// they stay deferred for the caller to send with the statement that ends the job's
+    /// savepoint or transaction, whose failure is then the job's (P75).
     ///
     /// - Returns: whether the body returned without throwing and left the transaction usable.
-    func run(on connection: PostgresConnection) -> Bool
+    func run(on connection: PostgresConnection, flushing: Bool) -> Bool
 
     /// Records that the job's writes did not commit. An earlier failure of the job's own is
     /// kept: it says more than the batch's.
@@ -43,14 +46,15 @@ final class TypedPostgresWriteJob<T: Sendable>: PostgresWriteJob, @unchecked Sen
         self.afterCommit = afterCommit
     }
 
-    func run(on connection: PostgresConnection) -> Bool {
+    func run(on connection: PostgresConnection, flushing: Bool) -> Bool {
         do {
             let value = try body(PostgresStoreTransaction(connection))
             // Its deferred statements are answered before its savepoint ends, so a failure among
             // them is this write's alone (P64).
-            try connection.flushDeferred()
+            if flushing { try connection.flushDeferred() }
             // A body that caught a failed statement's error and went on would otherwise commit
             // nothing of itself while being told it succeeded (P12), here at its neighbours' cost.
+            // (Unflushed, its savepoint's end fails instead.)
             guard !connection.isInFailedTransaction else {
                 throw PostgresError(kind: .other, message: "a statement of the write failed and the write went on; it was rolled back")
             }

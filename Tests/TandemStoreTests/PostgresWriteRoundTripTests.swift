@@ -6,7 +6,8 @@ import TandemStore
 
 /// How many answers a record's save waits for on PostgreSQL (decisions P73): the upsert of the
 /// record is one, its index, search, reference and change-log rows go with the next statement
-/// (P64), and so does the zone's feed tick when its viewers stay.
+/// (P64), and so does the zone's feed tick when its viewers stay. A one-record write waits three
+/// times in all (P75): its first read, which takes the change sequence; the upsert; the COMMIT.
 @Suite struct PostgresWriteRoundTripTests {
     @Test func aSaveWaitsOnceAndTheFeedTickNotAtAll() throws {
         try Fixture.withSchema(.postgres, indexing: [IndexedField(recordType: "Note", field: "title", options: [.queryable, .searchable])]) { store, fixture in
@@ -41,6 +42,53 @@ import TandemStore
                 #expect(try reader.record(zone: fixture.zone, name: "a")?.recordChangeTag == "t2")
                 let owner = FeedOwner(viewer: fixture.owner.recordName, container: Fixture.container, environment: .development, scope: .private)
                 #expect(try reader.databaseChanges(owner, after: start, limit: 10).map(\.zoneID) == [fixture.zone.zoneID])
+            }
+        }
+    }
+
+    @Test func aOneRecordWriteWaitsForItsFirstReadItsUpsertAndItsCommit() throws {
+        try Fixture.withSchema(.postgres, indexing: [IndexedField(recordType: "Note", field: "title", options: [.queryable, .searchable])]) { store, fixture in
+            nonisolated(unsafe) var connection: PostgresConnection?
+            var waits: [Int] = []
+            for (name, title) in [("warm", "warm up"), ("a", "first words"), ("a", "second words")] {
+                let before = try store.write { tx in
+                    let db = (tx as! PostgresStoreTransaction).db
+                    connection = db
+                    let before = db.roundTrips
+                    let read = try #require(try tx.zoneRecordAndSchemaETagReservingSequence(fixture.scope, zoneName: fixture.zone.zoneID.zoneName,
+                                                                                          recordName: name))
+                    let sequence = try tx.nextChangeSequence(read.zone)
+                    var record = fixture.record(name, fields: ["title": .string(title)])
+                    record.recordChangeTag = "t\(sequence)"
+                    try tx.putRecord(record, zone: read.zone, sequence: sequence, membership: nil,
+                                     indexing: ["title": [.queryable, .searchable]])
+                    try tx.zoneActivity(read.zone, container: Fixture.container, environment: .development, viewersChanged: false, at: 3_000)
+                    return before
+                }
+                waits.append(try #require(connection).roundTrips - before)
+            }
+            // The first write also prepares its statements (round trips more); then three each.
+            #expect(waits.dropFirst() == [3, 3])
+            let saved = try #require(try store.read { try $0.record(zone: fixture.zone, name: "a") })
+            let zone = try #require(try store.read { try $0.zone(fixture.scope, name: fixture.zone.zoneID.zoneName) })
+            #expect(saved.recordChangeTag == "t\(zone.changeSequence)")
+        }
+    }
+
+    /// A lone write's deferred statements go with its COMMIT (P75): one that fails there rolls
+    /// the write back, is thrown, and leaves the connection usable.
+    @Test func aDeferredStatementThatFailsAtCommitRollsTheWriteBack() throws {
+        try Fixture.withSchema(.postgres, indexing: []) { store, fixture in
+            #expect(throws: (any Error).self) {
+                try store.write { tx in
+                    try tx.save(fixture.record("lost"), in: fixture.zone)
+                    try (tx as! PostgresStoreTransaction).db.runDeferred("SELECT 1 / 0")
+                }
+            }
+            try store.write { tx in try tx.save(fixture.record("kept"), in: fixture.zone) }
+            try store.read { reader throws -> Void in
+                #expect(try reader.record(zone: fixture.zone, name: "lost") == nil)
+                #expect(try reader.record(zone: fixture.zone, name: "kept") != nil)
             }
         }
     }

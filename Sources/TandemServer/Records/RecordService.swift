@@ -122,13 +122,14 @@ public struct RecordService: Sendable {
             return try store.write({ tx -> ModifyOutcome in
                 let batch = unsafeBatch
                 let (access, ownerScope): (ZoneAccess, RequestScope)
-                // One record of the caller's own zone: the zone, the record and the schema's etag
-                // in one statement, which the operation then starts from (decisions P73, P74).
+                // One record of the caller's own zone: the zone, the record, the schema's etag and
+                // (PostgreSQL) the change sequence in one statement, which the operation then
+                // starts from (decisions P73, P74, P75).
                 var prefetched: ModifyContext.Prefetched?
                 var resolved: (ZoneAccess, RequestScope)?
                 if Self.isOwnSingle(operations.map(\.recordName), zoneID, scope),
-                   let (zone, found, etag) = try tx.zoneRecordAndSchemaETag(scope.database, zoneName: zoneID.zoneName,
-                                                                           recordName: operations[0].recordName) {
+                   let (zone, found, etag) = try tx.zoneRecordAndSchemaETagReservingSequence(scope.database, zoneName: zoneID.zoneName,
+                                                                                            recordName: operations[0].recordName) {
                     prefetched = ModifyContext.Prefetched(recordName: operations[0].recordName, found: found, schemaETag: etag)
                     resolved = (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
                 } else {
@@ -150,7 +151,9 @@ public struct RecordService: Sendable {
                     let noted = batch.changes.count
                     let invited = batch.invitations.count
                     do {
-                        results[index] = try tx.savepoint { try context.apply(op) }
+                        // A lone operation needs no savepoint of its own: when it fails, the whole
+                        // write is rolled back below (P75).
+                        results[index] = try operations.count == 1 ? context.apply(op) : tx.savepoint { try context.apply(op) }
                         if case .saved = results[index] { batch.succeededNames.insert(op.recordName) }
                     } catch let error as CloudKitError {
                         var error = error
@@ -160,6 +163,10 @@ public struct RecordService: Sendable {
                         batch.changes.removeSubrange(noted...)  // rolled back: nothing to tell
                         batch.invitations.removeSubrange(invited...)
                     }
+                }
+                if failed && operations.count == 1 {
+                    // Nothing of the request is kept; its one result is the operation's error.
+                    throw AtomicFailure(results: results)
                 }
                 if isAtomic && failed {
                     throw AtomicFailure(results: results.enumerated().map { index, result in
@@ -232,6 +239,8 @@ public struct RecordService: Sendable {
         var mails: [AccountMail] = []
     }
 
+    /// Rolls back a request whose atomic batch, or whose only operation, failed; its results
+    /// are the response.
     struct AtomicFailure: Error, @unchecked Sendable {
         var results: [ItemResult]
     }

@@ -37,6 +37,29 @@ extension PostgresStoreTransaction {
         }
     }
 
+    /// One statement (P75): the zone's row advanced by one change sequence, which the
+    /// transaction keeps for its first `nextChangeSequence` of the zone, with the zone as it was
+    /// (its `changeSequence` the one before), its record and its schema's etag.
+    func zoneRecordAndSchemaETagReservingSequence(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
+        let read = try db.queryOne("""
+            WITH z AS (UPDATE zones SET change_seq = change_seq + 1
+                WHERE container_id = $1 AND environment = $2 AND database = $3 AND owner = $4 AND name = $5
+                RETURNING id, name, owner, change_seq, created_at, container_id, environment)
+            SELECT z.id, z.name, z.owner, z.change_seq - 1, z.created_at, \(RecordRows.recordColumns), r.membership, s.etag, z.change_seq
+            FROM z LEFT JOIN records r ON r.zone_id = z.id AND r.name = $6\(Self.schemaJoin)
+            """, Self.scopeArguments(scope) + [.text(zoneName), .text(recordName)]) { row in
+            let zone = try Self.storedZone(row)
+            let etag = try row.optionalString(18)
+            let sequence = try row.int64(19)
+            guard !row.isNull(5) else { return (zone, nil as (record: Record, membership: String?)?, etag, sequence) }
+            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5, decodeFields: true), try row.optionalString(17)), etag, sequence)
+        }
+        guard let read else { return nil }
+        reservedSequence.keep(read.3, zone: read.0.key)
+        return (read.0, read.1, read.2)
+    }
+
     private static let schemaJoin = " LEFT JOIN schemas s ON s.container_id = z.container_id AND s.environment = z.environment"
 
     func zones(_ scope: DatabaseScope) throws -> [StoredZone] {
@@ -75,8 +98,10 @@ extension PostgresStoreTransaction {
     }
 
     /// The zone's next change sequence, taken by `UPDATE … RETURNING` on its row, so writers
-    /// that take one commit in the order of their numbers (decisions P4).
+    /// that take one commit in the order of their numbers (decisions P4); or the one a first
+    /// read took for it (P75).
     func nextChangeSequence(_ zone: StoredZone) throws -> Int64 {
+        if let reserved = reservedSequence.take(zone: zone.key) { return reserved }
         guard let next = try db.queryOne("UPDATE zones SET change_seq = change_seq + 1 WHERE id = $1 RETURNING change_seq",
                                          [.integer(zone.key)], { try $0.int64(0) }) else {
             throw StoreError(.internal, "zone \(zone.key) vanished")

@@ -91,6 +91,54 @@ import TandemStore
         }
     }
 
+    /// A write's first read may take the zone's next change sequence early (decisions P75): the
+    /// numbers the transaction's writes get are the ones they would have got, a savepoint that
+    /// rolls back takes its reservation (or its use of one) back, and no number is used twice.
+    @Test(arguments: StoreBackend.all(for: .records))
+    func aReservingFirstReadLeavesTheChangeSequencesAsTheyWouldBe(backend: StoreBackend) throws {
+        try backend.withStore { store in
+            let fixture = try Fixture.make(store)
+            let current = { try #require(try store.read { try $0.zone(fixture.scope, name: "notes") }).changeSequence }
+            let start = try current()
+            let taken = try store.write { tx in
+                let read = try #require(try tx.zoneRecordAndSchemaETagReservingSequence(fixture.scope, zoneName: "notes", recordName: "n1"))
+                #expect(read.zone.changeSequence == start && read.found == nil)
+                return [try tx.nextChangeSequence(fixture.zone), try tx.nextChangeSequence(fixture.zone)]
+            }
+            #expect(taken == [start + 1, start + 2])
+            #expect(try current() == start + 2)
+
+            struct Undo: Error {}
+            // Reserved inside a savepoint that rolls back: gone with it.
+            let afterInner = try store.write { tx in
+                _ = try? tx.savepoint {
+                    _ = try tx.zoneRecordAndSchemaETagReservingSequence(fixture.scope, zoneName: "notes", recordName: "n1")
+                    throw Undo()
+                }
+                return try tx.nextChangeSequence(fixture.zone)
+            }
+            #expect(afterInner == start + 3)
+            // Reserved outside, used inside a savepoint that rolls back: still there to use.
+            let afterUse = try store.write { tx in
+                _ = try tx.zoneRecordAndSchemaETagReservingSequence(fixture.scope, zoneName: "notes", recordName: "n1")
+                _ = try? tx.savepoint {
+                    _ = try tx.nextChangeSequence(fixture.zone)
+                    throw Undo()
+                }
+                return [try tx.nextChangeSequence(fixture.zone), try tx.nextChangeSequence(fixture.zone)]
+            }
+            #expect(afterUse == [start + 4, start + 5])
+            // Reserved and never used: at most a gap, never a number again.
+            try store.write { tx in
+                _ = try tx.zoneRecordAndSchemaETagReservingSequence(fixture.scope, zoneName: "notes", recordName: "n1")
+            }
+            let next = try store.write { tx in try tx.nextChangeSequence(fixture.zone) }
+            #expect(next > start + 5)
+            #expect(try current() == next)
+            #expect(try store.write { tx in try tx.zoneRecordAndSchemaETagReservingSequence(fixture.scope, zoneName: "other", recordName: "n1") } == nil)
+        }
+    }
+
     /// Without `decodeFields` (decisions E25), a lookup's and a query's record carries its stored
     /// field text and no decoded fields, the text a decoded read carries too; a record holding
     /// an asset is decoded all the same (a response adds its download URL).
