@@ -375,9 +375,7 @@ extension StoreWriting {
         -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
         try zoneRecordAndSchemaETag(scope, zoneName: zoneName, recordName: recordName)
     }
-}
 
-extension StoreWriting {
     /// `putRecord` reading the record type's indexing from the store.
     public func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws {
         try putRecord(record, zone: zone, sequence: sequence, membership: membership, indexing: nil)
