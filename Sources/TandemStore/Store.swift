@@ -356,7 +356,12 @@ public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, Subscript
     /// `StoredFields.encode(record.fields)`), else encoded here. `indexing` is how the record
     /// type's fields are indexed in the zone's environment, by field name, from the schema the
     /// caller read in this transaction; nil reads it from the store (decisions E27).
-    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing: [String: IndexOptions]?) throws
+    ///
+    /// `before` is what the record's row held before this save, as the caller read it in this
+    /// transaction (nil: not read; the store reads it). With it, PostgreSQL sends the save with
+    /// the next statement that waits instead of waiting for it (decisions P76); SQLite ignores it.
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing: [String: IndexOptions]?,
+                   before: RowBefore?) throws
     /// Deletes a record and appends a tombstone at `sequence`.
     func deleteRecord(name: String, recordType: String, zone: StoredZone, sequence: Int64) throws
 
@@ -376,9 +381,14 @@ extension StoreWriting {
         try zoneRecordAndSchemaETag(scope, zoneName: zoneName, recordName: recordName)
     }
 
-    /// `putRecord` reading the record type's indexing from the store.
+    /// `putRecord` reading the record type's indexing and the row before from the store.
     public func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?) throws {
-        try putRecord(record, zone: zone, sequence: sequence, membership: membership, indexing: nil)
+        try putRecord(record, zone: zone, sequence: sequence, membership: membership, indexing: nil, before: nil)
+    }
+
+    /// `putRecord` reading the row before from the store.
+    public func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing: [String: IndexOptions]?) throws {
+        try putRecord(record, zone: zone, sequence: sequence, membership: membership, indexing: indexing, before: nil)
     }
 
     /// Runs `body` so that, if it throws, none of its writes remain (a nested savepoint).

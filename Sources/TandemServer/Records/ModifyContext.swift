@@ -172,8 +172,9 @@ struct ModifyContext {
                             parent: parent, share: share ?? existing?.share)
         record.encodedFields = EncodedFields(JSONFragment(trusted: stored))
         let schema = try SchemaAdmission.admit(record, tx: tx, scope: scope.database, now: now, schemaETag: knownSchemaETag(op))
+        // The row before is the one this operation read: PostgreSQL need not wait for the save (P76).
         try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership,
-                         indexing: schema?.indexing(of: recordType))
+                         indexing: schema?.indexing(of: recordType), before: existing == nil ? .absent : .present(membership: membership))
         batch.changes.append(.init(recordName: record.recordName, recordType: recordType, event: existing == nil ? .create : .update,
                                    memberships: [membership, newMembership]))
         if existing != nil && newMembership != membership {

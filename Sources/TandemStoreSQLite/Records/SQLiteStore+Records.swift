@@ -18,7 +18,8 @@ extension SQLiteStoreTransaction {
         }
     }
 
-    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing known: [String: IndexOptions]?) throws {
+    func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing known: [String: IndexOptions]?,
+                   before _: RowBefore?) throws {
         let created = record.created ?? record.modified!
         let modified = record.modified ?? created
         let existing = try db.queryOne("SELECT id, membership FROM records WHERE zone_id = ? AND name = ?",

@@ -139,6 +139,49 @@ import TandemStore
         }
     }
 
+    /// A save told the row before (decisions P76; PostgreSQL sends it without waiting) leaves
+    /// what any save leaves: the record, its index, full-text and reference rows replaced on an
+    /// update, and the share it left in its logged change.
+    @Test(arguments: StoreBackend.all(for: .records))
+    func aSaveToldTheRowBeforeWritesWhatAnySaveWrites(backend: StoreBackend) throws {
+        try Fixture.withSchema(backend, indexing: [IndexedField(recordType: "Note", field: "title", options: [.queryable, .searchable])]) { store, fixture in
+            let indexing: [String: IndexOptions] = ["title": [.queryable, .searchable]]
+            let steps: [(name: String, title: String, target: String?, membership: String?, before: RowBefore)] = [
+                ("a", "first words", "t1", nil, .absent),
+                ("b", "other", "t1", nil, .absent),
+                ("a", "second words", "t2", "share-1", .present(membership: nil)),
+                ("a", "third words", nil, nil, .present(membership: "share-1")),
+            ]
+            var logged: [LoggedChange] = []
+            for step in steps {
+                var fields: [String: FieldValue] = ["title": .string(step.title)]
+                if let target = step.target { fields["ref"] = .reference(Reference(recordName: target, action: .none)) }
+                let record = fixture.record(step.name, fields: fields)
+                logged += try store.write { tx in
+                    let sequence = try tx.nextChangeSequence(fixture.zone)
+                    try tx.putRecord(record, zone: fixture.zone, sequence: sequence,
+                                     membership: step.membership, indexing: indexing, before: step.before)
+                    return tx.loggedChanges()
+                }
+            }
+            #expect(logged.map(\.previousMembership) == [nil, nil, nil, "share-1"])
+            try store.read { reader throws -> Void in
+                let cases: [(Comparator, String, [String])] = [(.equals, "first words", []), (.equals, "second words", []),
+                                                               (.equals, "third words", ["a"]), (.containsAllTokens, "words", ["a"]),
+                                                               (.containsAllTokens, "other", ["b"])]
+                for (comparator, value, expected) in cases {
+                    let query = Query(recordType: "Note", filters: [Filter(comparator: comparator, field: .user("title"), value: .string(value))])
+                    let found = try reader.query(query, zones: [fixture.zone], limit: 10, after: nil, memberships: nil)
+                    #expect(found.map(\.record.recordName) == expected, "\(comparator) \(value)")
+                }
+                #expect(try reader.referrers(zone: fixture.zone, recordName: "t1").map(\.recordName) == ["b"])
+                #expect(try reader.referrers(zone: fixture.zone, recordName: "t2").isEmpty)
+                let a = try #require(try reader.recordWithMembership(zone: fixture.zone, name: "a"))
+                #expect(a.record.fields["title"] == .string("third words") && a.membership == nil)
+            }
+        }
+    }
+
     /// Without `decodeFields` (decisions E25), a lookup's and a query's record carries its stored
     /// field text and no decoded fields, the text a decoded read carries too; a record holding
     /// an asset is decoded all the same (a response adds its download URL).
