@@ -346,8 +346,11 @@ public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, Subscript
     /// commits without taking a sequence of the zone leaves a gap in it, which no reader minds
     /// (a change token names a position, not a count). Nil, and nothing advanced, when the zone
     /// does not exist.
+    ///
+    /// `before` (PostgreSQL; nil on SQLite) is the record's row as read, with a key reserved for
+    /// it when absent, for `putRecord(…, before:)` to save it without waiting (P76).
     func zoneRecordAndSchemaETagReservingSequence(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
-        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)?
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?, before: RowBefore?)?
     /// Inserts or replaces a record (its `recordChangeTag`, stamps and fields as given) with the
     /// share whose hierarchy contains it (`membership`), and appends it to the zone's change log
     /// at `sequence`.
@@ -357,9 +360,10 @@ public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, Subscript
     /// type's fields are indexed in the zone's environment, by field name, from the schema the
     /// caller read in this transaction; nil reads it from the store (decisions E27).
     ///
-    /// `before` is what the record's row held before this save, as the caller read it in this
-    /// transaction (nil: not read; the store reads it). With it, PostgreSQL sends the save with
-    /// the next statement that waits instead of waiting for it (decisions P76); SQLite ignores it.
+    /// `before` is the record's row before this save as `zoneRecordAndSchemaETagReservingSequence`
+    /// read it in this transaction, with nothing of the record written since (nil: the store
+    /// reads it). With it, PostgreSQL sends the save with the next statement that waits instead
+    /// of waiting for it (decisions P76).
     func putRecord(_ record: Record, zone: StoredZone, sequence: Int64, membership: String?, indexing: [String: IndexOptions]?,
                    before: RowBefore?) throws
     /// Deletes a record and appends a tombstone at `sequence`.
@@ -377,8 +381,8 @@ public protocol StoreWriting: StoreReading, ShareWriting, FeedWriting, Subscript
 extension StoreWriting {
     /// Only the read: nothing is reserved (SQLite's).
     public func zoneRecordAndSchemaETagReservingSequence(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
-        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
-        try zoneRecordAndSchemaETag(scope, zoneName: zoneName, recordName: recordName)
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?, before: RowBefore?)? {
+        try zoneRecordAndSchemaETag(scope, zoneName: zoneName, recordName: recordName).map { ($0.zone, $0.found, $0.schemaETag, nil) }
     }
 
     /// `putRecord` reading the record type's indexing and the row before from the store.

@@ -24,6 +24,8 @@ struct ModifyContext {
         let recordName: String
         let found: (record: Record, membership: String?)?
         let schemaETag: String?
+        /// The record's row as read (PostgreSQL), for its save not to wait (P76).
+        let before: RowBefore?
     }
 
     /// The schema etag read with `op`'s record, when it was prefetched: still current when its
@@ -31,6 +33,13 @@ struct ModifyContext {
     private func knownSchemaETag(_ op: RecordOperation) -> String?? {
         guard let prefetched, prefetched.recordName == op.recordName else { return .none }
         return .some(prefetched.schemaETag)
+    }
+
+    /// The row `op`'s record had when it was prefetched: only for a plain record's save (a
+    /// share's saves go through share code that writes its root first).
+    private func prefetchedRow(_ op: RecordOperation, _ rule: MembershipRule) -> RowBefore? {
+        guard case .derived = rule, let prefetched, prefetched.recordName == op.recordName else { return nil }
+        return prefetched.before
     }
 
     func apply(_ op: RecordOperation) throws -> RecordService.ItemResult {
@@ -172,9 +181,9 @@ struct ModifyContext {
                             parent: parent, share: share ?? existing?.share)
         record.encodedFields = EncodedFields(JSONFragment(trusted: stored))
         let schema = try SchemaAdmission.admit(record, tx: tx, scope: scope.database, now: now, schemaETag: knownSchemaETag(op))
-        // The row before is the one this operation read: PostgreSQL need not wait for the save (P76).
+        // The prefetched record's row is saved without a wait (P76): nothing of it was written since.
         try tx.putRecord(record, zone: zone, sequence: sequence, membership: newMembership,
-                         indexing: schema?.indexing(of: recordType), before: existing == nil ? .absent : .present(membership: membership))
+                         indexing: schema?.indexing(of: recordType), before: prefetchedRow(op, rule))
         batch.changes.append(.init(recordName: record.recordName, recordType: recordType, event: existing == nil ? .create : .update,
                                    memberships: [membership, newMembership]))
         if existing != nil && newMembership != membership {

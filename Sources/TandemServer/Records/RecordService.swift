@@ -123,14 +123,14 @@ public struct RecordService: Sendable {
                 let batch = unsafeBatch
                 let (access, ownerScope): (ZoneAccess, RequestScope)
                 // One record of the caller's own zone: the zone, the record, the schema's etag and
-                // (PostgreSQL) the change sequence in one statement, which the operation then
-                // starts from (decisions P73, P74, P75).
+                // (PostgreSQL) the change sequence and the record's row key in one statement, which
+                // the operation then starts from (decisions P73–P76).
                 var prefetched: ModifyContext.Prefetched?
                 var resolved: (ZoneAccess, RequestScope)?
                 if Self.isOwnSingle(operations.map(\.recordName), zoneID, scope),
-                   let (zone, found, etag) = try tx.zoneRecordAndSchemaETagReservingSequence(scope.database, zoneName: zoneID.zoneName,
-                                                                                            recordName: operations[0].recordName) {
-                    prefetched = ModifyContext.Prefetched(recordName: operations[0].recordName, found: found, schemaETag: etag)
+                   let (zone, found, etag, before) = try tx.zoneRecordAndSchemaETagReservingSequence(scope.database, zoneName: zoneID.zoneName,
+                                                                                                    recordName: operations[0].recordName) {
+                    prefetched = ModifyContext.Prefetched(recordName: operations[0].recordName, found: found, schemaETag: etag, before: before)
                     resolved = (try ZoneAccess.load(tx, zone: zone, user: scope.user), scope)
                 } else {
                     resolved = try Self.resolve(tx, scope, zoneID)

@@ -39,25 +39,30 @@ extension PostgresStoreTransaction {
 
     /// One statement (P75): the zone's row advanced by one change sequence, which the
     /// transaction keeps for its first `nextChangeSequence` of the zone, with the zone as it was
-    /// (its `changeSequence` the one before), its record and its schema's etag.
+    /// (its `changeSequence` the one before), its record, its schema's etag, and the record's row
+    /// key, or a key taken from the rows' sequence for its insert (P76; unused keys are gaps).
     func zoneRecordAndSchemaETagReservingSequence(_ scope: DatabaseScope, zoneName: String, recordName: String) throws
-        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
+        -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?, before: RowBefore?)? {
         let read = try db.queryOne("""
             WITH z AS (UPDATE zones SET change_seq = change_seq + 1
                 WHERE container_id = $1 AND environment = $2 AND database = $3 AND owner = $4 AND name = $5
                 RETURNING id, name, owner, change_seq, created_at, container_id, environment)
-            SELECT z.id, z.name, z.owner, z.change_seq - 1, z.created_at, \(RecordRows.recordColumns), r.membership, s.etag, z.change_seq
+            SELECT z.id, z.name, z.owner, z.change_seq - 1, z.created_at, \(RecordRows.recordColumns), r.membership, s.etag, z.change_seq,
+                COALESCE(r.id, nextval(pg_get_serial_sequence('records', 'id')))
             FROM z LEFT JOIN records r ON r.zone_id = z.id AND r.name = $6\(Self.schemaJoin)
             """, Self.scopeArguments(scope) + [.text(zoneName), .text(recordName)]) { row in
             let zone = try Self.storedZone(row)
-            let etag = try row.optionalString(18)
-            let sequence = try row.int64(19)
-            guard !row.isNull(5) else { return (zone, nil as (record: Record, membership: String?)?, etag, sequence) }
-            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5, decodeFields: true), try row.optionalString(17)), etag, sequence)
+            let (etag, sequence, key) = (try row.optionalString(18), try row.int64(19), try row.int64(20))
+            guard !row.isNull(5) else {
+                return (zone, nil as (record: Record, membership: String?)?, etag, sequence, RowBefore.absent(key: key))
+            }
+            let membership = try row.optionalString(17)
+            return (zone, (try RecordRows.record(row, zoneID: zone.zoneID, from: 5, decodeFields: true), membership), etag, sequence,
+                    RowBefore.present(key: key, membership: membership))
         }
         guard let read else { return nil }
         reservedSequence.keep(read.3, zone: read.0.key)
-        return (read.0, read.1, read.2)
+        return (read.0, read.1, read.2, read.4)
     }
 
     private static let schemaJoin = " LEFT JOIN schemas s ON s.container_id = z.container_id AND s.environment = z.environment"

@@ -20,7 +20,7 @@ extension PostgresStoreTransaction {
     }
 
     /// Writes a record's `field_index` rows and its full-text entry, as `indexing` says.
-    func writeIndexEntries(row record: RecordRow, zoneKey: Int64, recordType: String, fields: [String: FieldValue],
+    func writeIndexEntries(recordID: Int64, zoneKey: Int64, recordType: String, fields: [String: FieldValue],
                            indexing: [String: IndexOptions]?) throws {
         let included: (String) -> Bool = { name in
             guard let indexing else { return true }
@@ -32,7 +32,7 @@ extension PostgresStoreTransaction {
         var start = rows.startIndex
         while start < rows.endIndex {
             let chunk = rows[start..<min(start + Self.fieldIndexRowsPerInsert, rows.endIndex)]
-            var arguments: [PostgresValue] = [record.argument, .integer(zoneKey), .text(recordType)]
+            var arguments: [PostgresValue] = [.integer(recordID), .integer(zoneKey), .text(recordType)]
             for row in chunk {
                 var typed: [PostgresValue] = [.null, .null, .null, .null]
                 switch row.value {
@@ -44,23 +44,15 @@ extension PostgresStoreTransaction {
                 }
                 arguments += [.text(row.field), .integer(row.slot)] + typed
             }
-            try db.runDeferred(Self.fieldIndexInsert(rows: chunk.count, record: record.id(parameter: 1, zoneParameter: 2)), arguments)
+            try db.runDeferred(Self.fieldIndexInsert(rows: chunk.count), arguments)
             start = chunk.endIndex
         }
         let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
         if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
             // Tokens are letters and digits only (FieldIndexer.tokens), so a space separates them;
             // array_to_tsvector keeps each whole, as SQLite's ascii tokenizer does.
-            switch record {
-            case .id:
-                try db.runDeferred("INSERT INTO field_search (record_id, body) VALUES ($1, array_to_tsvector(string_to_array($2, ' ')))",
-                                   [record.argument, .text(body)])
-            case .named:
-                try db.runDeferred("""
-                    INSERT INTO field_search (record_id, body)
-                    VALUES (\(record.id(parameter: 1, zoneParameter: 3)), array_to_tsvector(string_to_array($2, ' ')))
-                    """, [record.argument, .text(body), .integer(zoneKey)])
-            }
+            try db.runDeferred("INSERT INTO field_search (record_id, body) VALUES ($1, array_to_tsvector(string_to_array($2, ' ')))",
+                       [.integer(recordID), .text(body)])
         }
     }
 }
@@ -71,11 +63,11 @@ extension PostgresStoreTransaction {
 
     /// `INSERT INTO field_index … VALUES (…), (…)` for `rows` rows: `$1`–`$3` are the record,
     /// zone and type every row shares, then six parameters per row (field, slot, and the four
-    /// typed values, one of them set). `record` is the record id's expression (`RecordRow.id`).
-    static func fieldIndexInsert(rows: Int, record: String) -> String {
+    /// typed values, one of them set).
+    static func fieldIndexInsert(rows: Int) -> String {
         let values = (0..<rows).map { row in
             let first = 4 + row * 6
-            return "(\(record), $2, $3, $\(first), $\(first + 1), $\(first + 2)::bigint, $\(first + 3)::double precision, $\(first + 4)::text, $\(first + 5)::bytea)"
+            return "($1, $2, $3, $\(first), $\(first + 1), $\(first + 2)::bigint, $\(first + 3)::double precision, $\(first + 4)::text, $\(first + 5)::bytea)"
         }
         return "INSERT INTO field_index (record_id, zone_id, type, field, slot, value_integer, value_real, value_text, value_bytes) VALUES "
             + values.joined(separator: ", ")

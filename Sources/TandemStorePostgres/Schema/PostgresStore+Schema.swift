@@ -90,7 +90,7 @@ extension PostgresStoreTransaction {
         for row in rows {
             try db.run("DELETE FROM field_index WHERE record_id = $1", [.integer(row.id)])
             try db.run("DELETE FROM field_search WHERE record_id = $1", [.integer(row.id)])
-            try writeIndexEntries(row: .id(row.id), zoneKey: row.zone, recordType: recordType, fields: row.fields, indexing: indexing)
+            try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, fields: row.fields, indexing: indexing)
         }
         return (last.id, rows.count)
     }
