@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 import TandemCore
 import TandemStore
@@ -15,28 +14,11 @@ import TandemStore
             let hash = [UInt8](repeating: 9, count: 32)
             let grant = TokenGrant(kind: .user, user: fixture.owner, container: nil)
             try store.write { tx in try tx.addToken(hash: hash, grant: grant, at: 1_500) }
-            let outcomes = Mutex<[Int: String]>([:])
-            GroupCommitConformanceTests.queuedBehindAHeldWrite(store, fixture, writers: 4) { writer in
-                let outcome: String
-                do {
-                    try store.write { tx in
-                        try tx.save(fixture.record("s\(writer)"), in: fixture.zone)
-                        if writer == 2 { _ = try? tx.addToken(hash: hash, grant: grant, at: 3_000) }
-                    }
-                    outcome = "committed"
-                } catch let error as StoreError {
-                    outcome = "\(error.kind)"
-                } catch {
-                    outcome = "\(error)"
-                }
-                outcomes.withLock { $0[writer] = outcome }
+            let outcomes = GroupCommitConformanceTests.outcomesOfQueuedSaves(store, fixture, writers: 4, prefix: "s") { writer, tx in
+                if writer == 2 { _ = try? tx.addToken(hash: hash, grant: grant, at: 3_000) }
             }
-            #expect(outcomes.withLock { $0 } == [0: "committed", 1: "committed", 2: "internal", 3: "committed"])
-            try store.read { reader throws -> Void in
-                for name in ["held", "s0", "s1", "s3"] { #expect(try reader.record(zone: fixture.zone, name: name) != nil, "\(name)") }
-                #expect(try reader.record(zone: fixture.zone, name: "s2") == nil)
-                #expect(try reader.zone(fixture.scope, name: "notes")?.changeSequence == 4)
-            }
+            #expect(outcomes == [0: "committed", 1: "committed", 2: "internal", 3: "committed"])
+            try GroupCommitConformanceTests.expectZone(store, fixture, holds: ["held", "s0", "s1", "s3"], not: ["s2"], sequence: 4)
         }
     }
 
@@ -46,26 +28,11 @@ import TandemStore
     @Test func aDeferredStatementThatFailsInABatchFailsOnlyItsJob() throws {
         try StoreBackend.postgres.withStore { store in
             let fixture = try Fixture.make(store)
-            let outcomes = Mutex<[Int: String]>([:])
-            GroupCommitConformanceTests.queuedBehindAHeldWrite(store, fixture, writers: 6) { writer in
-                let outcome: String
-                do {
-                    try store.write { tx in
-                        try tx.save(fixture.record("d\(writer)"), in: fixture.zone)
-                        if writer % 2 == 1 { try (tx as! PostgresStoreTransaction).db.runDeferred("SELECT 1 / 0") }
-                    }
-                    outcome = "committed"
-                } catch {
-                    outcome = "failed"
-                }
-                outcomes.withLock { $0[writer] = outcome }
+            let outcomes = GroupCommitConformanceTests.outcomesOfQueuedSaves(store, fixture, writers: 6, prefix: "d") { writer, tx in
+                if writer % 2 == 1 { try (tx as! PostgresStoreTransaction).db.runDeferred("SELECT 1 / 0") }
             }
-            #expect(outcomes.withLock { $0 } == [0: "committed", 1: "failed", 2: "committed", 3: "failed", 4: "committed", 5: "failed"])
-            try store.read { reader throws -> Void in
-                for name in ["held", "d0", "d2", "d4"] { #expect(try reader.record(zone: fixture.zone, name: name) != nil, "\(name)") }
-                for name in ["d1", "d3", "d5"] { #expect(try reader.record(zone: fixture.zone, name: name) == nil, "\(name)") }
-                #expect(try reader.zone(fixture.scope, name: "notes")?.changeSequence == 4)
-            }
+            #expect(outcomes.mapValues { $0 == "committed" } == [0: true, 1: false, 2: true, 3: false, 4: true, 5: false])
+            try GroupCommitConformanceTests.expectZone(store, fixture, holds: ["held", "d0", "d2", "d4"], not: ["d1", "d3", "d5"], sequence: 4)
         }
     }
 }

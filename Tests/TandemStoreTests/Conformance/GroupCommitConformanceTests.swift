@@ -34,6 +34,41 @@ import TandemStore
         held.wait()
     }
 
+    /// Each of `writers` queued writes (`queuedBehindAHeldWrite`) saves the record `prefix` +
+    /// its number, then runs `body`: "committed", or what became of its error (a `StoreError`'s
+    /// kind, `Abandon` as "abandoned", any other as described), by writer.
+    static func outcomesOfQueuedSaves(_ store: any Store, _ fixture: Fixture, writers: Int, prefix: String,
+                                      _ body: @escaping @Sendable (Int, any StoreWriting) throws -> Void) -> [Int: String] {
+        let outcomes = Mutex<[Int: String]>([:])
+        queuedBehindAHeldWrite(store, fixture, writers: writers) { writer in
+            let outcome: String
+            do {
+                try store.write { tx in
+                    try tx.save(fixture.record("\(prefix)\(writer)"), in: fixture.zone)
+                    try body(writer, tx)
+                }
+                outcome = "committed"
+            } catch is Abandon {
+                outcome = "abandoned"
+            } catch let error as StoreError {
+                outcome = "\(error.kind)"
+            } catch {
+                outcome = "\(error)"
+            }
+            outcomes.withLock { $0[writer] = outcome }
+        }
+        return outcomes.withLock { $0 }
+    }
+
+    /// Checks that the zone holds `kept` and not `lost`, at change sequence `sequence`.
+    static func expectZone(_ store: any Store, _ fixture: Fixture, holds kept: [String], not lost: [String], sequence: Int64) throws {
+        try store.read { reader throws -> Void in
+            for name in kept { #expect(try reader.record(zone: fixture.zone, name: name) != nil, "\(name)") }
+            for name in lost { #expect(try reader.record(zone: fixture.zone, name: name) == nil, "\(name)") }
+            #expect(try reader.zone(fixture.scope, name: "notes")?.changeSequence == sequence)
+        }
+    }
+
     @Test(arguments: StoreBackend.all(for: .concurrency))
     func aBodyThatFailsInABatchLeavesNothingWhileItsNeighboursCommit(backend: StoreBackend) throws {
         try backend.withStore { store in
@@ -41,33 +76,16 @@ import TandemStore
             let hash = [UInt8](repeating: 7, count: 32)
             let grant = TokenGrant(kind: .user, user: fixture.owner, container: nil)
             try store.write { tx in try tx.addToken(hash: hash, grant: grant, at: 1_500) }
-            let outcomes = Mutex<[Int: String]>([:])
-            Self.queuedBehindAHeldWrite(store, fixture, writers: 6) { writer in
-                let outcome: String
-                do {
-                    try store.write { tx in
-                        try tx.save(fixture.record("n\(writer)"), in: fixture.zone)
-                        switch writer {
-                        case 1: throw Abandon()                                           // the body gives up
-                        case 3: try tx.addToken(hash: hash, grant: grant, at: 3_000)      // the database refuses a statement
-                        default: break
-                        }
-                    }
-                    outcome = "committed"
-                } catch is Abandon {
-                    outcome = "abandoned"
-                } catch let error as StoreError {
-                    outcome = "\(error.kind)"
-                } catch {
-                    outcome = "\(error)"
+            let outcomes = Self.outcomesOfQueuedSaves(store, fixture, writers: 6, prefix: "n") { writer, tx in
+                switch writer {
+                case 1: throw Abandon()                                           // the body gives up
+                case 3: try tx.addToken(hash: hash, grant: grant, at: 3_000)      // the database refuses a statement
+                default: break
                 }
-                outcomes.withLock { $0[writer] = outcome }
             }
-            #expect(outcomes.withLock { $0 } == [0: "committed", 1: "abandoned", 2: "committed", 3: "conflict", 4: "committed", 5: "committed"])
+            #expect(outcomes == [0: "committed", 1: "abandoned", 2: "committed", 3: "conflict", 4: "committed", 5: "committed"])
+            try Self.expectZone(store, fixture, holds: ["held", "n0", "n2", "n4", "n5"], not: ["n1", "n3"], sequence: 5)
             try store.read { reader throws -> Void in
-                for name in ["held", "n0", "n2", "n4", "n5"] { #expect(try reader.record(zone: fixture.zone, name: name) != nil, "\(name)") }
-                for name in ["n1", "n3"] { #expect(try reader.record(zone: fixture.zone, name: name) == nil, "\(name)") }
-                #expect(try reader.zone(fixture.scope, name: "notes")?.changeSequence == 5)
                 let feed = try reader.zoneChangePage(zone: fixture.zone, after: 0, limit: 100, memberships: nil, decodeFields: false)
                 #expect(feed.map(\.change.sequence) == Array(1...5))
                 #expect(Set(feed.map(\.change.recordName)) == ["held", "n0", "n2", "n4", "n5"])
