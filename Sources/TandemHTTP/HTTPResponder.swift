@@ -77,6 +77,13 @@ public protocol HTTPResponder: Sendable {
     /// worker (`admission(for:)`). It may only admit what `admission(for:)` would admit.
     /// The default is `nil`.
     func quickAdmission(for head: HTTPRequestHead) -> HTTPAdmission?
+
+    /// Called on the service thread when a request is handed to the workers, must not block:
+    /// `true` for a request whose answer neither blocks nor waits for other requests (a read
+    /// from the store), which then waits for a running worker rather than waking another
+    /// beyond `HTTPServerConfiguration.runningWorkerLimit`. Writes that gather in a group
+    /// commit want the opposite: every one waiting there at once. The default is `false`.
+    func runsBriefly(_ head: HTTPRequestHead) -> Bool
 }
 
 /// An admission decision (`HTTPResponder.admission(for:)`).
@@ -101,4 +108,6 @@ extension HTTPResponder {
     }
 
     public func quickAdmission(for head: HTTPRequestHead) -> HTTPAdmission? { nil }
+
+    public func runsBriefly(_ head: HTTPRequestHead) -> Bool { false }
 }

@@ -13,6 +13,14 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// Worker threads running `HTTPResponder.respond(to:)`, created once at `start()`. At least 1.
     public var workerCount: Int
+    /// Workers running requests at once before queued ones wait for one of them to finish
+    /// (`WorkerPool`, decisions E28); a worker whose request has run `workerStallMicroseconds`
+    /// counts as blocked and no longer as running. 0: no limit, every queued request wakes a
+    /// worker. About the number of cores: more running threads than cores only take turns.
+    public var runningWorkerLimit = 0
+    /// Microseconds after which a request's worker counts as blocked rather than running (see
+    /// `runningWorkerLimit`): how long queued requests wait at most for workers that block.
+    public var workerStallMicroseconds = 1000
     /// Requests waiting for a worker beyond which new requests are answered 503 at once.
     public var maxQueuedRequests: Int
     /// Benchmarks only: call `respond(to:)` directly on the service thread, with no worker

@@ -17,6 +17,10 @@ public struct ServerConfiguration: Sendable {
     /// threads mean larger commit batches; on two cores 32 served both lookups and creates best
     /// (measured with tandem-bench: 64 threads cost ~15% more CPU per lookup).
     public var workerCount: Int
+    /// Of those, how many run at once before queued requests wait for one (a worker blocked
+    /// for more than a millisecond, in a write's group commit or a PostgreSQL round trip, does
+    /// not count; decisions E28). The number of cores by default; 0: no limit.
+    public var runningWorkerLimit = ProcessInfo.processInfo.activeProcessorCount
     /// One line per request on standard error.
     public var logRequests: Bool
     /// The URL clients reach the server at (e.g. `https://tandem.example.com`), used in asset
@@ -123,6 +127,7 @@ public final class TandemServer: Sendable {
                                droppedMessages: { counter.dropped() }, bodies: { counter.bodies() })
         var httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         workerCount: configuration.workerCount)
+        httpConfiguration.runningWorkerLimit = configuration.runningWorkerLimit
         httpConfiguration.webSocket.sendQueueMessages = configuration.streamQueueMessages
         // Spooled uploads land beside the asset files, so storing one is a rename.
         httpConfiguration.spoolDirectory = store.assets.temporaryDirectory

@@ -9,7 +9,7 @@ import TandemStorePostgres
 extension CommandLine {
     static let usage = """
         usage:
-          tandem serve [--host 127.0.0.1] [--port 8080] [--data DIR] [--synchronous full|normal] [--workers N] [--quiet]
+          tandem serve [--host 127.0.0.1] [--port 8080] [--data DIR] [--synchronous full|normal] [--workers N] [--running-workers N] [--quiet]
                        [--public-url https://host]   (base of asset, share and sign-in URLs; default: from each request's Host;
                                                   emailed sign-up and reset links need it unless reached at localhost)
                        [--stop-on-stdin-eof]   (for supervisors and tests: stop cleanly when standard input closes)

@@ -33,7 +33,7 @@ enum ServeCommand {
 
     /// Every setting of `tandem serve`, by flag name.
     static let keys: [String: Kind] = [
-        "host": .text, "port": .value, "data": .text, "synchronous": .value, "workers": .value, "quiet": .flag,
+        "host": .text, "port": .value, "data": .text, "synchronous": .value, "workers": .value, "running-workers": .value, "quiet": .flag,
         "public-url": .text, "stop-on-stdin-eof": .flag, "participant-limit": .value, "change-retention": .value,
         "session-participant-limit": .value, "session-rate": .value, "session-burst": .value, "stream-queue": .value,
         "app-ids": .text, "links-ttl": .value, "links-fetch-origin": .text, "webhook-allow": .repeated,
@@ -183,6 +183,10 @@ enum ServeCommand {
         if let workers = options.value("workers") {
             guard let n = Int(workers), n > 0 else { throw UsageError("--workers must be a positive number") }
             configuration.workerCount = n
+        }
+        if let limit = options.value("running-workers") {
+            guard let n = Int(limit), n >= 0 else { throw UsageError("--running-workers must be 0 (no limit) or more") }
+            configuration.runningWorkerLimit = n
         }
         configuration.logRequests = !options.flag("quiet")
         if let limit = options.value("participant-limit") {

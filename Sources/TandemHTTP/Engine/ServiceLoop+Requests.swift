@@ -153,7 +153,8 @@ extension ServiceLoop {
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         lws_rx_flow_control(wsi, 0)
         connection.receivePaused = true
-        let job = WorkerPool.Job(connectionID: connection.id, requestID: connection.requestID, request: request)
+        let job = WorkerPool.Job(connectionID: connection.id, requestID: connection.requestID, request: request,
+                                 brief: responder.runsBriefly(head))
         if !workers.submit(job) {
             startResponse(connection, responder.errorResponse(status: 503, reason: "Too many requests are queued.",
                                                               head: head))

@@ -163,6 +163,8 @@ final class ServiceLoop: @unchecked Sendable {
         if !configuration.inlineResponder {
             workers = WorkerPool(workerCount: configuration.workerCount,
                                  capacity: configuration.maxQueuedRequests,
+                                 runningLimit: configuration.runningWorkerLimit,
+                                 stallMicroseconds: configuration.workerStallMicroseconds,
                                  responder: responder, completions: completions, serverID: serverID)
         }
         // Set before the service thread starts: its tearDown disarms it.

@@ -6,12 +6,27 @@ import Synchronization
 ///
 /// One queue guarded by one `NSCondition`: the service thread appends, an idle worker takes.
 /// Threads are created once; nothing is allocated per request beyond the queue slot.
+///
+/// **Running workers** (decisions E28). A worker counts as running from when it takes a job
+/// until the job is `stallNanoseconds` old; past that it is taken to be blocked (a store write
+/// waiting for its group commit, a PostgreSQL round trip, a long poll) and stops counting. A
+/// sleeping worker is woken, and a woken one takes a job, only while fewer than `runningLimit`
+/// run; a worker that has just finished a job takes the next without asking. So on a machine of
+/// two cores a burst of short requests is answered by about two workers in turn instead of
+/// waking one thread per request, whose sleeps and wake-ups cost more than the requests. While
+/// jobs wait and the limit is reached, one sleeping worker (the sentinel) sleeps only until the
+/// oldest running job turns blocked, and then takes a job: a queued job waits at most about
+/// `stallNanoseconds` for workers that are blocked. Only brief jobs (`Job.brief`, reads) wait
+/// so; any other job wakes a worker as if there were no limit, since writes gather in their
+/// group commit and want every one of them waiting there. `runningLimit` 0: no limit.
 final class WorkerPool: @unchecked Sendable {
     /// A request waiting for a worker, and where its answer goes.
     struct Job: Sendable {
         var connectionID: UInt64
         var requestID: UInt64
         var request: HTTPRequest
+        /// `HTTPResponder.runsBriefly`: the job may wait for a running worker.
+        var brief = false
     }
 
     /// What a worker takes from the queue.
@@ -21,6 +36,11 @@ final class WorkerPool: @unchecked Sendable {
         case webSocket(WebSocketMailbox)
         /// A head to admit before its body is read (`HTTPResponder.admit`).
         case admission(Job)
+
+        var isBrief: Bool {
+            if case .request(let job) = self { return job.brief }
+            return false
+        }
     }
 
     private let condition = NSCondition()
@@ -34,20 +54,35 @@ final class WorkerPool: @unchecked Sendable {
     /// queued job without being signalled. Raised without the lock, lowered under it.
     private let returning = Atomic<Int>(0)
 
+    /// When each worker took its current job (`Clock` nanoseconds); 0 while it sleeps.
+    private var startedAt: [UInt64]
+    /// Sleeping workers whose sleep ends at the oldest running job's stall (at most one needed).
+    private var sentinels = 0
+    /// Queued jobs that are not brief: a worker woken for one takes the first job at once.
+    private var urgent = 0
+
     private let capacity: Int
+    private let runningLimit: Int
+    private let stallNanoseconds: UInt64
     private let responder: any HTTPResponder
     private let completions: CompletionQueue
 
-    init(workerCount: Int, capacity: Int, responder: any HTTPResponder, completions: CompletionQueue,
-         serverID: Int) {
+    /// - Parameters:
+    ///   - runningLimit: workers running at once before queued jobs wait for one (0: no limit).
+    ///   - stallMicroseconds: how long a job runs before its worker counts as blocked.
+    init(workerCount: Int, capacity: Int, runningLimit: Int = 0, stallMicroseconds: Int = 1000,
+         responder: any HTTPResponder, completions: CompletionQueue, serverID: Int) {
         self.capacity = capacity
+        self.runningLimit = runningLimit
+        self.stallNanoseconds = UInt64(max(1, stallMicroseconds)) * 1000
         self.responder = responder
         self.completions = completions
+        startedAt = Array(repeating: 0, count: workerCount)
         running = workerCount
         for index in 0..<workerCount {
             let thread = Thread { [self] in
                 ServerThread.mark(serverID: serverID)
-                self.work()
+                self.work(index)
             }
             thread.name = "tandem-http-worker-\(index)"
             thread.start()
@@ -79,9 +114,13 @@ final class WorkerPool: @unchecked Sendable {
             return false
         }
         jobs.append(work)
+        let brief = work.isBrief
+        if !brief { urgent += 1 }
         // With fast responders a returning worker usually takes the job, which saves waking
-        // (and later parking) another thread: two context switches per request.
+        // (and later parking) another thread: two context switches per request. Past the
+        // running limit only a sentinel is woken, if there is none yet.
         let wake = waiting > 0 && jobs.count > returning.load(ordering: .relaxed)
+            && (runningLimit == 0 || !brief || sentinels == 0 || runningWorkers(at: Self.now()).count < runningLimit)
         condition.unlock()
         // Signalled after unlocking, so the woken worker does not block on the lock at once.
         if wake { condition.signal() }
@@ -93,6 +132,7 @@ final class WorkerPool: @unchecked Sendable {
         condition.lock()
         closed = true
         jobs.removeAll()
+        urgent = 0
         condition.broadcast()
         condition.unlock()
     }
@@ -107,11 +147,11 @@ final class WorkerPool: @unchecked Sendable {
         return true
     }
 
-    private func work() {
+    private func work(_ index: Int) {
         // The finished job (and its request, whose spooled body file goes with it) is released
         // before the worker waits for the next one, not when the next one comes.
         var afterJob = false
-        while let current = next(afterJob: afterJob) {
+        while let current = next(index, afterJob: afterJob) {
             afterJob = true
             switch current {
             case .request(let request):
@@ -143,18 +183,63 @@ final class WorkerPool: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func next(afterJob: Bool) -> Work? {
+    private func next(_ index: Int, afterJob: Bool) -> Work? {
         condition.lock()
         defer { condition.unlock() }
         if afterJob {
             returning.subtract(1, ordering: .relaxed)
         }
-        while jobs.isEmpty && !closed {
+        startedAt[index] = 0
+        // A worker that has just finished a job keeps running: it takes the next one at once.
+        var mayTake = afterJob
+        while !closed {
+            let now = Self.now()
+            if !jobs.isEmpty {
+                let busy = runningLimit == 0 ? (count: 0, oldest: now) : runningWorkers(at: now)
+                if mayTake || runningLimit == 0 || urgent > 0 || busy.count < runningLimit {
+                    startedAt[index] = now
+                    let job = jobs.removeFirst()
+                    if job?.isBrief == false { urgent -= 1 }
+                    // Jobs left behind need a sentinel, or they would wait for a running worker
+                    // to come back however long it blocks.
+                    if runningLimit > 0 && !jobs.isEmpty && sentinels == 0 && waiting > 0 { condition.signal() }
+                    return job
+                }
+                if sentinels == 0 {
+                    // Jobs wait for the running workers: sleep until the oldest of them counts
+                    // as blocked, then look again.
+                    sentinels += 1
+                    waiting += 1
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(busy.oldest + stallNanoseconds - now) / 1e9))
+                    waiting -= 1
+                    sentinels -= 1
+                    continue
+                }
+            }
+            mayTake = false
             waiting += 1
             condition.wait()
             waiting -= 1
         }
-        return closed ? nil : jobs.removeFirst()
+        return nil
+    }
+
+    /// The workers counted as running at `now` (their job younger than `stallNanoseconds`) and
+    /// when the oldest of them took its job. Called with `condition` locked.
+    private func runningWorkers(at now: UInt64) -> (count: Int, oldest: UInt64) {
+        var count = 0
+        var oldest = now
+        for started in startedAt where started != 0 && now &- started < stallNanoseconds {
+            count += 1
+            oldest = min(oldest, started)
+        }
+        return (count, oldest)
+    }
+
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 }
 

@@ -107,6 +107,20 @@ public final class APIRouter: HTTPResponder {
         return .admitted(holder: holder)
     }
 
+    /// The database operations that only read (CloudKit Web Services: records/lookup,
+    /// records/query, zones/list, zones/lookup, records/changes, zones/changes): they wait for
+    /// a running worker rather than wake another past the running-worker limit (decisions E28).
+    static let briefOperations = ["/records/lookup", "/records/query", "/zones/list", "/zones/lookup",
+                                  "/records/changes", "/zones/changes"]
+
+    public func runsBriefly(_ head: HTTPRequestHead) -> Bool { Self.isBrief(head) }
+
+    /// `runsBriefly`, from the head alone.
+    static func isBrief(_ head: HTTPRequestHead) -> Bool {
+        head.method == "POST" && head.path.hasPrefix(BodyAdmission.databasePrefix)
+            && briefOperations.contains(where: head.path.hasSuffix)
+    }
+
     public func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
         let code: ServerErrorCode = switch status {
         case 413: .limitExceeded

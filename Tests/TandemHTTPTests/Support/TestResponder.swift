@@ -4,6 +4,7 @@ import TandemHTTP
 
 /// A responder for end-to-end tests, routed by path:
 /// - `/sleep?ms=N&id=X`: sleeps N ms, answers `slept X` (tracks how many run at once).
+/// - any path with `brief=1` in its query runs briefly (`HTTPResponder.runsBriefly`).
 /// - `/big?bytes=N`: answers N bytes of `TestResponder.pattern`.
 /// - `/status?code=N`: answers status N with body `status N`.
 /// - anything else: echoes the body, and method, path, query, remote address and every
@@ -63,6 +64,11 @@ final class TestResponder: HTTPResponder {
     }
 
     func bodyLimit(for head: HTTPRequestHead) -> Int { limit }
+
+    /// A request whose query has `brief=1` (`HTTPResponder.runsBriefly`).
+    func runsBriefly(_ head: HTTPRequestHead) -> Bool {
+        Self.parameters(head.query)["brief"] == "1"
+    }
 
     func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "text/plain")],
