@@ -8,6 +8,7 @@ import Testing
     static let paths = [
         "", "/", "//", "/a", "a/", "/database/1/iCloud.com.example/development/private/records/lookup",
         "/tandem/1/iCloud.x/development/schema", "/database/1//development/", "/é/ü/ß/👩‍👩‍👧", "/a//b///c/", "no-slash", "/a/\u{301}b/c",
+        "a/\u{301}b/c", "abc/\u{301}", "iCloud.x/\u{301}development/private", "\u{301}/a", "a\u{301}/b",
     ]
 
     @Test(arguments: paths)
@@ -17,6 +18,8 @@ import Testing
         let tail = path.dropFirst(min(3, path.count))
         let tailSplit: [Substring] = tail.split(separator: "/", omittingEmptySubsequences: false)
         #expect(tail.pathSegments == tailSplit.map { String($0) })
+        #expect(path[...].firstPathSegment == split.first.map { String($0) })
+        #expect(tail.firstPathSegment == tailSplit.first.map { String($0) })
     }
 
     @Test func requestIDsAreLowerCaseVersion4UUIDs() {

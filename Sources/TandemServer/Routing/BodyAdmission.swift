@@ -123,16 +123,19 @@ enum BodyAdmission {
     /// admin routes, unknown or refused credentials, uploads, accounts): a worker decides those.
     /// It admits only what `decide` admits, to the same holder; it never refuses.
     static func quick(_ head: HTTPRequestHead, _ services: Services) -> Decision? {
-        guard credentialedPrefixes.contains(where: head.path.hasPrefix), !ServerKeySignature.isSigned(head) else { return nil }
-        let (prefix, segments) = credentialedRoute(head)
-        guard !isAdminRoute(prefix, segments) else { return nil }
+        guard let prefix = credentialedPrefixes.first(where: head.path.hasPrefix), !ServerKeySignature.isSigned(head) else { return nil }
+        // The whole path is split only where its later segments matter; a signed-in sender of a
+        // database operation needs only the container (the split was 6,400 instructions of a
+        // lookup's 239,000).
+        guard prefix != "/tandem/1/" || !isAdminRoute(prefix, credentialedRoute(head).segments) else { return nil }
         let parameters = QueryString.parse(head.query)
         let authorization = head.headers["authorization"]
         if authorization == nil && parameters["ckAPIToken"] == nil && parameters["ckWebAuthToken"] == nil {
-            return allowsAnonymous(prefix, segments) ? .admitted(holder: nil) : nil
+            return allowsAnonymous(prefix, credentialedRoute(head).segments) ? .admitted(holder: nil) : nil
         }
+        let container = head.path.dropFirst(prefix.count).firstPathSegment
         guard let user = services.authenticator.userFromMemory(headers: authorization, parameters: parameters,
-                                                               container: segments.first ?? "") else { return nil }
+                                                               container: container) else { return nil }
         return .admitted(holder: "user " + user.recordName)
     }
 

@@ -27,6 +27,28 @@ extension Substring {
     }
 }
 
+extension Substring {
+    /// `pathSegments.first`, without splitting the rest: an ASCII prefix up to the first `/` is
+    /// read as bytes. A non-ASCII byte before that `/`, or right after it (a combining mark
+    /// makes `/` part of a longer Character, which the Character-wise split does not cut),
+    /// falls back to the split itself.
+    var firstPathSegment: String {
+        let bytes = utf8
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            if byte >= 0x80 { return pathSegments[0] }
+            if byte == UInt8(ascii: "/") {
+                let after = bytes.index(after: index)
+                if after != bytes.endIndex && bytes[after] >= 0x80 { return pathSegments[0] }
+                break
+            }
+            bytes.formIndex(after: &index)
+        }
+        return String(decoding: bytes[bytes.startIndex..<index], as: UTF8.self)
+    }
+}
+
 extension String {
     /// As `Substring.pathSegments`.
     var pathSegments: [String] { self[...].pathSegments }

@@ -97,28 +97,46 @@ public struct RequestContext: Sendable {
     /// Read as UTF-8 bytes (every request's scope asks; the Character-wise version cost 17,000
     /// instructions, decisions E17): a host with any other byte is not loopback.
     static func isLoopbackHost(_ host: String) -> Bool {
-        var name = Array(host.utf8)
-        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-        func isPort(_ bytes: ArraySlice<UInt8>) -> Bool { !bytes.isEmpty && bytes.allSatisfy(isDigit) }
+        // Over the string's own bytes, without a copy (the copies were 3,700 instructions of
+        // every lookup's scope).
+        var host = host
+        return host.withUTF8 { isLoopbackHost(bytes: $0[...]) }
+    }
+
+    private static func isLoopbackHost(bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        func isPort(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool { !bytes.isEmpty && bytes.allSatisfy(isDigit) }
+        var name = bytes
         if name.first == UInt8(ascii: "[") {
             guard let end = name.firstIndex(of: UInt8(ascii: "]")) else { return false }
             let rest = name[(end + 1)...]
             guard rest.isEmpty || (rest.first == UInt8(ascii: ":") && isPort(rest.dropFirst())) else { return false }
-            return name[1..<end].elementsEqual("::1".utf8)
+            return name[(name.startIndex + 1)..<end].elementsEqual("::1".utf8)
         }
         if let colon = name.firstIndex(of: UInt8(ascii: ":")) {
             guard isPort(name[(colon + 1)...]) else { return false }
-            name.removeSubrange(colon...)
+            name = name[..<colon]
         }
         // ASCII letters to lower case; other bytes stay as they are (and match nothing below).
-        let lower = name.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
-        if lower.elementsEqual("localhost".utf8) { return true }
-        let octets = lower.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0].elementsEqual("127".utf8)
-            && octets.allSatisfy { octet in
-                !octet.isEmpty && octet.count <= 3 && octet.allSatisfy(isDigit)
-                    && octet.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 255
+        let lower = { (byte: UInt8) in byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte }
+        if name.count == 9 && zip(name, "localhost".utf8).allSatisfy({ lower($0) == $1 }) { return true }
+        // Four dot-separated octets of 1–3 digits, each at most 255, the first 127.
+        var octets = 0
+        var start = name.startIndex
+        var index = start
+        while true {
+            if index == name.endIndex || name[index] == UInt8(ascii: ".") {
+                let octet = name[start..<index]
+                guard !octet.isEmpty, octet.count <= 3, octet.allSatisfy(isDigit),
+                      octet.reduce(0, { $0 * 10 + Int($1 - UInt8(ascii: "0")) }) <= 255,
+                      octets > 0 || octet.elementsEqual("127".utf8) else { return false }
+                octets += 1
+                if index == name.endIndex { break }
+                start = index + 1
             }
+            index += 1
+        }
+        return octets == 4
     }
 }
 

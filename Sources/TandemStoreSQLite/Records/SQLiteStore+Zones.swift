@@ -24,11 +24,9 @@ extension SQLiteStoreTransaction {
     /// One statement: the zone, its record (P63) and, with `schemaETag`, its schema's etag (P74).
     func zoneAndRecord(_ scope: DatabaseScope, zoneName: String, recordName: String, decodeFields: Bool, schemaETag: Bool) throws
         -> (zone: StoredZone, found: (record: Record, membership: String?)?, schemaETag: String?)? {
-        try db.queryOne("""
-            SELECT z.id, z.name, z.owner, z.change_seq, z.created_at, \(RecordRows.recordColumns), r.membership\(schemaETag ? ", s.etag" : "")
-            FROM zones z LEFT JOIN records r ON r.zone_id = z.id AND r.name = ?6\(schemaETag ? Self.schemaJoin : "")
-            WHERE z.container_id = ?1 AND z.environment = ?2 AND z.database = ?3 AND z.owner = ?4 AND z.name = ?5
-            """, Self.scopeArguments(scope) + [.text(zoneName), .text(recordName)]) { row in
+        try db.queryOne(schemaETag ? Self.zoneAndRecordAndSchemaSQL : Self.zoneAndRecordSQL,
+                        [.text(scope.container), .text(scope.environment.rawValue), .text(scope.database.rawValue),
+                         .text(scope.owner), .text(zoneName), .text(recordName)]) { row in
             let zone = Self.storedZone(row)
             let etag = schemaETag ? Self.optionalText(row, 18) : nil
             guard !row.isNull(5) else { return (zone, nil, etag) }
@@ -36,6 +34,17 @@ extension SQLiteStoreTransaction {
         }
     }
 
+    /// `zoneAndRecord`'s statement, made once rather than per read (its text is also the key
+    /// of the connection's statement cache).
+    private static func zoneAndRecordSQL(schemaETag: Bool) -> String {
+        """
+        SELECT z.id, z.name, z.owner, z.change_seq, z.created_at, \(RecordRows.recordColumns), r.membership\(schemaETag ? ", s.etag" : "")
+        FROM zones z LEFT JOIN records r ON r.zone_id = z.id AND r.name = ?6\(schemaETag ? schemaJoin : "")
+        WHERE z.container_id = ?1 AND z.environment = ?2 AND z.database = ?3 AND z.owner = ?4 AND z.name = ?5
+        """
+    }
+    private static let zoneAndRecordSQL = zoneAndRecordSQL(schemaETag: false)
+    private static let zoneAndRecordAndSchemaSQL = zoneAndRecordSQL(schemaETag: true)
     private static let schemaJoin = " LEFT JOIN schemas s ON s.container_id = z.container_id AND s.environment = z.environment"
 
     func zones(_ scope: DatabaseScope) throws -> [StoredZone] {

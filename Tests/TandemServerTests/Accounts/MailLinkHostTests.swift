@@ -15,6 +15,8 @@ import TandemCore
         ("evil.example#localhost", false), ("localhost:8080@evil.example", false), ("localhost:", false), ("localhost:80x", false),
         ("127.0.0.256", false), ("127.0.0", false), ("128.0.0.1", false), ("0.0.0.0", false), ("10.0.0.1", false),
         ("[::2]:8080", false), ("[::1]evil", false), ("[::1", false), ("", false),
+        ("127.000.0.01", true), ("Localhost", true), ("127.0.0.1.", false), ("127..0.1", false), ("localhos", false),
+        ("[::1]:", false), ("127.0.0.1:", false), (":8080", false), ("127.0.0.1.1", false), ("1270.0.0.1", false),
         // A digit with a combining mark is one Character that sorts between "0" and "9": the
         // Character-wise check took it for a digit and crashed on `Int(_:)!` (E17).
         ("127.0.0.1\u{301}", false), ("127.0.0.1\u{301}:8080", false), ("localhost:80\u{301}", false), ("LOCALHOST\u{301}", false),
