@@ -39,7 +39,7 @@ enum ServerKeySignature {
 
     /// Whether the request carries any of the three headers.
     static func isSigned(_ head: HTTPRequestHead) -> Bool {
-        [keyIDHeader, dateHeader, signatureHeader].contains { head.headers[$0] != nil }
+        head.headers[keyIDHeader] != nil || head.headers[dateHeader] != nil || head.headers[signatureHeader] != nil
     }
 
     /// The headers of a signed request, nil for an unsigned one.
