@@ -23,33 +23,33 @@ extension EndToEndTests {
             }
         }
 
-        @Test func briefRequestsWaitForTheRunningWorkerAndOthersDoNot() async throws {
-            let brief = TestResponder()
-            // A stall far beyond the requests' 60 ms: a sleeping worker still counts as running.
-            let briefServer = try startServer(responder: brief) {
-                $0.workerCount = 16; $0.runningWorkerLimit = 1; $0.workerStallMicroseconds = 10_000_000
+        /// A server of 16 workers, at most one of them running brief requests.
+        private static func limitedServer(stallMicroseconds: Int) throws -> (TestResponder, HTTPServer) {
+            let responder = TestResponder()
+            let server = try startServer(responder: responder) {
+                $0.workerCount = 16; $0.runningWorkerLimit = 1; $0.workerStallMicroseconds = stallMicroseconds
             }
+            return (responder, server)
+        }
+
+        @Test func briefRequestsWaitForTheRunningWorkerAndOthersDoNot() async throws {
+            // A stall far beyond the requests' 60 ms: a sleeping worker still counts as running.
+            let (brief, briefServer) = try Self.limitedServer(stallMicroseconds: 10_000_000)
             defer { briefServer.shutdown() }
             let answers = try await Self.sendAtOnce(briefServer, count: 6) { "/sleep?ms=60&brief=1&id=\($0)" }
             #expect(answers == Dictionary(uniqueKeysWithValues: (0..<6).map { ($0, "slept \($0)") }))
             #expect(brief.peakConcurrency == 1)
 
-            let other = TestResponder()
-            let otherServer = try startServer(responder: other) {
-                $0.workerCount = 16; $0.runningWorkerLimit = 1; $0.workerStallMicroseconds = 10_000_000
-            }
+            let (other, otherServer) = try Self.limitedServer(stallMicroseconds: 10_000_000)
             defer { otherServer.shutdown() }
             _ = try await Self.sendAtOnce(otherServer, count: 6) { "/sleep?ms=300&id=\($0)" }
             #expect(other.peakConcurrency >= 3)
         }
 
         @Test func aBriefRequestThatBlocksHoldsTheOthersBackOnlyUntilItStalls() async throws {
-            let responder = TestResponder()
             // Each request sleeps 300 ms, counted as blocked after 20: the queued ones do not
             // wait for it to come back.
-            let server = try startServer(responder: responder) {
-                $0.workerCount = 16; $0.runningWorkerLimit = 1; $0.workerStallMicroseconds = 20_000
-            }
+            let (responder, server) = try Self.limitedServer(stallMicroseconds: 20_000)
             defer { server.shutdown() }
             let answers = try await Self.sendAtOnce(server, count: 6) { "/sleep?ms=300&brief=1&id=\($0)" }
             #expect(answers.count == 6)
