@@ -200,9 +200,10 @@ final class WorkerPool: @unchecked Sendable {
                     startedAt[index] = now
                     let job = jobs.removeFirst()
                     if job?.isBrief == false { urgent -= 1 }
-                    // Jobs left behind need a sentinel, or they would wait for a running worker
-                    // to come back however long it blocks.
-                    if runningLimit > 0 && !jobs.isEmpty && sentinels == 0 && waiting > 0 { condition.signal() }
+                    // Brief jobs left behind need a sentinel, or they would wait for a running
+                    // worker to come back however long it blocks. Other jobs woke a worker each
+                    // when queued: a signal for them would be one wake-up too many.
+                    if runningLimit > 0 && urgent == 0 && !jobs.isEmpty && sentinels == 0 && waiting > 0 { condition.signal() }
                     return job
                 }
                 if sentinels == 0 {

@@ -107,18 +107,23 @@ public final class APIRouter: HTTPResponder {
         return .admitted(holder: holder)
     }
 
-    /// The database operations that only read (CloudKit Web Services: records/lookup,
-    /// records/query, zones/list, zones/lookup, records/changes, zones/changes): they wait for
-    /// a running worker rather than wake another past the running-worker limit (decisions E28).
-    static let briefOperations = ["/records/lookup", "/records/query", "/zones/list", "/zones/lookup",
-                                  "/records/changes", "/zones/changes"]
+    /// The database operations that only read, by the method each is served with (CloudKit
+    /// Web Services: records/lookup, records/query, zones/list, zones/lookup, changes/database,
+    /// changes/zone, subscriptions/list, subscriptions/lookup, and the older records/changes and
+    /// zones/changes): they wait for a running worker rather than wake another past the
+    /// running-worker limit (decisions E28).
+    static let briefOperations: [(method: String, suffix: String)] = [
+        ("POST", "/records/lookup"), ("POST", "/records/query"), ("GET", "/zones/list"), ("POST", "/zones/lookup"),
+        ("POST", "/changes/database"), ("POST", "/changes/zone"), ("POST", "/records/changes"), ("POST", "/zones/changes"),
+        ("GET", "/subscriptions/list"), ("POST", "/subscriptions/lookup"),
+    ]
 
     public func runsBriefly(_ head: HTTPRequestHead) -> Bool { Self.isBrief(head) }
 
     /// `runsBriefly`, from the head alone.
     static func isBrief(_ head: HTTPRequestHead) -> Bool {
-        head.method == "POST" && head.path.hasPrefix(BodyAdmission.databasePrefix)
-            && briefOperations.contains(where: head.path.hasSuffix)
+        head.path.hasPrefix(BodyAdmission.databasePrefix)
+            && briefOperations.contains { $0.method == head.method && head.path.hasSuffix($0.suffix) }
     }
 
     public func errorResponse(status: Int, reason: String, head: HTTPRequestHead?) -> HTTPResponse {
