@@ -196,7 +196,12 @@ public final class TandemServer: Sendable {
     ///   shutdown, when the HTTP server stopped on its own (`HTTPServer.failure`: the listening
     ///   socket was lost, or libwebsockets failed), so that `tandem serve` exits non-zero and a
     ///   supervisor restarts it.
-    public func runUntilSignalled() throws {
+    ///
+    /// - Parameter watch: called once the server serves, with a function that stops it; e.g.
+    ///   `--stop-on-stdin-eof`'s reader of standard input. Called only after `start()` returned,
+    ///   so a stop it asks for at once (standard input already closed) ends a server that served,
+    ///   instead of refusing the start.
+    public func runUntilSignalled(watch: (@Sendable (_ stop: @escaping @Sendable () -> Void) -> Void)? = nil) throws {
         // The sources are registered before start() prints "serving on": a SIGTERM sent as soon as
         // that line is read (as the tests' servers are stopped) otherwise fell between SIG_IGN and
         // the source's asynchronous registration, was lost, and the process never exited
@@ -221,6 +226,7 @@ public final class TandemServer: Sendable {
             throw error
         }
         started.signal()
+        watch?({ [self] in shutdown() })
         http.waitUntilStopped()
         shutdown()
         signals.forEach { $0.cancel() }

@@ -100,8 +100,8 @@ extension CommandLine {
                     store.close()
                     throw error
                 }
-                if merged.flag("stop-on-stdin-eof") { StdinWatch.stopWhenStandardInputCloses(server) }
-                try server.runUntilSignalled()
+                // Watched once serving: standard input already closed stops a server that started (E30).
+                try server.runUntilSignalled(watch: merged.flag("stop-on-stdin-eof") ? StdinWatch.stopWhenStandardInputCloses : nil)
             case ("listen", nil, 1):
                 return try ListenCommand.run(options)
             case ("container", "list", 2):
