@@ -5,13 +5,18 @@ package import TandemCore
 /// type, decisions P18).
 ///
 /// Slots: 0 the value (one row per distinct list member; a location's latitude), 3 a location's
-/// longitude, 9 a marker that the field is present (so negated comparators can require
-/// presence, and empty lists are found). Slot 2 (search tokens) is retired: SEARCHABLE fields
-/// go to the full-text table `field_search` instead (`searchBody`).
+/// longitude, 9 a marker that the field is present though it has no value row (an empty list,
+/// an asset), so negated comparators can require presence (`presenceSlots`: a row in slot 0 or
+/// 9) and empty lists are found. Records saved before decisions E31 also have a slot 9 row
+/// beside their value rows, which reads the same. Slot 2 (search tokens) is retired: SEARCHABLE
+/// fields go to the full-text table `field_search` instead (`searchBody`).
 package enum FieldIndexer {
     package static let valueSlot: Int64 = 0
     package static let longitudeSlot: Int64 = 3
     package static let presenceSlot: Int64 = 9
+    /// The slots whose rows say a record has the field: its value rows, or the marker of a field
+    /// without any (decisions E31).
+    package static let presenceSlots: [Int64] = [valueSlot, presenceSlot]
 
     /// An indexed value: one of SQLite's storage classes, one of PostgreSQL's `value_*` columns.
     package enum Value: Hashable, Sendable {
@@ -33,7 +38,7 @@ package enum FieldIndexer {
         var rows: [Row] = []
         rows.reserveCapacity(fields.count * 2)
         for (name, value) in fields where including(name) {
-            rows.append(Row(field: name, slot: presenceSlot, value: .null))
+            let first = rows.count
             // Only lists and token runs can repeat a value; scalars skip the hashing.
             var seen = Set<Row>()
             let mayRepeat = value.type.isList
@@ -59,6 +64,8 @@ package enum FieldIndexer {
                     break
                 }
             }
+            // A value row already says the field is there; only a field without one is marked.
+            if rows.count == first { rows.append(Row(field: name, slot: presenceSlot, value: .null)) }
         }
         return rows
     }

@@ -236,12 +236,15 @@ struct PostgresQueryPlanner {
         }
     }
 
-    /// `SELECT f.record_id FROM field_index f WHERE` (this field's index rows at `slot`).
-    private mutating func select(_ recordType: String, _ field: String, _ slot: Int64) -> String {
+    /// `SELECT f.record_id FROM field_index f WHERE` (this field's index rows in `slots`).
+    private mutating func select(_ recordType: String, _ field: String, _ slots: [Int64]) -> String {
         let zones = inZones("f.zone_id")
+        let type = bind(.text(recordType)), name = bind(.text(field))
+        let slot = slots.count == 1 ? "f.slot = \(bind(.integer(slots[0])))"
+            : "f.slot IN (" + slots.map { bind(.integer($0)) }.joined(separator: ", ") + ")"
         return """
-            SELECT f.record_id FROM field_index f WHERE \(zones) AND f.type = \(bind(.text(recordType))) \
-            AND f.field = \(bind(.text(field))) AND f.slot = \(bind(.integer(slot)))
+            SELECT f.record_id FROM field_index f WHERE \(zones) AND f.type = \(type) \
+            AND f.field = \(name) AND \(slot)
             """
     }
 
@@ -285,15 +288,15 @@ struct PostgresQueryPlanner {
         if filter.comparator == .listContainsAll || filter.comparator == .notListContainsAll {
             try countAllOfTerms(values.count, filter)
         }
-        func presence(_ planner: inout Self) -> String { "r.id IN (\(planner.select(recordType, field, FieldIndexer.presenceSlot)))" }
+        func presence(_ planner: inout Self) -> String { "r.id IN (\(planner.select(recordType, field, FieldIndexer.presenceSlots)))" }
         func matching(_ planner: inout Self, _ condition: (inout Self) -> String) -> String {
-            let rows = planner.select(recordType, field, slot)
+            let rows = planner.select(recordType, field, [slot])
             return "r.id IN (\(rows) AND \(condition(&planner)))"
         }
         /// Records with the field whose values do not meet `condition`.
         func havingNot(_ planner: inout Self, _ condition: (inout Self) -> String) -> String {
             let have = presence(&planner)
-            let rows = planner.select(recordType, field, slot)
+            let rows = planner.select(recordType, field, [slot])
             return "\(have) AND r.id NOT IN (\(rows) AND \(condition(&planner)))"
         }
 

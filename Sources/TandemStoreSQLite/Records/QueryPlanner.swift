@@ -231,24 +231,25 @@ struct QueryPlanner {
         }
     }
 
-    /// `SELECT f.record_id FROM field_index f WHERE` (this field's index rows), with its arguments appended.
-    private mutating func select(_ recordType: String, _ field: String, _ slot: Int64) -> String {
+    /// `SELECT f.record_id FROM field_index f WHERE` (this field's index rows in `slots`), with its arguments appended.
+    private mutating func select(_ recordType: String, _ field: String, _ slots: [Int64]) -> String {
         let zones = inZones("f.zone_id")
-        arguments.append(contentsOf: [.text(recordType), .text(field), .integer(slot)])
-        return "SELECT f.record_id FROM field_index f WHERE \(zones) AND f.type = ? AND f.field = ? AND f.slot = ?"
+        arguments.append(contentsOf: [.text(recordType), .text(field)] + slots.map { .integer($0) })
+        let slot = slots.count == 1 ? "f.slot = ?" : "f.slot IN (" + slots.map { _ in "?" }.joined(separator: ", ") + ")"
+        return "SELECT f.record_id FROM field_index f WHERE \(zones) AND f.type = ? AND f.field = ? AND \(slot)"
     }
 
     private mutating func userCondition(_ filter: Filter, field: String, recordType: String) throws(CloudKitError) -> String {
         func subquery(_ slot: Int64, _ valueCondition: String, _ values: [SQLiteValue]) -> String {
-            let rows = select(recordType, field, slot)
+            let rows = select(recordType, field, [slot])
             arguments.append(contentsOf: values)
             return "r.id IN (\(rows) AND \(valueCondition))"
         }
-        func presence() -> String { "r.id IN (\(select(recordType, field, FieldIndexer.presenceSlot)))" }
+        func presence() -> String { "r.id IN (\(select(recordType, field, FieldIndexer.presenceSlots)))" }
         /// Records with the field whose values do not meet `valueCondition`.
         func havingNot(_ valueCondition: String, _ values: [SQLiteValue]) -> String {
             let have = presence()
-            let rows = select(recordType, field, FieldIndexer.valueSlot)
+            let rows = select(recordType, field, [FieldIndexer.valueSlot])
             arguments.append(contentsOf: values)
             return "\(have) AND r.id NOT IN (\(rows) AND \(valueCondition))"
         }

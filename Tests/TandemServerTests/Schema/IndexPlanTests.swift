@@ -95,8 +95,28 @@ import TandemServer
         let counts = try store.database.read { connection in
             try connection.query("SELECT field, count(*) FROM field_index GROUP BY field ORDER BY field") { "\($0.text(0))=\($0.int64(1))" }
         }
-        // title and stars (one value + presence each), tags (queryable list); never body.
-        #expect(counts == ["stars=400", "tags=400", "title=400"])
+        // title, stars and tags (a queryable list of one) one value row each, and no presence
+        // row beside a value row (decisions E31); never body.
+        #expect(counts == ["stars=200", "tags=200", "title=200"])
+    }
+
+    /// A negated comparator asks for records that have the field: a value row says so, and the
+    /// presence marker only for a field without one (E31). Records saved before kept a marker
+    /// beside every value row; such rows answer the same.
+    @Test func negatedComparatorsFindTheFieldByItsValueRowsAndOldMarkersChangeNothing() throws {
+        let notFour = Query(recordType: "Note", filters: [Filter(comparator: .notEquals, field: .user("stars"), value: .int64(4))])
+        let notListed = Query(recordType: "Note", filters: [Filter(comparator: .notListContains, field: .user("tags"), value: .string("t0"))])
+        let fresh = (try run(notFour), try run(notListed))
+        #expect(fresh.0.names == ["n0", "n1", "n2", "n3", "n5"])
+        #expect(fresh.1.names == ["n1", "n2", "n4", "n5", "n7"])
+        #expect(fresh.0.plan.contains { $0.contains("field_index_lookup") }, "\(fresh.0.plan)")
+        // As a store written before E31 holds them: a marker beside each value row.
+        try store.database.write { connection in
+            try connection.run("INSERT INTO field_index (record_id, zone_id, type, field, slot, value) "
+                               + "SELECT record_id, zone_id, type, field, 9, NULL FROM field_index WHERE slot = 0")
+        }
+        #expect(try run(notFour).names == fresh.0.names)
+        #expect(try run(notListed).names == fresh.1.names)
     }
 
     @Test func changingOptionsAtImportBuildsAndDropsIndexes() throws {
