@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "TandemCrypto", dependencies: ["CCrypto"], swiftSettings: upcoming),
         // The SQLite wrapper (connections, statements, values, the server's reader pool and writer):
         // shared by the server's store and the SDK's LocalStore.
-        .target(name: "TandemSQLite", dependencies: ["CSQLite"], swiftSettings: upcoming),
+        .target(name: "TandemSQLite", dependencies: ["CSQLite", "TandemCore"], swiftSettings: upcoming),
         // The libpq wrapper (connections, prepared statements, transactions, the pool), for the
         // PostgreSQL store (issue 19; decisions P10–P19).
         .target(name: "TandemPostgres", dependencies: ["CPostgres", "TandemCore"], swiftSettings: upcoming),
@@ -56,10 +56,10 @@ let package = Package(
         // `tandem migrate`: copies a whole store between SQLite and PostgreSQL (decisions P40–P43).
         .target(name: "TandemStoreCopy", dependencies: ["TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemStorePostgres", "TandemPostgres", "TandemCrypto"],
                 swiftSettings: upcoming),
-        .target(name: "TandemHTTP", dependencies: ["CWebSockets"], swiftSettings: upcoming),
+        .target(name: "TandemHTTP", dependencies: ["CWebSockets", "TandemCore"], swiftSettings: upcoming),
         // The libnats wrapper (one connection, publish, one subscription, reconnect events), for
         // the NATS bus between nodes (issue 20; decisions N1–N12).
-        .target(name: "TandemNATS", dependencies: ["CNATS"], swiftSettings: upcoming),
+        .target(name: "TandemNATS", dependencies: ["CNATS", "TandemCore"], swiftSettings: upcoming),
         // The client SDK: TandemCore, TandemHTTP, TandemSQLite (its LocalStore) and TandemCrypto (device keys) only (DESIGN.md §2).
         .target(name: "Tandem", dependencies: ["TandemCore", "TandemHTTP", "TandemSQLite", "TandemCrypto"], swiftSettings: upcoming),
         .target(name: "TandemServer", dependencies: ["TandemCore", "TandemSchema", "TandemStore", "TandemHTTP", "TandemLinks", "TandemCrypto", "CArgon2", "CCurl", "CCBOR", "CQREncode"], swiftSettings: upcoming),

@@ -1,6 +1,6 @@
-import Foundation
-import Synchronization
 import CWebSockets
+import Foundation
+import TandemCore
 
 /// An HTTP/1.1 server: libwebsockets on one service thread, responders on a worker pool.
 ///
@@ -77,7 +77,7 @@ public final class HTTPServer: Sendable {
     private let counters = ServerCounters()
     private let stopSignal = StopSignal()
     private let stopFailure = ServerFailure()
-    private let lifecycle = Mutex(Lifecycle.idle)
+    private let lifecycle = Locked(Lifecycle.idle)
 
     private enum Lifecycle {
         case idle

@@ -1,6 +1,7 @@
 internal import CNATS
 import Foundation
 import Synchronization
+import TandemCore
 
 /// A failure libnats reported: its status name and text (`natsStatus_GetText`, with the
 /// library's last error detail when it has one).
@@ -52,7 +53,7 @@ public final class NATSConnection: @unchecked Sendable {
         /// The subscription's handler, in a class: a closure kept directly in a `Mutex` is
         /// wrapped in two more reabstraction thunks by every `withLock { $0 }` (Swift 6.3,
         /// optimized builds), so each message took longer than the last (decisions N51).
-        let message = Mutex<MessageHandler?>(nil)
+        let message = Locked<MessageHandler?>(nil)
         init(events: @escaping @Sendable (Event) -> Void) { self.events = events }
     }
 
@@ -64,7 +65,7 @@ public final class NATSConnection: @unchecked Sendable {
 
     private let connection: OpaquePointer
     /// The subscription's `natsSubscription *` as a bit pattern (0: none), so that it can live in a `Mutex`.
-    private let subscription = Mutex<Int>(0)
+    private let subscription = Locked<Int>(0)
     private let callbacks: Callbacks
     private let closed = Atomic<Bool>(false)
 

@@ -1,6 +1,6 @@
 internal import Dispatch
 internal import Foundation
-internal import Synchronization
+import TandemCore
 
 /// A bounded set of connections to one database, lent to one thread at a time.
 ///
@@ -34,7 +34,7 @@ public final class PostgresPool: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// One permit per connection that may be lent: `size` in all.
     private let permits: DispatchSemaphore
 

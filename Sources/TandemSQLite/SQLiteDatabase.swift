@@ -1,4 +1,4 @@
-internal import Synchronization
+import TandemCore
 
 /// An SQLite database file for a server: one writer with group commit, a pool of readers.
 ///
@@ -27,7 +27,7 @@ public final class SQLiteDatabase: Sendable {
 
     let writer: SQLiteWriter
     private let readers: SQLiteReaderPool
-    private let isClosed = Mutex(false)
+    private let isClosed = Locked(false)
 
     /// Opens the file (creating it), brings its schema up to date, and starts the writer.
     ///

@@ -1,6 +1,7 @@
 internal import Dispatch
 internal import Foundation
 internal import Synchronization
+import TandemCore
 
 /// Read-only connections: each thread that reads gets its own connection and keeps it, so the
 /// hot path takes no lock (a shared free list under a mutex made 64 worker threads on two cores
@@ -21,7 +22,7 @@ final class SQLiteReaderPool: Sendable {
     private let path: String
     private let maxConnections: Int
     private let key: pthread_key_t
-    private let slots = Mutex<[Slot]>([])
+    private let slots = Locked<[Slot]>([])
     private let overflow: SharedPool
     private let active = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
@@ -83,7 +84,7 @@ final class SQLiteReaderPool: Sendable {
 
 /// A fixed set of connections lent one at a time (the overflow path of `SQLiteReaderPool`).
 private final class SharedPool: Sendable {
-    private let idle: Mutex<[SQLiteConfinedConnection]>
+    private let idle: Locked<[SQLiteConfinedConnection]>
     private let available: DispatchSemaphore
     private let size: Int
 
@@ -92,7 +93,7 @@ private final class SharedPool: Sendable {
         for _ in 0..<count { connections.append(SQLiteConfinedConnection(try SQLiteReaderPool.open(path: path))) }
         size = count
         available = DispatchSemaphore(value: count)
-        idle = Mutex(connections)
+        idle = Locked(connections)
     }
 
     func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {

@@ -1,5 +1,5 @@
 internal import Dispatch
-internal import Synchronization
+import TandemCore
 
 /// Write jobs waiting for the writer thread, already grouped into the batches it will commit.
 ///
@@ -17,7 +17,7 @@ final class SQLiteWriteQueue: Sendable {
         var isClosed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wakeWriter = DispatchSemaphore(value: 0)
     private let batchLimit: Int
 

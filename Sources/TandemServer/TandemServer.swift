@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import TandemCore
 import TandemHTTP
 public import TandemStore
@@ -91,7 +90,7 @@ public final class TandemServer: Sendable {
     let journal: AssetFiles
     /// The console's first-run setup code, printed at start when there is no administrator.
     let consoleSetup: ConsoleSetup
-    private let stopped = Mutex<Bool>(false)
+    private let stopped = Locked<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Builds the services over `store`, which the server owns from now on (`shutdown()` closes
@@ -236,7 +235,7 @@ public final class TandemServer: Sendable {
 
 /// Lets /metrics read the open-connection count of the HTTP server built after the router.
 final class ConnectionCounter: Sendable {
-    let server = Mutex<HTTPServer?>(nil)
+    let server = Locked<HTTPServer?>(nil)
 
     func value() -> Int { server.withLock { $0?.openConnections ?? 0 } }
     func dropped() -> Int { server.withLock { $0?.droppedWebSocketMessages ?? 0 } }

@@ -1,5 +1,5 @@
 internal import Dispatch
-internal import Synchronization
+import TandemCore
 internal import TandemStore
 
 /// This process's writes, committed in groups by whichever caller leads (decisions P53).
@@ -29,7 +29,7 @@ final class PostgresWriteQueue: Sendable {
         var hasLeader = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Queues `job` and returns once its batch is over (its outcome is in the job).
     ///

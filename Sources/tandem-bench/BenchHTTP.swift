@@ -1,4 +1,5 @@
 import Foundation
+import TandemCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -24,7 +25,7 @@ final class BenchHTTP: Sendable {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<(Int, Data, (any Error)?)>((0, Data(), nil))
+        let result = Locked<(Int, Data, (any Error)?)>((0, Data(), nil))
         session.dataTask(with: request) { data, response, error in
             result.withLock { $0 = ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data(), error) }
             done.signal()

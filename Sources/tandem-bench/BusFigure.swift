@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TandemCore
 import TandemHTTP
 import TandemServer
@@ -123,8 +122,8 @@ enum BusFigure {
 
     /// When each marker's message reached each node's stream (uptime nanoseconds).
     final class Arrivals: Sendable {
-        private let seen = Mutex<[String: [Int: UInt64]]>([:])
-        private let expected = Mutex<String?>(nil)
+        private let seen = Locked<[String: [Int: UInt64]]>([:])
+        private let expected = Locked<String?>(nil)
 
         func expect(_ marker: String) { expected.withLock { $0 = marker } }
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import TandemCore
 import TandemTestSupport
 
 /// Issue 20's group-session figures on a `BusCluster` (decisions N42): a reliable messenger
@@ -28,7 +28,7 @@ enum BusSessionFigure {
         let cpu: @Sendable (Bool) -> Double = { spread in
             (spread ? spreadPIDs : [singlePID]).map(ProcessCPU.seconds(pid:)).reduce(0, +)
         }
-        let outcome = Mutex<Result<Results, any Error>?>(nil)
+        let outcome = Locked<Result<Results, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             do {

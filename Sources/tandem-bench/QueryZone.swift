@@ -1,7 +1,7 @@
 import Foundation
 import TandemCore
-import TandemStore
 import TandemSQLite
+import TandemStore
 import TandemStoreSQLite
 
 /// The data directory of the query benchmark: one custom zone holding `count` records of type
@@ -16,8 +16,9 @@ enum QueryZone {
     static let zoneName = "Bench"
     static let recordType = "Item"
     static let buckets = 1000
-    /// Bump when the records written below change.
-    static let layoutVersion = 1
+    /// Bump when the records written below, or the index rows the store writes for them, change
+    /// (2: no presence row beside a value row, decisions E31).
+    static let layoutVersion = 2
     static let recordsPerTransaction = 10_000
     /// On PostgreSQL: every `nextChangeSequence` in a transaction adds a version of the zone's
     /// row that the next one must step over, so a transaction's cost grows with its square.

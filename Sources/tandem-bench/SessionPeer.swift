@@ -14,7 +14,7 @@ final class DeliveryStats: Sendable {
         var windowEnd: UInt64 = .max
         var recordLatency = true
     }
-    let state = Mutex(State())
+    let state = Locked(State())
 
     func record(sentAt: UInt64, now: UInt64) {
         state.withLock { state in
@@ -35,9 +35,9 @@ final class DeliveryStats: Sendable {
 /// sends binary frames whose last 8 bytes are the send time, and counts what arrives.
 final class SessionPeer: Sendable {
     let client: WebSocketClient
-    private let replies = Mutex<[Int64: CheckedContinuation<JSONValue, Never>]>([:])
+    private let replies = Locked<[Int64: CheckedContinuation<JSONValue, Never>]>([:])
     private let nextID = Atomic<Int64>(1)
-    private let frame = Mutex<[UInt8]>([])
+    private let frame = Locked<[UInt8]>([])
     private let stopped = Atomic<Bool>(false)
 
     private init(client: WebSocketClient) { self.client = client }

@@ -1,10 +1,9 @@
 import Dispatch
 import Foundation
-import Synchronization
 import TandemCore
 import TandemHTTP
-import TandemServer
 import TandemSQLite
+import TandemServer
 import TandemStore
 import TandemStoreSQLite
 
@@ -26,7 +25,7 @@ enum SessionsFigure {
             var ceiling = "—", ratio = "—", target = "—"
             var passed: Bool?
         }
-        let rows = Mutex<[Row]>([])
+        let rows = Locked<[Row]>([])
         /// Printed at once (unbuffered), as `Report.say` does.
         func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         func add(_ figure: String, value: String, ceiling: String = "—", ratio: String = "—", target: String = "—", passed: Bool? = nil) {
@@ -39,7 +38,7 @@ enum SessionsFigure {
         raiseFileLimit()
         let findings = Findings()
         let size = options.size
-        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let outcome = Locked<Result<Void, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             do {

@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 import TandemCore
 import TandemHTTP
+import TandemSQLite
 import TandemServer
 import TandemStore
-import TandemSQLite
 import TandemStoreSQLite
 
 /// Issue 4's figures: catch-up throughput of `changes/zone` 100,000 changes behind;
@@ -247,9 +247,9 @@ enum SyncFigure {
 
 /// What the latency run's tasks and threads share.
 private final class LatencyState: Sendable {
-    let sentAt = Mutex<[String: Double]>([:])
-    let latencies = Mutex<[Double]>([])
-    let clients = Mutex<[WebSocketClient]>([])
+    let sentAt = Locked<[String: Double]>([:])
+    let latencies = Locked<[Double]>([])
+    let clients = Locked<[WebSocketClient]>([])
 }
 
 /// Byte-level scanning of JSON responses, so the client side of a throughput figure costs little.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemCore
 import TandemHTTP
 
 /// WebSocket transport figures, in process over loopback: echo round trips of one client
@@ -17,7 +17,7 @@ enum WebSocketFigure {
     /// Runs the async measurement from the synchronous bench command, blocking this thread.
     static func run(options: BenchOptions, report: Report) throws {
         report.section("websocket")
-        let outcome = Mutex<Result<Figures, any Error>?>(nil)
+        let outcome = Locked<Result<Figures, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             do {
@@ -99,7 +99,7 @@ enum WebSocketFigure {
 
 /// Echoes on `/echo`; keeps `/fan` connections for `broadcast`.
 private final class BenchWebSocketResponder: WebSocketResponder {
-    private let fans = Mutex<[WebSocketConnection]>([])
+    private let fans = Locked<[WebSocketConnection]>([])
 
     var fanCount: Int { fans.withLock { $0.count } }
 

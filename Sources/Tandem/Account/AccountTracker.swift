@@ -1,4 +1,4 @@
-internal import Synchronization
+import TandemCore
 
 extension Credentials {
     /// The token that names a user: a user token, or the web auth token beside an API token.
@@ -53,11 +53,11 @@ final class AccountTracker: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let credentialsChanged: (@Sendable (Credentials) -> Void)?
 
     init(credentials: Credentials, credentialsChanged: (@Sendable (Credentials) -> Void)?) {
-        state = Mutex(State(credentials: credentials))
+        state = Locked(State(credentials: credentials))
         self.credentialsChanged = credentialsChanged
     }
 

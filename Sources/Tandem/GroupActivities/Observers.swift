@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+import TandemCore
 
 /// Several `AsyncStream`s fed the same values; each new stream starts with the current value
 /// when one is given.
 final class Observers<Value: Sendable>: Sendable {
-    private let continuations = Mutex<[UUID: AsyncStream<Value>.Continuation]>([:])
-    private let finished = Mutex(false)
+    private let continuations = Locked<[UUID: AsyncStream<Value>.Continuation]>([:])
+    private let finished = Locked(false)
 
     func stream(initial: Value?) -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
@@ -36,7 +36,7 @@ final class Reply<Value: Sendable>: Sendable {
         var result: Result<Value, TandemError>?
         var waiter: CheckedContinuation<Value, any Error>?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func resolve(_ result: Result<Value, TandemError>) {
         let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in

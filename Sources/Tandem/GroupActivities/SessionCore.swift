@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 internal import TandemCore
 
 /// The state of one session on this client, shared by its `GroupSession`, messengers,
@@ -30,7 +29,7 @@ final class SessionCore: Sendable {
     let identifier: String
     let isLocallyInitiated: Bool
     let link: SessionLink
-    let state: Mutex<State>
+    let state: Locked<State>
     let statuses = Observers<GroupSessionState>()
     let participantChanges = Observers<Set<Participant>>()
     let activities = Observers<JSONValue>()
@@ -43,7 +42,7 @@ final class SessionCore: Sendable {
         identifier = activity["identifier"]?.stringValue ?? ""
         isLocallyInitiated = locallyInitiated
         self.link = link
-        state = Mutex(State(activity: activity))
+        state = Locked(State(activity: activity))
     }
 
     var isInvalidated: Bool {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 internal import TandemCore
 internal import TandemHTTP
 
@@ -22,7 +21,7 @@ final class SessionLink: Sendable {
     }
 
     let transport: Transport
-    let state = Mutex(State())
+    let state = Locked(State())
     /// The server's word that this user's eligibility may have changed (`groupState.changed`,
     /// R24), and the stream dropping (the answer must be asked again after a reconnect).
     let groupStateHints = Observers<Void>()

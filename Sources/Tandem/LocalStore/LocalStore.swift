@@ -1,5 +1,4 @@
 public import Foundation
-internal import Synchronization
 internal import TandemCore
 internal import TandemSQLite
 
@@ -134,7 +133,7 @@ public final class LocalStore: Sendable {
     public let sharedEngine: SyncEngine
     let mirror: LocalMirror
     private let path: String
-    private let closed = Mutex(false)
+    private let closed = Locked(false)
 
     /// Opens (or creates) the file and starts both engines. One store per file in a process
     /// (so one pair of engines writes it): `close()` the previous one first (K29).
@@ -296,7 +295,7 @@ public final class LocalStore: Sendable {
 /// The files `LocalStore`s of this process have open: one store, hence one pair of engines, per
 /// file (K29). Process-wide because two stores of one file are the hazard wherever they were made.
 enum OpenStoreFiles {
-    private static let paths = Mutex<Set<String>>([])
+    private static let paths = Locked<Set<String>>([])
 
     static func claim(_ path: String) -> Bool { paths.withLock { $0.insert(path).inserted } }
     static func release(_ path: String) { _ = paths.withLock { $0.remove(path) } }

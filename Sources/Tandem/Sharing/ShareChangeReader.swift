@@ -1,4 +1,4 @@
-internal import Synchronization
+import TandemCore
 
 /// Turns a sync engine's events into `ShareObserver.Event`s by comparing each owned share with
 /// the version seen before (decisions R8–R11). Called on the engine's run, one event at a time.
@@ -10,7 +10,7 @@ final class ShareChangeReader: Sendable {
         var listing: Set<RecordZone.ID> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func remember(_ shares: [Share]) {
         state.withLock { state in

@@ -1,5 +1,5 @@
 internal import Foundation
-internal import Synchronization
+import TandemCore
 
 /// Keeps one database (private or shared) in step with a device (CloudKit's `CKSyncEngine`).
 ///
@@ -68,7 +68,7 @@ public final class SyncEngine: Sendable {
     private let gate = AsyncGate()
     let background = Background()
     /// Read-only listeners told every event after the delegate (`ShareObserver`), in order.
-    private let taps = Mutex<[@Sendable (Event) -> Void]>([])
+    private let taps = Locked<[@Sendable (Event) -> Void]>([])
 
     public init(configuration: Configuration) {
         self.configuration = configuration

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import TandemCore
 
 /// A request body on its way to a temporary file, written off the service thread.
 ///
@@ -23,7 +23,7 @@ final class BodySpool: @unchecked Sendable {
     let window: Int
     private let directory: String
     private let queue = DispatchQueue(label: "tandem-http-body-spool")
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let onDrained: @Sendable () -> Void
     /// Reports bytes leaving memory (written or dropped), for the server's buffered figure.
     private let released: @Sendable (Int) -> Void

@@ -1,6 +1,7 @@
+import CWebSockets
 import Foundation
 import Synchronization
-import CWebSockets
+import TandemCore
 
 /// The libwebsockets context and service thread every `WebSocketClient` in the process shares.
 ///
@@ -26,7 +27,7 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
         var halt: String?
     }
 
-    private static let instance = Mutex<ClientLoop?>(nil)
+    private static let instance = Locked<ClientLoop?>(nil)
 
     /// The shared loop, created on first use.
     static func shared() throws(WebSocketError) -> ClientLoop {
@@ -38,7 +39,7 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
         }
     }
 
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     private let ids = Atomic<UInt64>(1)
     /// Set once in `init`, before the thread starts.
     private var context: OpaquePointer!

@@ -1,5 +1,5 @@
-import Synchronization
 import CWebSockets
+import TandemCore
 
 /// Responses finished on worker threads, waiting for the service thread to write them, and
 /// WebSocket connections asking for its attention (output queued, close asked, reading to
@@ -35,10 +35,10 @@ final class CompletionQueue: ChannelAttention {
         var pointer: OpaquePointer
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Guards the context separately, so the wake-up system call happens outside `state`'s
     /// lock, which the service thread takes for every batch.
-    private let context = Mutex<UnsafeContext?>(nil)
+    private let context = Locked<UnsafeContext?>(nil)
 
     /// Makes `context` the one to wake; called once the context exists.
     func open(context pointer: OpaquePointer) {

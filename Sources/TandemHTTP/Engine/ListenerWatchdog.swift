@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemCore
 
 /// Checks every `interval` seconds, on a thread of its own, that the server's listening
 /// socket is still there: the descriptor open, naming the socket bound at start, and listening.
@@ -18,7 +18,7 @@ final class ListenerWatchdog: Sendable {
     private let socket: ListeningSocket
     private let interval: Double
     private let onLoss: @Sendable (String) -> Void
-    private let armed = Mutex(true)
+    private let armed = Locked(true)
     private let stopped = StopSignal()
 
     init(socket: ListeningSocket, interval: Double, onLoss: @escaping @Sendable (String) -> Void) {

@@ -1,5 +1,5 @@
-import Synchronization
 import CWebSockets
+import TandemCore
 
 /// Wakes an lws service thread to look at one channel (its queue has output, or it should
 /// close). Any thread.
@@ -52,7 +52,7 @@ final class WebSocketChannel: @unchecked Sendable {
     let id: UInt64
     let configuration: WebSocketConfiguration
     private let policy: OverflowPolicy
-    private let shared: Mutex<Shared>
+    private let shared: Locked<Shared>
     private let notifier: any ChannelAttention
     private let counters: ServerCounters?
 
@@ -74,7 +74,7 @@ final class WebSocketChannel: @unchecked Sendable {
         self.policy = policy
         self.notifier = notifier
         self.counters = counters
-        shared = Mutex(Shared(queue: OutboundQueue(maxMessages: configuration.sendQueueMessages,
+        shared = Locked(Shared(queue: OutboundQueue(maxMessages: configuration.sendQueueMessages,
                                                    maxBytes: configuration.sendQueueBytes)))
     }
 

@@ -1,4 +1,4 @@
-import Synchronization
+import TandemCore
 
 /// Events of one server WebSocket waiting for the `WebSocketResponder`, delivered on the worker
 /// pool one at a time and in order.
@@ -33,7 +33,7 @@ final class WebSocketMailbox: Sendable {
     let connection: WebSocketConnection
     private let responder: any WebSocketResponder
     private let backlogLimit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(connection: WebSocketConnection, responder: any WebSocketResponder, backlogLimit: Int) {
         self.connection = connection

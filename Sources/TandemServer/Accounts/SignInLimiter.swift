@@ -1,4 +1,3 @@
-import Synchronization
 import TandemCore
 
 /// Brute-force limits on sign-in and sign-up (decisions A5): failed sign-ins per account and per
@@ -22,7 +21,7 @@ final class SignInLimiter: Sendable {
 
     let limits: Limits
     /// Attempt times (ms) by key: `a:` account, `i:` address failures, `s:` address sign-ups.
-    private let attempts = Mutex<[String: [Int64]]>([:])
+    private let attempts = Locked<[String: [Int64]]>([:])
 
     init(limits: Limits) { self.limits = limits }
 

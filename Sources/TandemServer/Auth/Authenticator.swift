@@ -1,7 +1,7 @@
-import TandemCrypto
 import Foundation
 import Synchronization
 import TandemCore
+import TandemCrypto
 public import TandemStore
 
 /// Resolves credentials to a user (decisions D10): `Authorization: Bearer <token>`, or the
@@ -25,13 +25,13 @@ public final class Authenticator: Sendable {
     /// Grants read from the store, shared by every thread, for `userFromMemory` on the service
     /// thread (which reads no store): filled when a thread's own cache misses, same expiry and
     /// epoch (decisions E22).
-    private let remembered = Mutex(GrantCache())
+    private let remembered = Locked(GrantCache())
     /// Bumped by each revocation: cached grants from an older epoch are read again.
     private let epoch = Atomic<Int>(0)
     static let cacheMilliseconds: Int64 = 30_000
 
     /// Where revocations are told to every node (decisions N7); set once while the server is built.
-    private let bus = Mutex<EventBus?>(nil)
+    private let bus = Locked<EventBus?>(nil)
 
     public init(store: any Store) { self.store = store }
 

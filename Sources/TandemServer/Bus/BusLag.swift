@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemCore
 
 /// How late other nodes' events reach this node (decisions N41): for each event heard from the
 /// bus, the time it was handed to this node's subscribers minus the time its node published it
@@ -16,7 +16,7 @@ final class BusLag: Sendable {
         var count = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Records one event published at `sentAt` (seconds since 1970) and received `now`.
     func observe(sentAt: Double, now: Double = Date().timeIntervalSince1970) {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TandemCore
 import TandemCrypto
 
 /// The one fan-out behind the three hubs (DESIGN.md §5; decisions N1): what a commit publishes
@@ -38,10 +39,10 @@ final class EventBus: Sendable {
     let node = UUID().uuidString.lowercased()
     let transport: (any BusTransport)?
     private let log: RequestLog?
-    private let subscribers = Mutex<[@Sendable (Delivery) -> Void]>([])
+    private let subscribers = Locked<[@Sendable (Delivery) -> Void]>([])
     private let inbox = DispatchQueue(label: "tandem-bus-inbox")
     /// Events encoded as JSON (not yet sealed) waiting for the outbox thread, and their total size in bytes.
-    private let outbox = Mutex<(events: [(subject: String, json: [UInt8])], bytes: Int)>(([], 0))
+    private let outbox = Locked<(events: [(subject: String, json: [UInt8])], bytes: Int)>(([], 0))
     private let outboxSignal = DispatchSemaphore(value: 0)
     private let outboxStopped = Atomic<Bool>(false)
     private let outboxStarted = Atomic<Bool>(false)

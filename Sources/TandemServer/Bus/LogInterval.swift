@@ -1,11 +1,11 @@
 import Dispatch
-import Synchronization
+import TandemCore
 
 /// Lets a repeated log line through once per `seconds` per kind (decisions N28, N30): a flood
 /// of forged or over-size bus events is counted in `/metrics`, and logged, not once per event.
 final class LogInterval: Sendable {
     private let nanoseconds: UInt64
-    private let last = Mutex<[String: UInt64]>([:])
+    private let last = Locked<[String: UInt64]>([:])
 
     init(seconds: UInt64 = 60) { nanoseconds = seconds * 1_000_000_000 }
 

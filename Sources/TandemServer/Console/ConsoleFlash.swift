@@ -1,4 +1,4 @@
-import Synchronization
+import TandemCore
 import TandemStore
 
 /// A secret a console POST made, held in memory for the page its redirect leads to (decisions
@@ -17,7 +17,7 @@ final class ConsoleFlash: Sendable {
         var expiresAt: Int64
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Locked<[Entry]>([])
 
     /// Holds `secret` for the session with token hash `session`; replaces what it held before.
     func put(session: [UInt8], container: String, secret: String, now: Int64 = Clock.milliseconds()) {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemCore
 import TandemStore
 
 /// What the console's charts plot (decisions C7): samples of the `/metrics` counters
@@ -32,7 +32,7 @@ final class ConsoleMonitor: Sendable {
 
     let metrics: Metrics
     let openConnections: @Sendable () -> Int
-    private let samples = Mutex<[Sample]>([])
+    private let samples = Locked<[Sample]>([])
 
     /// Takes a first sample at once (open connections 0: the server is not serving yet), so the
     /// first chart shows the time since start.

@@ -1,4 +1,3 @@
-import Synchronization
 import TandemCore
 import TandemCrypto
 import TandemStore
@@ -9,7 +8,7 @@ import TandemStore
 /// code works once, only while no administrator exists, and only in this process (a restart
 /// prints a new one). Only its SHA-256 is kept.
 final class ConsoleSetup: Sendable {
-    private let codeHash = Mutex<[UInt8]?>(nil)
+    private let codeHash = Locked<[UInt8]?>(nil)
 
     init() {}
 

@@ -1,5 +1,5 @@
-import Foundation
 import Dispatch
+import Foundation
 import Synchronization
 import TandemCore
 import TandemStore
@@ -36,13 +36,13 @@ final class ConversationHub: Sendable {
     private let queue = DispatchQueue(label: "tandem-conversation-hub")
     /// Per viewer, bumped at commit whenever something their highlight lists read changed
     /// (cached lists compare it).
-    private let generations = Mutex<[String: UInt64]>([:])
+    private let generations = Locked<[String: UInt64]>([:])
     /// Bumped for everyone (a change whose viewers are not known).
-    private let globalGeneration = Mutex<UInt64>(0)
-    private let observers = Mutex<[@Sendable (MembershipChange) -> Void]>([])
+    private let globalGeneration = Locked<UInt64>(0)
+    private let observers = Locked<[@Sendable (MembershipChange) -> Void]>([])
     /// In a class, not as a closure in the `Mutex`: each `withLock { $0 }` of a closure kept
     /// directly would wrap it in more reabstraction thunks, slower at every call (N51).
-    private let refresher = Mutex<Refresher?>(nil)
+    private let refresher = Locked<Refresher?>(nil)
 
     private final class Refresher: Sendable {
         let refresh: @Sendable (_ viewers: Set<String>, _ container: String, _ environment: Environment) -> Void

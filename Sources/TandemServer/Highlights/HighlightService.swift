@@ -1,8 +1,7 @@
 import Foundation
-import Synchronization
 public import TandemCore
-public import TandemStore
 import TandemCrypto
+public import TandemStore
 
 /// The highlight center (SharedWithYou `SWHighlightCenter`): for one viewer and app, the links
 /// shared with them in conversations that are universal links of the app (or Tandem share
@@ -25,7 +24,7 @@ public final class HighlightService: Sendable {
     let store: any Store
     let links: LinkService
     let hub: ConversationHub
-    private let cache = Mutex<[CacheKey: Snapshot]>([:])
+    private let cache = Locked<[CacheKey: Snapshot]>([:])
 
     private struct CacheKey: Hashable {
         var viewer: String

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TandemCore
 import TandemHTTP
 import TandemStore
@@ -23,10 +22,10 @@ final class HighlightStream: Sendable {
         var apps: [String: String]
     }
 
-    private let subscriptions = Mutex<[UInt64: Subscription]>([:])
+    private let subscriptions = Locked<[UInt64: Subscription]>([:])
     /// Viewers waiting for a refresh, by container environment ("" = every container); one
     /// drain runs for all that piled up, so a burst of messages costs one snapshot per receiver.
-    private let dirty = Mutex<(viewers: [DirtyKey: Set<String>], scheduled: Bool)>(([:], false))
+    private let dirty = Locked<(viewers: [DirtyKey: Set<String>], scheduled: Bool)>(([:], false))
 
     private struct DirtyKey: Hashable {
         var container: String

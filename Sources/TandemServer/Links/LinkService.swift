@@ -1,4 +1,3 @@
-import Synchronization
 public import TandemCore
 public import TandemLinks
 public import TandemStore
@@ -15,7 +14,7 @@ public final class LinkService: Sendable {
     let fetcher: AssociationFetcher
     /// How long a fetched file is used before it is fetched again, milliseconds.
     let ttl: Int64
-    private let compiled = Mutex<[CacheKey: CompiledFile]>([:])
+    private let compiled = Locked<[CacheKey: CompiledFile]>([:])
 
     private struct CacheKey: Hashable {
         var container: String

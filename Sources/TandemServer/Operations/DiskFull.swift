@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TandemCore
 import TandemHTTP
 import TandemStore
@@ -21,7 +20,7 @@ final class DiskFull: Sendable {
     static let reportInterval: Duration = .seconds(60)
 
     private let log: RequestLog
-    private let state = Mutex<(lastReport: ContinuousClock.Instant?, refused: Int)>((nil, 0))
+    private let state = Locked<(lastReport: ContinuousClock.Instant?, refused: Int)>((nil, 0))
 
     init(log: RequestLog) { self.log = log }
 

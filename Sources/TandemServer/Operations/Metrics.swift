@@ -1,5 +1,5 @@
+import TandemCore
 import TandemHTTP
-import Synchronization
 
 /// Request counts and latency histograms per endpoint, in Prometheus text format (`/metrics`).
 public final class Metrics: Sendable {
@@ -16,7 +16,7 @@ public final class Metrics: Sendable {
     /// Each thread records into its own shard (a lock only it and `render` take), so requests
     /// never contend for one shared lock.
     final class Shard: Sendable {
-        let endpoints = Mutex<[String: Endpoint]>([:])
+        let endpoints = Locked<[String: Endpoint]>([:])
     }
 
     private let shards = PerThread { Shard() }

@@ -1,4 +1,4 @@
-import Synchronization
+import TandemCore
 
 /// The last requests the server answered, for the console's live request log (decisions C6):
 /// a ring of at most `capacity` entries in memory, filled by `RequestLog.record` whether or not
@@ -42,11 +42,11 @@ final class RecentRequests: Sendable {
     }
 
     let capacity: Int
-    private let state: Mutex<(entries: [Entry], next: Int, sequence: Int)>
+    private let state: Locked<(entries: [Entry], next: Int, sequence: Int)>
 
     init(capacity: Int = 1000) {
         self.capacity = capacity
-        state = Mutex(([], 0, 0))
+        state = Locked(([], 0, 0))
     }
 
     func append(time: Int64, method: String, path: String, status: Int, microseconds: Int, uuid: String) {

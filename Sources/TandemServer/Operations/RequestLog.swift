@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
+import TandemCore
 import TandemStore
 
 /// One line per request to standard error, buffered and written by a background thread so
 /// workers never wait on the terminal:
 /// `2026-11-29T12:00:00.123Z POST /database/1/... 200 812us 345B <uuid>`.
 public final class RequestLog: Sendable {
-    private let buffer = Mutex<[UInt8]>([])
+    private let buffer = Locked<[UInt8]>([])
     private let enabled: Bool
     private let stopped = Atomic<Bool>(false)
     /// The last 1,000 requests, for the console's live log (filled even when lines are not printed).

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import TandemCore
 import TandemStore
 
@@ -21,11 +20,11 @@ final class StoreHealth: Sendable {
     /// the error.
     private final class Probe: Sendable {
         let finished = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(any Error)??>(nil)
+        let outcome = Locked<(any Error)??>(nil)
     }
 
     private let store: any Store
-    private let running = Mutex<Probe?>(nil)
+    private let running = Locked<Probe?>(nil)
 
     init(store: any Store) { self.store = store }
 

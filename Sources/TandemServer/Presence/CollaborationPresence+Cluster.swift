@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import TandemCore
 import TandemStore
 
 /// Presence across nodes (issue 20; decisions N55–N56). Each node publishes, after every change,

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import TandemCore
 import TandemHTTP
 import TandemStore
@@ -41,14 +40,14 @@ final class CollaborationPresence: Sendable {
     }
 
     /// Connections per collaboration, by connection ID.
-    private let rooms = Mutex<[Key: [UInt64: Entry]]>([:])
+    private let rooms = Locked<[Key: [UInt64: Entry]]>([:])
     private let store: any Store
     let hub: ConversationHub
     private let log: RequestLog?
     /// The bus to other nodes; nil on a node of its own.
     let bus: EventBus?
     /// What the other nodes said and what this node told them (CollaborationPresence+Cluster.swift).
-    let cluster = Mutex(Cluster())
+    let cluster = Locked(Cluster())
 
     init(store: any Store, hub: ConversationHub, log: RequestLog?, bus: EventBus? = nil) {
         self.store = store

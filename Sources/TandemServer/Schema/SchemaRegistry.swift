@@ -1,4 +1,3 @@
-import Synchronization
 import TandemCore
 import TandemSchema
 import TandemStore
@@ -12,7 +11,7 @@ import TandemStore
 final class SchemaRegistry: Sendable {
     static let shared = SchemaRegistry()
     private static let capacity = 256
-    private let parsed = Mutex<[String: Schema]>([:])
+    private let parsed = Locked<[String: Schema]>([:])
 
     /// The environment's schema, or nil when none was imported or inferred yet. `known` is
     /// its etag when the caller read it in this transaction (`.some(nil)`: no schema).

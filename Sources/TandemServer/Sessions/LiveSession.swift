@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TandemCore
 import TandemHTTP
 import TandemStore
@@ -62,7 +61,7 @@ final class LiveSession: Sendable {
     let initiatorConnection: UInt64
     /// Milliseconds since 1970.
     let startedAt: Int64
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// `id` and `startedAt` (milliseconds since 1970) are given when a node takes the session
     /// over from a dead owner (N33); a new session gets fresh ones.
@@ -75,7 +74,7 @@ final class LiveSession: Sendable {
         self.initiator = initiator
         self.initiatorConnection = initiatorConnection
         self.startedAt = startedAt
-        state = Mutex(State(activity: activity, audience: audience))
+        state = Locked(State(activity: activity, audience: audience))
     }
 
     /// `{sessionID, conversationID, activity, initiatorConnectionID}`.

@@ -1,4 +1,3 @@
-import Synchronization
 import TandemCore
 import TandemStore
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TandemCore
 import TandemHTTP
 import TandemStore
@@ -50,7 +49,7 @@ final class SessionHub: Sendable {
         var declaredElsewhere: [String: Declaration] = [:]
     }
 
-    let registry = Mutex(Registry())
+    let registry = Locked(Registry())
     let membership: any SessionMembership
     let journal: AssetFiles
     let settings: Settings

@@ -1,4 +1,3 @@
-import Synchronization
 import TandemCore
 
 /// One `TokenBucket` per key (a person's user record name), made full on first use: the limit on
@@ -13,7 +12,7 @@ final class TokenBuckets: Sendable {
     let burst: Double
     /// The `reason` of the `THROTTLED` error.
     let reason: String
-    private let buckets = Mutex<[String: TokenBucket]>([:])
+    private let buckets = Locked<[String: TokenBucket]>([:])
     /// Past this many keys, the full buckets (no different from new ones) are dropped.
     static let keptKeys = 50_000
 

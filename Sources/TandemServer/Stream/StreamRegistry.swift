@@ -1,4 +1,3 @@
-import Synchronization
 import TandemCore
 import TandemHTTP
 import TandemStore
@@ -19,7 +18,7 @@ final class StreamRegistry: NotificationSink, Sendable {
         var connectedAt: Int64 = Clock.milliseconds()
     }
 
-    private let clients = Mutex<[UInt64: Client]>([:])
+    private let clients = Locked<[UInt64: Client]>([:])
 
     func add(_ client: Client) { clients.withLock { $0[client.connection.id] = client } }
     func remove(_ connection: WebSocketConnection) { _ = clients.withLock { $0.removeValue(forKey: connection.id) } }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemCore
 
 /// One value per thread, made on first use, so hot paths touched by every request need no
 /// shared lock. With 64 worker threads on two cores, a shared `Mutex` is often held by a
@@ -9,7 +10,7 @@ import Synchronization
 /// `everyThread` lists all values made so far, for readers that aggregate (metrics).
 final class PerThread<Value: AnyObject & Sendable>: Sendable {
     private let key: pthread_key_t
-    private let all = Mutex<[Value]>([])
+    private let all = Locked<[Value]>([])
     private let make: @Sendable () -> Value
 
     init(_ make: @escaping @Sendable () -> Value) {

@@ -13,8 +13,8 @@ import TandemStore
 final class ChangeHub: Sendable {
     private let store: any Store
     private let bus: EventBus
-    private let sinks: Mutex<[any NotificationSink]>
-    private let pending = Mutex<[ChangeEvent]>([])
+    private let sinks: Locked<[any NotificationSink]>
+    private let pending = Locked<[ChangeEvent]>([])
     private let signal = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
     private let exited = DispatchSemaphore(value: 0)
@@ -28,7 +28,7 @@ final class ChangeHub: Sendable {
         self.bus = bus
         self.log = log
         self.capacity = capacity
-        sinks = Mutex([])
+        sinks = Locked([])
         bus.subscribe { [weak self] delivery in
             guard let self, case .event(let event) = delivery, case .notification(let notification) = event.body else { return }
             let own = event.origin == bus.node

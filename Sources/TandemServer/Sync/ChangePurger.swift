@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemCore
 import TandemStore
 
 /// Forgets change history older than the retention window (decisions D9: 30 days by default),
@@ -9,7 +9,7 @@ final class ChangePurger: Sendable {
     private let store: any Store
     private let retentionMilliseconds: Int64
     private let interval: Double
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
     private let wake = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
     private let log: RequestLog

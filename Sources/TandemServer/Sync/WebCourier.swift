@@ -46,7 +46,7 @@ final class WebCourier: NotificationSink, Sendable {
     let mailboxes: WebCourierMailboxes
     private let waiters = Atomic<Int>(0)
     /// Polls parked now, by a number of their own (the console, decisions C43).
-    private let parked = Mutex<(next: UInt64, polls: [UInt64: Parked])>((0, [:]))
+    private let parked = Locked<(next: UInt64, polls: [UInt64: Parked])>((0, [:]))
     private let closed = Atomic<Bool>(false)
 
     init(store: any Store, log: RequestLog?) {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemCore
 
 /// Every webhook attempt `WebhookSender` made, for the console (decisions C42): a ring of the
 /// last `capacity` attempts in memory (oldest dropped first), lost on restart, like the request
@@ -43,7 +43,7 @@ final class WebhookLog: Sendable {
     }
 
     let capacity: Int
-    private let state = Mutex<(entries: [Entry], sequence: Int)>(([], 0))
+    private let state = Locked<(entries: [Entry], sequence: Int)>(([], 0))
 
     init(capacity: Int = 1000) {
         self.capacity = capacity

@@ -1,7 +1,7 @@
-import TandemCrypto
 import Foundation
 import Synchronization
 import TandemCore
+import TandemCrypto
 import TandemStore
 
 /// Delivers notifications of subscriptions that name a `webhookURL`: a JSON POST signed with
@@ -15,7 +15,7 @@ import TandemStore
 final class WebhookSender: NotificationSink, Sendable {
     static let attempts = 5
     private let capacity: Int
-    private let queue = Mutex<[(PushNotification, attempt: Int, notBefore: Double)]>([])
+    private let queue = Locked<[(PushNotification, attempt: Int, notBefore: Double)]>([])
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
     let sent = Atomic<Int>(0)

@@ -1,4 +1,4 @@
-import Synchronization
+import TandemCore
 
 /// A change a write transaction made to a zone's change feed (`record_changes`, and
 /// `share_exits` when the record left a share), as the store logged it, in order.
@@ -30,7 +30,7 @@ public struct LoggedChange: Sendable, Hashable {
 /// The changes one write transaction logged so far; a rolled-back savepoint takes its own back.
 /// For the backends (`package`): each keeps one per write transaction for `loggedChanges()`.
 package final class TransactionChangeLog: Sendable {
-    private let entries = Mutex<[LoggedChange]>([])
+    private let entries = Locked<[LoggedChange]>([])
 
     package init() {}
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemCore
 import TandemStore
 
 /// Erases avatar files nobody holds, and puts back a file a new avatar needs, without relying on
@@ -13,7 +13,7 @@ import TandemStore
 /// checksum now, and `restore` stores the bytes again if a `release` erased them before this
 /// avatar's write committed. Whichever runs first, a held avatar keeps its file.
 enum AvatarFileKeeper {
-    private static let lock = Mutex(())
+    private static let lock = Locked(())
 
     /// After a committed write that left `checksum` unused: erases its file unless an account
     /// holds it now. A failed read keeps the file (an orphan costs space, not a picture).

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TandemCore
 import TandemStore
 
@@ -34,8 +33,8 @@ final class OIDCProviderDirectory: Sendable {
     }
 
     let client: OutboundClient
-    private let entries = Mutex<[String: Entry]>([:])
-    private let attempts = Mutex(Attempts())
+    private let entries = Locked<[String: Entry]>([:])
+    private let attempts = Locked(Attempts())
 
     init(rule: OutboundRule) {
         client = OutboundClient(rule: rule)

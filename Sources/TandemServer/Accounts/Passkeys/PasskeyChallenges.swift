@@ -1,4 +1,3 @@
-import Synchronization
 import TandemCore
 import TandemCrypto
 
@@ -38,7 +37,7 @@ final class PasskeyChallenges: Sendable {
     static let lifetimeMilliseconds: Int64 = 5 * 60 * 1000
     static let capacity = 10_000
     static let perAddress = 30
-    private let table = Mutex<[[UInt8]: Issued]>([:])
+    private let table = Locked<[[UInt8]: Issued]>([:])
 
     /// A new challenge for `purpose`, valid until `now` + 5 minutes.
     /// - Throws: `THROTTLED` when `address` holds 30 unexpired challenges.
