@@ -2,16 +2,16 @@
 internal import Glibc
 #endif
 
-/// A value behind a lock whose waiters sleep at once: glibc's default `pthread_mutex_t`.
+/// A value behind a lock whose waiters sleep at once: glibc's `pthread_mutex_t` (error-checking).
 ///
-/// Used instead of `Synchronization.Mutex` where many threads contend for one lock (a group
-/// session's state, the stream registry, a WebSocket's send queue, the completion queue). On
-/// Linux, `Mutex` (Swift 6.3) spins up to 1,000 `pause` instructions before it sleeps on a
+/// Every module locks with it instead of `Synchronization.Mutex` (decisions E32). On Linux,
+/// `Mutex` (Swift 6.3) spins up to 1,000 `pause` instructions before it sleeps on a
 /// priority-inheritance futex (swiftlang/swift issue 88440, changed after 6.3). With more
 /// threads than cores the holder is often descheduled while others spin: in the bus figure's
 /// fan-out, a session of 32 spread over three nodes, that spinning was 18% of the machine's
-/// CPU (decisions E32). The API is `Mutex`'s: `withLock` runs `body` with the value, the lock
-/// held; `body` must not take the same lock again (it is not recursive).
+/// CPU. The API is `Mutex`'s: `withLock` runs `body` with the value, the lock held; `body`
+/// must not take the same lock again: that stops the process with a message. A closure kept
+/// in one goes inside a class or an array (decisions N51).
 package final class Locked<Value: ~Copyable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
@@ -20,7 +20,13 @@ package final class Locked<Value: ~Copyable>: @unchecked Sendable {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        // Error-checking, so a thread taking the lock it holds stops with a message (as `Mutex`
+        // did) instead of waiting forever; glibc's error-checking mutex does not spin either.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
     }
 
     deinit {
@@ -31,7 +37,8 @@ package final class Locked<Value: ~Copyable>: @unchecked Sendable {
     /// Runs `body` with the value, the lock held; returns what `body` returns, or throws what it throws.
     @inline(__always)
     package func withLock<Result: ~Copyable, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
-        pthread_mutex_lock(mutex)
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "Locked.withLock: the lock is already held by this thread (error \(locked))")
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
