@@ -61,11 +61,6 @@ public final class SQLiteDatabase: Sendable {
         }
         try writerConnection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         try writerConnection.migrate(migrations)
-        // Each job of a group commit runs in a savepoint, and SQLite copies every page a job
-        // first changes into the savepoint's sub-journal; past 64 KiB it spills that to a
-        // temporary file, a pwrite per page (decisions E31). In memory, it is dropped at each
-        // job's release. After the migrations: their index builds' sorts keep their files.
-        try writerConnection.execute("PRAGMA temp_store = MEMORY")
         if let maximumBytes {
             let pageSize = try writerConnection.firstRow("PRAGMA page_size") { $0.int64(0) } ?? 4096
             try writerConnection.execute("PRAGMA max_page_count = \(max(1, Int64(maximumBytes) / pageSize))")
