@@ -121,7 +121,7 @@ final class EventBus: Sendable {
         guard let transport else { return }
         var json: [UInt8]
         do {
-            json = [UInt8](try JSONEncoder().encode(event.forOtherNodes))
+            json = try BusFastCodec.encode(event) ?? [UInt8](JSONEncoder().encode(event.forOtherNodes))
         } catch {
             dropped.add(1, ordering: .relaxed)
             log?.message("bus: an event could not be encoded: \(error)")
