@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
 #endif
 
 /// A value behind a lock whose waiters sleep at once: glibc's `pthread_mutex_t` (error-checking).

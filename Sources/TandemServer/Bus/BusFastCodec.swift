@@ -5,9 +5,10 @@ import TandemCore
 /// a session spread over nodes is one of each), written with `JSONWriter` and read with
 /// `JSONParser` instead of `JSONEncoder` and `JSONDecoder` (decisions N60).
 ///
-/// The JSON is the very text `JSONEncoder` writes for them: `{"origin":…,"body":{"session":
-/// {"_0":{"container":…,"environment":…,"kind":{"deliver":{…}}}}},"sentAt":…}`, optionals left
-/// out when nil, bytes in base64. So a node of either kind reads the other's messages, and
+/// The JSON is the value `JSONEncoder` writes for them (its spelling of `/`, of numbers and its
+/// key order apart): `{"origin":…,"body":{"session":{"_0":{"container":…,"environment":…,
+/// "kind":{"deliver":{…}}}}},"sentAt":…}`, optionals left out when nil, bytes in base64. So a
+/// node of either kind reads the other's messages, and
 /// every other event, or a message these functions do not recognise, still goes through
 /// Codable. With the lock that sleeps (E32), Codable's encode and decode of these two events
 /// were nearly half of a bus node's busy CPU in the fan-out figure.
@@ -25,7 +26,10 @@ enum BusFastCodec {
     /// The events of one message's JSON (an array is a batch) when every one is a session's
     /// `deliver` or `request` as `encode` writes it; nil sends the message to `JSONDecoder`.
     static func decode(_ json: ArraySlice<UInt8>) -> [BusEvent]? {
-        guard let value = try? JSONParser.parse(Array(json)) else { return nil }
+        // Both writers put `origin` first and `body` next, so another event's message is told
+        // apart by its first bytes and is not parsed twice.
+        guard json.prefix(sessionMarkerWindow).firstRange(of: sessionMarker) != nil,
+              let value = try? JSONParser.parse(Array(json)) else { return nil }
         if case .array(let items) = value {
             var events: [BusEvent] = []
             events.reserveCapacity(items.count)
@@ -37,6 +41,11 @@ enum BusFastCodec {
         }
         return event(value).map { [$0] }
     }
+
+    /// What every message of a session event holds near its start, as both writers write it.
+    private static let sessionMarker = Array(#""body":{"session":{"_0":"#.utf8)
+    /// How far into a message `sessionMarker` is looked for: past a long node name, not much further.
+    private static let sessionMarkerWindow = 512
 
     private static func kind(_ kind: SessionTraffic.Kind) -> JSONValue? {
         switch kind {
