@@ -21,6 +21,8 @@ let package = Package(
         // C shims: a module map and shim.h, nothing else.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        // libev, the epoll loop libwebsockets runs on (its evlib_ev plugin; decisions E33).
+        .systemLibrary(name: "CLibEV", providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // JSON parsing: Jansson keeps Int64 exact and reports line and column of malformed input.
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
@@ -56,7 +58,7 @@ let package = Package(
         // `tandem migrate`: copies a whole store between SQLite and PostgreSQL (decisions P40–P43).
         .target(name: "TandemStoreCopy", dependencies: ["TandemStore", "TandemStoreSQLite", "TandemSQLite", "TandemStorePostgres", "TandemPostgres", "TandemCrypto"],
                 swiftSettings: upcoming),
-        .target(name: "TandemHTTP", dependencies: ["CWebSockets", "TandemCore"], swiftSettings: upcoming),
+        .target(name: "TandemHTTP", dependencies: ["CWebSockets", "CLibEV", "TandemCore"], swiftSettings: upcoming),
         // The libnats wrapper (one connection, publish, one subscription, reconnect events), for
         // the NATS bus between nodes (issue 20; decisions N1–N12).
         .target(name: "TandemNATS", dependencies: ["CNATS", "TandemCore"], swiftSettings: upcoming),

@@ -226,7 +226,8 @@ public final class NATSConnection: @unchecked Sendable {
         var buffer = [CChar](repeating: 0, count: 256)
         let url = natsConnection_GetConnectedUrl(connection, &buffer, buffer.count) == NATS_OK
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
-        NATSConnection.callbacks(closure)?.events(.reconnected(url: url))
+        // libnats gives the URL as configured, user and password included: it reaches logs.
+        NATSConnection.callbacks(closure)?.events(.reconnected(url: RedactedURL.userPart(url, aloneIsSecret: true)))
     }
 
     private static let onError: natsErrHandler = { _, _, status, closure in

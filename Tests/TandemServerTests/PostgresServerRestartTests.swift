@@ -70,6 +70,8 @@ import TandemTestSupport
         #expect(down.status == 503, "\(down.text)")
         #expect(down.json.serverErrorCode == "TRY_AGAIN_LATER", "\(down.text)")
         #expect((down.json["retryAfter"]?.int64Value ?? 0) >= 1, "\(down.text)")
+        #expect(down.json["store"]?["state"] == "unavailable", "\(down.text)")
+        #expect(down.json["bus"]?["state"] == "in-process", "\(down.text)")
         #expect(down.json["reason"]?.stringValue?.isEmpty == false, "\(down.text)")
         #expect(ContinuousClock.now - started < .seconds(15), "refused promptly, not after a hang")
         try Self.waitUntil("the writers are refused too") { outcomes.withLock { $0.refused >= 3 } }
@@ -117,7 +119,8 @@ import TandemTestSupport
                 throw TestFailure("\(error); server \(state), log: \(server.standardError?.value.suffix(3000) ?? "")")
             }
         }
-        #expect(try healthz().status == 200)
+        let up = try healthz()
+        #expect(up.status == 200 && up.json["store"]?["state"] == "ok" && up.json["bus"]?["state"] == "in-process", "\(up.text)")
         // start() reads the store once more after "serving on" (the first-run hint, printed last):
         // a database stopped before that read stops the server instead.
         try Self.waitUntil("the server has started") { server.standardError?.value.contains("no containers yet") == true }
@@ -128,6 +131,8 @@ import TandemTestSupport
         #expect(down.status == 503, "\(down.text)")
         #expect(down.json.serverErrorCode == "TRY_AGAIN_LATER", "\(down.text)")
         #expect((down.json["retryAfter"]?.int64Value ?? 0) >= 1, "\(down.text)")
+        #expect(down.json["store"]?["state"] == "unavailable", "\(down.text)")
+        #expect(down.json["bus"]?["state"] == "in-process", "\(down.text)")
         #expect(ContinuousClock.now - started < .seconds(10), "answered within the probe's time limit")
 
         try cluster.start()

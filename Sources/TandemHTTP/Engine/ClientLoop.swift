@@ -5,12 +5,13 @@ import TandemCore
 
 /// The libwebsockets context and service thread every `WebSocketClient` in the process shares.
 ///
-/// Started on the first connect and kept for the life of the process (it idles in `poll`).
+/// Started on the first connect and kept for the life of the process (it idles in `epoll_wait`,
+/// on an `EventLoop` as the server's service thread does).
 /// Other threads hand it new connections and attention requests through `inbox` and wake it
 /// with `lws_cancel_service`; everything else happens on its thread, like `ServiceLoop`.
 ///
-/// Should its service loop end (`lws_service` failing: a libwebsockets bug, nothing a peer can
-/// cause), every connection ends at once: a `connect` in progress throws `.clientStopped`, an
+/// Should its service loop end (`halt(_:)`, which tests use; lws itself has no way to fail the
+/// loop since it runs on libev, E33), every connection ends at once: a `connect` in progress throws `.clientStopped`, an
 /// open connection's `events` end with `.closed` (1006, the reason saying so) and its senders
 /// get `.closed`; every later `connect` in the process throws `.clientStopped` at once. Nothing
 /// waits for a thread that is gone.
@@ -69,13 +70,18 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
         info.timeout_secs = UInt32(Self.connectTimeout)
         // Unretained: the loop lives for the rest of the process once created.
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        guard let eventLoop = EventLoop() else {
+            throw WebSocketError(code: .contextCreationFailed, reason: "cannot create an epoll loop for the client (errno \(errno))")
+        }
+        eventLoop.configure(&info)
         guard let context = lws_create_context(&info) else {
+            eventLoop.destroy()
             throw WebSocketError(code: .contextCreationFailed, reason: "lws_create_context failed for the client")
         }
         self.context = context
         let thread = Thread { [self] in
-            while halting == nil, lws_service(self.context, 0) >= 0 {}
-            stopped(halting ?? "lws_service failed (errno \(errno))")
+            eventLoop.run(self.context) { halting == nil }
+            stopped(halting ?? "the loop ended")
         }
         thread.name = "tandem-ws-client"
         thread.stackSize = 1 << 20

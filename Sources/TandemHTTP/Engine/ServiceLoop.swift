@@ -36,6 +36,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     // Set up before the service thread starts, then read there only.
     private var context: OpaquePointer?
+    private var eventLoop: EventLoop?
     private(set) var workers: WorkerPool?
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let cStrings: [UnsafeMutablePointer<CChar>]
@@ -123,7 +124,12 @@ final class ServiceLoop: @unchecked Sendable {
         info.pt_serv_buf_size = 64 * 1024
         info.timeout_secs = UInt32(configuration.idleTimeout)
         info.timeout_secs_ah_idle = UInt32(configuration.idleTimeout)
+        guard let eventLoop = EventLoop() else {
+            throw HTTPServerError(code: .contextCreationFailed, reason: "cannot create an epoll loop (errno \(errno))", address: address)
+        }
+        eventLoop.configure(&info)
         guard let context = lws_create_context(&info) else {
+            eventLoop.destroy()
             throw HTTPServerError(code: .contextCreationFailed, reason: "lws_create_context failed", address: address)
         }
 
@@ -144,11 +150,13 @@ final class ServiceLoop: @unchecked Sendable {
         }
         guard let vhost = lws_create_vhost(context, &info) else {
             lws_context_destroy(context)
+            eventLoop.destroy()
             throw HTTPServerError(code: .bindFailed, reason: "cannot listen (address in use or not available)",
                                   address: address)
         }
         counters.port = Int(lws_get_vhost_listen_port(vhost))
         self.context = context
+        self.eventLoop = eventLoop
         completions.open(context: context)
         if configuration.listenerCheckInterval > 0 {
             listener = ListeningSocket.find(port: counters.port, host: configuration.host)
@@ -203,17 +211,8 @@ final class ServiceLoop: @unchecked Sendable {
 
     private func run() {
         ServerThread.mark(serverID: serverID)
-        while !exitRequested, let context {
-            if lws_service(context, 0) < 0 {
-                // Not a requested shutdown: say so and record it (`HTTPServer.failure`), or the
-                // server just stops answering. (The "server stops 3 ms after start" of the
-                // stop-13 notes was not this but a test's own shutdown; decision E4.)
-                let code = errno
-                ErrorReport.line("lws_service failed (errno \(code)); the server on port \(counters.port) stops")
-                failure.record(HTTPServerError(code: .serviceFailed, reason: "lws_service failed (errno \(code))",
-                                               address: "\(configuration.host):\(counters.port)"))
-                break
-            }
+        if let eventLoop, let context {
+            eventLoop.run(context) { !exitRequested }
         }
         tearDown()
     }
@@ -235,6 +234,8 @@ final class ServiceLoop: @unchecked Sendable {
             lws_context_destroy(context)
         }
         context = nil
+        eventLoop?.destroy()
+        eventLoop = nil
         counters.reset()
         stopSignal.set()
     }

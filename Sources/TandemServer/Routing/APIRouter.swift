@@ -176,11 +176,17 @@ public final class APIRouter: HTTPResponder {
         do {
             switch path {
             case "/healthz":
-                // Reflects the store: 503 TRY_AGAIN_LATER while it cannot serve a read (P60).
+                // Reflects the store: 503 TRY_AGAIN_LATER while it cannot serve a read (P60);
+                // both answers name the store's and the bus's state (N61).
                 if let refusal = health.check(log: log, uuid: context.uuid) {
-                    return ("healthz", Responses.error(refusal, uuid: context.uuid))
+                    var response = Responses.error(refusal, uuid: context.uuid)
+                    var body = ErrorCodec.encode(refusal, uuid: context.uuid).objectValue ?? [:]
+                    body["store"] = ["state": "unavailable"]
+                    body["bus"] = services.bus.health
+                    response.body = JSONWriter.bytes(.object(body)) + [0x0A]
+                    return ("healthz", response)
                 }
-                return ("healthz", Responses.json(["status": "ok", "bus": services.bus.health]))
+                return ("healthz", Responses.json(["status": "ok", "store": ["state": "ok"], "bus": services.bus.health]))
             case "/metrics":
                 let text = metrics.render(openConnections: connectionCount(), droppedMessages: droppedMessages(), bodies: bodies())
                     + services.bus.metricsText

@@ -83,19 +83,34 @@ final class ChangeHub: Sendable {
             log.message("notification matching failed: \(error)")
             return
         }
-        for notification in matched.notifications { bus.publish(.notification(notification)) }
-        delivered.add(matched.notifications.count, ordering: .relaxed)
-        guard !matched.firedOnce.isEmpty else { return }
-        // A query subscription with firesOnce is deleted once it fired (CloudKit: firesOnce).
+        var notifications = matched.notifications
+        if !matched.firedOnce.isEmpty {
+            // A query subscription with firesOnce is deleted once it fired (CloudKit: firesOnce).
+            // The delete comes first and decides: two nodes may match writes of theirs against the
+            // same subscription at once, and only the one whose delete removed it fires (N61).
+            let unclaimed = claim(matched.firedOnce, event: event)
+            notifications.removeAll { notification in
+                unclaimed.contains { $0.owner == notification.recipient && $0.id == notification.subscriptionID }
+            }
+        }
+        for notification in notifications { bus.publish(.notification(notification)) }
+        delivered.add(notifications.count, ordering: .relaxed)
+    }
+
+    /// Deletes the fired firesOnce subscriptions; returns those this node did not delete (gone
+    /// already, or the delete failed), whose notifications must not be sent.
+    private func claim(_ fired: [(owner: String, scope: DatabaseType, id: String)],
+                       event: ChangeEvent) -> [(owner: String, scope: DatabaseType, id: String)] {
         do {
-            try store.write { tx in
-                for fired in matched.firedOnce {
-                    try tx.deleteSubscription(owner: fired.owner, container: event.container, environment: event.environment,
-                                              scope: fired.scope, id: fired.id)
+            return try store.write { tx in
+                try fired.filter { fired in
+                    try !tx.deleteSubscription(owner: fired.owner, container: event.container, environment: event.environment,
+                                               scope: fired.scope, id: fired.id)
                 }
             }
         } catch {
-            log.message("deleting fired firesOnce subscriptions failed: \(error)")
+            log.message("deleting fired firesOnce subscriptions failed, so they do not fire: \(error)")
+            return fired
         }
     }
 

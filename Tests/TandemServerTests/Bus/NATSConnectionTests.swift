@@ -62,6 +62,25 @@ struct NATSConnectionTests {
         #expect(heard.wait { $0.payloads.withLock { $0.contains(Array("after".utf8)) } })
     }
 
+    /// libnats reports the URL it reconnected to as configured, password included; nodes log
+    /// that event, so it must arrive without the password (stop 40's review).
+    @Test func aReconnectNamesTheServerWithoutItsPassword() throws {
+        let server = try NATSServer(arguments: ["--user", "tandem", "--pass", "bus-secret-pw"])
+        let heard = Heard()
+        let connection = try NATSConnection(servers: ["nats://tandem:bus-secret-pw@127.0.0.1:\(server.port)"], name: "test",
+                                            reconnectWaitMilliseconds: 100) { event in
+            heard.events.withLock { $0.append("\(event)") }
+        }
+        defer { connection.close() }
+        try server.stop(abruptly: true)
+        #expect(heard.wait { $0.events.withLock { $0.contains("disconnected") } })
+        try server.start()
+        #expect(heard.wait { $0.events.withLock { $0.contains { $0.hasPrefix("reconnected") } } }, "\(heard.events.withLock { $0 })")
+        let events = heard.events.withLock { $0 }.joined(separator: " ")
+        #expect(!events.contains("bus-secret-pw"), "\(events)")
+        #expect(events.contains("127.0.0.1:\(server.port)"), "\(events)")
+    }
+
     @Test func aClosedConnectionRefusesToPublishAndAnUnreachableOneIsAnError() throws {
         let server = try NATSServer()
         let (connection, _) = try Self.connect(server)
