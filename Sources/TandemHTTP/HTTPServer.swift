@@ -139,9 +139,8 @@ public final class HTTPServer: Sendable {
 
     /// Why the server stopped on its own, or nil: `.listenerLost` when the listener watchdog
     /// (`HTTPServerConfiguration.listenerCheckInterval`) found the listening socket closed,
-    /// replaced or no longer listening; `.serviceFailed` when libwebsockets' service call
-    /// failed. Either way the server has stopped (in-flight requests were given the grace
-    /// period) and `waitUntilStopped()` returns. A process that serves should then exit with a
+    /// replaced or no longer listening. The server has then stopped (in-flight requests were
+    /// given the grace period) and `waitUntilStopped()` returns. A process that serves should then exit with a
     /// non-zero status so that its supervisor restarts it (`tandem serve` does). Nil after an
     /// ordinary `shutdown()`.
     public var failure: HTTPServerError? { stopFailure.error }

@@ -16,7 +16,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         /// The listening socket was closed, replaced or stopped listening while serving (the
         /// listener watchdog; `HTTPServer.failure`).
         case listenerLost
-        /// libwebsockets' service call failed while serving (`HTTPServer.failure`).
+        /// libwebsockets' service call failed while serving. No longer raised: the server runs on
+        /// a libev loop, whose turns do not fail (decisions E33); kept for source compatibility.
         case serviceFailed
     }
 
