@@ -173,14 +173,45 @@ enum ContinuationMarker {
 }
 
 /// The server's secret for token MACs: 32 random bytes in `secret.key`, made on first start.
+///
+/// Several nodes share one key (docs/deployment.md), often through a symbolic link: a link is
+/// followed and the key made at its target, never replaced by a file of this node's own. A key
+/// is written aside and linked into place, so a node starting at the same moment reads the
+/// whole key or none and the first one made wins. A file of another length is an error, not
+/// replaced: it may be a shared key mangled in copying, and replacing it would void every
+/// token and signed URL made with it (N61).
 enum ServerSecret {
     static func load(directory: String) throws -> [UInt8] {
         let path = directory + "/secret.key"
-        if let data = FileManager.default.contents(atPath: path), data.count == 32 { return [UInt8](data) }
+        let target = linkTarget(path, directory: directory) ?? path
+        if let key = try read(target) { return key }
         let secret = Digest.randomBytes(32)
-        guard FileManager.default.createFile(atPath: path, contents: Data(secret), attributes: [.posixPermissions: 0o600]) else {
-            throw CloudKitError(.internalError, "cannot write \(path)")
+        let aside = target + ".\(getpid()).new"
+        guard FileManager.default.createFile(atPath: aside, contents: Data(secret), attributes: [.posixPermissions: 0o600]) else {
+            throw CloudKitError(.internalError, "cannot write \(aside)")
+        }
+        defer { unlink(aside) }
+        if link(aside, target) != 0 {
+            let code = errno
+            if code == EEXIST, let key = try read(target) { return key }
+            throw CloudKitError(.internalError, "cannot write \(target): \(String(cString: strerror(code)))")
         }
         return secret
+    }
+
+    /// The key at `path`, nil when there is no file; throws for a file that is not a key.
+    private static func read(_ path: String) throws -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard data.count == 32 else {
+            throw CloudKitError(.internalError, "\(path) holds \(data.count) bytes, not a 32-byte key; it is not replaced, "
+                                + "since it signs change tokens and URLs: restore it, or remove it to make a new one")
+        }
+        return [UInt8](data)
+    }
+
+    /// Where a symbolic link at `path` points (relative targets from `directory`), or nil.
+    private static func linkTarget(_ path: String, directory: String) -> String? {
+        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return nil }
+        return destination.hasPrefix("/") ? destination : directory + "/" + destination
     }
 }
