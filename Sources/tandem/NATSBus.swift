@@ -22,7 +22,11 @@ final class NATSBus: BusTransport {
     /// `value`: comma-separated `nats://host:port` (or `tls://`) URLs of one NATS cluster.
     /// - Throws: `UsageError` when it names none, or one that is not `nats://` or `tls://`.
     init(_ value: String, security: NATSConnection.Security = .init()) throws {
-        servers = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        // The scheme in any letter case, as for --store (P60); libnats compares it as written.
+        servers = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { url in
+            guard let end = url.firstRange(of: "://") else { return url }
+            return url[..<end.lowerBound].lowercased() + url[end.lowerBound...]
+        }
         self.security = security
         guard !servers.isEmpty else { throw UsageError("--bus takes nats://HOST:PORT URLs, comma-separated") }
         for url in servers {

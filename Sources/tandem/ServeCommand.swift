@@ -138,10 +138,17 @@ enum ServeCommand {
     /// `--bus-ca FILE` (PEM authorities; TLS required) and `--bus-credentials FILE` (a NATS
     /// `.creds` file) (N29); nil (one node, in-process) when not given. Connects only when the
     /// server starts.
-    /// - Throws: `UsageError` for a value that is not a list of `nats://`/`tls://` URLs.
+    /// - Throws: `UsageError` for a value that is not a list of `nats://`/`tls://` URLs, and for
+    ///   `--bus-ca` or `--bus-credentials` without `--bus` (the node would run alone, N61).
     static func bus(_ options: Options) throws -> NATSBus? {
         let security = NATSConnection.Security(caFile: options.value("bus-ca"), credentialsFile: options.value("bus-credentials"))
-        return try options.value("bus").map { try NATSBus($0, security: security) }
+        guard let value = options.value("bus") else {
+            if let flag = ["bus-ca", "bus-credentials"].first(where: { options.value($0) != nil }) {
+                throw UsageError("--\(flag) secures the bus: it needs --bus nats://HOST:PORT (without --bus the node runs alone)")
+            }
+            return nil
+        }
+        return try NATSBus(value, security: security)
     }
 
     /// PostgreSQL connections `tandem serve` opens at most when `--pool-size` is not given (P37).

@@ -13,6 +13,8 @@ struct BusOptionTests {
         ("one bad URL of two", ["--bus", "nats://127.0.0.1:4222,127.0.0.1:4223"], #"("127.0.0.1:4223" is not one)"#),
         ("a scheme alone", ["--bus", "nats://"], "--bus takes nats://HOST:PORT URLs"),
         ("nothing", ["--bus", " , "], "--bus takes nats://HOST:PORT URLs"),
+        ("a CA without a bus", ["--bus-ca", "/etc/ssl/certs/ca-certificates.crt"], "--bus-ca secures the bus: it needs --bus nats://HOST:PORT"),
+        ("credentials without a bus", ["--bus-credentials", "/tmp/x.creds"], "--bus-credentials secures the bus: it needs --bus"),
     ]
 
     @Test(arguments: refused.map(\.label))
@@ -51,6 +53,15 @@ struct BusOptionTests {
         let server = try TestServer(extraArguments: ["--config", path], dataDirectory: directory)
         defer { server.stop() }
         #expect(server.standardError?.value.contains("bus: \(nats.url)") == true, "\(server.standardError?.value ?? "")")
+    }
+
+    /// A scheme in capitals is a scheme, as for `--store` (N61; libnats reads only lower case).
+    @Test func aSchemeInCapitalsIsAccepted() throws {
+        let nats = try NATSServer()
+        let directory = try ExitCleanup.temporaryDirectory("tandem-bus-option")
+        let server = try TestServer(extraArguments: ["--bus", "NATS://127.0.0.1:\(nats.port)"], dataDirectory: directory)
+        defer { server.stop() }
+        #expect(server.standardError?.value.contains("bus: nats://127.0.0.1:\(nats.port)") == true, "\(server.standardError?.value ?? "")")
     }
 
     @Test func theUsageNamesTheBus() throws {
