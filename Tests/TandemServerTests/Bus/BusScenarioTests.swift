@@ -71,7 +71,7 @@ struct BusScenarioTests {
         let ada = try cluster.person("ada")
         let receiver = try WebhookReceiver()
         try cluster.save("warm-up", on: cluster.a, as: ada)
-        // Cross-node writers still race on PostgreSQL (TRY_AGAIN_LATER, stop 40's note): retry as a client would.
+        // A client's retry of TRY_AGAIN_LATER; since N62 writers of two nodes wait for each other instead.
         @Sendable func save(_ name: String, on node: TestServer) {
             let operations = [Body.operation("create", name: name, fields: ["title": Body.field("x")])]
             for _ in 0..<50 {

@@ -59,4 +59,17 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
             return try body(store)
         }
     }
+
+    /// Two stores on one fresh database, as two nodes of a cluster (or a server and an admin
+    /// command) open it: PostgreSQL only, the one store several processes share.
+    static func withTwoPostgresStores<T>(_ body: (any Store, any Store) throws -> T) throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-conformance-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let url = try PostgresCluster.shared().createDatabase()
+        let first = try PostgresStore(url: url, options: .init(directory: directory, poolSize: 4))
+        defer { first.close() }
+        let second = try PostgresStore(url: url, options: .init(directory: directory, poolSize: 4))
+        defer { second.close() }
+        return try body(first, second)
+    }
 }
