@@ -29,7 +29,15 @@ extension SessionHub {
     func connect(to bus: EventBus) {
         bus.subscribe { [weak self] delivery in
             guard let self else { return }
-            if case .missed = delivery { return self.resendDeclarations(wanting: nil) }
+            if case .missed = delivery {
+                // After a reconnect every node gets a fresh silence window (N63): a node not
+                // heard while this one was cut off is not thereby gone.
+                self.registry.withLock { registry in
+                    let now = Self.now()
+                    for node in registry.lastHeard.keys { registry.lastHeard[node] = now }
+                }
+                return self.resendDeclarations(wanting: nil)
+            }
             guard case .event(let event) = delivery, case .session(let traffic) = event.body,
                   event.origin != bus.node else { return }
             self.heard(traffic, from: event.origin, environment: Environment(rawValue: traffic.environment))
@@ -37,7 +45,8 @@ extension SessionHub {
     }
 
     /// Every second: tells the other nodes this one is alive, and treats a node not heard for
-    /// `silence` seconds as gone (N24): its sessions are taken over by the surviving node with
+    /// `silence` seconds as gone (N24), but only while this node's bus is connected and counting
+    /// from its last reconnect (N63): its sessions are taken over by the surviving node with
     /// the lowest ID (N33), or, without a replica here, end for this node's connections
     /// (`session.invalidated`, `error`) and leave the index; its connections leave the sessions
     /// this node owns.
@@ -47,19 +56,26 @@ extension SessionHub {
         timer.setEventHandler { [weak self] in
             guard let self, let bus = self.bus else { return timer.cancel() }
             bus.publish(.session(SessionTraffic(container: "", environment: "", kind: .heartbeat)))
-            self.forgetSilentNodes(olderThan: Self.now() - silence * 1000)
+            self.forgetSilentNodes(olderThan: Self.now() - silence * 1000, connected: bus.transport?.isConnected != false)
         }
         timer.resume()
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
 
-    private func forgetSilentNodes(olderThan cutoff: UInt64) {
+    /// `connected`: whether this node's bus is connected. Cut off from the bus, a node cannot
+    /// tell a dead node from its own silence: had every node taken over what it could not hear,
+    /// a bus outage longer than `silence` would leave each session an owner per node (N63). So
+    /// while cut off, only the silent nodes' declarations stop counting (they come back with the
+    /// bus, N57); sessions and their members are left as they are, and the silence is counted
+    /// again from the reconnect.
+    private func forgetSilentNodes(olderThan cutoff: UInt64, connected: Bool) {
         guard let me = bus?.node else { return }
         let (sessions, taken, peers, declarations) = registry.withLock { registry
             -> ([(UUID, RemoteSession)], [RemoteSession], [any SessionPeer], [Declaration]) in
             let gone = Set(registry.lastHeard.filter { $0.value < cutoff }.keys)
             guard !gone.isEmpty else { return ([], [], [], []) }
+            guard connected else { return ([], [], [], Self.forgetDeclarations(of: gone, in: &registry)) }
             for node in gone { registry.lastHeard.removeValue(forKey: node) }
             let (sessions, taken) = Self.succeed(gone, in: &registry, node: me)
             let peers = registry.clients.values.compactMap { ($0.connection as? RemotePeer).flatMap { gone.contains($0.node) ? $0 : nil } }

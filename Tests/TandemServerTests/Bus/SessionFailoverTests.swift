@@ -120,6 +120,49 @@ struct SessionFailoverTests {
         }
     }
 
+    /// A bus outage longer than the failover's 3 s of silence leaves each session one owner
+    /// (N63): a node cut off from the bus takes nothing over, and after the reconnect every node
+    /// gets a fresh silence window. Before, each node took the session over for itself and, once
+    /// the bus was back, members heard none of each other's reliable messages (stop 40's review).
+    @Test func aBusOutageLongerThanTheSilenceLeavesTheSessionOneOwner() async throws {
+        let cluster = try NodeCluster(nodes: 2)
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob")
+        let conversation = try Self.conversation(cluster, [ada, bob])
+        let onA = try await StreamProbe.connect(cluster.a, as: ada)
+        let onB = try await StreamProbe.connect(cluster.b, as: bob)
+        _ = try await Session.reply(onA, ["type": "conversation.activate", "conversationID": .string(conversation)])
+        let activated = try await Session.reply(onA, ["type": "activity.activate", "activity": Session.activity()])
+        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
+        #expect(await onB.wait(seconds: 20) { $0.envelopes.withLock { $0.contains { $0["type"] == "session.available" } } })
+        for probe in [onA, onB] { _ = try await Self.joined(probe, sessionID) }
+        #expect(await Self.participants(onA, 2))
+        await Self.send(onB, sessionID, tag: "b", count: 3)
+        #expect(await onA.wait(seconds: 20) { Self.heard($0, tag: "b").count >= 3 }, "\(Self.heard(onA, tag: "b"))")
+        let before = Self.heard(onA, tag: "b").map(\.sequence).max() ?? 0
+
+        try cluster.nats.stop(abruptly: true)
+        try await Task.sleep(for: .seconds(5))
+        try cluster.nats.start()
+        func connected(_ node: TestServer) -> Bool {
+            (try? node.request("GET", node.baseURL + "/healthz", token: .some(nil)).json["bus"]?["state"]) == "connected"
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while !(connected(cluster.a) && connected(cluster.b)) && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(connected(cluster.a) && connected(cluster.b))
+        // Past another silence window: a split would have happened by now.
+        try await Task.sleep(for: .seconds(4))
+
+        async let fromA: Void = Self.send(onA, sessionID, tag: "a2", count: 5)
+        async let fromB: Void = Self.send(onB, sessionID, tag: "b2", count: 5)
+        _ = await (fromA, fromB)
+        #expect(await onB.wait(seconds: 20) { Self.heard($0, tag: "a2").count >= 5 }, "\(Self.heard(onB, tag: "a2"))")
+        #expect(await onA.wait(seconds: 20) { Self.heard($0, tag: "b2").count >= 5 }, "\(Self.heard(onA, tag: "b2"))")
+        let aOnB = Self.heard(onB, tag: "a2").map(\.sequence), bOnA = Self.heard(onA, tag: "b2").map(\.sequence)
+        #expect(Set(aOnB).isDisjoint(with: bOnA), "one owner numbers every message: \(aOnB) and \(bOnA)")
+        #expect((aOnB + bOnA).allSatisfy { $0 > before }, "\(aOnB) \(bOnA), before \(before)")
+        #expect(!onA.has("session.invalidated") && !onB.has("session.invalidated"))
+    }
+
     @Test func theJournalAndStagingWorkFromEveryNodeAndTheJournalSurvivesTakeover() async throws {
         let cluster = try NodeCluster(nodes: 3)
         let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
