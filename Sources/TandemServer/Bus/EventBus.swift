@@ -115,17 +115,23 @@ final class EventBus: Sendable {
 
     /// Hands `body` to this node's subscribers now, then queues it for the other nodes. Called
     /// after commit (or, for notifications, after matching); never blocks on the network.
-    func publish(_ body: BusEvent.Body) {
+    ///
+    /// - Returns: false when the other nodes will not get it: it could not be encoded, is over
+    ///   the bus's `max_payload` (they are told they missed one instead, N30) or the outbox is
+    ///   full. True without a bus.
+    @discardableResult
+    func publish(_ body: BusEvent.Body) -> Bool {
         let event = BusEvent(origin: node, body: body, sentAt: Date().timeIntervalSince1970)
         deliver(.event(event))
-        guard let transport else { return }
+        guard let transport else { return true }
         var json: [UInt8]
+        var tooLarge = false
         do {
             json = try BusFastCodec.encode(event) ?? [UInt8](JSONEncoder().encode(event.forOtherNodes))
         } catch {
             dropped.add(1, ordering: .relaxed)
             log?.message("bus: an event could not be encoded: \(error)")
-            return
+            return false
         }
         var subject = event.subject
         if Self.macBytes + json.count > transport.maxPayload {
@@ -136,6 +142,7 @@ final class EventBus: Sendable {
                 log?.message("bus: an event of \(bytes) bytes is over the bus's limit of \(transport.maxPayload) bytes "
                              + "(NATS max_payload); the other nodes are told they missed one")
             }
+            tooLarge = true
             let marker = BusEvent(origin: node, body: .tooLarge(bytes: bytes), sentAt: event.sentAt)
             subject = marker.subject
             json = [UInt8]((try? JSONEncoder().encode(marker)) ?? Data())
@@ -149,6 +156,7 @@ final class EventBus: Sendable {
             return true
         }
         if accepted { outboxSignal.signal() } else { dropped.add(1, ordering: .relaxed) }
+        return accepted && !tooLarge
     }
 
     /// Bytes of the MAC in front of every message (HMAC-SHA-256).

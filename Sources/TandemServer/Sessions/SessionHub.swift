@@ -266,12 +266,19 @@ final class SessionHub: Sendable {
                 let participant = SessionParticipant(id: UUID(), user: client.user, connection: connection, bucket: bucket,
                                                              joinedAt: Clock.milliseconds())
                 state.participants.append(participant)
-                replicateParticipants(session, state.participants)
                 let snapshot: JSONValue = .object([
                     "participantID": .string(participant.id.uuidString), "session": session.json(state.activity),
                     "participants": LiveSession.participantsJSON(state.participants),
                     "attachments": .array(state.attachments.map(\.json)), "store": LiveSession.storeJSON(state.store)])
-                _ = connection.send(text: JSONWriter.string(["type": "reply", "id": replyID, "result": snapshot]))
+                // A member on another node gets the answer over the bus; one the bus cannot carry
+                // (the state store over NATS max_payload) is refused, not left unanswered (N61).
+                if connection.send(text: JSONWriter.string(["type": "reply", "id": replyID, "result": snapshot])) == .dropped,
+                   connection is RemotePeer {
+                    state.participants.removeLast()
+                    throw CloudKitError(.limitExceeded, "the session's state is larger than the bus between nodes carries "
+                                        + "(NATS max_payload); join through the node that owns the session, or keep its state smaller")
+                }
+                replicateParticipants(session, state.participants)
                 LiveSession.broadcast(["type": "session.participants", "sessionID": .string(sessionID.uuidString),
                                        "participants": LiveSession.participantsJSON(state.participants)],
                                       to: state.participants, except: participant.id)

@@ -38,10 +38,11 @@ final class RemotePeer: SessionPeer {
         self.environment = environment
     }
 
+    /// `.dropped` when the bus cannot carry it (over `max_payload`, N61).
     func send(text: String, droppable: Bool) -> WebSocketSendResult {
         bus.publish(.session(SessionTraffic(container: container, environment: environment,
                                             kind: .deliver(receivers: [node: [connection]], text: text, binary: nil, droppable: droppable))))
-        return .queued
+            ? .queued : .dropped
     }
 
     func send(binary: [UInt8], droppable: Bool) -> WebSocketSendResult {

@@ -163,6 +163,32 @@ struct SessionFailoverTests {
         #expect(!onA.has("session.invalidated") && !onB.has("session.invalidated"))
     }
 
+    /// A member on another node cannot be given a state store the bus cannot carry: the join is
+    /// refused with `LIMIT_EXCEEDED` and leaves no participant behind, where it went unanswered
+    /// (N61; stop 40's review). The owner's own members still join.
+    @Test func aJoinFromAnotherNodeThatTheBusCannotAnswerIsRefused() async throws {
+        let cluster = try NodeCluster(nodes: 2, natsArguments: ["--config", try NATSServer.configFile("max_payload: 32768\n")])
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob")
+        let conversation = try Self.conversation(cluster, [ada, bob])
+        let onA = try await StreamProbe.connect(cluster.a, as: ada)
+        let onB = try await StreamProbe.connect(cluster.b, as: bob)
+        _ = try await Session.reply(onA, ["type": "conversation.activate", "conversationID": .string(conversation)])
+        let activated = try await Session.reply(onA, ["type": "activity.activate", "activity": Session.activity()])
+        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
+        #expect(await onB.wait(seconds: 20) { $0.envelopes.withLock { $0.contains { $0["type"] == "session.available" } } })
+        _ = try await Self.joined(onA, sessionID)
+        for key in ["one", "two"] {
+            let set = try await Session.reply(onA, ["type": "session.state.set", "sessionID": .string(sessionID), "key": .string(key),
+                                                    "value": .string(String(repeating: "x", count: 20_000))])
+            #expect(set["error"] == nil, "\(set)")
+        }
+        let refused = try await Session.reply(onB, ["type": "session.join", "sessionID": .string(sessionID)])
+        #expect(refused["error"]?["serverErrorCode"] == "LIMIT_EXCEEDED", "\(refused)")
+        let again = try await StreamProbe.connect(cluster.a, as: bob)
+        let local = try await Session.reply(again, ["type": "session.join", "sessionID": .string(sessionID)])
+        #expect(local["result"]?["participants"]?.arrayValue?.count == 2, "no participant left behind by the refused join: \(local)")
+    }
+
     @Test func theJournalAndStagingWorkFromEveryNodeAndTheJournalSurvivesTakeover() async throws {
         let cluster = try NodeCluster(nodes: 3)
         let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
