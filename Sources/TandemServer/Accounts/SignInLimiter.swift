@@ -6,8 +6,8 @@ import TandemCore
 /// the window. Limits are checked before a credential is, so a locked account does not tell a
 /// right password from a wrong one; unknown accounts are counted like known ones.
 ///
-/// In memory, per process: a restart forgets, and several nodes would each count their own
-/// (multi-node needs a shared counter, DESIGN.md §5).
+/// In memory: a restart forgets. With `connect(to:)`, every node counts every node's attempts
+/// (through the bus, N64), so several nodes allow what one would, within the bus's delay.
 final class SignInLimiter: Sendable {
     struct Limits: Sendable {
         /// Failed sign-ins per account in the window.
@@ -22,8 +22,20 @@ final class SignInLimiter: Sendable {
     let limits: Limits
     /// Attempt times (ms) by key: `a:` account, `i:` address failures, `s:` address sign-ups.
     private let attempts = Locked<[String: [Int64]]>([:])
+    /// Where this node's attempts go to the other nodes, once connected.
+    private let bus = Locked<EventBus?>(nil)
 
     init(limits: Limits) { self.limits = limits }
+
+    /// Tells the other nodes of this node's attempts, and counts theirs (N64).
+    func connect(to bus: EventBus) {
+        self.bus.withLock { $0 = bus }
+        bus.subscribe { [weak self] delivery in
+            guard let self, case .event(let event) = delivery, event.origin != bus.node,
+                  case .attempts(let traffic) = event.body, traffic.limit == AttemptTraffic.signIn else { return }
+            if traffic.clears { clear(traffic.keys) } else { count(traffic.keys, at: traffic.at) }
+        }
+    }
 
     /// - Throws: `THROTTLED` when the account or the address has no attempts left.
     func checkSignIn(account: String, address: String, at now: Int64) throws {
@@ -36,7 +48,16 @@ final class SignInLimiter: Sendable {
 
     /// A correct credential clears the account's failures (not the address's).
     func recordSuccess(account: String) {
-        _ = attempts.withLock { $0.removeValue(forKey: "a:" + account) }
+        clear(["a:" + account])
+        publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: ["a:" + account], clears: true, at: 0))
+    }
+
+    private func clear(_ keys: [String]) {
+        attempts.withLock { table in for key in keys { table.removeValue(forKey: key) } }
+    }
+
+    private func publish(_ traffic: AttemptTraffic) {
+        bus.withLock { $0 }?.publish(.attempts(traffic))
     }
 
     /// Counts a sign-up from `address`.
@@ -67,6 +88,11 @@ final class SignInLimiter: Sendable {
     }
 
     private func record(_ keys: [String], at now: Int64) {
+        count(keys, at: now)
+        publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: keys, at: now))
+    }
+
+    private func count(_ keys: [String], at now: Int64) {
         let horizon = now - limits.windowMilliseconds
         attempts.withLock { table in
             // Bounded: past 50,000 keys, keys with nothing in the window are dropped.

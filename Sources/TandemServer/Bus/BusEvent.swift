@@ -28,6 +28,9 @@ struct BusEvent: Codable, Sendable {
         case session(SessionTraffic)
         /// Who has a collaboration open through each node (`CollaborationPresence`; N55–N56).
         case presence(PresenceTraffic)
+        /// Attempts counted by a brute-force limit on one node, which every node counts too
+        /// (`SignInLimiter`, `TokenBuckets`; N64).
+        case attempts(AttemptTraffic)
         /// The marker sent instead of an event of `bytes` bytes, over the bus's payload limit:
         /// receivers tell their subscribers they missed something (N30). Never delivered as an event.
         case tooLarge(bytes: Int)
@@ -53,7 +56,7 @@ struct BusEvent: Codable, Sendable {
         switch body {
         case .notification(let notification): Self.subject(container: notification.container, environment: notification.environment)
         case .conversation(let effects): Self.subject(container: effects.container, environment: effects.environment.rawValue)
-        case .grantsRevoked, .tooLarge: Self.prefix + "cluster"
+        case .grantsRevoked, .tooLarge, .attempts: Self.prefix + "cluster"
         case .session(let traffic):
             switch traffic.kind {
             case .heartbeat, .declarationsWanted: Self.prefix + "cluster"

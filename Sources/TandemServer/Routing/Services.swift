@@ -74,6 +74,7 @@ struct Services: Sendable {
                                           password: accountSettings.smtpPassword), log: log)
         }
         accounts = AccountService(store: store, authenticator: authenticator, settings: accountSettings, log: log, mailer: mailer ?? smtp)
+        accounts.limiter.connect(to: bus)
         conversationHub = ConversationHub(streams: streams, bus: bus)
         streams.connect(to: bus)
         var records = RecordService(store: store, participantLimit: participantLimit)
@@ -103,6 +104,7 @@ struct Services: Sendable {
         prompts = MembershipPromptService(store: store, hub: conversationHub, changeHub: hub, participantLimit: participantLimit)
         identity = IdentityService(store: store)
         activityInvitations = ActivityInvitations(store: store, membership: conversations, secret: secret)
+        activityInvitations.lookups.connect(to: bus, limit: AttemptTraffic.invitationLookups)
         sessions = SessionHub(membership: conversations, journal: journal, settings: sessionSettings, bus: bus.isLocal ? nil : bus,
                               invitations: activityInvitations)
         self.secret = secret

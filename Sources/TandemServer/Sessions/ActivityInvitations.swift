@@ -94,6 +94,7 @@ struct ActivityInvitations: Sendable {
         guard let invitation = try store.read({ try $0.activityInvitation(hash: Tokens.hash(key)) }),
               invitation.container == container, invitation.environment == environment,
               invitation.revokedAt == nil, invitation.expiresAt > Clock.milliseconds() else {
+            lookups.counted(user)
             throw CloudKitError(.notFound, Self.unusable)
         }
         let activity = try SessionActivity.parse(try JSONParser.parse(invitation.activity))

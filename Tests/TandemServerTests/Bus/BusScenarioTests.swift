@@ -96,6 +96,32 @@ struct BusScenarioTests {
         #expect(ids.sorted() == (0..<rounds).map { "once-\($0)" }.sorted(), "one POST per firesOnce subscription: \(ids.sorted())")
     }
 
+    /// Brute-force limits count every node's attempts (N64): five wrong passwords for one
+    /// account spread over two nodes lock it on both, and twenty wrong join codes spread over
+    /// them empty the guesser's bucket on both. Before, each node counted its own, so every node
+    /// added a full allowance (stop 40's review: 14 wrong passwords over three nodes, not 5).
+    @Test func bruteForceLimitsHoldForTheWholeCluster() throws {
+        let cluster = try NodeCluster(nodes: 2, extraArguments: TestServer.cheapHash)
+        let app = try TandemProcess.admin(["token", "create", "--api", "--container", TestServer.container,
+                                           "--data", cluster.a.dataDirectory, "--store", cluster.store])
+        let email = "\(unique("target"))@example.com".lowercased()
+        func signIn(on node: TestServer) throws -> Int {
+            try node.auth("signin", ["email": .string(email), "password": "a wrong guess", "consent": true], apiToken: app).status
+        }
+        for node in [cluster.a, cluster.b, cluster.a, cluster.b, cluster.a] { #expect(try signIn(on: node) == 401) }
+        Thread.sleep(forTimeInterval: 0.5)   // the bus's delay
+        #expect(try signIn(on: cluster.b) == 429, "node B counts node A's failures")
+        #expect(try signIn(on: cluster.a) == 429)
+
+        let eve = try cluster.person("eve")
+        func lookup(on node: TestServer) throws -> Int {
+            try node.tandem("activities/invitations/lookup", ["invitation": .string(ActivityInvitationGuardTests.guess())], as: eve).status
+        }
+        for n in 0..<Int(ActivityInvitations.lookupBurst) { #expect(try lookup(on: n % 2 == 0 ? cluster.a : cluster.b) == 404) }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try lookup(on: cluster.a) == 429 && lookup(on: cluster.b) == 429, "one bucket for the cluster")
+    }
+
     @Test func aConversationMessagePostedOnNodeAReachesAMemberOnNodeB() async throws {
         let cluster = try NodeCluster(nodes: 2)
         let ada = try cluster.person("ada")
