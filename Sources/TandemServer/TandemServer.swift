@@ -84,6 +84,8 @@ public final class TandemServer: Sendable {
     let bus: EventBus
     let webhooks: WebhookSender
     let webCourier: WebCourier
+    /// Told, as the server stops, to hand its group sessions to the other nodes (N65).
+    private let sessions: SessionHub
     /// Group session journal files: no session survives a restart (decisions G2), so files left
     /// by sessions that were live when the last process stopped are deleted at start (D37); not
     /// with a bus, where `journal/` is shared and other nodes' live sessions use it (N36).
@@ -121,6 +123,7 @@ public final class TandemServer: Sendable {
         webhooks = services.webhooks
         consoleSetup = services.consoleSetup
         webCourier = services.webCourier
+        sessions = services.sessions
         let counter = ConnectionCounter()
         let router = APIRouter(services: services, metrics: Metrics(), log: log, connectionCount: { counter.value() },
                                droppedMessages: { counter.dropped() }, bodies: { counter.bodies() })
@@ -177,6 +180,7 @@ public final class TandemServer: Sendable {
         }
         // Parked long polls end first: http.shutdown() waits for in-flight requests.
         webCourier.close()
+        sessions.leave()
         http.shutdown()
         purger.stop()
         hub.stop()

@@ -59,7 +59,7 @@ struct BusEvent: Codable, Sendable {
         case .grantsRevoked, .tooLarge, .attempts: Self.prefix + "cluster"
         case .session(let traffic):
             switch traffic.kind {
-            case .heartbeat, .declarationsWanted: Self.prefix + "cluster"
+            case .heartbeat, .declarationsWanted, .leaving: Self.prefix + "cluster"
             default:
                 Self.subject(container: traffic.container, environment: traffic.environment)
             }

@@ -63,6 +63,16 @@ extension SessionHub {
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
 
+    /// Tells the other nodes this one is stopping (N65), before its HTTP server drains, while
+    /// the bus still runs: they take its sessions over at once, and this node stops owning them
+    /// (its own members' frames find no session until their connections close, and they join
+    /// again through another node), so no message is numbered by two owners.
+    func leave() {
+        guard let bus, bus.transport != nil else { return }
+        bus.publish(.session(SessionTraffic(container: "", environment: "", kind: .leaving)))
+        registry.withLock { $0.sessions.removeAll() }
+    }
+
     /// `connected`: whether this node's bus is connected. Cut off from the bus, a node cannot
     /// tell a dead node from its own silence: had every node taken over what it could not hear,
     /// a bus outage longer than `silence` would leave each session an owner per node (N63). So
@@ -107,9 +117,14 @@ extension SessionHub {
             if from == nil || from == bus.node { publishDeclarations() }
             return
         }
+        if case .leaving = traffic.kind {
+            // Gone now, not after 3 s of silence: its sessions are taken over at once (N65).
+            registry.withLock { $0.lastHeard[origin] = 0 }
+            return forgetSilentNodes(olderThan: 1, connected: true)
+        }
         guard let environment else { return }
         switch traffic.kind {
-        case .heartbeat, .declarationsWanted:
+        case .heartbeat, .declarationsWanted, .leaving:
             return
         case .deliver(let receivers, let text, let binary, let droppable):
             guard let ids = receivers[bus.node] else { return }

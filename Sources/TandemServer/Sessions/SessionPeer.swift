@@ -101,6 +101,9 @@ struct SessionTraffic: Codable, Sendable {
         case disconnected(owner: String, connection: UInt64)
         /// Every node, every second, on `tandem.1.cluster`: it is alive (N24).
         case heartbeat
+        /// A node → every other, on `tandem.1.cluster`, as it stops, after its own connections
+        /// closed: treat it as gone now, not after 3 s of silence (N65).
+        case leaving
         /// Owner → every node: a whole copy of a live session's state (N33).
         case replica(owner: String, replica: SessionReplica)
         /// Owner → every node: one change to a live session's state, in the owner's order (N33).
