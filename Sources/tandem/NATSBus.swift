@@ -33,6 +33,14 @@ final class NATSBus: BusTransport {
             guard let scheme = ["nats://", "tls://"].first(where: url.hasPrefix), url.count > scheme.count else {
                 throw UsageError("--bus takes nats://HOST:PORT URLs, comma-separated (\"\(Self.redacted(url))\" is not one)")
             }
+            // A port out of range is refused here, not reported later as "no server available" (N61).
+            let authority = url.dropFirst(scheme.count).prefix { $0 != "/" }.split(separator: "@").last ?? ""
+            if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
+                let port = authority[authority.index(after: colon)...]
+                guard let number = Int(port), (1...65_535).contains(number) else {
+                    throw UsageError("--bus: \"\(Self.redacted(url))\" has no valid port (1-65535)")
+                }
+            }
         }
     }
 

@@ -13,6 +13,7 @@ struct BusOptionTests {
         ("one bad URL of two", ["--bus", "nats://127.0.0.1:4222,127.0.0.1:4223"], #"("127.0.0.1:4223" is not one)"#),
         ("a scheme alone", ["--bus", "nats://"], "--bus takes nats://HOST:PORT URLs"),
         ("nothing", ["--bus", " , "], "--bus takes nats://HOST:PORT URLs"),
+        ("a port out of range", ["--bus", "nats://127.0.0.1:99999"], #"--bus: "nats://127.0.0.1:99999" has no valid port (1-65535)"#),
         ("a CA without a bus", ["--bus-ca", "/etc/ssl/certs/ca-certificates.crt"], "--bus-ca secures the bus: it needs --bus nats://HOST:PORT"),
         ("credentials without a bus", ["--bus-credentials", "/tmp/x.creds"], "--bus-credentials secures the bus: it needs --bus"),
     ]
