@@ -20,6 +20,18 @@ struct SessionFailoverTests {
         return try #require(created.json["conversationID"]?.stringValue, "\(created.text)")
     }
 
+    /// `owner` activates `conversation` and starts a session in it, which every one of `others`
+    /// hears is available; the session's ID.
+    static func startSession(_ owner: StreamProbe, in conversation: String, heardBy others: [StreamProbe]) async throws -> String {
+        _ = try await Session.reply(owner, ["type": "conversation.activate", "conversationID": .string(conversation)])
+        let activated = try await Session.reply(owner, ["type": "activity.activate", "activity": Session.activity()])
+        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
+        for probe in others {
+            #expect(await probe.wait(seconds: 20) { $0.envelopes.withLock { $0.contains { $0["type"] == "session.available" } } })
+        }
+        return sessionID
+    }
+
     static func joined(_ probe: StreamProbe, _ sessionID: String) async throws -> String {
         let joined = try await Session.reply(probe, ["type": "session.join", "sessionID": .string(sessionID)])
         return try #require(joined["result"]?["participantID"]?.stringValue, "\(joined)")
@@ -52,12 +64,7 @@ struct SessionFailoverTests {
         let onA = try await StreamProbe.connect(cluster.a, as: ada)
         let onB = try await StreamProbe.connect(cluster.b, as: bob)
         let onC = try await StreamProbe.connect(cluster.c, as: carol)
-        _ = try await Session.reply(onA, ["type": "conversation.activate", "conversationID": .string(conversation)])
-        let activated = try await Session.reply(onA, ["type": "activity.activate", "activity": Session.activity()])
-        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
-        for probe in [onB, onC] {
-            #expect(await probe.wait(seconds: 20) { $0.envelopes.withLock { $0.contains { $0["type"] == "session.available" } } })
-        }
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB, onC])
         var ids: [String] = []
         for probe in [onA, onB, onC] { ids.append(try await Self.joined(probe, sessionID)) }
         #expect(await Self.participants(onA, 3))
@@ -130,10 +137,7 @@ struct SessionFailoverTests {
         let conversation = try Self.conversation(cluster, [ada, bob])
         let onA = try await StreamProbe.connect(cluster.a, as: ada)
         let onB = try await StreamProbe.connect(cluster.b, as: bob)
-        _ = try await Session.reply(onA, ["type": "conversation.activate", "conversationID": .string(conversation)])
-        let activated = try await Session.reply(onA, ["type": "activity.activate", "activity": Session.activity()])
-        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
-        #expect(await onB.wait(seconds: 20) { $0.envelopes.withLock { $0.contains { $0["type"] == "session.available" } } })
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB])
         for probe in [onA, onB] { _ = try await Self.joined(probe, sessionID) }
         #expect(await Self.participants(onA, 2))
         await Self.send(onB, sessionID, tag: "b", count: 3)
@@ -172,10 +176,7 @@ struct SessionFailoverTests {
         let conversation = try Self.conversation(cluster, [ada, bob])
         let onA = try await StreamProbe.connect(cluster.a, as: ada)
         let onB = try await StreamProbe.connect(cluster.b, as: bob)
-        _ = try await Session.reply(onA, ["type": "conversation.activate", "conversationID": .string(conversation)])
-        let activated = try await Session.reply(onA, ["type": "activity.activate", "activity": Session.activity()])
-        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
-        #expect(await onB.wait(seconds: 20) { $0.envelopes.withLock { $0.contains { $0["type"] == "session.available" } } })
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB])
         _ = try await Self.joined(onA, sessionID)
         for key in ["one", "two"] {
             let set = try await Session.reply(onA, ["type": "session.state.set", "sessionID": .string(sessionID), "key": .string(key),
@@ -200,10 +201,7 @@ struct SessionFailoverTests {
         let onA = try await StreamProbe.connect(cluster.a, as: ada)
         let bobOnB = try await StreamProbe.connect(cluster.b, as: bob)
         let carolOnB = try await StreamProbe.connect(cluster.b, as: carol)
-        _ = try await Session.reply(onA, ["type": "conversation.activate", "conversationID": .string(conversation)])
-        let activated = try await Session.reply(onA, ["type": "activity.activate", "activity": Session.activity()])
-        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
-        #expect(await bobOnB.wait(seconds: 20) { $0.envelopes.withLock { $0.contains { $0["type"] == "session.available" } } })
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [bobOnB])
         for probe in [onA, bobOnB, carolOnB] { _ = try await Self.joined(probe, sessionID) }
         #expect(await Self.participants(onA, 3))
 
