@@ -13,11 +13,13 @@
 public enum RedactedURL {
     /// `url` without the `:password` of its user part. `aloneIsSecret`: a user part with no
     /// `:` is a secret itself (NATS takes `nats://TOKEN@host` as a token) and is shown as
-    /// `REDACTED`. A text with no `://` is returned as it is.
-    public static func userPart(_ url: String, aloneIsSecret: Bool = false) -> String {
+    /// `REDACTED`. `untilLastAt`: the user part runs to the last `@` of the whole text, as
+    /// libnats reads it (a NATS password may hold `/`, `?`, `#` or `@` unescaped, N61), not to the
+    /// authority's end. A text with no `://` is returned as it is.
+    public static func userPart(_ url: String, aloneIsSecret: Bool = false, untilLastAt: Bool = false) -> String {
         guard let schemeEnd = url.firstRange(of: "://") else { return url }
         let rest = url[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authorityEnd = untilLastAt ? rest.endIndex : rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
         let head = url[..<schemeEnd.upperBound]
         if let colon = rest[..<at].firstIndex(of: ":") {

@@ -227,7 +227,7 @@ public final class NATSConnection: @unchecked Sendable {
         let url = natsConnection_GetConnectedUrl(connection, &buffer, buffer.count) == NATS_OK
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
         // libnats gives the URL as configured, user and password included: it reaches logs.
-        NATSConnection.callbacks(closure)?.events(.reconnected(url: RedactedURL.userPart(url, aloneIsSecret: true)))
+        NATSConnection.callbacks(closure)?.events(.reconnected(url: RedactedURL.userPart(url, aloneIsSecret: true, untilLastAt: true)))
     }
 
     private static let onError: natsErrHandler = { _, _, status, closure in

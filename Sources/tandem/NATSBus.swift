@@ -45,7 +45,7 @@ final class NATSBus: BusTransport {
     }
 
     /// `url` without its password or token (`RedactedURL`, the store's redaction too).
-    static func redacted(_ url: String) -> String { RedactedURL.userPart(url, aloneIsSecret: true) }
+    static func redacted(_ url: String) -> String { RedactedURL.userPart(url, aloneIsSecret: true, untilLastAt: true) }
 
     var summary: String { servers.map(Self.redacted).joined(separator: ",") }
 

@@ -37,12 +37,15 @@ extension AccountService {
     /// Checks `password` for the signed-in account, counting a wrong one as a failed sign-in.
     func confirmPassword(_ password: String, profile: AccountProfile, address: String, at now: Int64) throws {
         let key = profile.email ?? profile.recordName
-        try limiter.checkSignIn(account: key, address: address, at: now)
-        guard let email = profile.email, let proven = try self.password.authenticate(["email": email, "password": password]),
-              proven.recordName == profile.recordName else {
-            limiter.recordFailure(account: key, address: address, at: Clock.milliseconds())
-            throw CloudKitError(.accessDenied, "the password is wrong")
+        try limiter.admitSignIn(account: key, address: address, at: now)
+        let proven: UserAccount?
+        do {
+            proven = try profile.email.flatMap { try self.password.authenticate(["email": $0, "password": password]) }
+        } catch {
+            limiter.uncounted(account: key, address: address, at: now)
+            throw error
         }
-        limiter.recordSuccess(account: key)
+        guard let proven, proven.recordName == profile.recordName else { throw CloudKitError(.accessDenied, "the password is wrong") }
+        limiter.succeeded(account: key, address: address, at: now)
     }
 }

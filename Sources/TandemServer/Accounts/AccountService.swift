@@ -233,27 +233,28 @@ final class AccountService: Sendable {
         return try issueSession(user: user, container: container, device: device, at: now)
     }
 
-    /// The account a credential proves, under the sign-in rate limits (A5): checked before the
-    /// credential, a failure counted, a success clearing the account's count. Used by `signIn`
+    /// The account a credential proves, under the sign-in rate limits (A5): checked and counted
+    /// as a failure before the credential is (N64), a success clearing the account's count. Used by `signIn`
     /// and by the web console's sign-in (decisions C9), which issues its own kind of session.
     /// - Throws: `BAD_REQUEST` for a malformed credential, `THROTTLED` (with `retryAfter`),
     ///   `AUTHENTICATION_FAILED` for a wrong credential or an unknown account (one answer).
     func authenticate(with method: any SignInMethod, credential: [String: String], address: String) throws -> UserAccount {
         let key = try method.accountKey(credential)
-        try limiter.checkSignIn(account: key, address: address, at: Clock.milliseconds())
+        // Counted as a failure from the start (N64); taken back below when it is not one.
+        let admitted = Clock.milliseconds()
+        try limiter.admitSignIn(account: key, address: address, at: admitted)
         let proved: UserAccount?
         do {
             proved = try method.authenticate(credential)
         } catch let refused as CloudKitError where refused.code == .authenticationFailed {
             // A method that can say why (an ID token's rule) counts as a failure too.
-            limiter.recordFailure(account: key, address: address, at: Clock.milliseconds())
             throw refused
+        } catch {
+            limiter.uncounted(account: key, address: address, at: admitted)
+            throw error
         }
-        guard let user = proved else {
-            limiter.recordFailure(account: key, address: address, at: Clock.milliseconds())
-            throw CloudKitError(.authenticationFailed, "the email or password is wrong")
-        }
-        limiter.recordSuccess(account: key)
+        guard let user = proved else { throw CloudKitError(.authenticationFailed, "the email or password is wrong") }
+        limiter.succeeded(account: key, address: address, at: admitted)
         return user
     }
 

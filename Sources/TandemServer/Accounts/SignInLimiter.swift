@@ -33,23 +33,47 @@ final class SignInLimiter: Sendable {
         bus.subscribe { [weak self] delivery in
             guard let self, case .event(let event) = delivery, event.origin != bus.node,
                   case .attempts(let traffic) = event.body, traffic.limit == AttemptTraffic.signIn else { return }
-            if traffic.clears { clear(traffic.keys) } else { count(traffic.keys, at: traffic.at) }
+            if traffic.clears { clear(traffic.keys) } else if traffic.withdraws { uncount(traffic.keys, at: traffic.at) } else { count(traffic.keys, at: traffic.at) }
         }
     }
 
+    /// Counts a sign-in attempt as failed before its credential is checked, in one step with the
+    /// check, so attempts arriving together cannot all pass it while the first is still being
+    /// verified (an Argon2 hash takes long enough for dozens to arrive, N64). The caller then
+    /// calls `succeeded` or `uncounted` for an attempt that turns out not to be a failure.
     /// - Throws: `THROTTLED` when the account or the address has no attempts left.
-    func checkSignIn(account: String, address: String, at now: Int64) throws {
-        try check(["a:" + account: limits.perAccount, "i:" + address: limits.perAddress], at: now)
+    func admitSignIn(account: String, address: String, at now: Int64) throws {
+        let keys = ["a:" + account, "i:" + address]
+        try check([keys[0]: limits.perAccount, keys[1]: limits.perAddress], at: now, counting: true)
+        publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: keys, at: now))
     }
 
-    func recordFailure(account: String, address: String, at now: Int64) {
-        record(["a:" + account, "i:" + address], at: now)
-    }
-
-    /// A correct credential clears the account's failures (not the address's).
-    func recordSuccess(account: String) {
+    /// The attempt admitted at `at` proved the account: its failures are cleared, and the
+    /// address's count forgets this attempt (a correct sign-in is not a failure).
+    func succeeded(account: String, address: String, at: Int64) {
         clear(["a:" + account])
         publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: ["a:" + account], clears: true, at: 0))
+        uncounted(keys: ["i:" + address], at: at)
+    }
+
+    /// The attempt admitted at `at` could not be checked (the store failed): it does not count.
+    func uncounted(account: String, address: String, at: Int64) {
+        uncounted(keys: ["a:" + account, "i:" + address], at: at)
+    }
+
+    private func uncounted(keys: [String], at: Int64) {
+        uncount(keys, at: at)
+        publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: keys, withdraws: true, at: at))
+    }
+
+    private func uncount(_ keys: [String], at: Int64) {
+        attempts.withLock { table in
+            for key in keys {
+                guard let index = table[key]?.lastIndex(of: at) else { continue }
+                table[key]!.remove(at: index)
+                if table[key]!.isEmpty { table[key] = nil }
+            }
+        }
     }
 
     private func clear(_ keys: [String]) {
@@ -63,11 +87,13 @@ final class SignInLimiter: Sendable {
     /// Counts a sign-up from `address`.
     /// - Throws: `THROTTLED` when the address made too many.
     func signUp(address: String, at now: Int64) throws {
-        try check(["s:" + address: limits.signUpsPerAddress], at: now)
-        record(["s:" + address], at: now)
+        try check(["s:" + address: limits.signUpsPerAddress], at: now, counting: true)
+        publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: ["s:" + address], at: now))
     }
 
-    private func check(_ keys: [String: Int], at now: Int64) throws {
+    /// Throws `THROTTLED` when any of `keys` has its limit's attempts in the window; otherwise,
+    /// when `counting`, counts one attempt for each, in the same step.
+    private func check(_ keys: [String: Int], at now: Int64, counting: Bool) throws {
         let horizon = now - limits.windowMilliseconds
         let wait: Int64? = attempts.withLock { table in
             var longest: Int64?
@@ -78,6 +104,7 @@ final class SignInLimiter: Sendable {
                     longest = max(longest ?? 0, oldest + limits.windowMilliseconds - now)
                 }
             }
+            if longest == nil && counting { Self.count(keys.keys, at: now, horizon: horizon, in: &table) }
             return longest
         }
         if let wait {
@@ -87,17 +114,14 @@ final class SignInLimiter: Sendable {
         }
     }
 
-    private func record(_ keys: [String], at now: Int64) {
-        count(keys, at: now)
-        publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: keys, at: now))
-    }
-
     private func count(_ keys: [String], at now: Int64) {
         let horizon = now - limits.windowMilliseconds
-        attempts.withLock { table in
-            // Bounded: past 50,000 keys, keys with nothing in the window are dropped.
-            if table.count > 50_000 { table = table.filter { $0.value.last.map { $0 > horizon } ?? false } }
-            for key in keys { table[key, default: []].append(now) }
-        }
+        attempts.withLock { table in Self.count(keys, at: now, horizon: horizon, in: &table) }
+    }
+
+    private static func count(_ keys: some Sequence<String>, at now: Int64, horizon: Int64, in table: inout [String: [Int64]]) {
+        // Bounded: past 50,000 keys, keys with nothing in the window are dropped.
+        if table.count > 50_000 { table = table.filter { $0.value.last.map { $0 > horizon } ?? false } }
+        for key in keys { table[key, default: []].append(now) }
     }
 }

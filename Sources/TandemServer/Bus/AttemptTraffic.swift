@@ -11,6 +11,8 @@ struct AttemptTraffic: Codable, Sendable, Equatable {
     var keys: [String]
     /// True when the keys' counts are cleared (a correct password), else one attempt each.
     var clears = false
+    /// True when the attempt counted at `at` is taken back (it turned out right), N64.
+    var withdraws = false
     /// When, in milliseconds since 1970 (the limits' clock, `Clock.milliseconds()`).
     var at: Int64
 

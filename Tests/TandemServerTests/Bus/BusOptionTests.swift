@@ -93,6 +93,11 @@ struct BusOptionTests {
         #expect(RedactedURL.userPart("nats://tandem:s3cret@h:4222") == "nats://tandem@h:4222")
         #expect(RedactedURL.userPart("tls://t0ken@h:4222", aloneIsSecret: true) == "tls://REDACTED@h:4222")
         #expect(RedactedURL.userPart("nats://h:4222/x@y") == "nats://h:4222/x@y")
+        // libnats reads a password with `/`, `?`, `#` or `@` unescaped: all of it is hidden (N61).
+        for password in ["ab/cd+ef", "x@y?z#w", "p/q@r"] {
+            let shown = RedactedURL.userPart("nats://tandem:\(password)@127.0.0.1:4222", aloneIsSecret: true, untilLastAt: true)
+            #expect(shown == "nats://tandem@127.0.0.1:4222", "\(password): \(shown)")
+        }
         #expect(RedactedURL.userPart("nats://u:p@ss@h:4222") == "nats://u@h:4222")
         #expect(PostgresURL.redacted("postgres://tandem:pw@db:5433/tandem?password=pw&sslmode=require")
                 == "postgres://tandem@db:5433/tandem?sslmode=require")
