@@ -54,9 +54,12 @@ public final class PostgresConnection {
     ///   - url: libpq's connection URI or string (the URL's own settings win over the defaults above).
     ///   - statementTimeout: the server cancels a statement running longer (SQLSTATE `57014`,
     ///     ``PostgresError/Kind/timedOut``); nil leaves the server's setting. Milliseconds are kept.
+    ///   - idleInTransactionTimeout: the server ends the session of a transaction left idle longer
+    ///     (`idle_in_transaction_session_timeout`), so a stalled process cannot hold its locks for
+    ///     ever; nil leaves the server's setting.
     /// - Throws: ``PostgresError`` with ``PostgresError/Kind/unavailable`` when the server
     ///   cannot be reached or refuses the connection. The URL is not in the message.
-    public init(url: String, statementTimeout: Duration? = .seconds(30)) throws(PostgresError) {
+    public init(url: String, statementTimeout: Duration? = .seconds(30), idleInTransactionTimeout: Duration? = nil) throws(PostgresError) {
         // Schemes are case-insensitive (RFC 3986); libpq only knows the lower-case spelling.
         let url = PostgresURL.normalized(url)
         // Defaults first, the URL (`dbname`, expanded) last: later settings win in libpq.
@@ -83,9 +86,14 @@ public final class PostgresConnection {
         }
         connection = opened
         PQsetNoticeProcessor(opened, ignoreNotice, nil)
-        if let statementTimeout {
-            let milliseconds = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
-            do { try execute("SET statement_timeout = \(milliseconds)") } catch { close(); throw error }
+        func milliseconds(_ duration: Duration) -> Int64 {
+            duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        }
+        // One round trip for both.
+        let timeouts = [statementTimeout.map { "SET statement_timeout = \(milliseconds($0))" },
+                        idleInTransactionTimeout.map { "SET idle_in_transaction_session_timeout = \(milliseconds($0))" }].compactMap { $0 }
+        if !timeouts.isEmpty {
+            do { try execute(timeouts.joined(separator: "; ")) } catch { close(); throw error }
         }
     }
 

@@ -28,6 +28,7 @@ public final class PostgresPool: Sendable {
     /// How long a checkout waits for a connection to come free.
     public let checkoutTimeout: Duration
     private let statementTimeout: Duration?
+    private let idleInTransactionTimeout: Duration?
 
     private struct State: ~Copyable {
         var idle: [PostgresConfinedConnection] = []
@@ -44,12 +45,15 @@ public final class PostgresPool: Sendable {
     ///   - size: most connections, at least 1.
     ///   - checkoutTimeout: longest wait for a free connection.
     ///   - statementTimeout: each connection's `statement_timeout` (see ``PostgresConnection``).
-    public init(url: String, size: Int, checkoutTimeout: Duration = .seconds(5), statementTimeout: Duration? = .seconds(30)) {
+    ///   - idleInTransactionTimeout: each connection's `idle_in_transaction_session_timeout`.
+    public init(url: String, size: Int, checkoutTimeout: Duration = .seconds(5), statementTimeout: Duration? = .seconds(30),
+                idleInTransactionTimeout: Duration? = nil) {
         precondition(size >= 1, "a pool needs at least one connection")
         self.url = url
         self.size = size
         self.checkoutTimeout = checkoutTimeout
         self.statementTimeout = statementTimeout
+        self.idleInTransactionTimeout = idleInTransactionTimeout
         permits = DispatchSemaphore(value: size)
     }
 
@@ -160,7 +164,8 @@ public final class PostgresPool: Sendable {
                 if candidate.connection.isHealthy { return candidate }
                 candidate.connection.close()
             }
-            return PostgresConfinedConnection(try PostgresConnection(url: url, statementTimeout: statementTimeout))
+            return PostgresConfinedConnection(try PostgresConnection(url: url, statementTimeout: statementTimeout,
+                                                                     idleInTransactionTimeout: idleInTransactionTimeout))
         } catch {
             permits.signal()
             throw error

@@ -43,6 +43,10 @@ public final class PostgresStore: Store {
     public let location: String
     /// This process's writes, committed in groups (P53).
     private let writeQueue = PostgresWriteQueue()
+    /// A transaction of this store never waits on anything but the database between statements;
+    /// one left idle this long belongs to a stalled process (a paused VM, SIGSTOP), and the
+    /// server ends it, so the cluster's write turn it holds (N62) comes free (N66).
+    public static let idleInTransactionTimeout: Duration = .seconds(5)
 
     /// Connects, brings the schema up to date (``PostgresMigrator``) and prepares the asset folders.
     ///
@@ -52,7 +56,8 @@ public final class PostgresStore: Store {
     public init(url: String, options: Options) throws {
         self.options = options
         location = PostgresURL.redacted(url)
-        let pool = PostgresPool(url: url, size: options.poolSize, statementTimeout: options.statementTimeout)
+        let pool = PostgresPool(url: url, size: options.poolSize, statementTimeout: options.statementTimeout,
+                                idleInTransactionTimeout: Self.idleInTransactionTimeout)
         self.pool = pool
         do {
             try Self.mapping { try pool.withConnection { try PostgresMigrator.migrate($0) } }

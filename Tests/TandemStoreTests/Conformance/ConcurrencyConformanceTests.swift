@@ -4,6 +4,8 @@ import Synchronization
 import Testing
 import TandemCore
 import TandemStore
+import TandemPostgres
+import TandemStorePostgres
 
 /// Concurrency through `any Store` (decisions P3, P5): writers racing on one zone get distinct,
 /// gap-free change sequences; of writers that check the same change tag exactly one wins; hooks
@@ -87,7 +89,7 @@ import TandemStore
     /// loser failed `40001` with its whole batch: a review measured 33 of 60 creates refused
     /// with three nodes. No retry here: a single refusal fails the test.
     @Test func writersOfTwoProcessesOnOneDatabaseAreNeverRefused() throws {
-        try StoreBackend.withTwoPostgresStores { first, second in
+        try StoreBackend.withTwoPostgresStores { first, second, _ in
             let fixture = try Fixture.make(first)
             let other = Fixture(owner: fixture.owner, zone: try first.write { tx in try tx.ensureZone(fixture.scope, name: "other", at: 1_000) })
             let (writers, writes) = (8, 15)
@@ -108,6 +110,25 @@ import TandemStore
             #expect(refused.isEmpty, "\(refused.count) of \(writers * writes) writes refused, the first: \(refused.first ?? "")")
             #expect(try second.read { try $0.zone(fixture.scope, name: "notes") }?.changeSequence == Int64(writers * writes / 2))
             #expect(try second.read { try $0.zone(other.scope, name: "other") }?.changeSequence == Int64(writers * writes / 2))
+        }
+    }
+
+    /// Decisions N66: a process that stalls while it holds the cluster's write turn (N62) — a
+    /// paused VM, SIGSTOP — holds it for `PostgresStore.idleInTransactionTimeout`, not for ever:
+    /// the server ends its session, and the other writers go on. Here the stalled writer is a
+    /// connection of the test's own with the store's setting, idle inside its transaction.
+    @Test func aStalledWriterHoldsTheWriteTurnForSecondsNotForEver() throws {
+        try StoreBackend.withTwoPostgresStores { store, _, url in
+            let fixture = try Fixture.make(store)
+            let stalled = try PostgresConnection(url: url, idleInTransactionTimeout: PostgresStore.idleInTransactionTimeout)
+            defer { stalled.close() }
+            try stalled.execute("BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE feed_clock IN EXCLUSIVE MODE")
+            let started = ContinuousClock.now
+            _ = try store.write { tx in try tx.save(fixture.record("after-the-stall"), in: fixture.zone) }
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .seconds(3), "it waited for the stalled holder: \(waited)")
+            #expect(try store.read { try $0.zone(fixture.scope, name: "notes") }?.changeSequence == 1)
+            #expect(throws: (any Error).self, "the stalled session was ended") { try stalled.execute("COMMIT") }
         }
     }
 

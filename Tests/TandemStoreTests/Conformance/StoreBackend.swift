@@ -62,7 +62,8 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     /// Two stores on one fresh database, as two nodes of a cluster (or a server and an admin
     /// command) open it: PostgreSQL only, the one store several processes share.
-    static func withTwoPostgresStores<T>(_ body: (any Store, any Store) throws -> T) throws -> T {
+    /// `url` is the database's, for a connection of the test's own beside them.
+    static func withTwoPostgresStores<T>(_ body: (any Store, any Store, _ url: String) throws -> T) throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-conformance-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let url = try PostgresCluster.shared().createDatabase()
@@ -70,6 +71,6 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         defer { first.close() }
         let second = try PostgresStore(url: url, options: .init(directory: directory, poolSize: 4))
         defer { second.close() }
-        return try body(first, second)
+        return try body(first, second, url)
     }
 }
