@@ -20,6 +20,21 @@ struct ServerSecretTests {
         #expect(try ServerSecret.load(directory: b) == first, "a relative link reaches the same key")
         #expect(try ServerSecret.load(directory: a) == first)
         #expect(try FileManager.default.contentsOfDirectory(atPath: shared) == ["secret.key"], "nothing left aside")
+
+        // A chain of links reaches the same key.
+        let c = root + "/c"
+        try FileManager.default.createDirectory(atPath: c, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: c + "/secret.key", withDestinationPath: a + "/secret.key")
+        #expect(try ServerSecret.load(directory: c) == first)
+    }
+
+    @Test func aChainOfLinksToAKeyNotMadeYetGetsItAtTheEnd() throws {
+        let root = try ExitCleanup.temporaryDirectory("tandem-secret-chain")
+        try FileManager.default.createDirectory(atPath: root + "/shared", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root + "/link2", withDestinationPath: "shared/secret.key")
+        try FileManager.default.createSymbolicLink(atPath: root + "/secret.key", withDestinationPath: root + "/link2")
+        let key = try ServerSecret.load(directory: root)
+        #expect(FileManager.default.contents(atPath: root + "/shared/secret.key").map { [UInt8]($0) } == key)
     }
 
     @Test func aFileThatIsNotAKeyIsAnErrorAndStaysAsItWas() throws {

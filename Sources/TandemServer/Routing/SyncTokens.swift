@@ -183,12 +183,12 @@ enum ContinuationMarker {
 enum ServerSecret {
     static func load(directory: String) throws -> [UInt8] {
         let path = directory + "/secret.key"
-        let target = linkTarget(path, directory: directory) ?? path
+        let target = linkTarget(path)
         if let key = try read(target) { return key }
         let secret = Digest.randomBytes(32)
         let aside = target + ".\(getpid()).new"
         guard FileManager.default.createFile(atPath: aside, contents: Data(secret), attributes: [.posixPermissions: 0o600]) else {
-            throw CloudKitError(.internalError, "cannot write \(aside)")
+            throw CloudKitError(.internalError, "cannot write \(aside) (does its folder exist, and may this user write there?)")
         }
         defer { unlink(aside) }
         if link(aside, target) != 0 {
@@ -209,9 +209,15 @@ enum ServerSecret {
         return [UInt8](data)
     }
 
-    /// Where a symbolic link at `path` points (relative targets from `directory`), or nil.
-    private static func linkTarget(_ path: String, directory: String) -> String? {
-        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return nil }
-        return destination.hasPrefix("/") ? destination : directory + "/" + destination
+    /// The file `path` names once symbolic links are followed (a chain of at most 8; relative
+    /// targets from the link's folder): `path` itself when it is no link.
+    private static func linkTarget(_ path: String) -> String {
+        var current = path
+        for _ in 0..<8 {
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { return current }
+            let folder = (current as NSString).deletingLastPathComponent
+            current = destination.hasPrefix("/") ? destination : folder + "/" + destination
+        }
+        return current
     }
 }

@@ -276,7 +276,7 @@ final class SessionHub: Sendable {
                    connection is RemotePeer {
                     state.participants.removeLast()
                     throw CloudKitError(.limitExceeded, "the session's state is larger than the bus between nodes carries "
-                                        + "(NATS max_payload); join through the node that owns the session, or keep its state smaller")
+                                        + "(NATS max_payload): members on other nodes cannot join until it is smaller")
                 }
                 replicateParticipants(session, state.participants)
                 LiveSession.broadcast(["type": "session.participants", "sessionID": .string(sessionID.uuidString),
