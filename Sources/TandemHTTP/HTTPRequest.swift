@@ -14,8 +14,10 @@ public struct HTTPRequestHead: Sendable {
     public var query: String
     /// The request headers (names lower-case).
     public var headers: HTTPHeaders
-    /// The peer's numeric IP address, e.g. `127.0.0.1` (IPv4-mapped IPv6 addresses are shown
-    /// as IPv4).
+    /// The client's numeric IP address, e.g. `127.0.0.1` (IPv4-mapped IPv6 addresses are shown
+    /// as IPv4): the TCP peer's, or, when the peer is one of
+    /// `HTTPServerConfiguration.trustedProxies`, the one its `X-Forwarded-For` names
+    /// (`TrustedProxies` gives the rule).
     public var remoteAddress: String
 
     public init(method: String, path: String, query: String = "", headers: HTTPHeaders = HTTPHeaders(),

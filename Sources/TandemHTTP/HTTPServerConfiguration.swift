@@ -49,6 +49,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// begun and still incomplete then (a client that stalls, or a header line lws cannot
     /// end, such as one without a colon) is answered 400 and the connection closed.
     public var headTimeout = 5
+    /// Proxies (load balancers) whose `X-Forwarded-For` header names the client in
+    /// `HTTPRequestHead.remoteAddress`, and so in every per-address limit. Empty (the default):
+    /// the header is never believed, the TCP peer is the client.
+    public var trustedProxies = TrustedProxies()
     /// Where spooled bodies (`HTTPBodyPolicy.spooled`) are written; `nil`: `$TMPDIR` or `/tmp`.
     /// Put it on the file system the responder moves them to, so a rename suffices.
     public var spoolDirectory: String?

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import TandemCore
-import TandemHTTP
+public import TandemHTTP
 public import TandemStore
 
 /// Settings of `tandem serve`.
@@ -52,6 +52,11 @@ public struct ServerConfiguration: Sendable {
     /// `http` too (`--webhook-allow CIDR`, repeatable; tests open `127.0.0.0/8`). Empty: only
     /// `https` to public addresses.
     public var webhookAllow: [AddressRange] = []
+    /// The load balancers in front of this server (`--trusted-proxy CIDR`, repeatable): from
+    /// these peers, `X-Forwarded-For` names the client whose address per-address limits count
+    /// (failed sign-ins, sign-ups, bodies being received; `TrustedProxies` gives the rule).
+    /// Empty: the TCP peer is the client, and the header is ignored.
+    public var trustedProxies: [AddressRange] = []
     /// Sign-in: password hashing, session limits, rate limits (issue 16).
     public var accounts = AccountSettings()
     /// The `--store` value an admin command needs to open this server's store, as the first-run
@@ -130,6 +135,7 @@ public final class TandemServer: Sendable {
         var httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         workerCount: configuration.workerCount)
         httpConfiguration.runningWorkerLimit = configuration.runningWorkerLimit
+        httpConfiguration.trustedProxies = TrustedProxies(configuration.trustedProxies)
         httpConfiguration.webSocket.sendQueueMessages = configuration.streamQueueMessages
         // Spooled uploads land beside the asset files, so storing one is a rename.
         httpConfiguration.spoolDirectory = store.assets.temporaryDirectory

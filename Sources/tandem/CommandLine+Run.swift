@@ -1,5 +1,6 @@
 import Foundation
 import TandemCore
+import TandemHTTP
 import TandemServer
 import TandemStore
 import TandemStorePostgres
@@ -21,6 +22,7 @@ extension CommandLine {
                        [--links-ttl 86400]   (seconds a fetched apple-app-site-association file is used)
                        [--links-fetch-origin http://127.0.0.1:8000]   (fetch ORIGIN/DOMAIN/.well-known/... instead of https://DOMAIN/...)
                        [--webhook-allow CIDR]...   (let webhooks and association fetches reach this block, over http too; default: https to public addresses only)
+                       [--trusted-proxy CIDR]...   (load balancers in this block name the client in X-Forwarded-For, for per-address limits; default: none)
                        [--max-database-mib N]   (cap tandem.sqlite at N MiB: past it writes are refused as on a full disk, reads go on)
                        [--store postgres://USER@HOST:PORT/DB | DIR]   (the store: a PostgreSQL database, or a directory for tandem.sqlite;
                                   default: the --data directory. With PostgreSQL, --data still holds assets, avatars, secret.key, journal)
@@ -249,9 +251,14 @@ extension CommandLine {
 
     /// Every `--webhook-allow CIDR`, checked.
     static func webhookAllow(_ options: Options) throws -> [AddressRange] {
-        try options.all("webhook-allow").map { text in
+        try addressBlocks(options, "webhook-allow")
+    }
+
+    /// Every `--KEY CIDR` (a repeatable option), checked.
+    static func addressBlocks(_ options: Options, _ key: String) throws -> [AddressRange] {
+        try options.all(key).map { text in
             guard let range = AddressRange(text) else {
-                throw UsageError("--webhook-allow takes an address block such as 127.0.0.0/8 or ::1/128 (host bits zero), not '\(text)'")
+                throw UsageError("--\(key) takes an address block such as 127.0.0.0/8 or ::1/128 (host bits zero), not '\(text)'")
             }
             return range
         }

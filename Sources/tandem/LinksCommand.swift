@@ -1,5 +1,6 @@
 import Foundation
 import TandemLinks
+import TandemHTTP
 import TandemServer
 import TandemStore
 

@@ -36,7 +36,7 @@ enum ServeCommand {
         "host": .text, "port": .value, "data": .text, "synchronous": .value, "workers": .value, "running-workers": .value, "quiet": .flag,
         "public-url": .text, "stop-on-stdin-eof": .flag, "participant-limit": .value, "change-retention": .value,
         "session-participant-limit": .value, "session-rate": .value, "session-burst": .value, "stream-queue": .value,
-        "app-ids": .text, "links-ttl": .value, "links-fetch-origin": .text, "webhook-allow": .repeated,
+        "app-ids": .text, "links-ttl": .value, "links-fetch-origin": .text, "webhook-allow": .repeated, "trusted-proxy": .repeated,
         "max-database-mib": .value, "store": .text, "pool-size": .value, "bus": .text,
         "bus-ca": .text, "bus-credentials": .text,
         "password-hash": .value, "session-idle": .value, "session-lifetime": .value, "sign-in-attempts": .value,
@@ -231,6 +231,7 @@ enum ServeCommand {
         }
         configuration.linksFetchOrigin = try CommandLine.fetchOrigin(options)
         configuration.webhookAllow = try CommandLine.webhookAllow(options)
+        configuration.trustedProxies = try CommandLine.addressBlocks(options, "trusted-proxy")
         if let url = options.value("public-url") {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw UsageError("--public-url must start with http:// or https://") }
             configuration.publicURL = String(url.reversed().drop { $0 == "/" }.reversed())

@@ -40,8 +40,11 @@ final class RequestHeadReader {
     private let customNames: [String]
     private let buffer: UnsafeMutablePointer<CChar>
     private let capacity: Int32
+    /// Whose `X-Forwarded-For` names the client (`HTTPRequestHead.remoteAddress`).
+    private let trustedProxies: TrustedProxies
 
-    init(maxHeaderBytes: Int, customHeaderNames: [String]) {
+    init(maxHeaderBytes: Int, customHeaderNames: [String], trustedProxies: TrustedProxies = TrustedProxies()) {
+        self.trustedProxies = trustedProxies
         capacity = Int32(maxHeaderBytes + 1)
         buffer = .allocate(capacity: Int(capacity))
         let known = Self.headerTokens()
@@ -71,7 +74,9 @@ final class RequestHeadReader {
     }
 
     /// Reads the head of the request `wsi` is on; `nil` when lws reports no usable method.
-    func read(_ wsi: OpaquePointer, remoteAddress: String) -> Facts? {
+    /// `peerAddress` is the TCP peer's; the head's `remoteAddress` is the client's, read from
+    /// `X-Forwarded-For` when the peer is a trusted proxy (`TrustedProxies`).
+    func read(_ wsi: OpaquePointer, peerAddress: String) -> Facts? {
         var uri: UnsafeMutablePointer<CChar>?
         var uriLength: Int32 = 0
         let methodIndex = Int(lws_http_get_uri_and_method(wsi, &uri, &uriLength))
@@ -94,6 +99,7 @@ final class RequestHeadReader {
         var transferEncoding: String?
         var expectation: String?
         var connection: String?
+        var forwardedFor: String?
         for index in 0..<knownTokens.count {
             let token = knownTokens[index]
             guard lws_hdr_total_length(wsi, token) > 0 else { continue }
@@ -106,6 +112,7 @@ final class RequestHeadReader {
             case WSI_TOKEN_HTTP_TRANSFER_ENCODING: transferEncoding = value
             case WSI_TOKEN_HTTP_EXPECT: expectation = value
             case WSI_TOKEN_CONNECTION: connection = value
+            case WSI_TOKEN_X_FORWARDED_FOR: forwardedFor = value
             default: break
             }
         }
@@ -122,7 +129,8 @@ final class RequestHeadReader {
         let version = httpVersion(wsi)
         let isHTTP11 = version == "HTTP/1.1"
         let head = HTTPRequestHead(method: method, path: path, query: readQuery(wsi),
-                                   headers: HTTPHeaders(fields: headers), remoteAddress: remoteAddress)
+                                   headers: HTTPHeaders(fields: headers),
+                                   remoteAddress: trustedProxies.client(peer: peerAddress, forwardedFor: forwardedFor))
         return Facts(head: head,
                      contentLength: contentLength,
                      transferEncoding: transferEncoding,

@@ -29,7 +29,7 @@ extension ServiceLoop {
         nextRequestID += 1
         counters.requestStarted()
 
-        guard let facts = headReader.read(wsi, remoteAddress: connection.remoteAddress) else {
+        guard let facts = headReader.read(wsi, peerAddress: connection.remoteAddress) else {
             reject(connection, status: 405, reason: "Method not supported.")
             return 0
         }

@@ -8,7 +8,7 @@ extension ServiceLoop {
     func confirmUpgrade(_ wsi: OpaquePointer, protocolName: UnsafeMutableRawPointer?) -> Int32 {
         guard let webSocketResponder, !draining, let connection = connection(for: wsi),
               let protocolName, strcasecmp(protocolName.assumingMemoryBound(to: CChar.self), "websocket") == 0,
-              let facts = headReader.read(wsi, remoteAddress: connection.remoteAddress),
+              let facts = headReader.read(wsi, peerAddress: connection.remoteAddress),
               facts.head.method == "GET", !facts.splitPath, webSocketResponder.shouldUpgrade(facts.head) else { return -1 }
         connection.head = facts.head
         return 0

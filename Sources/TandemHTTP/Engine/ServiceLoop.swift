@@ -79,7 +79,8 @@ final class ServiceLoop: @unchecked Sendable {
         self.stopSignal = stopSignal
         self.failure = failure
         headReader = RequestHeadReader(maxHeaderBytes: configuration.maxHeaderBytes,
-                                       customHeaderNames: configuration.customHeaderNames)
+                                       customHeaderNames: configuration.customHeaderNames,
+                                       trustedProxies: configuration.trustedProxies)
         preamble = Int(tandem_lws_pre())
         scratchCapacity = Self.writeChunkSize
         scratch = .allocate(capacity: preamble + scratchCapacity)

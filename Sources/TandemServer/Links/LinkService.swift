@@ -1,3 +1,4 @@
+public import TandemHTTP
 public import TandemCore
 public import TandemLinks
 public import TandemStore

@@ -1,3 +1,4 @@
+import TandemHTTP
 import Foundation
 
 /// Every HTTP request the server makes to another host (webhook deliveries, association

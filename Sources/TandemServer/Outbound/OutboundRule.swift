@@ -1,3 +1,4 @@
+import TandemHTTP
 /// The one outbound-address rule for every URL the server fetches (webhooks, association
 /// files; DESIGN.md §6; docs/decisions.md E1).
 ///

@@ -1,3 +1,4 @@
+import TandemHTTP
 import Glibc
 
 /// A URL the server is about to fetch, with the addresses it was checked at.

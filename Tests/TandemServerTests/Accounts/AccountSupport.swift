@@ -17,10 +17,11 @@ extension TestServer {
 
     /// POSTs (or GETs, with `body` nil) an accounts operation.
     func auth(_ operation: String, _ body: JSONValue? = nil, apiToken: String? = nil, bearer: String? = nil,
-              container: String = TestServer.container, method: String? = nil) throws -> Response {
+              container: String = TestServer.container, method: String? = nil, headers: [String: String] = [:]) throws -> Response {
         var url = "\(baseURL)/auth/1/\(container)/\(operation)"
         if let apiToken { url += "?ckAPIToken=" + (apiToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
-        return try request(method ?? (body == nil ? "GET" : "POST"), url, body: body.map { Data(JSONWriter.bytes($0)) }, token: .some(bearer))
+        return try request(method ?? (body == nil ? "GET" : "POST"), url, body: body.map { Data(JSONWriter.bytes($0)) }, token: .some(bearer),
+                           headers: headers)
     }
 
     /// Signs up `email` and has the operator verify it (no SMTP in these tests); returns the user record name.

@@ -136,6 +136,41 @@ struct PasswordSignInTests {
         #expect(third.json.serverErrorCode == "THROTTLED" && third.json["retryAfter"]?.int64Value != nil, "\(third.text)")
     }
 
+    /// Behind a load balancer every request comes from the balancer; `--trusted-proxy` makes the
+    /// client its `X-Forwarded-For` names the one counted (N67), and a forged header from anyone
+    /// else changes nothing.
+    @Test(arguments: [true, false])
+    func theAddressLimitCountsTheForwardedClientOnlyBehindATrustedProxy(trusted: Bool) throws {
+        // 10 failures per account, 3 per address, in 60 s; the test's own address, 127.0.0.1, is the "balancer".
+        let server = try TestServer(extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "10,3,60"]
+                                    + (trusted ? ["--trusted-proxy", "127.0.0.0/8"] : []))
+        let app = try server.apiToken()
+        let email = "\(unique("proxied"))@example.com"
+        try server.signUpVerified(email, password: "the right one", apiToken: app)
+        func signIn(_ password: String, from client: String) throws -> TestServer.Response {
+            try server.auth("signin", ["email": .string(email), "password": .string(password), "consent": true], apiToken: app,
+                            headers: ["X-Forwarded-For": client])
+        }
+        for _ in 0..<3 {
+            let wrong = try signIn("a wrong one", from: "203.0.113.7")
+            #expect(wrong.json.serverErrorCode == "AUTHENTICATION_FAILED", "\(wrong.text)")
+        }
+        let same = try signIn("the right one", from: "203.0.113.7")
+        #expect(same.json.serverErrorCode == "THROTTLED", "\(same.text)")
+        // Another client through the same balancer: its own count when the balancer is trusted;
+        // otherwise one address for everyone, and the forged header does not help.
+        let other = try signIn("the right one", from: "198.51.100.20")
+        if trusted {
+            #expect(other.status == 200, "\(other.text)")
+        } else {
+            #expect(other.json.serverErrorCode == "THROTTLED", "\(other.text)")
+        }
+        // A client that writes its own header in front of the balancer's gains nothing: the
+        // balancer appends the peer it heard from, and that is what is read.
+        let forged = try signIn("the right one", from: "198.51.100.99, 203.0.113.7")
+        #expect(forged.json.serverErrorCode == "THROTTLED", "\(forged.text)")
+    }
+
     @Test func passwordHashUpgradesToNewParametersAtTheNextSignIn() throws {
         let server = try TestServer(extraArguments: ["--password-hash", "m=64,t=1,p=1"])
         let app = try server.apiToken()

@@ -63,6 +63,31 @@ struct ClusterScenarioTests {
         #expect(nodes.count >= 2, "nginx spread the requests over the nodes: \(nodes)")
     }
 
+    /// Per-address limits behind nginx (N67): with the balancer trusted (`--trusted-proxy`), each
+    /// client's failed sign-ins count for its own address, the one nginx appends to
+    /// `X-Forwarded-For`, on every node; another client through the same balancer is not locked.
+    /// (Every client here is on 127.0.0.1, itself trusted, so the test names its clients with the
+    /// header nginx extends, as a chain of proxies would.)
+    @Test func perAddressLimitsCountEachClientBehindNginx() throws {
+        let cluster = try NodeCluster(nodes: 2, balancer: true,
+                                      extraArguments: TestServer.cheapHash + ["--sign-in-attempts", "10,3,60", "--trusted-proxy", "127.0.0.1/32"])
+        let front = try #require(cluster.front)
+        let app = try TandemProcess.admin(["token", "create", "--api", "--container", TestServer.container,
+                                           "--data", cluster.a.dataDirectory, "--store", cluster.store])
+        func signIn(through node: TestServer, from client: String) throws -> Int {
+            try node.auth("signin", ["email": .string("\(unique("guess"))@example.com"), "password": "a wrong guess", "consent": true],
+                          apiToken: app, headers: ["X-Forwarded-For": client]).status
+        }
+        for _ in 0..<3 { #expect(try signIn(through: front, from: "203.0.113.7") == 401) }
+        Thread.sleep(forTimeInterval: 0.5)   // the bus's delay
+        #expect(try signIn(through: front, from: "203.0.113.7") == 429)
+        #expect(try signIn(through: cluster.b, from: "203.0.113.7") == 429, "node B counts the same client")
+        #expect(try signIn(through: front, from: "198.51.100.20") == 401, "another client through the balancer is not locked")
+        #expect(try signIn(through: front, from: "198.51.100.20") == 401)
+        let nodes = Set(try #require(cluster.balancer).upstreamsUsed)
+        #expect(nodes.count >= 2, "nginx spread the attempts over the nodes: \(nodes)")
+    }
+
     /// A client on the node that is SIGKILLed: its stream closes, it reconnects through nginx
     /// (to another node), and the changes since its change token hold every write that was
     /// acknowledged (200), before and after the kill.

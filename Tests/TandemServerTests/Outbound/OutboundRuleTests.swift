@@ -1,5 +1,6 @@
 import Testing
 @testable import TandemServer
+import TandemHTTP
 
 /// The outbound-address rule over every spelling of an internal address an attacker might
 /// use: the URL is resolved by the system resolver and each address judged as bytes.

@@ -1,8 +1,8 @@
 /// A CIDR block (`10.0.0.0/8`, `fc00::/7`); a bare address is its own /32 or /128.
 /// `tandem serve --webhook-allow CIDR` takes these.
 public struct AddressRange: Hashable, Sendable, CustomStringConvertible {
-    let network: IPAddress
-    let prefixLength: Int
+    public let network: IPAddress
+    public let prefixLength: Int
 
     /// Parses `ADDRESS[/PREFIX]` with the strict numeric forms only (`inet_pton`: dotted
     /// decimal IPv4, RFC 4291 IPv6); host bits must be zero. `nil` for anything else.
@@ -22,7 +22,7 @@ public struct AddressRange: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether `address` (of the same family) lies in the block.
-    func contains(_ address: IPAddress) -> Bool {
+    public func contains(_ address: IPAddress) -> Bool {
         address.bytes.count == network.bytes.count && Self.masked(address.bytes, prefixLength) == network.bytes
     }
 

@@ -1,17 +1,17 @@
-import Glibc
+public import Glibc
 
 /// One IPv4 or IPv6 address as bytes (4 or 16, network order), read from what the resolver
 /// returned, never from URL text.
-struct IPAddress: Hashable, Sendable, CustomStringConvertible {
-    let bytes: [UInt8]
+public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
+    public let bytes: [UInt8]
 
-    init?(bytes: [UInt8]) {
+    public init?(bytes: [UInt8]) {
         guard bytes.count == 4 || bytes.count == 16 else { return nil }
         self.bytes = bytes
     }
 
     /// A numeric address in the strict `inet_pton` form (`127.0.0.1`, `::1`); no brackets.
-    init?(numeric text: String) {
+    public init?(numeric text: String) {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             self.bytes = withUnsafeBytes(of: &v4) { Array($0) }
@@ -26,7 +26,7 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The address in a `sockaddr_in` / `sockaddr_in6`, as `getaddrinfo` returns it.
-    init?(_ address: UnsafePointer<sockaddr>) {
+    public init?(_ address: UnsafePointer<sockaddr>) {
         switch Int32(address.pointee.sa_family) {
         case AF_INET:
             let v4 = UnsafeRawPointer(address).assumingMemoryBound(to: sockaddr_in.self).pointee.sin_addr
@@ -39,12 +39,12 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    var isIPv4: Bool { bytes.count == 4 }
+    public var isIPv4: Bool { bytes.count == 4 }
 
     /// The IPv4 address an IPv6 form carries and a connection would reach: IPv4-mapped
     /// (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, deprecated), NAT64 (`64:ff9b::a.b.c.d`,
     /// RFC 6052) and 6to4 (`2002:AABB:CCDD::/48`, RFC 3056). `nil` for IPv4 and other IPv6.
-    var embeddedIPv4: IPAddress? {
+    public var embeddedIPv4: IPAddress? {
         guard bytes.count == 16 else { return nil }
         let head = bytes[0..<10]
         if head.allSatisfy({ $0 == 0 }) && ((bytes[10] == 0xff && bytes[11] == 0xff) || (bytes[10] == 0 && bytes[11] == 0)) {
@@ -62,7 +62,7 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The numeric text (`169.254.169.254`, `::ffff:a9fe:a9fe`), as `inet_ntop` writes it.
-    var description: String {
+    public var description: String {
         var copy = bytes
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer in
             let family = isIPv4 ? AF_INET : AF_INET6
@@ -72,5 +72,5 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The form a URL authority or curl's `--connect-to` takes: IPv6 in brackets.
-    var hostForm: String { isIPv4 ? description : "[\(description)]" }
+    public var hostForm: String { isIPv4 ? description : "[\(description)]" }
 }
