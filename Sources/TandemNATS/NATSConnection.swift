@@ -54,6 +54,9 @@ public final class NATSConnection: @unchecked Sendable {
         /// wrapped in two more reabstraction thunks by every `withLock { $0 }` (Swift 6.3,
         /// optimized builds), so each message took longer than the last (decisions N51).
         let message = Locked<MessageHandler?>(nil)
+        /// Connected, as libnats' disconnected and reconnected callbacks last said: read without
+        /// the connection's lock, which a publish stuck on a server that stopped reading holds.
+        let linked = Atomic<Bool>(true)
         init(events: @escaping @Sendable (Event) -> Void) { self.events = events }
     }
 
@@ -174,7 +177,7 @@ public final class NATSConnection: @unchecked Sendable {
 
     /// Whether the connection is up now (false while libnats reconnects, and after `close`).
     public var isConnected: Bool {
-        !closed.load(ordering: .relaxed) && natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
+        !closed.load(ordering: .relaxed) && callbacks.linked.load(ordering: .relaxed)
     }
     /// The largest payload the server accepts, in bytes (its `max_payload`, told at connect).
     /// Read once then: libnats' getter takes the connection's lock, which a publish stuck on a
@@ -219,7 +222,9 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     private static let onDisconnected: natsConnectionHandler = { _, closure in
-        NATSConnection.callbacks(closure)?.events(.disconnected)
+        guard let callbacks = NATSConnection.callbacks(closure) else { return }
+        callbacks.linked.store(false, ordering: .relaxed)
+        callbacks.events(.disconnected)
     }
 
     private static let onReconnected: natsConnectionHandler = { connection, closure in
@@ -227,7 +232,9 @@ public final class NATSConnection: @unchecked Sendable {
         let url = natsConnection_GetConnectedUrl(connection, &buffer, buffer.count) == NATS_OK
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
         // libnats gives the URL as configured, user and password included: it reaches logs.
-        NATSConnection.callbacks(closure)?.events(.reconnected(url: RedactedURL.userPart(url, aloneIsSecret: true, untilLastAt: true)))
+        guard let callbacks = NATSConnection.callbacks(closure) else { return }
+        callbacks.linked.store(true, ordering: .relaxed)
+        callbacks.events(.reconnected(url: RedactedURL.userPart(url, aloneIsSecret: true, untilLastAt: true)))
     }
 
     private static let onError: natsErrHandler = { _, _, status, closure in

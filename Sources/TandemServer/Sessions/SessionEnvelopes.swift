@@ -32,10 +32,10 @@ extension SessionHub {
     /// Runs one envelope and sends its reply.
     func handle(_ type: String, _ envelope: JSONValue, on connection: any SessionPeer) {
         let id = envelope["id"] ?? .null
-        if let owner = owner(of: type, envelope, on: connection) {
-            return forward(to: owner, from: connection, envelope: JSONWriter.string(envelope), frame: nil)
-        }
         do {
+            if let owner = owner(of: type, envelope, on: connection) {
+                return try forward(to: owner, from: connection, envelope: JSONWriter.string(envelope), frame: nil)
+            }
             if let result = try run(type, envelope, on: connection, replyID: id) {
                 _ = connection.send(text: JSONWriter.string(["type": "reply", "id": id, "result": result]))
             }
@@ -103,7 +103,7 @@ extension SessionHub {
             if bus != nil, !(connection is RemotePeer),
                let owner = remoteOwner(ofSession: nil, conversation: conversationID, client: client) {
                 // The conversation's session lives on another node: it stages there, finding the same conversation (N37).
-                forward(to: owner, from: connection, envelope: JSONWriter.string(body), frame: nil)
+                try forward(to: owner, from: connection, envelope: JSONWriter.string(body), frame: nil)
                 return nil
             }
             let session = try activate(connection, conversationID: conversationID, activity: activity,

@@ -222,19 +222,49 @@ extension SessionHub {
     }
 
     /// Sends what one of this node's connections addressed to a session's owner.
-    func forward(to owner: String, from connection: any SessionPeer, envelope: String?, frame: [UInt8]?) {
+    /// - Throws: `TRY_AGAIN_LATER` when the bus cannot carry it now (`ownerUnreachable`).
+    func forward(to owner: String, from connection: any SessionPeer, envelope: String?, frame: [UInt8]?) throws(CloudKitError) {
+        if let refusal = ownerUnreachable() { throw refusal }
         guard let client = registry.withLock({ registry -> StreamClient? in
             registry.clients[connection.id]?.forwardedTo.insert(owner)
             return registry.clients[connection.id]
         }) else { return }
-        publishRequest(to: owner, from: connection.id, client: client, envelope: envelope, frame: frame)
+        guard publishRequest(to: owner, from: connection.id, client: client, envelope: envelope, frame: frame) else {
+            throw Self.unreachable
+        }
+    }
+
+    /// Where a request for another node's session goes while this node's bus is disconnected:
+    /// refused at once, `TRY_AGAIN_LATER` with `retryAfter` 1, rather than queued for a
+    /// reconnect that may never bring an answer (the sender then heard neither `session.sent`
+    /// nor `session.sendFailed`: stop 40's review). Nothing was delivered, so a retry cannot
+    /// deliver a message twice. nil while connected (or with no transport).
+    func ownerUnreachable() -> CloudKitError? {
+        bus?.transport?.isConnected == false ? Self.unreachable : nil
+    }
+
+    private static var unreachable: CloudKitError {
+        var error = CloudKitError(.tryAgainLater, "this node cannot reach the node that runs the session now (its event bus is "
+                                  + "reconnecting); nothing was sent, retry in a moment")
+        error.retryAfter = 1
+        return error
+    }
+
+    /// How a messenger frame of one of this node's connections is handled (`forwardFrame`).
+    enum FrameRoute {
+        /// This node owns the session, or no node is known to: it checks the frame itself.
+        case local
+        /// Sent to the owner, which checks, numbers and delivers it.
+        case forwarded
+        /// Another node owns it and the bus cannot carry the frame now: refused with this.
+        case refused(CloudKitError)
     }
 
     /// A messenger frame for `sessionID` from one of this node's connections: forwarded to the
-    /// session's owner when another node owns it (true), else left to this node (false). One
-    /// look-up under the registry's lock per frame: on a node forwarding many members' frames,
-    /// that lock was the profile's top entry (decisions N52).
-    func forwardFrame(_ bytes: [UInt8], session sessionID: UUID, from connection: any SessionPeer) -> Bool {
+    /// session's owner when another node owns it, else left to this node. One look-up under the
+    /// registry's lock per frame: on a node forwarding many members' frames, that lock was the
+    /// profile's top entry (decisions N52).
+    func forwardFrame(_ bytes: [UInt8], session sessionID: UUID, from connection: any SessionPeer) -> FrameRoute {
         let route = registry.withLock { registry -> (owner: String, client: StreamClient)? in
             guard registry.sessions[sessionID] == nil, let remote = registry.remote[sessionID],
                   let client = registry.clients[connection.id], remote.container == client.container,
@@ -245,15 +275,20 @@ extension SessionHub {
             }
             return (remote.owner, client)
         }
-        guard let route else { return false }
-        publishRequest(to: route.owner, from: connection.id, client: route.client, envelope: nil, frame: bytes)
-        return true
+        guard let route else { return .local }
+        if let refusal = ownerUnreachable() { return .refused(refusal) }
+        guard publishRequest(to: route.owner, from: connection.id, client: route.client, envelope: nil, frame: bytes) else {
+            return .refused(Self.unreachable)
+        }
+        return .forwarded
     }
 
-    private func publishRequest(to owner: String, from connection: UInt64, client: StreamClient, envelope: String?, frame: [UInt8]?) {
+    /// False when the bus dropped it (its outbox is full, or it is too large for the bus).
+    private func publishRequest(to owner: String, from connection: UInt64, client: StreamClient, envelope: String?, frame: [UInt8]?) -> Bool {
         bus?.publish(.session(SessionTraffic(container: client.container, environment: client.environment.rawValue,
                                              kind: .request(owner: owner, connection: connection, user: client.user,
-                                                            declared: client.declared, envelope: envelope, frame: frame.map { Data($0) }))))
+                                                            declared: client.declared, envelope: envelope,
+                                                            frame: frame.map { Data($0) })))) ?? false
     }
 
     /// Tells the other nodes that `session` is live (or its activity changed).

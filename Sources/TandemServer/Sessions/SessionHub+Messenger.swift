@@ -16,7 +16,13 @@ extension SessionHub {
             return
         }
         // Another node owns the session: it checks, numbers and delivers (N20).
-        if bus != nil, !(connection is RemotePeer), forwardFrame(bytes, session: frame.session, from: connection) { return }
+        if bus != nil, !(connection is RemotePeer) {
+            switch forwardFrame(bytes, session: frame.session, from: connection) {
+            case .local: break
+            case .forwarded: return
+            case .refused(let refusal): return refuse(frame, on: connection, refusal)
+            }
+        }
         let (session, participant) = registry.withLock { registry in
             (registry.sessions[frame.session], registry.clients[connection.id]?.joined[frame.session])
         }
@@ -71,10 +77,11 @@ extension SessionHub {
     }
 
     private func refuse(_ frame: SessionFrames.Outgoing, on connection: any SessionPeer, _ error: CloudKitError) {
+        var body: JSONObject = ["serverErrorCode": .string(error.code.rawValue), "reason": .string(error.reason)]
+        if let retryAfter = error.retryAfter { body["retryAfter"] = .int(Int64(retryAfter)) }
         _ = connection.send(text: JSONWriter.string([
             "type": "session.sendFailed", "sessionID": .string(frame.session.uuidString),
-            "clientSequence": .int(Int64(frame.clientSequence)),
-            "error": .object(["serverErrorCode": .string(error.code.rawValue), "reason": .string(error.reason)])]))
+            "clientSequence": .int(Int64(frame.clientSequence)), "error": .object(body)]))
     }
 
     /// The participant of `connection` in `session`.

@@ -145,7 +145,17 @@ struct SessionFailoverTests {
         let before = Self.heard(onA, tag: "b").map(\.sequence).max() ?? 0
 
         try cluster.nats.stop(abruptly: true)
-        try await Task.sleep(for: .seconds(5))
+        try await Task.sleep(for: .seconds(1))
+        // Meanwhile B cannot reach the owner: a reliable message and an envelope are refused at
+        // once, retryable, and not delivered later (before: no answer at all, stop 40's review).
+        await onB.client.send(binary: Session.frame(session: sessionID, clientSequence: 900, reliable: true, type: "chat",
+                                                    payload: Array("cut-off".utf8)))
+        #expect(await onB.wait(seconds: 10) { $0.envelopes.withLock { $0.contains {
+            $0["type"] == "session.sendFailed" && $0["clientSequence"] == 900 && $0["error"]?["serverErrorCode"] == "TRY_AGAIN_LATER"
+                && $0["error"]?["retryAfter"] == 1 } } }, "\(onB.envelopes.withLock { $0.suffix(5) })")
+        let cutOff = try await Session.reply(onB, ["type": "session.state.set", "sessionID": .string(sessionID), "key": "k", "value": "v"])
+        #expect(cutOff["error"]?["serverErrorCode"] == "TRY_AGAIN_LATER", "\(cutOff)")
+        try await Task.sleep(for: .seconds(4))
         try cluster.nats.start()
         func connected(_ node: TestServer) -> Bool {
             (try? node.request("GET", node.baseURL + "/healthz", token: .some(nil)).json["bus"]?["state"]) == "connected"
@@ -165,6 +175,8 @@ struct SessionFailoverTests {
         #expect(Set(aOnB).isDisjoint(with: bOnA), "one owner numbers every message: \(aOnB) and \(bOnA)")
         #expect((aOnB + bOnA).allSatisfy { $0 > before }, "\(aOnB) \(bOnA), before \(before)")
         #expect(!onA.has("session.invalidated") && !onB.has("session.invalidated"))
+        #expect(!SessionClusterTests.deliveries(onA).contains { $0.payload == "cut-off" }, "a refused message is never delivered")
+        #expect(!onA.envelopes.withLock { $0.contains { $0["type"] == "session.state" && $0["key"] == "k" } })
     }
 
     /// A member on another node cannot be given a state store the bus cannot carry: the join is
