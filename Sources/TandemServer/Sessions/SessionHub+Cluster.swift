@@ -51,12 +51,23 @@ extension SessionHub {
     /// (`session.invalidated`, `error`) and leave the index; its connections leave the sessions
     /// this node owns.
     func startHeartbeat(silence: UInt64 = 3) {
+        registry.withLock { $0.lastTick = Self.now() }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "tandem-session-heartbeat"))
         timer.schedule(deadline: .now() + 1, repeating: 1)
         timer.setEventHandler { [weak self] in
             guard let self, let bus = self.bus else { return timer.cancel() }
             bus.publish(.session(SessionTraffic(container: "", environment: "", kind: .heartbeat)))
-            self.forgetSilentNodes(olderThan: Self.now() - silence * 1000, connected: bus.transport?.isConnected != false)
+            let now = Self.now()
+            self.registry.withLock { registry in
+                defer { registry.lastTick = now }
+                // A tick over half a second late: this node was not running (stopped, or starved)
+                // for that long, and heard nobody because it listened to nobody. Silence counts
+                // only while this node runs (N69).
+                guard now - registry.lastTick > 1500 else { return }
+                let lost = now - registry.lastTick - 1000
+                for (node, heard) in registry.lastHeard { registry.lastHeard[node] = min(now, heard + lost) }
+            }
+            self.forgetSilentNodes(olderThan: now - silence * 1000, connected: bus.transport?.isConnected != false)
         }
         timer.resume()
     }
@@ -70,8 +81,15 @@ extension SessionHub {
     func leave() {
         guard let bus, bus.transport != nil else { return }
         bus.publish(.session(SessionTraffic(container: "", environment: "", kind: .leaving)))
-        registry.withLock { $0.sessions.removeAll() }
+        registry.withLock { registry in
+            registry.sessions.removeAll()
+            registry.leaving = true
+        }
     }
+
+    /// How long the members dropped with a silent node are remembered, to be told when it is
+    /// heard again (ms).
+    static let droppedMemory: UInt64 = 10 * 60 * 1000
 
     /// `connected`: whether this node's bus is connected. Cut off from the bus, a node cannot
     /// tell a dead node from its own silence: had every node taken over what it could not hear,
@@ -83,13 +101,28 @@ extension SessionHub {
         guard let me = bus?.node else { return }
         let (sessions, taken, peers, declarations) = registry.withLock { registry
             -> ([(UUID, RemoteSession)], [RemoteSession], [any SessionPeer], [Declaration]) in
+            // A stopping node hands nothing over to itself; the others take its sessions (N69).
+            guard !registry.leaving else { return ([], [], [], []) }
+            let now = Self.now()
+            registry.dropped = registry.dropped.compactMapValues { members in
+                let kept = members.filter { now - $0.at < Self.droppedMemory }
+                return kept.isEmpty ? nil : kept
+            }
             let gone = Set(registry.lastHeard.filter { $0.value < cutoff }.keys)
             guard !gone.isEmpty else { return ([], [], [], []) }
             guard connected else { return ([], [], [], Self.forgetDeclarations(of: gone, in: &registry)) }
             for node in gone { registry.lastHeard.removeValue(forKey: node) }
             let (sessions, taken) = Self.succeed(gone, in: &registry, node: me)
             let peers = registry.clients.values.compactMap { ($0.connection as? RemotePeer).flatMap { gone.contains($0.node) ? $0 : nil } }
-            for case let peer as RemotePeer in peers { registry.proxies.removeValue(forKey: "\(peer.node):\(peer.connection)") }
+            for case let peer as RemotePeer in peers {
+                registry.proxies.removeValue(forKey: "\(peer.node):\(peer.connection)")
+                // Remembered, so that the node, if it was only silent, can tell its members (N69).
+                if let client = registry.clients[peer.id], !client.joined.isEmpty, !registry.departed.contains(peer.node) {
+                    registry.dropped[peer.node, default: []].append(
+                        DroppedMember(connection: peer.connection, sessions: Array(client.joined.keys), container: client.container,
+                                      environment: client.environment, at: now))
+                }
+            }
             return (sessions, taken, peers, Self.forgetDeclarations(of: gone, in: &registry))
         }
         for declaration in declarations {
@@ -108,10 +141,18 @@ extension SessionHub {
 
     private func heard(_ traffic: SessionTraffic, from origin: String, environment: Environment?) {
         guard let bus else { return }
-        let isNew = registry.withLock { $0.lastHeard.updateValue(Self.now(), forKey: origin) == nil }
+        let (isNew, departed, dropped) = registry.withLock { registry -> (Bool, Bool, [DroppedMember]) in
+            // A node that said it is stopping may still publish what it did meanwhile (a takeover
+            // it began before it heard another node leave too): none of it counts (N69).
+            guard !registry.departed.contains(origin) else { return (false, true, []) }
+            let isNew = registry.lastHeard.updateValue(Self.now(), forKey: origin) == nil
+            return (isNew, false, isNew ? registry.dropped.removeValue(forKey: origin) ?? [] : [])
+        }
+        guard !departed else { return }
         if isNew {
             publishReplicas()
             resendDeclarations(wanting: origin)
+            tellDropped(dropped, on: origin)
         }
         if case .declarationsWanted(let from) = traffic.kind {
             if from == nil || from == bus.node { publishDeclarations() }
@@ -119,7 +160,11 @@ extension SessionHub {
         }
         if case .leaving = traffic.kind {
             // Gone now, not after 3 s of silence: its sessions are taken over at once (N65).
-            registry.withLock { $0.lastHeard[origin] = 0 }
+            registry.withLock { registry in
+                registry.lastHeard[origin] = 0
+                registry.departed.insert(origin)
+                registry.dropped.removeValue(forKey: origin)
+            }
             return forgetSilentNodes(olderThan: 1, connected: true)
         }
         guard let environment else { return }
@@ -141,6 +186,8 @@ extension SessionHub {
             }
         case .announced(let owner, let sessionID, let conversationID, let audience, let json):
             registry.withLock { registry in
+                // This node runs it (it took it over): another node's late announcement is stale.
+                guard registry.sessions[sessionID] == nil else { return }
                 var replica = registry.remote[sessionID]?.replica
                 replica?.audience = audience
                 if let activity = json["activity"] { replica?.activity = activity }
@@ -173,6 +220,23 @@ extension SessionHub {
                   let peer = registry.withLock({ $0.clients[id]?.connection }) else { return }
             registry.withLock { _ = $0.proxies.removeValue(forKey: "\(origin):\(connection)") }
             disconnected(peer)
+        }
+    }
+
+    /// A node heard again after this node's sessions dropped its members for its silence (a
+    /// pause, or a bus cut that reached only it): those members hear `session.invalidated`
+    /// (`error`), where they went on thinking they were in the session until a message was
+    /// refused `NOT_FOUND` (N69). They may join again.
+    private func tellDropped(_ members: [DroppedMember], on node: String) {
+        guard let bus, !members.isEmpty else { return }
+        for member in members {
+            let receivers = [node: [member.connection]]
+            for sessionID in member.sessions {
+                let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(sessionID.uuidString),
+                                              "reason": .string(InvalidationReason.error.rawValue)])
+                bus.publish(.session(SessionTraffic(container: member.container, environment: member.environment.rawValue,
+                                                    kind: .deliver(receivers: receivers, text: text, binary: nil, droppable: false))))
+            }
         }
     }
 
@@ -349,3 +413,4 @@ extension SessionHub {
         }
     }
 }
+

@@ -82,7 +82,9 @@ extension SessionHub {
                 registry.remote.removeValue(forKey: id)
                 continue
             }
-            replica.participants.removeAll { gone.contains($0.node) }
+            // Members on nodes not heard any more leave too: a node that stopped just before
+            // (N65) is no longer in `lastHeard`, and its members would stay for ever (N69).
+            replica.participants.removeAll { gone.contains($0.node) || ($0.node != node && registry.lastHeard[$0.node] == nil) }
             registry.remote[id]!.replica = replica
             registry.remote[id]!.owner = successor
             if successor == node { taken.append(registry.remote[id]!) }

@@ -47,6 +47,25 @@ final class SessionHub: Sendable {
         var lastHeard: [String: UInt64] = [:]
         /// Other nodes' connections' declared conversations, by `"node:connection"` (N57).
         var declaredElsewhere: [String: Declaration] = [:]
+        /// Nodes that said they are stopping (N65): their later traffic is ignored (N69).
+        var departed: Set<String> = []
+        /// This node said it is stopping (`leave()`): it takes nothing over (N69).
+        var leaving = false
+        /// Members of a silent node this node's sessions dropped, told when it is heard again (N69).
+        var dropped: [String: [DroppedMember]] = [:]
+        /// When the heartbeat last ran (ms of `DispatchTime`): a late tick means this node was
+        /// paused, and the others' silence meanwhile does not count (N69).
+        var lastTick: UInt64 = 0
+    }
+
+    /// A member on another node that left this node's session because its node fell silent.
+    struct DroppedMember: Sendable {
+        var connection: UInt64
+        var sessions: [UUID]
+        var container: String
+        var environment: Environment
+        /// ms of `DispatchTime`; forgotten after `SessionHub.droppedMemory`.
+        var at: UInt64
     }
 
     let registry = Locked(Registry())

@@ -234,6 +234,67 @@ struct SessionFailoverTests {
         #expect(!carolOnB.has("session.invalidated"))
     }
 
+    /// A member node that falls silent for longer than the failover's 3 s (here stopped with
+    /// SIGSTOP) loses its members' places in the sessions other nodes own; when it runs again,
+    /// they hear `session.invalidated` and may join again, and the paused node, which heard
+    /// nobody while it was stopped, takes nothing over (N69). Before, its members were never
+    /// told, and the paused node took the owner's session over for itself: a split.
+    @Test func membersOfAPausedNodeAreToldTheyLeftAndThePausedNodeTakesNothingOver() async throws {
+        let cluster = try NodeCluster(nodes: 2)
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob")
+        let conversation = try Self.conversation(cluster, [ada, bob])
+        let onA = try await StreamProbe.connect(cluster.a, as: ada)
+        let onB = try await StreamProbe.connect(cluster.b, as: bob)
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB])
+        for probe in [onA, onB] { _ = try await Self.joined(probe, sessionID) }
+        #expect(await Self.participants(onA, 2))
+
+        cluster.b.signal(SIGSTOP)
+        #expect(await Self.participants(onA, 1), "the owner drops the silent node's member")
+        cluster.b.signal(SIGCONT)
+        #expect(await onB.wait(seconds: 20) { $0.envelopes.withLock { $0.contains {
+            $0["type"] == "session.invalidated" && $0["sessionID"]?.stringValue == sessionID && $0["reason"] == "error" } } },
+                "\(onB.envelopes.withLock { $0.suffix(6) })")
+
+        // Past another silence window, Bob joins again and talks; one owner numbers everything.
+        try await Task.sleep(for: .seconds(4))
+        _ = try await Self.joined(onB, sessionID)
+        #expect(await Self.participants(onA, 2))
+        async let fromA: Void = Self.send(onA, sessionID, tag: "a3", count: 5)
+        async let fromB: Void = Self.send(onB, sessionID, tag: "b3", count: 5)
+        _ = await (fromA, fromB)
+        #expect(await onB.wait(seconds: 20) { Self.heard($0, tag: "a3").count >= 5 }, "\(Self.heard(onB, tag: "a3"))")
+        #expect(await onA.wait(seconds: 20) { Self.heard($0, tag: "b3").count >= 5 }, "\(Self.heard(onA, tag: "b3"))")
+        let aOnB = Self.heard(onB, tag: "a3").map(\.sequence), bOnA = Self.heard(onA, tag: "b3").map(\.sequence)
+        #expect(Set(aOnB).isDisjoint(with: bOnA), "one owner numbers every message: \(aOnB) and \(bOnA)")
+        #expect(!onA.has("session.invalidated"))
+    }
+
+    /// Two of three nodes stopped in the same instant, the owner one of them: the third takes
+    /// the session over, and its member hears no `session.invalidated` (N69). Before, a stopping
+    /// node could take the other's session over as it left, and its late announcement made the
+    /// third node end the session for its members 3 s later.
+    @Test func twoNodesStoppedTogetherLeaveTheSessionToTheThird() async throws {
+        let cluster = try NodeCluster(nodes: 3)
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
+        let conversation = try Self.conversation(cluster, [ada, bob, carol])
+        let onA = try await StreamProbe.connect(cluster.a, as: ada)
+        let onB = try await StreamProbe.connect(cluster.b, as: bob)
+        let onC = try await StreamProbe.connect(cluster.c, as: carol)
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB, onC])
+        for probe in [onA, onB, onC] { _ = try await Self.joined(probe, sessionID) }
+        #expect(await Self.participants(onA, 3))
+
+        cluster.a.signal(SIGTERM)
+        cluster.b.signal(SIGTERM)
+        #expect(cluster.a.stop(signalled: true) == 0 && cluster.b.stop(signalled: true) == 0)
+        #expect(await Self.participants(onC, 1), "\(onC.envelopes.withLock { $0.suffix(6) })")
+        try await Task.sleep(for: .seconds(5))   // past the silence a stale owner would be forgotten after
+        #expect(!onC.has("session.invalidated"), "\(onC.envelopes.withLock { $0.suffix(6) })")
+        let set = try await Session.reply(onC, ["type": "session.state.set", "sessionID": .string(sessionID), "key": "k", "value": "v"])
+        #expect(set["error"] == nil, "the session lives on node C: \(set)")
+    }
+
     @Test func theJournalAndStagingWorkFromEveryNodeAndTheJournalSurvivesTakeover() async throws {
         let cluster = try NodeCluster(nodes: 3)
         let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
@@ -316,3 +377,4 @@ struct SessionFailoverTests {
         #expect(joined["result"]?["attachments"]?.arrayValue?.count == 2, "\(joined)")
     }
 }
+

@@ -69,11 +69,18 @@ final class TestServer: @unchecked Sendable {
         self.process = nil
     }
 
-    /// Sends SIGTERM and waits; returns the exit status.
+    /// Sends `number` (SIGSTOP, SIGCONT, ...) to the server process; no wait.
+    func signal(_ number: Int32) {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, number)
+    }
+
+    /// Sends SIGTERM (unless `signalled`: the caller already sent it, see `signal`) and waits;
+    /// returns the exit status.
     @discardableResult
-    func stop() -> Int32 {
+    func stop(signalled: Bool = false) -> Int32 {
         guard let process else { return 0 }
-        process.terminate()
+        if !signalled { process.terminate() }
         process.waitUntilExit()
         self.process = nil
         return process.terminationStatus
