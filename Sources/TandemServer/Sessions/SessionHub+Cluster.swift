@@ -35,6 +35,12 @@ extension SessionHub {
                 self.registry.withLock { registry in
                     let now = Self.now()
                     for node in registry.lastHeard.keys { registry.lastHeard[node] = now }
+                    // Cut off for longer than the silence, this node may have been taken for gone,
+                    // and its sessions over: for a while, another owner's copy wins (N70).
+                    if let since = registry.cutOffSince, now - since >= Self.silenceMilliseconds {
+                        registry.yieldUntil = now + Self.yieldWindow
+                    }
+                    registry.cutOffSince = nil
                 }
                 return self.resendDeclarations(wanting: nil)
             }
@@ -50,7 +56,7 @@ extension SessionHub {
     /// the lowest ID (N33), or, without a replica here, end for this node's connections
     /// (`session.invalidated`, `error`) and leave the index; its connections leave the sessions
     /// this node owns.
-    func startHeartbeat(silence: UInt64 = 3) {
+    func startHeartbeat(silence: UInt64 = silenceMilliseconds / 1000) {
         registry.withLock { $0.lastTick = Self.now() }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "tandem-session-heartbeat"))
         timer.schedule(deadline: .now() + 1, repeating: 1)
@@ -67,7 +73,12 @@ extension SessionHub {
                 let lost = now - registry.lastTick - 1000
                 for (node, heard) in registry.lastHeard { registry.lastHeard[node] = min(now, heard + lost) }
             }
-            self.forgetSilentNodes(olderThan: now - silence * 1000, connected: bus.transport?.isConnected != false)
+            let connected = bus.transport?.isConnected != false
+            self.registry.withLock { registry in
+                if connected { return }
+                if registry.cutOffSince == nil { registry.cutOffSince = now }
+            }
+            self.forgetSilentNodes(olderThan: now - silence * 1000, connected: connected)
         }
         timer.resume()
     }
@@ -90,6 +101,11 @@ extension SessionHub {
     /// How long the members dropped with a silent node are remembered, to be told when it is
     /// heard again (ms).
     static let droppedMemory: UInt64 = 10 * 60 * 1000
+    /// The silence after which a node is taken for gone (ms, N24).
+    static let silenceMilliseconds: UInt64 = 3000
+    /// How long after a long cut-off a node yields to another owner's copy of its sessions (ms):
+    /// the other nodes republish their copies as soon as they hear it again (N70).
+    static let yieldWindow: UInt64 = 30_000
 
     /// `connected`: whether this node's bus is connected. Cut off from the bus, a node cannot
     /// tell a dead node from its own silence: had every node taken over what it could not hear,

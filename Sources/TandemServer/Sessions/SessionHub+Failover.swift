@@ -40,6 +40,7 @@ extension SessionHub {
 
     /// Another node's replica of a session it owns.
     func heard(replica: SessionReplica, owner: String, container: String, environment: Environment) {
+        _ = yield(replica.sessionID, to: owner)
         registry.withLock { registry in
             guard registry.sessions[replica.sessionID] == nil else { return }
             registry.remote[replica.sessionID] = RemoteSession(
@@ -49,6 +50,32 @@ extension SessionHub {
                                        initiatorConnection: replica.initiatorConnection),
                 replica: replica)
         }
+    }
+
+    /// A partition that cut this node alone off the bus for longer than the silence (N70): the
+    /// other nodes took it for gone and one of them took its sessions over, while this node
+    /// went on serving its own members in its own copy. When the bus is back and a copy owned
+    /// by another node is heard, this node's copy ends: its members hear `session.invalidated`
+    /// (`error`) and may join again, through this node, to the other copy, which everyone else
+    /// kept using. Nothing is published for the ended copy (the session lives on). Only within
+    /// `yieldWindow` of such a reconnect; otherwise another owner's copy is stale and ignored.
+    /// - Returns: whether this node's copy was ended.
+    private func yield(_ sessionID: UUID, to owner: String) -> Bool {
+        guard let me = bus?.node, owner != me else { return false }
+        let members = registry.withLock { registry -> [any SessionPeer]? in
+            guard registry.yieldUntil > Self.now(), let session = registry.sessions.removeValue(forKey: sessionID) else { return nil }
+            let participants = session.state.withLock { state in
+                state.ended = true
+                return state.participants
+            }
+            for participant in participants { registry.clients[participant.connection.id]?.joined.removeValue(forKey: sessionID) }
+            return participants.map(\.connection).filter { !($0 is RemotePeer) }
+        }
+        guard let members else { return false }
+        let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(sessionID.uuidString),
+                                      "reason": .string(InvalidationReason.error.rawValue)])
+        for member in members { member.send(text: text) }
+        return true
     }
 
     /// The replica of another node's session, when this node holds one.

@@ -295,6 +295,49 @@ struct SessionFailoverTests {
         #expect(set["error"] == nil, "the session lives on node C: \(set)")
     }
 
+    /// A partition that cuts the owner alone off the bus (its own nats-server, routed to the
+    /// others' one, stops): the other nodes take the session over after 3 s while the owner
+    /// keeps serving its own member in its copy. When the owner's bus is back, its copy ends:
+    /// its member hears `session.invalidated`, joins again through the same node, and all three
+    /// members are in the one session the others kept (N70). Before, the two copies lived on
+    /// side by side and never heard each other.
+    @Test func anOwnerCutOffAloneGivesItsSessionToTheCopyTheOthersTookOver() async throws {
+        let (ownPort, routePort) = (try PostgresCluster.freePort(), try PostgresCluster.freePort())
+        // Two nats-servers in one NATS cluster; neither tells clients of the other, so node A,
+        // whose --bus names only its own, stays cut off while that one is down.
+        let own = try NATSServer(arguments: ["-n", "tandem-test-own", "--cluster_name", "tandem", "--cluster", "nats://127.0.0.1:\(ownPort)",
+                                             "--routes", "nats://127.0.0.1:\(routePort)", "--no_advertise"])
+        let cluster = try NodeCluster(nodes: 3, natsArguments: ["--cluster_name", "tandem", "--cluster", "nats://127.0.0.1:\(routePort)",
+                                                                                 "--no_advertise"],
+                                      nodeBus: [0: own.url])
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
+        let conversation = try Self.conversation(cluster, [ada, bob, carol])
+        let onA = try await StreamProbe.connect(cluster.a, as: ada)
+        let onB = try await StreamProbe.connect(cluster.b, as: bob)
+        let onC = try await StreamProbe.connect(cluster.c, as: carol)
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB, onC])
+        for probe in [onA, onB, onC] { _ = try await Self.joined(probe, sessionID) }
+        #expect(await Self.participants(onB, 3))
+
+        try own.stop(abruptly: true)
+        // B and C take the session over without A's member; A keeps its own copy meanwhile.
+        #expect(await Self.participants(onB, 2), "\(onB.envelopes.withLock { $0.suffix(4) })")
+        await Self.send(onB, sessionID, tag: "split", count: 2)
+        #expect(await onC.wait(seconds: 20) { Self.heard($0, tag: "split").count >= 2 })
+        try own.start()
+        #expect(await onA.wait(seconds: 20) { $0.envelopes.withLock { $0.contains {
+            $0["type"] == "session.invalidated" && $0["sessionID"]?.stringValue == sessionID } } },
+                "\(onA.envelopes.withLock { $0.suffix(6) })")
+        #expect(!onB.has("session.invalidated") && !onC.has("session.invalidated"))
+
+        _ = try await Self.joined(onA, sessionID)
+        #expect(await Self.participants(onB, 3))
+        await Self.send(onA, sessionID, tag: "merged", count: 3)
+        #expect(await onB.wait(seconds: 20) { Self.heard($0, tag: "merged").count >= 3 }, "\(Self.heard(onB, tag: "merged"))")
+        #expect(await onC.wait(seconds: 20) { Self.heard($0, tag: "merged").count >= 3 })
+        #expect(Self.heard(onB, tag: "merged").map(\.sequence) == Self.heard(onC, tag: "merged").map(\.sequence))
+    }
+
     @Test func theJournalAndStagingWorkFromEveryNodeAndTheJournalSurvivesTakeover() async throws {
         let cluster = try NodeCluster(nodes: 3)
         let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")

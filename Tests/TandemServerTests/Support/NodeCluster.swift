@@ -33,9 +33,10 @@ final class NodeCluster {
 
     /// - Parameters: `count` nodes; `balancer`: start nginx in front of them; `extraArguments`
     ///   for every node's `tandem serve`; `natsArguments` for nats-server; `bus` makes each
-    ///   node's `--bus` URL from the NATS server (default: its `url`).
+    ///   node's `--bus` URL from the NATS server (default: its `url`); `nodeBus`: another `--bus`
+    ///   for the nodes it names by index (a nats-server of the test's own, routed to this one).
     init(nodes count: Int, balancer: Bool = false, extraArguments: [String] = [], natsArguments: [String] = [],
-         bus: ((NATSServer) -> String)? = nil) throws {
+         bus: ((NATSServer) -> String)? = nil, nodeBus: [Int: String] = [:]) throws {
         nats = try NATSServer(arguments: natsArguments)
         store = try PostgresCluster.shared().createDatabase()
         arguments = ["--store", store, "--bus", bus?(nats) ?? nats.url, "--pool-size", "4", "--quiet"] + extraArguments
@@ -44,15 +45,20 @@ final class NodeCluster {
         for shared in Self.sharedFolders {
             try FileManager.default.createDirectory(atPath: first + "/" + shared, withIntermediateDirectories: true)
         }
-        var started = [try TestServer(extraArguments: arguments, dataDirectory: first)]
-        for _ in 1..<count {
+        let common = arguments
+        func nodeArguments(_ node: Int) -> [String] {
+            guard let url = nodeBus[node] else { return common }
+            return ["--store", common[1], "--bus", url] + common.dropFirst(4)
+        }
+        var started = [try TestServer(extraArguments: nodeArguments(0), dataDirectory: first)]
+        for node in 1..<count {
             let data = try ExitCleanup.temporaryDirectory("tandem-node")
             // Nodes share the secret key (change tokens, asset URLs, share links) and the file mounts.
             try FileManager.default.copyItem(atPath: first + "/secret.key", toPath: data + "/secret.key")
             for shared in Self.sharedFolders {
                 try FileManager.default.createSymbolicLink(atPath: data + "/" + shared, withDestinationPath: first + "/" + shared)
             }
-            started.append(try TestServer(extraArguments: arguments, dataDirectory: data))
+            started.append(try TestServer(extraArguments: nodeArguments(node), dataDirectory: data))
         }
         nodes = started
         if balancer {
