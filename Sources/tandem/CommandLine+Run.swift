@@ -186,11 +186,13 @@ extension CommandLine {
             case ("app", "add", 3), ("app", "domains", 3), ("app", "list", 2):
                 return try AppCommand.run(Array(options.words.dropFirst()), options: options, store: store)
             default:
-                throw UsageError("unknown command '\(options.words.joined(separator: " "))'")
+                throw UsageError("unknown command '\(options.words.joined(separator: " "))'", showsUsage: true)
             }
             return 0
         } catch let error as UsageError {
-            fail("\(error.message)\n\(usage)")
+            // The whole usage (90 lines) only when the command itself is unknown: after a bad value
+            // it pushed the one line that says what is wrong off the screen (stop 40's review).
+            fail(error.showsUsage ? "\(error.message)\n\(usage)" : "\(error.message)\n(tandem --help lists every command and option)")
             return 64
         } catch let error as CloudKitError {
             fail("error: \(error.reason)")
@@ -280,7 +282,12 @@ extension CommandLine {
 
 struct UsageError: Error, CustomStringConvertible {
     var message: String
-    init(_ message: String) { self.message = message }
+    /// Print the whole usage after the message (an unknown command); otherwise a pointer to `--help`.
+    var showsUsage = false
+    init(_ message: String, showsUsage: Bool = false) {
+        self.message = message
+        self.showsUsage = showsUsage
+    }
     var description: String { message }
 }
 

@@ -16,6 +16,9 @@ struct BusOptionTests {
         ("a port out of range", ["--bus", "nats://127.0.0.1:99999"], #"--bus: "nats://127.0.0.1:99999" has no valid port (1-65535)"#),
         ("a CA without a bus", ["--bus-ca", "/etc/ssl/certs/ca-certificates.crt"], "--bus-ca secures the bus: it needs --bus nats://HOST:PORT"),
         ("credentials without a bus", ["--bus-credentials", "/tmp/x.creds"], "--bus-credentials secures the bus: it needs --bus"),
+        ("two --bus options", ["--bus", "nats://127.0.0.1:4222", "--bus", "nats://127.0.0.1:4223"],
+         "--bus is given 2 times; give it once (several NATS servers go in one --bus, comma-separated"),
+        ("another setting twice", ["--port", "1"], "--port is given 2 times; give it once"),
     ]
 
     @Test(arguments: refused.map(\.label))
