@@ -151,6 +151,7 @@ public final class TandemServer: Sendable {
     /// - Throws: `HTTPServerError` when the address cannot be bound.
     public func start() throws {
         try bus.start()
+        sessions.announce()
         hub.start()
         webhooks.start()
         try http.start()

@@ -85,6 +85,14 @@ extension SessionHub {
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
 
+    /// Says this node is here as soon as its bus runs, before it serves (N72): the other nodes
+    /// answer a node they hear for the first time with copies of the sessions they own (N33)
+    /// and their connections' declarations (N57). Before, they heard it at its first heartbeat,
+    /// a second later, and a join sent to the new node in that second was refused `NOT_FOUND`.
+    func announce() {
+        bus?.publish(.session(SessionTraffic(container: "", environment: "", kind: .heartbeat)))
+    }
+
     /// Tells the other nodes this one is stopping (N65), before its HTTP server drains, while
     /// the bus still runs: they take its sessions over at once, and this node stops owning them
     /// (its own members' frames find no session until their connections close, and they join

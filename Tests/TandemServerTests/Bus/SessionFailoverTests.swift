@@ -338,6 +338,22 @@ struct SessionFailoverTests {
         #expect(Self.heard(onB, tag: "merged").map(\.sequence) == Self.heard(onC, tag: "merged").map(\.sequence))
     }
 
+    /// A node that has just started knows the live sessions of the others as soon as it serves
+    /// (N72): a join through it at once succeeds. Before, the others heard of it at its first
+    /// heartbeat, a second later, and such a join was refused `NOT_FOUND`.
+    @Test func aNewNodeCanJoinLiveSessionsAsSoonAsItServes() async throws {
+        let cluster = try NodeCluster(nodes: 1)
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob")
+        let conversation = try Self.conversation(cluster, [ada, bob])
+        let onA = try await StreamProbe.connect(cluster.a, as: ada)
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [])
+        _ = try await Self.joined(onA, sessionID)
+        let fresh = try cluster.startNode()
+        let onNew = try await StreamProbe.connect(fresh, as: bob)
+        _ = try await Self.joined(onNew, sessionID)
+        #expect(await Self.participants(onA, 2))
+    }
+
     @Test func theJournalAndStagingWorkFromEveryNodeAndTheJournalSurvivesTakeover() async throws {
         let cluster = try NodeCluster(nodes: 3)
         let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")

@@ -71,6 +71,17 @@ final class NodeCluster {
         }
     }
 
+    /// One more node on the same database, bus and shared files, started now; not in `nodes`
+    /// and not behind the balancer (the caller keeps it).
+    func startNode() throws -> TestServer {
+        let data = try ExitCleanup.temporaryDirectory("tandem-node")
+        try FileManager.default.copyItem(atPath: a.dataDirectory + "/secret.key", toPath: data + "/secret.key")
+        for shared in Self.sharedFolders {
+            try FileManager.default.createSymbolicLink(atPath: data + "/" + shared, withDestinationPath: a.dataDirectory + "/" + shared)
+        }
+        return try TestServer(extraArguments: arguments, dataDirectory: data)
+    }
+
     /// A new user with a token, made through node 0's data directory and the shared store.
     func person(_ name: String) throws -> Person {
         let email = "\(unique(name).lowercased())@example.com"
