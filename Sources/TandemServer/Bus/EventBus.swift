@@ -57,6 +57,10 @@ final class EventBus: Sendable {
     private let stuckAfter: Duration
     /// The key of every event's HMAC-SHA-256 (N28), derived from the nodes' shared `secret.key`.
     private let key: [UInt8]
+    /// The number of this node's last sealed message (N73); only the outbox thread seals.
+    private let sealed = Atomic<UInt64>(0)
+    /// Per other node: the number of its last message accepted, and when (ms since 1970) (N73).
+    private let lastAccepted = Locked<[String: (sequence: UInt64, at: UInt64)]>([:])
     private let logInterval = LogInterval()
 
     /// Counters for `/metrics` (N8).
@@ -80,7 +84,9 @@ final class EventBus: Sendable {
          outboxBytes: Int = 64 << 20, stuckAfter: Duration = .seconds(3)) {
         self.transport = transport
         self.log = log
-        key = Digest.hmacSHA256(key: secret, message: Array("tandem bus event v1".utf8))
+        // v2: the MAC covers a sequence number and a time in front of the events (N73); nodes of
+        // the v1 format and of this one drop each other's messages as not theirs.
+        key = Digest.hmacSHA256(key: secret, message: Array("tandem bus event v2".utf8))
         self.outboxBytes = outboxBytes
         self.stuckAfter = stuckAfter
     }
@@ -134,9 +140,9 @@ final class EventBus: Sendable {
             return false
         }
         var subject = event.subject
-        if Self.macBytes + json.count > transport.maxPayload {
+        if Self.sealBytes + json.count > transport.maxPayload {
             // The other nodes cannot get it: they are told they missed something instead (N30).
-            let bytes = Self.macBytes + json.count
+            let bytes = Self.sealBytes + json.count
             dropped.add(1, ordering: .relaxed)
             if logInterval.allows("too-large") {
                 log?.message("bus: an event of \(bytes) bytes is over the bus's limit of \(transport.maxPayload) bytes "
@@ -161,10 +167,43 @@ final class EventBus: Sendable {
 
     /// Bytes of the MAC in front of every message (HMAC-SHA-256).
     static let macBytes = 32
+    /// Bytes of the sequence number and time after the MAC (N73).
+    static let headerBytes = 16
+    /// Everything a message carries besides its events.
+    static let sealBytes = macBytes + headerBytes
+    /// How far a message's time may be from the receiver's clock (ms): beyond it, the message is
+    /// dropped as replayed (or the nodes' clocks are apart; keep them synchronised).
+    static let freshness: UInt64 = 5 * 60 * 1000
 
-    /// `json` behind its HMAC-SHA-256 under `key`: 32 bytes of MAC, then the JSON (N28).
+    /// `json` sealed (N28, N73): 32 bytes of HMAC-SHA-256 under `key` over what follows; this
+    /// node's message number (8 bytes, big-endian, from 1 at each start); the time it was sealed
+    /// (8 bytes, ms since 1970); then the JSON.
     private func seal(_ json: [UInt8]) -> [UInt8] {
-        Digest.hmacSHA256(key: key, message: json) + json
+        let sequence = sealed.add(1, ordering: .relaxed).newValue
+        let header = Self.bigEndian(sequence) + Self.bigEndian(Self.milliseconds())
+        let body = header + json
+        return Digest.hmacSHA256(key: key, message: body) + body
+    }
+
+    private static func bigEndian(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+
+    private static func milliseconds() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }
+
+    /// Whether a message numbered `sequence` from `origin`, sealed at `at`, may be taken: newer
+    /// than the last one taken from that node, and sealed within `freshness` of this node's
+    /// clock. A message recorded off the bus and published again (a replay) fails the first
+    /// test while its node runs and the second once the receiver could have forgotten it.
+    private func accepts(sequence: UInt64, at: UInt64, from origin: String) -> Bool {
+        let now = Self.milliseconds()
+        guard at + Self.freshness >= now, at <= now + Self.freshness else { return false }
+        return lastAccepted.withLock { table in
+            if let last = table[origin], sequence <= last.sequence { return false }
+            table[origin] = (sequence, now)
+            if table.count > 64 {   // nodes that stopped: forget them once they are past freshness
+                table = table.filter { now - $0.value.at < Self.freshness }
+            }
+            return true
+        }
     }
 
     /// The outbox thread: hands queued events to the transport in publish order until `stop`,
@@ -176,7 +215,7 @@ final class EventBus: Sendable {
                 defer { queue = ([], 0) }
                 return queue.events
             }
-            for batch in BusBatches.group(queued, limit: transport.maxPayload - Self.macBytes) {
+            for batch in BusBatches.group(queued, limit: transport.maxPayload - Self.sealBytes) {
                 let payload = seal(batch.json)
                 sendingSince.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
                 let sent = transport.publish(subject: batch.subject, payload: payload)
@@ -221,7 +260,8 @@ final class EventBus: Sendable {
 
     private func receive(_ payload: [UInt8]) {
         let mac = Self.macBytes
-        guard payload.count > mac, Digest.equal(Array(payload[..<mac]), Digest.hmacSHA256(key: key, message: Array(payload[mac...]))) else {
+        guard payload.count > Self.sealBytes,
+              Digest.equal(Array(payload[..<mac]), Digest.hmacSHA256(key: key, message: Array(payload[mac...]))) else {
             rejected.add(1, ordering: .relaxed)
             if logInterval.allows("forged") {
                 log?.message("bus: a message whose MAC does not match was dropped (a client without this cluster's secret.key "
@@ -231,10 +271,22 @@ final class EventBus: Sendable {
         }
         let events: [BusEvent]
         do {
-            events = try BusBatches.decode(payload[mac...])
+            events = try BusBatches.decode(payload[Self.sealBytes...])
         } catch {
             dropped.add(1, ordering: .relaxed)
             log?.message("bus: a message that is not an event was ignored: \(error)")
+            return
+        }
+        let number = { (offset: Int) in payload[(mac + offset)..<(mac + offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        // Every event of a message is its sender's (a batch is one node's outbox).
+        guard let origin = events.first?.origin, origin != node else { return }
+        guard accepts(sequence: number(0), at: number(8), from: origin) else {
+            rejected.add(1, ordering: .relaxed)
+            if logInterval.allows("replayed") {
+                log?.message("bus: a message from node \(origin) was dropped as replayed: its number is not past the last one "
+                             + "taken from that node, or it was sealed more than 5 minutes from this node's clock "
+                             + "(keep the nodes' clocks synchronised)")
+            }
             return
         }
         for event in events { receive(event) }

@@ -239,7 +239,8 @@ struct BusScenarioTests {
 
     /// Only nodes holding the cluster's `secret.key` can speak on the bus (N28): an event a
     /// plain NATS client publishes, well-formed and addressed to a real user, is dropped and
-    /// counted; and what the nodes send carries no webhook URL or secret.
+    /// counted; a node's own message recorded off the bus and published again is dropped as
+    /// replayed (N73); and what the nodes send carries no webhook URL or secret.
     @Test func aForgedEventIsDroppedAndWebhookSecretsStayOffTheBus() throws {
         let cluster = try NodeCluster(nodes: 2, extraArguments: ["--webhook-allow", "127.0.0.0/8"])
         let ada = try cluster.person("ada")
@@ -248,8 +249,12 @@ struct BusScenarioTests {
                                      "firesOn": ["create", "update", "delete"], "webhookURL": .string(receiver.url)], as: ada)
         let mailbox = try cluster.b.webcourier(as: ada)
         let heardOnBus = Mutex<[String]>([])
+        let recorded = Mutex<[[UInt8]]>([])
         let intruder = try NATSConnection(servers: [cluster.nats.url], shownAs: cluster.nats.url, name: "intruder") { _ in }
-        try intruder.subscribe("tandem.1.>") { payload in heardOnBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) } }
+        try intruder.subscribe("tandem.1.>") { payload in
+            heardOnBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) }
+            recorded.withLock { $0.append(payload) }
+        }
         var forged = PushNotification(recipient: ada.recordName, subscriptionID: "notes", kind: "query", container: TestServer.container,
                                       environment: "development", databaseScope: "PRIVATE", originDeviceID: "intruder",
                                       timestamp: 1_764_000_000_000)
@@ -267,6 +272,15 @@ struct BusScenarioTests {
         #expect(heard.contains("real") && !heard.contains("forged"), "\(heard)")
         #expect(NodeCluster.counter("tandem_bus_rejected_total", on: cluster.b) >= 1)
         #expect(cluster.b.standardError?.value.contains("MAC does not match") == true, "\(cluster.b.standardError?.value.suffix(2000) ?? "")")
+
+        // A's message with the notification, published again as it was: signed, but replayed.
+        let real = try #require(recorded.withLock { $0 }.first { String(decoding: $0, as: UTF8.self).contains("\"real\"") })
+        let rejectedBefore = NodeCluster.counter("tandem_bus_rejected_total", on: cluster.b)
+        #expect(intruder.publish(BusEvent.subject(container: TestServer.container, environment: "development"), real))
+        let again = try cluster.b.notifications(at: mailbox, count: 1, seconds: 3).compactMap { $0["recordName"]?.stringValue }
+        #expect(!again.contains("real"), "a replayed message is not delivered twice: \(again)")
+        #expect(NodeCluster.counter("tandem_bus_rejected_total", on: cluster.b) == rejectedBefore + 1)
+        #expect(cluster.b.standardError?.value.contains("dropped as replayed") == true)
         // The passive subscriber saw A's notification, without the webhook's URL or secret.
         let sent = heardOnBus.withLock { $0 }.filter { $0.contains("\"real\"") || $0.contains("real") }
         #expect(!sent.isEmpty)
