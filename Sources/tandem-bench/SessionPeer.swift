@@ -43,12 +43,13 @@ final class SessionPeer: Sendable {
     private init(client: WebSocketClient) { self.client = client }
 
     /// Connects and starts reading; Tandem peers wait for the server's hello.
-    static func connect(_ url: String, token: String?, stats: DeliveryStats, tandem: Bool) async throws -> SessionPeer {
+    static func connect(_ url: String, token: String?, stats: DeliveryStats, tandem: Bool,
+                        localAddress: String? = nil) async throws -> SessionPeer {
         let headers = token.map { [("Authorization", "Bearer \($0)")] } ?? []
         var configuration = WebSocketConfiguration()
         configuration.sendQueueMessages = 256
         let peer = SessionPeer(client: try await WebSocketClient.connect(to: URL(string: url)!, headers: headers,
-                                                                         configuration: configuration))
+                                                                         configuration: configuration, localAddress: localAddress))
         let hello: JSONValue? = await withCheckedContinuation { continuation in
             if tandem { peer.replies.withLock { $0[0] = continuation } }
             Task.detached { await peer.read(stats) }

@@ -82,7 +82,7 @@ public final class NginxBalancer: Sendable {
     /// on (the server builds its URLs from it when `--public-url` is not set), and timeouts
     /// longer than a long poll's or an idle stream's.
     public static func configuration(port: Int, upstreams: [Int], folder: String) -> String {
-        let servers = upstreams.map { "        server 127.0.0.1:\($0) max_fails=1 fail_timeout=10s;" }.joined(separator: "\n")
+        let servers = upstreams.map { "        server 127.0.0.1:\($0) max_fails=0;" }.joined(separator: "\n")
         return """
         daemon off;
         master_process on;

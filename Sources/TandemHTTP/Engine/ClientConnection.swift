@@ -13,6 +13,8 @@ final class ClientConnection: @unchecked Sendable {
         /// Path and query.
         var path: String
         var headers: [(String, String)]
+        /// The address to connect from (lws' `iface`), nil: any.
+        var localAddress: String? = nil
     }
 
     let target: Target

@@ -176,6 +176,7 @@ final class ClientLoop: ChannelAttention, @unchecked Sendable {
         info.local_protocol_name = UnsafePointer(protocolName)
         info.opaque_user_data = Unmanaged.passUnretained(connection).toOpaque()
         info.retry_and_idle_policy = UnsafePointer(connection.idlePolicy)
+        if let local = connection.target.localAddress { info.iface = connection.cString(local) }
         connections[connection.channel.id] = connection
         if lws_client_connect_via_info(&info) == nil {
             // lws may already have reported the error through the callback; finish is idempotent.

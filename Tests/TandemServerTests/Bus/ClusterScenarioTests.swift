@@ -88,6 +88,22 @@ struct ClusterScenarioTests {
         #expect(nodes.count >= 2, "nginx spread the attempts over the nodes: \(nodes)")
     }
 
+    /// A request head a node cannot parse (100 query arguments: the node closes the connection
+    /// without an answer) fails alone; the nodes stay in nginx's rotation for everyone else
+    /// (N74). With `max_fails=1`, nginx retried it on every node and marked them all down for
+    /// 10 s.
+    @Test func oneUnparsableRequestDoesNotTakeTheClusterOutOfTheBalancer() throws {
+        let cluster = try NodeCluster(nodes: 2, balancer: true)
+        let front = try #require(cluster.front)
+        let query = (0..<100).map { "a=\($0)" }.joined(separator: "&")
+        let bad = try front.request("GET", front.baseURL + "/healthz?" + query, token: .some(nil))
+        #expect(bad.status != 200, "the node cannot read this head: \(bad.status)")
+        for _ in 0..<4 {
+            let good = try front.request("GET", front.baseURL + "/healthz", token: .some(nil))
+            #expect(good.status == 200, "\(good.status) \(good.text.prefix(200))")
+        }
+    }
+
     /// A client on the node that is SIGKILLed: its stream closes, it reconnects through nginx
     /// (to another node), and the changes since its change token hold every write that was
     /// acknowledged (200), before and after the kill.
