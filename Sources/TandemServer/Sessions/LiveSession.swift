@@ -61,13 +61,18 @@ final class LiveSession: Sendable {
     let initiatorConnection: UInt64
     /// Milliseconds since 1970.
     let startedAt: Int64
+    /// 0 for the copy the session started as, one more at each takeover (N70): of two copies of
+    /// one session (after a partition), the higher generation is the one the others kept.
+    let generation: Int
     let state: Locked<State>
 
     /// `id` and `startedAt` (milliseconds since 1970) are given when a node takes the session
     /// over from a dead owner (N33); a new session gets fresh ones.
     init(id: UUID = UUID(), container: String, environment: Environment, conversationID: String, initiator: String,
-         initiatorConnection: UInt64, activity: SessionActivity, audience: Set<String>, startedAt: Int64 = Clock.milliseconds()) {
+         initiatorConnection: UInt64, activity: SessionActivity, audience: Set<String>, startedAt: Int64 = Clock.milliseconds(),
+         generation: Int = 0) {
         self.id = id
+        self.generation = generation
         self.container = container
         self.environment = environment
         self.conversationID = conversationID

@@ -35,12 +35,6 @@ extension SessionHub {
                 self.registry.withLock { registry in
                     let now = Self.now()
                     for node in registry.lastHeard.keys { registry.lastHeard[node] = now }
-                    // Cut off for longer than the silence, this node may have been taken for gone,
-                    // and its sessions over: for a while, another owner's copy wins (N70).
-                    if let since = registry.cutOffSince, now - since >= Self.silenceMilliseconds {
-                        registry.yieldUntil = now + Self.yieldWindow
-                    }
-                    registry.cutOffSince = nil
                 }
                 return self.resendDeclarations(wanting: nil)
             }
@@ -74,10 +68,6 @@ extension SessionHub {
                 for (node, heard) in registry.lastHeard { registry.lastHeard[node] = min(now, heard + lost) }
             }
             let connected = bus.transport?.isConnected != false
-            self.registry.withLock { registry in
-                if connected { return }
-                if registry.cutOffSince == nil { registry.cutOffSince = now }
-            }
             self.forgetSilentNodes(olderThan: now - silence * 1000, connected: connected)
         }
         timer.resume()
@@ -111,9 +101,10 @@ extension SessionHub {
     static let droppedMemory: UInt64 = 10 * 60 * 1000
     /// The silence after which a node is taken for gone (ms, N24).
     static let silenceMilliseconds: UInt64 = 3000
-    /// How long after a long cut-off a node yields to another owner's copy of its sessions (ms):
-    /// the other nodes republish their copies as soon as they hear it again (N70).
-    static let yieldWindow: UInt64 = 30_000
+    /// How long a node heard again waits before telling its members dropped for its silence
+    /// (ms, N69): long enough for the copies of sessions to be exchanged, so that a member of a
+    /// copy that lost to another (N70) is not told twice, nor one the other copy kept told at all.
+    static let tellDelay: UInt64 = 2000
 
     /// `connected`: whether this node's bus is connected. Cut off from the bus, a node cannot
     /// tell a dead node from its own silence: had every node taken over what it could not hear,
@@ -221,7 +212,11 @@ extension SessionHub {
         case .replica(let owner, let replica):
             heard(replica: replica, owner: owner, container: traffic.container, environment: environment)
         case .replicate(let sessionID, let change):
-            registry.withLock { $0.remote[sessionID]?.replica?.apply(change) }
+            // Only the owner's changes: a losing copy's (N70) would spoil the winner's replica.
+            registry.withLock { registry in
+                guard registry.remote[sessionID]?.owner == origin else { return }
+                registry.remote[sessionID]?.replica?.apply(change)
+            }
         case .attach(let owner, let sessionID, let participantID, let user, let attachment):
             guard owner == bus.node else { return }
             attach(attachment, sessionID: sessionID, participantID: participantID, user: user)
@@ -252,10 +247,28 @@ extension SessionHub {
     /// (`error`), where they went on thinking they were in the session until a message was
     /// refused `NOT_FOUND` (N69). They may join again.
     private func tellDropped(_ members: [DroppedMember], on node: String) {
-        guard let bus, !members.isEmpty else { return }
+        guard bus != nil, !members.isEmpty else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(Self.tellDelay))) { [weak self] in
+            self?.tell(members, on: node)
+        }
+    }
+
+    /// `tellDropped`'s second half: only for sessions this node still runs, to members it has
+    /// not taken back meanwhile.
+    private func tell(_ members: [DroppedMember], on node: String) {
+        guard let bus else { return }
         for member in members {
             let receivers = [node: [member.connection]]
-            for sessionID in member.sessions {
+            let sessions = registry.withLock { registry in
+                member.sessions.filter { id in
+                    guard let session = registry.sessions[id] else { return false }
+                    return !session.state.withLock { state in
+                        state.ended || state.participants.contains { ($0.connection as? RemotePeer)?.node == node
+                            && ($0.connection as? RemotePeer)?.connection == member.connection }
+                    }
+                }
+            }
+            for sessionID in sessions {
                 let text = JSONWriter.string(["type": "session.invalidated", "sessionID": .string(sessionID.uuidString),
                                               "reason": .string(InvalidationReason.error.rawValue)])
                 bus.publish(.session(SessionTraffic(container: member.container, environment: member.environment.rawValue,

@@ -40,9 +40,12 @@ extension SessionHub {
 
     /// Another node's replica of a session it owns.
     func heard(replica: SessionReplica, owner: String, container: String, environment: Environment) {
-        _ = yield(replica.sessionID, to: owner)
+        _ = yield(to: replica, owner: owner)
         registry.withLock { registry in
             guard registry.sessions[replica.sessionID] == nil else { return }
+            // Of two copies heard (after a partition), the index follows the winning one (N70).
+            if let known = registry.remote[replica.sessionID], known.owner != owner, let current = known.replica,
+               current.wins(over: replica.generation, ownedBy: owner, owner: known.owner) { return }
             registry.remote[replica.sessionID] = RemoteSession(
                 owner: owner, container: container, environment: environment, conversationID: replica.conversationID,
                 audience: replica.audience,
@@ -52,18 +55,23 @@ extension SessionHub {
         }
     }
 
-    /// A partition that cut this node alone off the bus for longer than the silence (N70): the
-    /// other nodes took it for gone and one of them took its sessions over, while this node
-    /// went on serving its own members in its own copy. When the bus is back and a copy owned
-    /// by another node is heard, this node's copy ends: its members hear `session.invalidated`
-    /// (`error`) and may join again, through this node, to the other copy, which everyone else
-    /// kept using. Nothing is published for the ended copy (the session lives on). Only within
-    /// `yieldWindow` of such a reconnect; otherwise another owner's copy is stale and ignored.
+    /// Two copies of one session (N70): a partition, or a pause, cut this node off from the
+    /// others for longer than the silence; they took it for gone and one of them took its
+    /// sessions over, while this node went on serving its own members in its own copy. When the
+    /// nodes hear each other again, each publishes its copies, and of the two the one with the
+    /// higher generation (the one taken over last, which the nodes that took it kept using)
+    /// wins, then the lower owner ID (`SessionReplica.wins`): both owners decide alike. The
+    /// losing copy ends here: its members on this node hear `session.invalidated` (`error`) and
+    /// may join again, through this node, to the winning copy; nothing is published for it
+    /// (the session lives on). A winner ignores the loser's copy.
     /// - Returns: whether this node's copy was ended.
-    private func yield(_ sessionID: UUID, to owner: String) -> Bool {
+    private func yield(to replica: SessionReplica, owner: String) -> Bool {
         guard let me = bus?.node, owner != me else { return false }
+        let sessionID = replica.sessionID
         let members = registry.withLock { registry -> [any SessionPeer]? in
-            guard registry.yieldUntil > Self.now(), let session = registry.sessions.removeValue(forKey: sessionID) else { return nil }
+            guard let mine = registry.sessions[sessionID], replica.wins(over: mine.generation, ownedBy: me, owner: owner) else { return nil }
+            registry.sessions.removeValue(forKey: sessionID)
+            let session = mine
             let participants = session.state.withLock { state in
                 state.ended = true
                 return state.participants
@@ -133,7 +141,7 @@ extension SessionHub {
         let session = LiveSession(id: replica.sessionID, container: remote.container, environment: remote.environment,
                                   conversationID: replica.conversationID, initiator: replica.initiator,
                                   initiatorConnection: replica.initiatorConnection, activity: activity, audience: remote.audience,
-                                  startedAt: replica.startedAt)
+                                  startedAt: replica.startedAt, generation: replica.generation + 1)
         let settings = self.settings
         let taken = registry.withLock { registry -> Bool in
             guard registry.remote.removeValue(forKey: session.id) != nil, registry.sessions[session.id] == nil else { return false }

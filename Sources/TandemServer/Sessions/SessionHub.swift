@@ -56,11 +56,6 @@ final class SessionHub: Sendable {
         /// When the heartbeat last ran (ms of `DispatchTime`): a late tick means this node was
         /// paused, and the others' silence meanwhile does not count (N69).
         var lastTick: UInt64 = 0
-        /// Since when (ms) the heartbeat has found this node's bus disconnected; nil while connected.
-        var cutOffSince: UInt64?
-        /// Until when (ms) this node yields its sessions to copies other nodes took over: it was
-        /// cut off from the bus for longer than the silence that makes them do so (N70).
-        var yieldUntil: UInt64 = 0
     }
 
     /// A member on another node that left this node's session because its node fell silent.

@@ -31,6 +31,15 @@ struct SessionReplica: Codable, Sendable {
     var attachments: [JournalAttachment]
     /// Reliable messages may have been numbered up to this; a successor numbers from the next (N34).
     var reserved: UInt64
+    /// The copy's generation (`LiveSession.generation`, N70).
+    var generation: Int = 0
+
+    /// Whether this copy, owned by `owner`, wins over one of generation `generation` owned by
+    /// `other`: the higher generation (the copy taken over last, which the nodes that took
+    /// it kept), then the lower owner ID. Both owners decide alike from the same two pairs.
+    func wins(over generation: Int, ownedBy other: String, owner: String) -> Bool {
+        self.generation != generation ? self.generation > generation : owner < other
+    }
 
     /// One change the owner made, in its order.
     enum Change: Codable, Sendable {
@@ -61,7 +70,7 @@ extension LiveSession {
         SessionReplica(sessionID: id, conversationID: conversationID, initiator: initiator, initiatorConnection: initiatorConnection,
                        startedAt: startedAt, activity: state.activity.json, audience: state.audience,
                        participants: Self.replicaParticipants(state.participants, node: node), store: state.store,
-                       attachments: state.attachments, reserved: state.reserved)
+                       attachments: state.attachments, reserved: state.reserved, generation: generation)
     }
 
     static func replicaParticipants(_ participants: [SessionParticipant], node: String) -> [SessionReplica.Participant] {

@@ -338,6 +338,40 @@ struct SessionFailoverTests {
         #expect(Self.heard(onB, tag: "merged").map(\.sequence) == Self.heard(onC, tag: "merged").map(\.sequence))
     }
 
+    /// The owner paused (SIGSTOP) for longer than the silence: the others take the session over;
+    /// when it runs again, the copy it kept loses to theirs (a higher generation, N70): its
+    /// member hears `session.invalidated`, joins again through the same node, and everyone is
+    /// in one copy with one numbering. Before, the resumed owner kept its copy and went on
+    /// numbering, and the others heard both (stop 41's review).
+    @Test func aPausedOwnersCopyGivesWayToTheOneTheOthersTookOver() async throws {
+        let cluster = try NodeCluster(nodes: 3)
+        let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
+        let conversation = try Self.conversation(cluster, [ada, bob, carol])
+        let onA = try await StreamProbe.connect(cluster.a, as: ada)
+        let onB = try await StreamProbe.connect(cluster.b, as: bob)
+        let onC = try await StreamProbe.connect(cluster.c, as: carol)
+        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB, onC])
+        for probe in [onA, onB, onC] { _ = try await Self.joined(probe, sessionID) }
+        #expect(await Self.participants(onB, 3))
+
+        cluster.a.signal(SIGSTOP)
+        #expect(await Self.participants(onB, 2), "the others take the session over without the paused owner's member")
+        cluster.a.signal(SIGCONT)
+        #expect(await onA.wait(seconds: 20) { $0.envelopes.withLock { $0.contains {
+            $0["type"] == "session.invalidated" && $0["sessionID"]?.stringValue == sessionID } } },
+                "\(onA.envelopes.withLock { $0.suffix(6) })")
+        _ = try await Self.joined(onA, sessionID)
+        #expect(await Self.participants(onB, 3))
+        await Self.send(onA, sessionID, tag: "back", count: 3)
+        await Self.send(onB, sessionID, tag: "bob", count: 3)
+        #expect(await onC.wait(seconds: 20) { Self.heard($0, tag: "back").count >= 3 && Self.heard($0, tag: "bob").count >= 3 })
+        #expect(await onB.wait(seconds: 20) { Self.heard($0, tag: "back").count >= 3 })
+        let onCOrder = (Self.heard(onC, tag: "back") + Self.heard(onC, tag: "bob")).map(\.sequence)
+        #expect(Set(onCOrder).count == 6, "one numbering: \(onCOrder)")
+        #expect(Self.heard(onB, tag: "back").map(\.sequence) == Self.heard(onC, tag: "back").map(\.sequence))
+        #expect(!onB.has("session.invalidated") && !onC.has("session.invalidated"))
+    }
+
     /// A node that has just started knows the live sessions of the others as soon as it serves
     /// (N72): a join through it at once succeeds. Before, the others heard of it at its first
     /// heartbeat, a second later, and such a join was refused `NOT_FOUND`.
