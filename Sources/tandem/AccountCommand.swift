@@ -21,7 +21,7 @@ enum AccountCommand {
                        [--password-hash m=19456,t=2,p=1]   (Argon2id cost: KiB, passes, lanes; older hashes upgrade at sign-in)
                        [--session-idle SECONDS] [--session-lifetime SECONDS]   (web auth tokens; default 14 and 90 days)
                        [--link-lifetime SECONDS]   (emailed sign-up and password-reset links; default 86400, 24 hours)
-                       [--sign-in-attempts 5,50,900]   (failed sign-ins per account, per address, in SECONDS; sign-ups per address: 20)
+                       [--sign-in-attempts 5,50,900]   (failed sign-ins per account, per address, in SECONDS; sign-ups per address: 20, or half the address figure when given)
                        [--smtp-url smtp://host:587|smtps://host:465] [--smtp-from noreply@example.com] [--smtp-user U --smtp-password P]
                                   (sign-up, password-reset and share invitation emails; without --smtp-url nothing is sent)
                        [--mail-templates DIR]   (optional files replacing the built-in emails; each may start "Subject: ..." and an empty line:

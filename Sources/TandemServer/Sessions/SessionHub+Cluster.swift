@@ -68,6 +68,7 @@ extension SessionHub {
                 for (node, heard) in registry.lastHeard { registry.lastHeard[node] = min(now, heard + lost) }
             }
             let connected = bus.transport?.isConnected != false
+            self.expireAwaited(now: now)
             self.forgetSilentNodes(olderThan: now - silence * 1000, connected: connected)
         }
         timer.resume()
@@ -93,6 +94,46 @@ extension SessionHub {
         registry.withLock { registry in
             registry.sessions.removeAll()
             registry.leaving = true
+        }
+    }
+
+    /// Frames one connection may have waiting for an answer from another node; past it, more
+    /// are forwarded without being waited for (N75).
+    static let awaitedLimit = 4096
+    /// How long a frame forwarded to another node waits for its answer before its sender is told
+    /// it has none (ms, N75).
+    static let answerTimeout: UInt64 = 5000
+
+    /// The client sequence a `session.sent` or `session.sendFailed` answers; nil for other text.
+    static func answeredSequence(_ text: String) -> UInt32? {
+        guard text.utf8.count < 4096, text.contains("\"session.sent\"") || text.contains("\"session.sendFailed\""),
+              let envelope = try? JSONParser.parse(text),
+              envelope["type"] == "session.sent" || envelope["type"] == "session.sendFailed",
+              let sequence = envelope["clientSequence"]?.int64Value else { return nil }
+        return UInt32(truncatingIfNeeded: sequence)
+    }
+
+    /// Frames forwarded `answerTimeout` ago with no answer since (the owner fell silent, was cut
+    /// off, or the bus lost the frame or the answer): their senders hear `session.sendFailed`
+    /// `TRY_AGAIN_LATER`, saying the message may or may not have been delivered (N75). Before,
+    /// they heard nothing.
+    func expireAwaited(now: UInt64) {
+        let expired = registry.withLock { registry -> [(any SessionPeer, UInt32, UUID)] in
+            var expired: [(any SessionPeer, UInt32, UUID)] = []
+            for (id, client) in registry.clients where !client.awaiting.isEmpty {
+                for (sequence, entry) in client.awaiting where now - entry.at >= Self.answerTimeout {
+                    registry.clients[id]!.awaiting.removeValue(forKey: sequence)
+                    expired.append((client.connection, sequence, entry.session))
+                }
+            }
+            return expired
+        }
+        for (connection, sequence, session) in expired {
+            _ = connection.send(text: JSONWriter.string([
+                "type": "session.sendFailed", "sessionID": .string(session.uuidString), "clientSequence": .int(Int64(sequence)),
+                "error": .object(["serverErrorCode": .string(ServerErrorCode.tryAgainLater.rawValue),
+                                  "reason": .string("no answer from the node that runs the session within \(Self.answerTimeout / 1000) s: "
+                                                    + "the message may or may not have been delivered")])]))
         }
     }
 
@@ -188,7 +229,13 @@ extension SessionHub {
             return
         case .deliver(let receivers, let text, let binary, let droppable):
             guard let ids = receivers[bus.node] else { return }
-            let connections = registry.withLock { registry in ids.compactMap { registry.clients[$0]?.connection } }
+            let answered = text.flatMap(Self.answeredSequence)
+            let connections = registry.withLock { registry in
+                ids.compactMap { id -> (any SessionPeer)? in
+                    if let answered { registry.clients[id]?.awaiting.removeValue(forKey: answered) }
+                    return registry.clients[id]?.connection
+                }
+            }
             let bytes = binary.map { [UInt8]($0) }
             for connection in connections {
                 if let text { connection.send(text: text, droppable: droppable) }
@@ -365,11 +412,17 @@ extension SessionHub {
     /// session's owner when another node owns it, else left to this node. One look-up under the
     /// registry's lock per frame: on a node forwarding many members' frames, that lock was the
     /// profile's top entry (decisions N52).
-    func forwardFrame(_ bytes: [UInt8], session sessionID: UUID, from connection: any SessionPeer) -> FrameRoute {
+    /// `awaiting`: the frame's client sequence when it asks for an answer (`session.sent` or
+    /// `session.sendFailed`), which this node then waits for (N75).
+    func forwardFrame(_ bytes: [UInt8], session sessionID: UUID, from connection: any SessionPeer, awaiting: UInt32? = nil) -> FrameRoute {
+        let connected = bus?.transport?.isConnected != false
         let route = registry.withLock { registry -> (owner: String, client: StreamClient)? in
             guard registry.sessions[sessionID] == nil, let remote = registry.remote[sessionID],
                   let client = registry.clients[connection.id], remote.container == client.container,
                   remote.environment == client.environment else { return nil }
+            if connected, let awaiting, client.awaiting.count < Self.awaitedLimit {
+                registry.clients[connection.id]?.awaiting[awaiting] = (sessionID, Self.now())
+            }
             guard client.forwardedTo.contains(remote.owner) else {
                 registry.clients[connection.id]?.forwardedTo.insert(remote.owner)
                 return registry.clients[connection.id].map { (remote.owner, $0) }

@@ -17,7 +17,7 @@ extension SessionHub {
         }
         // Another node owns the session: it checks, numbers and delivers (N20).
         if bus != nil, !(connection is RemotePeer) {
-            switch forwardFrame(bytes, session: frame.session, from: connection) {
+            switch forwardFrame(bytes, session: frame.session, from: connection, awaiting: frame.acknowledge ? frame.clientSequence : nil) {
             case .local: break
             case .forwarded: return
             case .refused(let refusal): return refuse(frame, on: connection, refusal)

@@ -33,6 +33,9 @@ final class SessionHub: Sendable {
         var joined: [UUID: UUID] = [:]
         /// Nodes this connection's traffic was forwarded to (told when it closes; N19).
         var forwardedTo: Set<String> = []
+        /// Messenger frames forwarded to another node that asked for an answer and have had none
+        /// yet: client sequence → (session, when forwarded, ms of `DispatchTime`) (N75).
+        var awaiting: [UInt32: (session: UUID, at: UInt64)] = [:]
     }
 
     struct Registry: Sendable {

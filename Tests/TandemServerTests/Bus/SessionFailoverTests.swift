@@ -320,10 +320,19 @@ struct SessionFailoverTests {
         #expect(await Self.participants(onB, 3))
 
         try own.stop(abruptly: true)
+        // A message on its way to the cut-off owner gets no answer from it: after 5 s its sender
+        // is told so (N75), where before it heard nothing.
+        await onB.client.send(binary: Session.frame(session: sessionID, clientSequence: 700, reliable: true, type: "chat",
+                                                    payload: Array("lost".utf8)))
         // B and C take the session over without A's member; A keeps its own copy meanwhile.
         #expect(await Self.participants(onB, 2), "\(onB.envelopes.withLock { $0.suffix(4) })")
         await Self.send(onB, sessionID, tag: "split", count: 2)
         #expect(await onC.wait(seconds: 20) { Self.heard($0, tag: "split").count >= 2 })
+        #expect(await onB.wait(seconds: 20) { $0.envelopes.withLock { $0.contains {
+            $0["type"] == "session.sendFailed" && $0["clientSequence"] == 700 && $0["error"]?["serverErrorCode"] == "TRY_AGAIN_LATER" } } },
+                "\(onB.envelopes.withLock { $0.suffix(6) })")
+        #expect(onB.envelopes.withLock { $0.filter { $0["type"] == "session.sendFailed" }.count } == 1,
+                "messages that were answered are not failed: \(onB.envelopes.withLock { $0.filter { $0["type"] == "session.sendFailed" } })")
         try own.start()
         #expect(await onA.wait(seconds: 20) { $0.envelopes.withLock { $0.contains {
             $0["type"] == "session.invalidated" && $0["sessionID"]?.stringValue == sessionID } } },
