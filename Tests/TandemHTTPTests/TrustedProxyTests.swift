@@ -46,6 +46,18 @@ struct TrustedProxyTests {
         #expect(proxies.client(peer: c.peer, forwardedFor: c.forwardedFor) == c.client)
     }
 
+    @Test(arguments: [
+        ("203.0.113.7", "203.0.113.7"),
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+        ("2001:DB8:1:2::ffff", "2001:db8:1:2::/64"),
+        ("::ffff:198.51.100.1", "198.51.100.1"),
+        ("::1", "::/64"),
+        ("not an address", "not an address"),
+    ])
+    func limitsCountAnIPv6ClientByItsSlash64(address: String, key: String) {
+        #expect(IPAddress.limitKey(address) == key)
+    }
+
     /// Over a real connection: repeated headers are one list, in order.
     @Test(arguments: [true, false])
     func theServerReadsTheHeaderOnlyFromATrustedPeer(trusted: Bool) throws {

@@ -73,4 +73,15 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The form a URL authority or curl's `--connect-to` takes: IPv6 in brackets.
     public var hostForm: String { isIPv4 ? description : "[\(description)]" }
+
+    /// A client address (numeric text) as per-address limits count it (N76): an IPv4 address
+    /// whole; an IPv6 address by its /64, `2001:db8:1:2::/64`, since one subscriber usually
+    /// holds a whole /64 and can send from any of its 2^64 addresses; text that is not an
+    /// address as it is.
+    public static func limitKey(_ text: String) -> String {
+        guard let address = IPAddress(numeric: text), address.bytes.count == 16 else { return text }
+        if let v4 = address.embeddedIPv4, address.bytes[0..<10].allSatisfy({ $0 == 0 }) { return v4.description }
+        guard let prefix = IPAddress(bytes: Array(address.bytes[0..<8]) + [UInt8](repeating: 0, count: 8)) else { return text }
+        return prefix.description + "/64"
+    }
 }

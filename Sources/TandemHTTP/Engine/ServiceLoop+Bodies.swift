@@ -45,7 +45,7 @@ extension ServiceLoop {
     /// The holder of a body no responder named: the client's address (behind a trusted proxy,
     /// the one `X-Forwarded-For` names, not the proxy's).
     func addressHolder(_ connection: Connection) -> String {
-        "address " + (connection.head?.remoteAddress ?? connection.remoteAddress)
+        "address " + IPAddress.limitKey(connection.head?.remoteAddress ?? connection.remoteAddress)
     }
 
     /// Gives back what `reserveBody` took, and drops a spool no request received.

@@ -1,4 +1,5 @@
 import TandemCore
+import TandemHTTP
 
 /// Brute-force limits on sign-in and sign-up (decisions A5): failed sign-ins per account and per
 /// client address, and sign-ups per address, each in a sliding window. An exhausted limit is
@@ -43,7 +44,7 @@ final class SignInLimiter: Sendable {
     /// calls `succeeded` or `uncounted` for an attempt that turns out not to be a failure.
     /// - Throws: `THROTTLED` when the account or the address has no attempts left.
     func admitSignIn(account: String, address: String, at now: Int64) throws {
-        let keys = ["a:" + account, "i:" + address]
+        let keys = ["a:" + account, "i:" + IPAddress.limitKey(address)]
         try check([keys[0]: limits.perAccount, keys[1]: limits.perAddress], at: now, counting: true)
         publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: keys, at: now))
     }
@@ -53,12 +54,12 @@ final class SignInLimiter: Sendable {
     func succeeded(account: String, address: String, at: Int64) {
         clear(["a:" + account])
         publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: ["a:" + account], clears: true, at: 0))
-        uncounted(keys: ["i:" + address], at: at)
+        uncounted(keys: ["i:" + IPAddress.limitKey(address)], at: at)
     }
 
     /// The attempt admitted at `at` could not be checked (the store failed): it does not count.
     func uncounted(account: String, address: String, at: Int64) {
-        uncounted(keys: ["a:" + account, "i:" + address], at: at)
+        uncounted(keys: ["a:" + account, "i:" + IPAddress.limitKey(address)], at: at)
     }
 
     private func uncounted(keys: [String], at: Int64) {
@@ -87,8 +88,9 @@ final class SignInLimiter: Sendable {
     /// Counts a sign-up from `address`.
     /// - Throws: `THROTTLED` when the address made too many.
     func signUp(address: String, at now: Int64) throws {
-        try check(["s:" + address: limits.signUpsPerAddress], at: now, counting: true)
-        publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: ["s:" + address], at: now))
+        let key = "s:" + IPAddress.limitKey(address)
+        try check([key: limits.signUpsPerAddress], at: now, counting: true)
+        publish(AttemptTraffic(limit: AttemptTraffic.signIn, keys: [key], at: now))
     }
 
     /// Throws `THROTTLED` when any of `keys` has its limit's attempts in the window; otherwise,

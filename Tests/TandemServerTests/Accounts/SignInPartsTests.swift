@@ -52,6 +52,17 @@ import TandemCore
         #expect(Ticket.check(ticket.replacingOccurrences(of: "_u|", with: "_v|"), container: "iCloud.a", secret: secret, now: 1_000) == nil)
     }
 
+    /// An IPv6 client can send from any address of its /64: the limits count the /64 (N76).
+    @Test func anIPv6ClientIsCountedByItsSlash64() throws {
+        let limiter = SignInLimiter(limits: SignInLimiter.Limits(perAccount: 10, perAddress: 3, signUpsPerAddress: 2, windowMilliseconds: 10_000))
+        for n in 1...3 { try limiter.admitSignIn(account: "x\(n)", address: "2001:db8:1:2::\(n)", at: 0) }
+        #expect(throws: CloudKitError.self) { try limiter.admitSignIn(account: "y", address: "2001:db8:1:2:ffff::9", at: 1) }
+        try limiter.admitSignIn(account: "y", address: "2001:db8:1:3::1", at: 1)   // another /64
+        try limiter.signUp(address: "2001:db8:5:5::1", at: 0)
+        try limiter.signUp(address: "2001:db8:5:5::2", at: 0)
+        #expect(throws: CloudKitError.self) { try limiter.signUp(address: "2001:db8:5:5:abcd::3", at: 0) }
+    }
+
     @Test func limiterCountsFailuresInASlidingWindowAndSaysWhenToRetry() throws {
         let limiter = SignInLimiter(limits: SignInLimiter.Limits(perAccount: 2, perAddress: 3, signUpsPerAddress: 1, windowMilliseconds: 10_000))
         // Every admitted attempt counts as a failure until it is shown not to be one (N64).

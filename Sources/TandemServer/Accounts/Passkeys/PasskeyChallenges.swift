@@ -1,4 +1,5 @@
 import TandemCore
+import TandemHTTP
 import TandemCrypto
 
 /// Outstanding WebAuthn challenges (decision A27): 32 random bytes each, single use, valid for
@@ -30,7 +31,7 @@ final class PasskeyChallenges: Sendable {
         /// A sign-up's email (normalised) and display name.
         var email: String?
         var displayName: String?
-        /// The client address that asked.
+        /// The client address that asked, as limits count it (`IPAddress.limitKey`: IPv6 by its /64).
         var address: String
     }
 
@@ -45,9 +46,10 @@ final class PasskeyChallenges: Sendable {
                displayName: String? = nil, address: String, at now: Int64) throws -> Issued {
         let issued = Issued(challenge: Digest.randomBytes(32), purpose: purpose, binding: binding, container: container,
                             relyingParty: relyingParty, expiresAt: now + Self.lifetimeMilliseconds, email: email, displayName: displayName,
-                            address: address)
+                            address: IPAddress.limitKey(address))
+        let key = issued.address
         let full: Bool = table.withLock { table in
-            if table.values.lazy.filter({ $0.address == address && $0.expiresAt > now }).count >= Self.perAddress { return true }
+            if table.values.lazy.filter({ $0.address == key && $0.expiresAt > now }).count >= Self.perAddress { return true }
             if table.count >= Self.capacity {
                 table = table.filter { $0.value.expiresAt > now }
                 if table.count >= Self.capacity, let oldest = table.min(by: { $0.value.expiresAt < $1.value.expiresAt }) {
