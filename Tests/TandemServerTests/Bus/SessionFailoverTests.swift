@@ -32,6 +32,18 @@ struct SessionFailoverTests {
         return sessionID
     }
 
+    /// One member per node (Ada on A, Bob on B, Carol on C), all joined to a session Ada started.
+    static func oneMemberOnEachNode(_ cluster: NodeCluster) async throws -> (members: [StreamProbe], sessionID: String) {
+        let names = ["ada", "bob", "carol"]
+        let people = try cluster.nodes.indices.map { try cluster.person(names[$0]) }
+        let conversation = try Self.conversation(cluster, people)
+        var members: [StreamProbe] = []
+        for (index, node) in cluster.nodes.enumerated() { members.append(try await StreamProbe.connect(node, as: people[index])) }
+        let sessionID = try await Self.startSession(members[0], in: conversation, heardBy: Array(members.dropFirst()))
+        for probe in members { _ = try await Self.joined(probe, sessionID) }
+        return (members, sessionID)
+    }
+
     static func joined(_ probe: StreamProbe, _ sessionID: String) async throws -> String {
         let joined = try await Session.reply(probe, ["type": "session.join", "sessionID": .string(sessionID)])
         return try #require(joined["result"]?["participantID"]?.stringValue, "\(joined)")
@@ -49,6 +61,19 @@ struct SessionFailoverTests {
             await probe.client.send(binary: Session.frame(session: sessionID, clientSequence: UInt32(n), reliable: true, type: "chat",
                                                           payload: Array("\(tag)-\(n)".utf8)))
         }
+    }
+
+    /// Five reliable messages each way at once between `onA` and `onB`: both hear all of the
+    /// other's, and one owner numbered them (no sequence number twice). The numbers each heard.
+    static func talk(_ onA: StreamProbe, _ onB: StreamProbe, _ sessionID: String, tag: String) async -> (aOnB: [UInt64], bOnA: [UInt64]) {
+        async let fromA: Void = Self.send(onA, sessionID, tag: "a" + tag, count: 5)
+        async let fromB: Void = Self.send(onB, sessionID, tag: "b" + tag, count: 5)
+        _ = await (fromA, fromB)
+        #expect(await onB.wait(seconds: 20) { Self.heard($0, tag: "a" + tag).count >= 5 }, "\(Self.heard(onB, tag: "a" + tag))")
+        #expect(await onA.wait(seconds: 20) { Self.heard($0, tag: "b" + tag).count >= 5 }, "\(Self.heard(onA, tag: "b" + tag))")
+        let aOnB = Self.heard(onB, tag: "a" + tag).map(\.sequence), bOnA = Self.heard(onA, tag: "b" + tag).map(\.sequence)
+        #expect(Set(aOnB).isDisjoint(with: bOnA), "one owner numbers every message: \(aOnB) and \(bOnA)")
+        return (aOnB, bOnA)
     }
 
     static func heard(_ probe: StreamProbe, tag: String) -> [(source: String, sequence: UInt64, payload: String)] {
@@ -133,12 +158,8 @@ struct SessionFailoverTests {
     /// the bus was back, members heard none of each other's reliable messages (stop 40's review).
     @Test func aBusOutageLongerThanTheSilenceLeavesTheSessionOneOwner() async throws {
         let cluster = try NodeCluster(nodes: 2)
-        let ada = try cluster.person("ada"), bob = try cluster.person("bob")
-        let conversation = try Self.conversation(cluster, [ada, bob])
-        let onA = try await StreamProbe.connect(cluster.a, as: ada)
-        let onB = try await StreamProbe.connect(cluster.b, as: bob)
-        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB])
-        for probe in [onA, onB] { _ = try await Self.joined(probe, sessionID) }
+        let (members, sessionID) = try await Self.oneMemberOnEachNode(cluster)
+        let (onA, onB) = (members[0], members[1])
         #expect(await Self.participants(onA, 2))
         await Self.send(onB, sessionID, tag: "b", count: 3)
         #expect(await onA.wait(seconds: 20) { Self.heard($0, tag: "b").count >= 3 }, "\(Self.heard(onA, tag: "b"))")
@@ -166,13 +187,7 @@ struct SessionFailoverTests {
         // Past another silence window: a split would have happened by now.
         try await Task.sleep(for: .seconds(4))
 
-        async let fromA: Void = Self.send(onA, sessionID, tag: "a2", count: 5)
-        async let fromB: Void = Self.send(onB, sessionID, tag: "b2", count: 5)
-        _ = await (fromA, fromB)
-        #expect(await onB.wait(seconds: 20) { Self.heard($0, tag: "a2").count >= 5 }, "\(Self.heard(onB, tag: "a2"))")
-        #expect(await onA.wait(seconds: 20) { Self.heard($0, tag: "b2").count >= 5 }, "\(Self.heard(onA, tag: "b2"))")
-        let aOnB = Self.heard(onB, tag: "a2").map(\.sequence), bOnA = Self.heard(onA, tag: "b2").map(\.sequence)
-        #expect(Set(aOnB).isDisjoint(with: bOnA), "one owner numbers every message: \(aOnB) and \(bOnA)")
+        let (aOnB, bOnA) = await Self.talk(onA, onB, sessionID, tag: "2")
         #expect((aOnB + bOnA).allSatisfy { $0 > before }, "\(aOnB) \(bOnA), before \(before)")
         #expect(!onA.has("session.invalidated") && !onB.has("session.invalidated"))
         #expect(!SessionClusterTests.deliveries(onA).contains { $0.payload == "cut-off" }, "a refused message is never delivered")
@@ -241,12 +256,8 @@ struct SessionFailoverTests {
     /// told, and the paused node took the owner's session over for itself: a split.
     @Test func membersOfAPausedNodeAreToldTheyLeftAndThePausedNodeTakesNothingOver() async throws {
         let cluster = try NodeCluster(nodes: 2)
-        let ada = try cluster.person("ada"), bob = try cluster.person("bob")
-        let conversation = try Self.conversation(cluster, [ada, bob])
-        let onA = try await StreamProbe.connect(cluster.a, as: ada)
-        let onB = try await StreamProbe.connect(cluster.b, as: bob)
-        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB])
-        for probe in [onA, onB] { _ = try await Self.joined(probe, sessionID) }
+        let (members, sessionID) = try await Self.oneMemberOnEachNode(cluster)
+        let (onA, onB) = (members[0], members[1])
         #expect(await Self.participants(onA, 2))
 
         cluster.b.signal(SIGSTOP)
@@ -260,13 +271,7 @@ struct SessionFailoverTests {
         try await Task.sleep(for: .seconds(4))
         _ = try await Self.joined(onB, sessionID)
         #expect(await Self.participants(onA, 2))
-        async let fromA: Void = Self.send(onA, sessionID, tag: "a3", count: 5)
-        async let fromB: Void = Self.send(onB, sessionID, tag: "b3", count: 5)
-        _ = await (fromA, fromB)
-        #expect(await onB.wait(seconds: 20) { Self.heard($0, tag: "a3").count >= 5 }, "\(Self.heard(onB, tag: "a3"))")
-        #expect(await onA.wait(seconds: 20) { Self.heard($0, tag: "b3").count >= 5 }, "\(Self.heard(onA, tag: "b3"))")
-        let aOnB = Self.heard(onB, tag: "a3").map(\.sequence), bOnA = Self.heard(onA, tag: "b3").map(\.sequence)
-        #expect(Set(aOnB).isDisjoint(with: bOnA), "one owner numbers every message: \(aOnB) and \(bOnA)")
+        _ = await Self.talk(onA, onB, sessionID, tag: "3")
         #expect(!onA.has("session.invalidated"))
     }
 
@@ -276,13 +281,8 @@ struct SessionFailoverTests {
     /// third node end the session for its members 3 s later.
     @Test func twoNodesStoppedTogetherLeaveTheSessionToTheThird() async throws {
         let cluster = try NodeCluster(nodes: 3)
-        let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
-        let conversation = try Self.conversation(cluster, [ada, bob, carol])
-        let onA = try await StreamProbe.connect(cluster.a, as: ada)
-        let onB = try await StreamProbe.connect(cluster.b, as: bob)
-        let onC = try await StreamProbe.connect(cluster.c, as: carol)
-        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB, onC])
-        for probe in [onA, onB, onC] { _ = try await Self.joined(probe, sessionID) }
+        let (members, sessionID) = try await Self.oneMemberOnEachNode(cluster)
+        let (onA, onB, onC) = (members[0], members[1], members[2])
         #expect(await Self.participants(onA, 3))
 
         cluster.a.signal(SIGTERM)
@@ -310,13 +310,8 @@ struct SessionFailoverTests {
         let cluster = try NodeCluster(nodes: 3, natsArguments: ["--cluster_name", "tandem", "--cluster", "nats://127.0.0.1:\(routePort)",
                                                                                  "--no_advertise"],
                                       nodeBus: [0: own.url])
-        let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
-        let conversation = try Self.conversation(cluster, [ada, bob, carol])
-        let onA = try await StreamProbe.connect(cluster.a, as: ada)
-        let onB = try await StreamProbe.connect(cluster.b, as: bob)
-        let onC = try await StreamProbe.connect(cluster.c, as: carol)
-        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB, onC])
-        for probe in [onA, onB, onC] { _ = try await Self.joined(probe, sessionID) }
+        let (members, sessionID) = try await Self.oneMemberOnEachNode(cluster)
+        let (onA, onB, onC) = (members[0], members[1], members[2])
         #expect(await Self.participants(onB, 3))
 
         try own.stop(abruptly: true)
@@ -354,13 +349,8 @@ struct SessionFailoverTests {
     /// numbering, and the others heard both (stop 41's review).
     @Test func aPausedOwnersCopyGivesWayToTheOneTheOthersTookOver() async throws {
         let cluster = try NodeCluster(nodes: 3)
-        let ada = try cluster.person("ada"), bob = try cluster.person("bob"), carol = try cluster.person("carol")
-        let conversation = try Self.conversation(cluster, [ada, bob, carol])
-        let onA = try await StreamProbe.connect(cluster.a, as: ada)
-        let onB = try await StreamProbe.connect(cluster.b, as: bob)
-        let onC = try await StreamProbe.connect(cluster.c, as: carol)
-        let sessionID = try await Self.startSession(onA, in: conversation, heardBy: [onB, onC])
-        for probe in [onA, onB, onC] { _ = try await Self.joined(probe, sessionID) }
+        let (members, sessionID) = try await Self.oneMemberOnEachNode(cluster)
+        let (onA, onB, onC) = (members[0], members[1], members[2])
         #expect(await Self.participants(onB, 3))
 
         cluster.a.signal(SIGSTOP)
