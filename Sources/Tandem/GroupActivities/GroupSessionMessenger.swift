@@ -56,7 +56,11 @@ public final class GroupSessionMessenger: Sendable {
 
     /// Sends a value to `participants` (default: all others).
     /// - Throws: `messageTooLarge` over 256 KiB, `requestRateLimited` past the rate limit,
-    ///   `invalidArguments` before `join()`, `networkFailure` when the stream drops.
+    ///   `invalidArguments` before `join()`, `networkFailure` when the stream drops;
+    ///   `serviceUnavailable` on a server of several nodes when the node this client is connected
+    ///   to cannot reach the node that runs the session (nothing was sent: retry after
+    ///   `retryAfterSeconds`), or got no answer from it within 5 s (the message may or may not
+    ///   have been delivered; server decisions N68, N75).
     public func send<Message: Encodable & Sendable>(_ value: Message, to participants: Participants = .all) async throws(TandemError) {
         let data: Data
         do { data = try JSONEncoder().encode(value) } catch { throw TandemError(.invalidArguments, "cannot encode the message: \(error)") }
