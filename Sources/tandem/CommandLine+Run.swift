@@ -73,7 +73,7 @@ extension CommandLine {
         do {
             options = try Options(arguments)
         } catch {
-            fail("\(error)\n\(usage)")
+            fail("\(error)\n(tandem --help lists every command and option)")
             return 64
         }
         let data = options.value("data") ?? "./tandem-data"
@@ -311,6 +311,7 @@ struct Options {
                     name = ""
                 } else if Self.flags.contains(name) {
                     values[name] = "true"
+                    repeated[name, default: []].append("true")
                 } else {
                     guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else {
                         throw UsageError("--\(name) needs a value")

@@ -34,7 +34,7 @@ extension SessionHub {
         let id = envelope["id"] ?? .null
         do {
             if let owner = owner(of: type, envelope, on: connection) {
-                return try forward(to: owner, from: connection, envelope: JSONWriter.string(envelope), frame: nil)
+                return try forward(to: owner, from: connection, envelope: JSONWriter.string(envelope), frame: nil, replyID: id)
             }
             if let result = try run(type, envelope, on: connection, replyID: id) {
                 _ = connection.send(text: JSONWriter.string(["type": "reply", "id": id, "result": result]))
@@ -103,7 +103,7 @@ extension SessionHub {
             if bus != nil, !(connection is RemotePeer),
                let owner = remoteOwner(ofSession: nil, conversation: conversationID, client: client) {
                 // The conversation's session lives on another node: it stages there, finding the same conversation (N37).
-                try forward(to: owner, from: connection, envelope: JSONWriter.string(body), frame: nil)
+                try forward(to: owner, from: connection, envelope: JSONWriter.string(body), frame: nil, replyID: replyID)
                 return nil
             }
             let session = try activate(connection, conversationID: conversationID, activity: activity,

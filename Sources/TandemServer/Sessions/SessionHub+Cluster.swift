@@ -64,8 +64,18 @@ extension SessionHub {
                 // for that long, and heard nobody because it listened to nobody. Silence counts
                 // only while this node runs (N69).
                 guard now - registry.lastTick > 1500 else { return }
+                registry.resumedUntil = max(registry.resumedUntil, now + Self.resumeCaution)
                 let lost = now - registry.lastTick - 1000
                 for (node, heard) in registry.lastHeard { registry.lastHeard[node] = min(now, heard + lost) }
+                // Nor does the wait for answers (N75): the answers may be queued for this node.
+                for (id, client) in registry.clients where !client.awaiting.isEmpty || !client.awaitingReplies.isEmpty {
+                    for (sequence, entry) in client.awaiting {
+                        registry.clients[id]!.awaiting[sequence] = (entry.session, min(now, entry.at + lost))
+                    }
+                    for (key, entry) in client.awaitingReplies {
+                        registry.clients[id]!.awaitingReplies[key] = (entry.id, min(now, entry.at + lost))
+                    }
+                }
             }
             let connected = bus.transport?.isConnected != false
             self.expireAwaited(now: now)
@@ -97,6 +107,10 @@ extension SessionHub {
         }
     }
 
+    /// How long a node that resumed from a pause refuses messenger frames for its own sessions
+    /// (ms, N77): time for the others' copies to reach it (N70).
+    static let resumeCaution: UInt64 = 2000
+
     /// Frames one connection may have waiting for an answer from another node; past it, more
     /// are forwarded without being waited for (N75).
     static let awaitedLimit = 4096
@@ -113,18 +127,42 @@ extension SessionHub {
         return UInt32(truncatingIfNeeded: sequence)
     }
 
+    /// The `id` (as JSON text) a `reply` envelope answers; nil for other text.
+    static func repliedID(_ text: String) -> String? {
+        guard text.hasPrefix(#"{"type":"reply""#), let envelope = try? JSONParser.parse(text), let id = envelope["id"] else { return nil }
+        return JSONWriter.string(id)
+    }
+
     /// Frames forwarded `answerTimeout` ago with no answer since (the owner fell silent, was cut
     /// off, or the bus lost the frame or the answer): their senders hear `session.sendFailed`
     /// `TRY_AGAIN_LATER`, saying the message may or may not have been delivered (N75). Before,
     /// they heard nothing.
     func expireAwaited(now: UInt64) {
+        let unanswered = registry.withLock { registry -> [(any SessionPeer, JSONValue)] in
+            var unanswered: [(any SessionPeer, JSONValue)] = []
+            for (id, client) in registry.clients where !client.awaitingReplies.isEmpty {
+                for (key, entry) in client.awaitingReplies where now > entry.at && now - entry.at >= Self.answerTimeout {
+                    registry.clients[id]!.awaitingReplies.removeValue(forKey: key)
+                    unanswered.append((client.connection, entry.id))
+                }
+            }
+            return unanswered
+        }
+        for (connection, id) in unanswered {
+            _ = connection.send(text: JSONWriter.string(["type": "reply", "id": id, "error": .object([
+                "serverErrorCode": .string(ServerErrorCode.tryAgainLater.rawValue),
+                "reason": .string("no answer from the node that runs the session within \(Self.answerTimeout / 1000) s; retry")])]))
+        }
         let expired = registry.withLock { registry -> [(any SessionPeer, UInt32, UUID)] in
             var expired: [(any SessionPeer, UInt32, UUID)] = []
-            for (id, client) in registry.clients where !client.awaiting.isEmpty {
-                for (sequence, entry) in client.awaiting where now - entry.at >= Self.answerTimeout {
+            for (id, client) in registry.clients where !client.awaiting.isEmpty || !client.expired.isEmpty {
+                // `at` may be a moment after `now` (taken before the lock): no wrap-around.
+                for (sequence, entry) in client.awaiting where now > entry.at && now - entry.at >= Self.answerTimeout {
                     registry.clients[id]!.awaiting.removeValue(forKey: sequence)
+                    registry.clients[id]!.expired[sequence] = now
                     expired.append((client.connection, sequence, entry.session))
                 }
+                registry.clients[id]!.expired = registry.clients[id]!.expired.filter { now < $0.value + 60_000 }
             }
             return expired
         }
@@ -201,7 +239,12 @@ extension SessionHub {
             // A node that said it is stopping may still publish what it did meanwhile (a takeover
             // it began before it heard another node leave too): none of it counts (N69).
             guard !registry.departed.contains(origin) else { return (false, true, []) }
-            let isNew = registry.lastHeard.updateValue(Self.now(), forKey: origin) == nil
+            let now = Self.now()
+            // The heartbeat is over 1.5 s late: this node was stopped (or starved) and is working
+            // through what queued meanwhile, before it can know whether its sessions were taken
+            // over (N77).
+            if now - registry.lastTick > 1500 { registry.resumedUntil = max(registry.resumedUntil, now + Self.resumeCaution) }
+            let isNew = registry.lastHeard.updateValue(now, forKey: origin) == nil
             return (isNew, false, isNew ? registry.dropped.removeValue(forKey: origin) ?? [] : [])
         }
         guard !departed else { return }
@@ -230,9 +273,14 @@ extension SessionHub {
         case .deliver(let receivers, let text, let binary, let droppable):
             guard let ids = receivers[bus.node] else { return }
             let answered = text.flatMap(Self.answeredSequence)
+            let replied = text.flatMap(Self.repliedID)
             let connections = registry.withLock { registry in
                 ids.compactMap { id -> (any SessionPeer)? in
-                    if let answered { registry.clients[id]?.awaiting.removeValue(forKey: answered) }
+                    if let replied { registry.clients[id]?.awaitingReplies.removeValue(forKey: replied) }
+                    if let answered, registry.clients[id]?.awaiting.removeValue(forKey: answered) == nil,
+                       registry.clients[id]?.expired.removeValue(forKey: answered) != nil {
+                        return nil   // its sender was already told it had no answer (N75)
+                    }
                     return registry.clients[id]?.connection
                 }
             }
@@ -371,10 +419,15 @@ extension SessionHub {
 
     /// Sends what one of this node's connections addressed to a session's owner.
     /// - Throws: `TRY_AGAIN_LATER` when the bus cannot carry it now (`ownerUnreachable`).
-    func forward(to owner: String, from connection: any SessionPeer, envelope: String?, frame: [UInt8]?) throws(CloudKitError) {
+    /// `replyID`: the envelope's `id`, whose `reply` this node then waits for (N75).
+    func forward(to owner: String, from connection: any SessionPeer, envelope: String?, frame: [UInt8]?,
+                 replyID: JSONValue? = nil) throws(CloudKitError) {
         if let refusal = ownerUnreachable() { throw refusal }
         guard let client = registry.withLock({ registry -> StreamClient? in
             registry.clients[connection.id]?.forwardedTo.insert(owner)
+            if let replyID, replyID != .null, (registry.clients[connection.id]?.awaitingReplies.count ?? 0) < Self.awaitedLimit {
+                registry.clients[connection.id]?.awaitingReplies[JSONWriter.string(replyID)] = (replyID, Self.now())
+            }
             return registry.clients[connection.id]
         }) else { return }
         guard publishRequest(to: owner, from: connection.id, client: client, envelope: envelope, frame: frame) else {

@@ -23,8 +23,17 @@ extension SessionHub {
             case .refused(let refusal): return refuse(frame, on: connection, refusal)
             }
         }
-        let (session, participant) = registry.withLock { registry in
-            (registry.sessions[frame.session], registry.clients[connection.id]?.joined[frame.session])
+        let (session, participant, resuming) = registry.withLock { registry in
+            (registry.sessions[frame.session], registry.clients[connection.id]?.joined[frame.session],
+             registry.resumedUntil != 0 && (registry.resumedUntil > Self.now() || Self.now() - registry.lastTick > 1500))
+        }
+        if resuming, session != nil, bus != nil {
+            // Just resumed from a pause: the others may have taken this session over meanwhile;
+            // numbering this frame here could make a second order (N77). Nothing is sent.
+            var error = CloudKitError(.tryAgainLater, "the node that runs the session was paused and is catching up; nothing was sent, "
+                                      + "retry in a moment")
+            error.retryAfter = 1
+            return refuse(frame, on: connection, error)
         }
         guard let session, let participant else {
             return refuse(frame, on: connection, CloudKitError(.notFound, "you have not joined session '\(frame.session.uuidString)'"))

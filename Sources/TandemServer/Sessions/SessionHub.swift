@@ -36,6 +36,12 @@ final class SessionHub: Sendable {
         /// Messenger frames forwarded to another node that asked for an answer and have had none
         /// yet: client sequence → (session, when forwarded, ms of `DispatchTime`) (N75).
         var awaiting: [UInt32: (session: UUID, at: UInt64)] = [:]
+        /// Frames whose wait ran out and whose sender was told so, with when: a late answer for
+        /// one of them is dropped, so each message has one outcome (N75).
+        var expired: [UInt32: UInt64] = [:]
+        /// Envelopes forwarded to another node that have had no `reply` yet: the envelope's `id`
+        /// (as JSON text) → the id and when (ms of `DispatchTime`) (N75).
+        var awaitingReplies: [String: (id: JSONValue, at: UInt64)] = [:]
     }
 
     struct Registry: Sendable {
@@ -59,6 +65,9 @@ final class SessionHub: Sendable {
         /// When the heartbeat last ran (ms of `DispatchTime`): a late tick means this node was
         /// paused, and the others' silence meanwhile does not count (N69).
         var lastTick: UInt64 = 0
+        /// Until when (ms) this node, just resumed from a pause, refuses messenger frames for
+        /// the sessions it runs: another node may have taken them over meanwhile (N77).
+        var resumedUntil: UInt64 = 0
     }
 
     /// A member on another node that left this node's session because its node fell silent.

@@ -71,4 +71,16 @@ struct BusEventTests {
         #expect(bus.published.load(ordering: .relaxed) == 0)
         #expect(bus.isLocal)
     }
+
+    /// What a forwarding node recognises as the answer it waits for (N75), in the text the owner
+    /// writes.
+    @Test func answersAreRecognisedInTheTextTheOwnerWrites() {
+        let reply = JSONWriter.string(["type": "reply", "id": .int(42), "result": .object(["participantID": "x"])])
+        #expect(SessionHub.repliedID(reply) == "42")
+        #expect(SessionHub.repliedID(JSONWriter.string(["type": "reply", "id": .string("a"), "error": .object([:])])) == #""a""#)
+        #expect(SessionHub.repliedID(JSONWriter.string(["type": "session.state", "id": .int(1)])) == nil)
+        let sent = JSONWriter.string(["type": "session.sent", "sessionID": .string(UUID().uuidString), "clientSequence": .int(7),
+                                      "sequence": .int(2049)])
+        #expect(SessionHub.answeredSequence(sent) == 7)
+    }
 }

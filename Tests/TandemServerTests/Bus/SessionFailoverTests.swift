@@ -354,6 +354,12 @@ struct SessionFailoverTests {
         #expect(await Self.participants(onB, 3))
 
         cluster.a.signal(SIGSTOP)
+        // Sent to the paused owner before the takeover: queued for it, never numbered in its stale
+        // copy when it resumes (N77); each gets one answer.
+        for n in 801...803 {
+            await onB.client.send(binary: Session.frame(session: sessionID, clientSequence: UInt32(n), reliable: true, type: "chat",
+                                                        payload: Array("during-\(n)".utf8)))
+        }
         #expect(await Self.participants(onB, 2), "the others take the session over without the paused owner's member")
         cluster.a.signal(SIGCONT)
         #expect(await onA.wait(seconds: 20) { $0.envelopes.withLock { $0.contains {
@@ -369,6 +375,12 @@ struct SessionFailoverTests {
         #expect(Set(onCOrder).count == 6, "one numbering: \(onCOrder)")
         #expect(Self.heard(onB, tag: "back").map(\.sequence) == Self.heard(onC, tag: "back").map(\.sequence))
         #expect(!onB.has("session.invalidated") && !onC.has("session.invalidated"))
+        #expect(Self.heard(onC, tag: "during").isEmpty, "the stale copy delivered nothing: \(Self.heard(onC, tag: "during"))")
+        for n in 801...803 {
+            let answers = onB.envelopes.withLock { $0.filter {
+                ($0["type"] == "session.sent" || $0["type"] == "session.sendFailed") && $0["clientSequence"]?.int64Value == Int64(n) } }
+            #expect(answers.count == 1 && answers.first?["type"] == "session.sendFailed", "\(n): \(answers)")
+        }
     }
 
     /// A node that has just started knows the live sessions of the others as soon as it serves
