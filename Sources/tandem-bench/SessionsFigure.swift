@@ -152,7 +152,7 @@ enum SessionsFigure {
         // Each idle client holds a descriptor on both sides, and the run holds a few thousand more.
         let count = min(wanted, max(100, (fileLimit - 4_000) / 2 / 1_000 * 1_000))
         if count < wanted {
-            report.say("  the descriptor limit is \(fileLimit) (raising it past the hard limit needs root): \(Format.count(count)) idle clients, not \(Format.count(wanted))")
+            report.say("  the descriptor limit is \(fileLimit) (raising it past the hard limit needs CAP_SYS_RESOURCE): \(Format.count(count)) idle clients, not \(Format.count(wanted))")
         }
         let url = streamURL(server)
         let token = account.token

@@ -24,8 +24,10 @@ extension SessionHub {
             }
         }
         let (session, participant, resuming) = registry.withLock { registry in
+            // The heartbeat's last tick is over 1.5 s old (its first frames after a pause reach
+            // this node before the heartbeat or the bus can notice), or one of them noticed.
             (registry.sessions[frame.session], registry.clients[connection.id]?.joined[frame.session],
-             registry.resumedUntil != 0 && (registry.resumedUntil > Self.now() || Self.now() - registry.lastTick > 1500))
+             registry.lastTick != 0 && (registry.resumedUntil > Self.now() || Self.now() - registry.lastTick > 1500))
         }
         if resuming, session != nil, bus != nil {
             // Just resumed from a pause: the others may have taken this session over meanwhile;

@@ -359,6 +359,9 @@ struct SessionFailoverTests {
         for n in 801...803 {
             await onB.client.send(binary: Session.frame(session: sessionID, clientSequence: UInt32(n), reliable: true, type: "chat",
                                                         payload: Array("during-\(n)".utf8)))
+            // The owner's own member too: its frames wait in the owner's socket.
+            await onA.client.send(binary: Session.frame(session: sessionID, clientSequence: UInt32(n), reliable: true, type: "chat",
+                                                        payload: Array("during-\(n)".utf8)))
         }
         #expect(await Self.participants(onB, 2), "the others take the session over without the paused owner's member")
         cluster.a.signal(SIGCONT)
@@ -376,11 +379,14 @@ struct SessionFailoverTests {
         #expect(Self.heard(onB, tag: "back").map(\.sequence) == Self.heard(onC, tag: "back").map(\.sequence))
         #expect(!onB.has("session.invalidated") && !onC.has("session.invalidated"))
         #expect(Self.heard(onC, tag: "during").isEmpty, "the stale copy delivered nothing: \(Self.heard(onC, tag: "during"))")
-        for n in 801...803 {
-            let answers = onB.envelopes.withLock { $0.filter {
-                ($0["type"] == "session.sent" || $0["type"] == "session.sendFailed") && $0["clientSequence"]?.int64Value == Int64(n) } }
-            #expect(answers.count == 1 && answers.first?["type"] == "session.sendFailed", "\(n): \(answers)")
+        for probe in [onA, onB] {
+            for n in 801...803 {
+                let answers = probe.envelopes.withLock { $0.filter {
+                    ($0["type"] == "session.sent" || $0["type"] == "session.sendFailed") && $0["clientSequence"]?.int64Value == Int64(n) } }
+                #expect(answers.count == 1 && answers.first?["type"] == "session.sendFailed", "\(n): \(answers)")
+            }
         }
+        #expect(Self.heard(onB, tag: "during").isEmpty, "\(Self.heard(onB, tag: "during"))")
     }
 
     /// A node that has just started knows the live sessions of the others as soon as it serves
