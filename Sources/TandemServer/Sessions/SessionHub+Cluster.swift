@@ -444,6 +444,14 @@ extension SessionHub {
         bus?.transport?.isConnected == false ? Self.unreachable : nil
     }
 
+    /// The owner's refusal of a reliable frame for members on other nodes while its bus is down (N78).
+    static var busDown: CloudKitError {
+        var error = CloudKitError(.tryAgainLater, "this node cannot reach the other nodes of the session now (its event bus is "
+                                  + "reconnecting); nothing was sent, retry in a moment")
+        error.retryAfter = 1
+        return error
+    }
+
     private static var unreachable: CloudKitError {
         var error = CloudKitError(.tryAgainLater, "this node cannot reach the node that runs the session now (its event bus is "
                                   + "reconnecting); nothing was sent, retry in a moment")

@@ -48,6 +48,7 @@ extension SessionHub {
         // all see one order (D31). Unreliable ones only need their sender's order, which the
         // connection's mailbox keeps (one frame of a connection at a time): they are queued after
         // the lock is released, so 32 senders do not queue each other's fan-out behind one lock.
+        let busDown = ownerUnreachable() != nil
         let outcome = session.state.withLock { state -> Result<(sequence: UInt64, later: [any SessionPeer]), CloudKitError> in
             guard !state.ended, let index = state.participants.firstIndex(where: { $0.id == participant }) else {
                 return .failure(CloudKitError(.notFound, "you are no longer in the session"))
@@ -61,6 +62,10 @@ extension SessionHub {
                 receiver.id != participant && (frame.recipients.isEmpty || frame.recipients.contains(receiver.id))
             }.map(\.connection)
             guard frame.reliable else { return .success((0, Array(receivers))) }
+            // While this node's bus is down, a number given here would reach only the nodes that
+            // are back on the bus first when libnats flushes, and the rest would see a gap
+            // (stop 41's review): refused, as the other nodes refuse frames for it meanwhile (N68, N78).
+            if busDown, receivers.contains(where: { $0 is RemotePeer }) { return .failure(Self.busDown) }
             state.sequence += 1
             if bus != nil, state.sequence > state.reserved {
                 // Announced before the first number of the block is used (N34).

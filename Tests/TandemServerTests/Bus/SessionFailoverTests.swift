@@ -174,6 +174,13 @@ struct SessionFailoverTests {
         #expect(await onB.wait(seconds: 10) { $0.envelopes.withLock { $0.contains {
             $0["type"] == "session.sendFailed" && $0["clientSequence"] == 900 && $0["error"]?["serverErrorCode"] == "TRY_AGAIN_LATER"
                 && $0["error"]?["retryAfter"] == 1 } } }, "\(onB.envelopes.withLock { $0.suffix(5) })")
+        // The owner refuses too: a number it gave now would reach only the nodes back on the bus
+        // first, and the others would see a gap (N78).
+        await onA.client.send(binary: Session.frame(session: sessionID, clientSequence: 901, reliable: true, type: "chat",
+                                                    payload: Array("owner-cut-off".utf8)))
+        #expect(await onA.wait(seconds: 10) { $0.envelopes.withLock { $0.contains {
+            $0["type"] == "session.sendFailed" && $0["clientSequence"] == 901 && $0["error"]?["serverErrorCode"] == "TRY_AGAIN_LATER" } } },
+                "\(onA.envelopes.withLock { $0.suffix(5) })")
         let cutOff = try await Session.reply(onB, ["type": "session.state.set", "sessionID": .string(sessionID), "key": "k", "value": "v"])
         #expect(cutOff["error"]?["serverErrorCode"] == "TRY_AGAIN_LATER", "\(cutOff)")
         try await Task.sleep(for: .seconds(4))
@@ -191,6 +198,7 @@ struct SessionFailoverTests {
         #expect((aOnB + bOnA).allSatisfy { $0 > before }, "\(aOnB) \(bOnA), before \(before)")
         #expect(!onA.has("session.invalidated") && !onB.has("session.invalidated"))
         #expect(!SessionClusterTests.deliveries(onA).contains { $0.payload == "cut-off" }, "a refused message is never delivered")
+        #expect(!SessionClusterTests.deliveries(onB).contains { $0.payload == "owner-cut-off" }, "nor the owner's")
         #expect(!onA.envelopes.withLock { $0.contains { $0["type"] == "session.state" && $0["key"] == "k" } })
     }
 
