@@ -20,6 +20,8 @@ enum BenchStore {
         var server: ServerProcess
         var account: BenchAccount
         var cleanup: () -> Void
+        /// The PostgreSQL database's URL; nil on SQLite.
+        var postgresURL: String? = nil
     }
 
     /// Prepares a fresh store and its account, and a server (not yet started) over it.
@@ -35,7 +37,7 @@ enum BenchStore {
             let directory = try BenchPaths.temporaryDirectory("serve-postgres")
             let account = try BenchAccount.prepare(postgresURL: url, directory: directory)
             return Prepared(server: ServerProcess(dataDirectory: directory, postgresURL: url), account: account,
-                            cleanup: { BenchPaths.remove(directory) })
+                            cleanup: { BenchPaths.remove(directory) }, postgresURL: url)
         }
     }
 }

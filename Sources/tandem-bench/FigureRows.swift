@@ -43,6 +43,24 @@ enum FigureRows {
         if let cpu = lookups.cpuPerRequest, let floor = hello.cpuPerRequest {
             cpuRow("server CPU per lookup" + suffix, cpu: cpu, floor: floor, floorName: "(a)", report: report)
         }
+        cpuBound(lookups, hello: hello, name: "lookup", suffix: suffix, report: report)
+    }
+
+    /// What the machine's cores allow when the server, its database and wrk share them: the
+    /// cores divided by the CPU one request costs all three (decisions P77). Beside (a), it shows
+    /// whether a target share of (a) is within this machine's reach at all.
+    static func cpuBound(_ run: Wrk.Result, hello: Wrk.Result, name: String, suffix: String, report: Report) {
+        guard let server = run.cpuPerRequest, let wrk = run.loadGeneratorCPUPerRequest else { return }
+        let database = run.databaseCPUPerRequest
+        if let database {
+            report.add("  PostgreSQL backends' CPU per \(name)" + suffix, value: Format.latency(database), verdict: .info)
+        }
+        report.add("  wrk's CPU per \(name)" + suffix, value: Format.latency(wrk), verdict: .info)
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let bound = cores / (server + (database ?? 0) + wrk)
+        report.add("  \(name)s/s the CPUs allow (\(Int(cores)) ÷ (server\(database == nil ? "" : " + PostgreSQL") + wrk))" + suffix,
+                   value: Format.rate(bound), ceiling: Format.rate(hello.requestsPerSecond) + " (a)",
+                   ratio: Format.percent(bound / hello.requestsPerSecond), verdict: .info)
     }
 
     /// `store`: nil for the SQLite figure, which has the issue's target; PostgreSQL's rows are

@@ -26,11 +26,28 @@ enum Wrk {
         var output: String
         /// CPU seconds the server under test used during the run, when measured.
         var serverCPUSeconds: Double?
+        /// CPU seconds the server's database backends used during the run, when measured
+        /// (PostgreSQL on this machine).
+        var databaseCPUSeconds: Double?
+        /// CPU seconds wrk itself used (its threads generate and parse every request).
+        var loadGeneratorCPUSeconds: Double?
 
         /// Server CPU time per request, in seconds.
         var cpuPerRequest: Double? {
             guard let serverCPUSeconds, requests > 0 else { return nil }
             return serverCPUSeconds / Double(requests)
+        }
+
+        /// The database backends' CPU time per request, in seconds.
+        var databaseCPUPerRequest: Double? {
+            guard let databaseCPUSeconds, requests > 0 else { return nil }
+            return databaseCPUSeconds / Double(requests)
+        }
+
+        /// wrk's CPU time per request, in seconds.
+        var loadGeneratorCPUPerRequest: Double? {
+            guard let loadGeneratorCPUSeconds, requests > 0 else { return nil }
+            return loadGeneratorCPUSeconds / Double(requests)
         }
 
         var problems: Int { non2xx + socketErrors + badBodies }
@@ -48,9 +65,10 @@ enum Wrk {
 
     /// Runs wrk against `url` with `script` written to a temporary file.
     /// - Throws: `BenchError` when wrk is missing, fails, or prints no `Requests/sec:` line.
-    /// `serverCPU` reads the server's CPU seconds; it is read before and after the run.
+    /// `serverCPU` reads the server's CPU seconds, `databaseCPU` its database's; each is read
+    /// before and after the run. wrk's own CPU time is always measured.
     static func run(url: String, script: WrkScript, threads: Int, connections: Int, seconds: Int,
-                    serverCPU: (() -> Double)? = nil) throws -> Result {
+                    serverCPU: (() -> Double)? = nil, databaseCPU: (() -> Double)? = nil) throws -> Result {
         guard let wrk = executable else { throw BenchError("wrk is not installed (scripts/bootstrap installs it)") }
         // A warm-up of no seconds (a smoke run) is skipped.
         if seconds == 0 {
@@ -60,6 +78,8 @@ enum Wrk {
         try script.lua.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: scriptPath) }
         let cpuBefore = serverCPU?()
+        let databaseBefore = databaseCPU?()
+        let childrenBefore = childrenCPUSeconds()
         let output = try Shell.run(wrk, ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--timeout", "10s",
                                          "--latency", "-s", scriptPath, url])
         guard output.status == 0 else {
@@ -68,11 +88,23 @@ enum Wrk {
         // wrk carries on with plain GETs when the script does not load; the script's done()
         // line proves it ran.
         let cpuAfter = serverCPU?()
+        let databaseAfter = databaseCPU?()
+        let childrenAfter = childrenCPUSeconds()
         guard var result = parse(output.stdout), output.stdout.contains("TANDEM_BAD ") else {
             throw BenchError("wrk did not run the script as expected:\n\(output.stdout)\(output.stderr)")
         }
         if let cpuBefore, let cpuAfter { result.serverCPUSeconds = cpuAfter - cpuBefore }
+        if let databaseBefore, let databaseAfter { result.databaseCPUSeconds = databaseAfter - databaseBefore }
+        result.loadGeneratorCPUSeconds = childrenAfter - childrenBefore
         return result
+    }
+
+    /// CPU seconds of this process's children that have ended and been waited for: wrk's,
+    /// once `Shell.run` has waited for it (nothing else the bench starts ends meanwhile).
+    private static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     /// Reads wrk 4's report (see `wrk --latency`) plus the lines the script's `done()` prints.
