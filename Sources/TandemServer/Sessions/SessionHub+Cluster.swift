@@ -22,6 +22,11 @@ extension SessionHub {
         var json: JSONValue
         /// Its state as the owner replicates it (N33); nil until the first copy is heard.
         var replica: SessionReplica? = nil
+        /// When this node found the owner silent and another node is to take the session over
+        /// (ms of `DispatchTime`, N79): until that node says it did, or the owner is heard again,
+        /// messages for the session are refused `TRY_AGAIN_LATER`; after `orphanTimeout` the
+        /// session ends for this node's members.
+        var orphanedAt: UInt64? = nil
     }
 
     /// Starts hearing the other nodes' session traffic. Own events are skipped: this node
@@ -185,6 +190,11 @@ extension SessionHub {
     /// copy that lost to another (N70) is not told twice, nor one the other copy kept told at all.
     static let tellDelay: UInt64 = 2000
 
+    /// How long a session whose owner fell silent waits for the node chosen to take it over to
+    /// say it did, before it ends for this node's members (ms, N79): that node notices the
+    /// silence on its own heartbeat, at most a second after this one, and announces at once.
+    static let orphanTimeout: UInt64 = 5000
+
     /// `connected`: whether this node's bus is connected. Cut off from the bus, a node cannot
     /// tell a dead node from its own silence: had every node taken over what it could not hear,
     /// a bus outage longer than `silence` would leave each session an owner per node (N63). So
@@ -202,11 +212,20 @@ extension SessionHub {
                 let kept = members.filter { now - $0.at < Self.droppedMemory }
                 return kept.isEmpty ? nil : kept
             }
+            // Sessions whose successor never said it took them over (it had no copy, or it heard
+            // the owner all along and the owner then died): they end here (N79).
+            var abandoned: [(UUID, RemoteSession)] = []
+            for (id, remote) in registry.remote {
+                guard let orphanedAt = remote.orphanedAt, now - orphanedAt > Self.orphanTimeout else { continue }
+                abandoned.append((id, remote))
+                registry.remote.removeValue(forKey: id)
+            }
             let gone = Set(registry.lastHeard.filter { $0.value < cutoff }.keys)
-            guard !gone.isEmpty else { return ([], [], [], []) }
-            guard connected else { return ([], [], [], Self.forgetDeclarations(of: gone, in: &registry)) }
+            guard !gone.isEmpty else { return (abandoned, [], [], []) }
+            guard connected else { return (abandoned, [], [], Self.forgetDeclarations(of: gone, in: &registry)) }
             for node in gone { registry.lastHeard.removeValue(forKey: node) }
-            let (sessions, taken) = Self.succeed(gone, in: &registry, node: me)
+            let (ended, taken) = Self.succeed(gone, in: &registry, node: me, now: now)
+            let sessions = abandoned + ended
             let peers = registry.clients.values.compactMap { ($0.connection as? RemotePeer).flatMap { gone.contains($0.node) ? $0 : nil } }
             for case let peer as RemotePeer in peers {
                 registry.proxies.removeValue(forKey: "\(peer.node):\(peer.connection)")
@@ -245,6 +264,13 @@ extension SessionHub {
             // over (N77).
             if now - registry.lastTick > 1500 { registry.resumedUntil = max(registry.resumedUntil, now + Self.resumeCaution) }
             let isNew = registry.lastHeard.updateValue(now, forKey: origin) == nil
+            if isNew {
+                // The owner this node took for gone runs after all (a pause just over the silence
+                // that the successor did not see): its sessions are routed to it again (N79).
+                for (id, remote) in registry.remote where remote.owner == origin && remote.orphanedAt != nil {
+                    registry.remote[id]?.orphanedAt = nil
+                }
+            }
             return (isNew, false, isNew ? registry.dropped.removeValue(forKey: origin) ?? [] : [])
         }
         guard !departed else { return }
@@ -423,6 +449,9 @@ extension SessionHub {
     func forward(to owner: String, from connection: any SessionPeer, envelope: String?, frame: [UInt8]?,
                  replyID: JSONValue? = nil) throws(CloudKitError) {
         if let refusal = ownerUnreachable() { throw refusal }
+        if registry.withLock({ registry in registry.remote.values.contains { $0.owner == owner && $0.orphanedAt != nil } }) {
+            throw Self.moving
+        }
         guard let client = registry.withLock({ registry -> StreamClient? in
             registry.clients[connection.id]?.forwardedTo.insert(owner)
             if let replyID, replyID != .null, (registry.clients[connection.id]?.awaitingReplies.count ?? 0) < Self.awaitedLimit {
@@ -442,6 +471,18 @@ extension SessionHub {
     /// deliver a message twice. nil while connected (or with no transport).
     func ownerUnreachable() -> CloudKitError? {
         bus?.transport?.isConnected == false ? Self.unreachable : nil
+    }
+
+    /// Where a request for a session whose owner this node found silent goes until another node
+    /// says it took the session over, or the owner is heard again (N79): refused at once,
+    /// `TRY_AGAIN_LATER`, rather than sent to a node that may be dead, or to a successor that has
+    /// not taken it over (it answered `NOT_FOUND`, and a node that had moved its route there while
+    /// the successor went on hearing the owner kept it there for good: stop 42's review).
+    static var moving: CloudKitError {
+        var error = CloudKitError(.tryAgainLater, "the node that ran the session is not answering and another node is taking it "
+                                  + "over; nothing was sent, retry in a moment")
+        error.retryAfter = 1
+        return error
     }
 
     /// The owner's refusal of a reliable frame for members on other nodes while its bus is down (N78).
@@ -477,10 +518,13 @@ extension SessionHub {
     /// `session.sendFailed`), which this node then waits for (N75).
     func forwardFrame(_ bytes: [UInt8], session sessionID: UUID, from connection: any SessionPeer, awaiting: UInt32? = nil) -> FrameRoute {
         let connected = bus?.transport?.isConnected != false
+        var orphaned = false
         let route = registry.withLock { registry -> (owner: String, client: StreamClient)? in
             guard registry.sessions[sessionID] == nil, let remote = registry.remote[sessionID],
                   let client = registry.clients[connection.id], remote.container == client.container,
                   remote.environment == client.environment else { return nil }
+            orphaned = remote.orphanedAt != nil
+            if orphaned { return (remote.owner, client) }
             if connected, let awaiting, client.awaiting.count < Self.awaitedLimit {
                 registry.clients[connection.id]?.awaiting[awaiting] = (sessionID, Self.now())
             }
@@ -491,6 +535,7 @@ extension SessionHub {
             return (remote.owner, client)
         }
         guard let route else { return .local }
+        if orphaned { return .refused(Self.moving) }
         if let refusal = ownerUnreachable() { return .refused(refusal) }
         guard publishRequest(to: route.owner, from: connection.id, client: route.client, envelope: nil, frame: bytes) else {
             return .refused(Self.unreachable)

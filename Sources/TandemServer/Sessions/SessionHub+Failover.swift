@@ -107,11 +107,16 @@ extension SessionHub {
     /// surviving node with the lowest ID (this one included) is the new owner; the sessions
     /// without a replica are returned, to be ended for this node's members (N24). Call with the
     /// registry's lock held; returns the sessions this node takes over too.
-    static func succeed(_ gone: Set<String>, in registry: inout Registry, node: String)
+    /// Another node chosen keeps the owner's name in the index, marked orphaned at `now`, until
+    /// it announces the takeover (N79).
+    static func succeed(_ gone: Set<String>, in registry: inout Registry, node: String, now: UInt64)
         -> (ended: [(UUID, RemoteSession)], taken: [RemoteSession]) {
         let successor = (Array(registry.lastHeard.keys) + [node]).min()!
         var ended: [(UUID, RemoteSession)] = [], taken: [RemoteSession] = []
-        for (id, remote) in registry.remote where gone.contains(remote.owner) {
+        // A session already waiting for another successor (N79) is decided again: that node may
+        // be among the gone ones now, and this one the successor.
+        for (id, remote) in registry.remote
+        where gone.contains(remote.owner) || (remote.orphanedAt != nil && registry.lastHeard[remote.owner] == nil) {
             guard var replica = remote.replica else {
                 ended.append((id, remote))
                 registry.remote.removeValue(forKey: id)
@@ -121,8 +126,12 @@ extension SessionHub {
             // (N65) is no longer in `lastHeard`, and its members would stay for ever (N69).
             replica.participants.removeAll { gone.contains($0.node) || ($0.node != node && registry.lastHeard[$0.node] == nil) }
             registry.remote[id]!.replica = replica
-            registry.remote[id]!.owner = successor
-            if successor == node { taken.append(registry.remote[id]!) }
+            if successor == node {
+                registry.remote[id]!.owner = successor
+                taken.append(registry.remote[id]!)
+            } else if registry.remote[id]!.orphanedAt == nil {
+                registry.remote[id]!.orphanedAt = now
+            }
         }
         // A connection that forwarded to a dead owner is announced closed to its successor too.
         for id in registry.clients.keys where !registry.clients[id]!.forwardedTo.isDisjoint(with: gone) {

@@ -61,8 +61,16 @@ struct StreamResponder: WebSocketResponder {
             services.sessions.receive(bytes, on: connection)
             return
         }
-        guard case .text(let text) = message, let envelope = try? JSONParser.parse(Array(text.utf8)),
-              let type = envelope["type"]?.stringValue else {
+        guard case .text(let text) = message else { return }
+        let envelope: JSONValue
+        do {
+            envelope = try JSONParser.parse(Array(text.utf8))
+        } catch {
+            // Say why, as the HTTP API does: a number past 64 bits or a trailing NUL is not "no type".
+            _ = connection.send(text: JSONWriter.string(["type": "error", "reason": .string("the envelope is not JSON this server reads: \(error)")]))
+            return
+        }
+        guard let type = envelope["type"]?.stringValue else {
             _ = connection.send(text: JSONWriter.string(["type": "error", "reason": "send JSON envelopes with a 'type'"]))
             return
         }

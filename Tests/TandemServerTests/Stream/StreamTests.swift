@@ -27,7 +27,16 @@ struct StreamTests {
         #expect(hello?["userRecordName"] == .string(person.recordName))
         await probe.client.send(text: #"{"type":"ping"}"#)
         await probe.client.send(text: "not json")
-        #expect(await probe.wait { $0.has("pong") && $0.has("error") })
+        await probe.client.send(text: #"{"type":"session.join","id":1180591620717411303424}"#)
+        await probe.client.send(text: #"{"id":1}"#)
+        func errors() -> [String] {
+            probe.envelopes.withLock { $0.filter { $0["type"] == "error" }.compactMap { $0["reason"]?.stringValue } }
+        }
+        #expect(await probe.wait { $0.has("pong") && errors().count == 3 })
+        // A parse failure says so; only a parsed envelope without a type is told to send one.
+        let reasons = errors()
+        #expect(reasons.prefix(2).allSatisfy { $0.hasPrefix("the envelope is not JSON this server reads") }, "\(reasons)")
+        #expect(reasons.last == "send JSON envelopes with a 'type'", "\(reasons)")
         probe.client.close(WebSocketClose(code: WebSocketClose.normal))
     }
 
