@@ -41,6 +41,8 @@ extension SessionHub {
                     let now = Self.now()
                     for node in registry.lastHeard.keys { registry.lastHeard[node] = now }
                 }
+                // The others may have missed changes to this node's sessions meanwhile (N79).
+                self.publishReplicas()
                 return self.resendDeclarations(wanting: nil)
             }
             guard case .event(let event) = delivery, case .session(let traffic) = event.body,
@@ -280,7 +282,13 @@ extension SessionHub {
             tellDropped(dropped, on: origin)
         }
         if case .declarationsWanted(let from) = traffic.kind {
-            if from == nil || from == bus.node { publishDeclarations() }
+            // Asked by a node that heard this one for the first time, or again after finding it
+            // silent, or after its bus reconnected: it may have dropped this node's sessions
+            // from its index (N79) or missed changes to them, so it gets whole copies too.
+            if from == nil || from == bus.node {
+                publishDeclarations()
+                publishReplicas()
+            }
             return
         }
         if case .leaving = traffic.kind {
