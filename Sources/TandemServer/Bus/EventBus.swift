@@ -125,6 +125,15 @@ final class EventBus: Sendable {
     /// - Returns: false when the other nodes will not get it: it could not be encoded, is over
     ///   the bus's `max_payload` (they are told they missed one instead, N30) or the outbox is
     ///   full. True without a bus.
+    /// Whether `body` would reach the other nodes as one bus message with `headroom` bytes to
+    /// spare (N80); true without a transport.
+    func fits(_ body: BusEvent.Body, headroom: Int) -> Bool {
+        guard let transport else { return true }
+        let event = BusEvent(origin: node, body: body, sentAt: Date().timeIntervalSince1970)
+        guard let json = (try? BusFastCodec.encode(event)) ?? (try? [UInt8](JSONEncoder().encode(event.forOtherNodes))) else { return false }
+        return Self.sealBytes + json.count + headroom <= transport.maxPayload
+    }
+
     @discardableResult
     func publish(_ body: BusEvent.Body) -> Bool {
         let event = BusEvent(origin: node, body: body, sentAt: Date().timeIntervalSince1970)

@@ -43,11 +43,44 @@ extension SessionHub {
                 }
                 // The others may have missed changes to this node's sessions meanwhile (N79).
                 self.publishReplicas()
-                return self.resendDeclarations(wanting: nil)
+                self.resendDeclarations(wanting: nil)
+                return self.leaveRemoteSessionsAfterGap()
             }
             guard case .event(let event) = delivery, case .session(let traffic) = event.body,
                   event.origin != bus.node else { return }
             self.heard(traffic, from: event.origin, environment: Environment(rawValue: traffic.environment))
+        }
+    }
+
+    /// This node may have missed bus messages (its bus reconnected, or fell behind): its members
+    /// of sessions other nodes own may have missed reliable messages, which NATS does not keep
+    /// for a node that is away, and nothing would tell them (stop 42's review: a 0.3 s reset of
+    /// one node's NATS connection lost 6–8 acknowledged messages for its member, silently). So
+    /// they leave those sessions (the owner hears a `session.leave` for each) and hear
+    /// `session.invalidated` (`error`), as after a takeover they were not part of; they may join
+    /// again at once, and get the session's state as a late joiner does (N81). Members of the
+    /// sessions this node owns missed nothing: the owner numbers and delivers their messages.
+    func leaveRemoteSessionsAfterGap() {
+        guard let me = bus?.node else { return }
+        let leaving = registry.withLock { registry -> [(client: StreamClient, session: UUID, owner: String)] in
+            var leaving: [(client: StreamClient, session: UUID, owner: String)] = []
+            for (id, remote) in registry.remote {
+                guard let replica = remote.replica else { continue }
+                for participant in replica.participants where participant.node == me {
+                    guard let client = registry.clients[participant.connection], !(client.connection is RemotePeer) else { continue }
+                    registry.clients[participant.connection]?.forwardedTo.insert(remote.owner)
+                    leaving.append((client, id, remote.owner))
+                }
+            }
+            return leaving
+        }
+        for (client, sessionID, owner) in leaving {
+            // Published even if the bus is still settling: libnats sends it once it can, before
+            // the member's join again, which goes the same way.
+            _ = publishRequest(to: owner, from: client.connection.id, client: client,
+                               envelope: JSONWriter.string(["type": "session.leave", "sessionID": .string(sessionID.uuidString)]), frame: nil)
+            client.connection.send(text: JSONWriter.string(["type": "session.invalidated", "sessionID": .string(sessionID.uuidString),
+                                                            "reason": .string(InvalidationReason.error.rawValue)]))
         }
     }
 

@@ -33,6 +33,27 @@ extension SessionHub {
         }
     }
 
+    /// Whether a whole copy of `session` as `state` holds it fits one bus message, with room for
+    /// the participant list to fill up (N80): a copy the bus cannot carry leaves a node that
+    /// starts or restarts without one, and the session without a successor there. Call with the
+    /// session's lock held, after the change; true on one node.
+    func copyFits(_ session: LiveSession, _ state: borrowing LiveSession.State) -> Bool {
+        guard let bus, bus.transport != nil else { return true }
+        let copy = SessionTraffic(container: session.container, environment: session.environment.rawValue,
+                                  kind: .replica(owner: bus.node, replica: session.replica(state, node: bus.node)))
+        return bus.fits(.session(copy), headroom: Self.copyHeadroom)
+    }
+
+    /// Bytes a copy keeps free for participants still to join (32 at most, about 300 bytes each).
+    static let copyHeadroom = 16 << 10
+
+    /// The refusal of a change that would make a session's copy too large for the bus (N80).
+    static var copyTooLarge: CloudKitError {
+        CloudKitError(.limitExceeded, "with several nodes a whole copy of a session (state store, journal index, activity, "
+                      + "participants) must fit one bus message (NATS max_payload) so every node can take it over; this change "
+                      + "would pass it (N80)")
+    }
+
     /// A node heard for the first time gets a copy of every session this node owns.
     func publishReplicas() {
         for session in registry.withLock({ Array($0.sessions.values) }) { publishReplica(session) }

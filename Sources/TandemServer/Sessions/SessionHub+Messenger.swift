@@ -120,7 +120,7 @@ extension SessionHub {
     /// Sets one key of the session's state store (D36, G8); the other participants hear
     /// `session.state`. An empty value removes the key.
     /// - Throws: `MESSAGE_TOO_LARGE` over 256 KiB, `LIMIT_EXCEEDED` past 1,000 keys, and with
-    ///   several nodes past what one bus message carries (`clusterStoreBudget`, N80).
+    ///   several nodes when the session's copy would no longer fit one bus message (N80).
     func setState(_ connection: any SessionPeer, sessionID: UUID, key: String, value: String) throws {
         let client = try client(connection)
         let session = try session(sessionID, for: client)
@@ -136,40 +136,16 @@ extension SessionHub {
                 guard state.store[key] != nil || state.store.count < Limits.sessionStateKeys else {
                     throw CloudKitError(.limitExceeded, "a session's state store holds at most \(Limits.sessionStateKeys) keys")
                 }
-                if let budget = clusterStoreBudget {
-                    var grown = state.store
-                    grown[key] = value
-                    guard Self.encodedSize(of: grown, within: budget) else {
-                        throw CloudKitError(.limitExceeded, "with several nodes a session's state store holds at most \(budget) bytes "
-                                            + "encoded (the bus's max_payload less an eighth, at most 128 KiB), so every node can keep a whole copy "
-                                            + "to take the session over (N80)")
-                    }
+                let previous = state.store.updateValue(value, forKey: key)
+                guard copyFits(session, state) else {
+                    state.store[key] = previous
+                    throw Self.copyTooLarge
                 }
-                state.store[key] = value
             }
             replicate(session, .state(key: key, value: value))
             LiveSession.broadcast(["type": "session.state", "sessionID": .string(sessionID.uuidString), "key": .string(key),
                                    "value": .string(value)], to: state.participants, except: participant)
         }
-    }
-
-    /// With several nodes, the most a session's state store may take encoded: a whole copy of
-    /// the session travels in one bus message (N33), and one the bus cannot carry leaves a node
-    /// that starts, or restarts, without a copy, and the session without a successor there
-    /// (stop 42's review: 1.25 MiB of state was accepted and lost with its owner). An eighth of
-    /// the bus's `max_payload`, at most 128 KiB, is left to the participants, journal index and
-    /// activity. nil on one node.
-    var clusterStoreBudget: Int? {
-        bus?.transport.map { $0.maxPayload - EventBus.sealBytes - min(128 << 10, $0.maxPayload / 8) }
-    }
-
-    /// Whether `store` encoded as in a copy (`LiveSession.storeJSON`) takes at most `budget`
-    /// bytes. It is encoded only when its raw bytes come within half of the budget (escaping at
-    /// most sextuples a byte, and short stores are the rule).
-    static func encodedSize(of store: [String: String], within budget: Int) -> Bool {
-        let raw = store.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
-        guard raw > budget / 6 else { return true }
-        return raw <= budget && JSONWriter.bytes(LiveSession.storeJSON(store)).count <= budget
     }
 
     // MARK: Journal
@@ -212,6 +188,10 @@ extension SessionHub {
         try session.state.withLock { state throws in
             guard !state.ended, state.participants.contains(where: caller) else { throw CloudKitError(.notFound, "the session has ended") }
             state.attachments.append(attachment)
+            guard copyFits(session, state) else {
+                state.attachments.removeLast()
+                throw Self.copyTooLarge
+            }
             broadcastAttachments(session, state)
             replicate(session, .attachments(state.attachments))
         }

@@ -215,6 +215,7 @@ final class SessionHub: Sendable {
             }
             let session = LiveSession(container: client.container, environment: client.environment, conversationID: conversation!,
                                       initiator: client.user, initiatorConnection: connection.id, activity: activity, audience: members)
+            guard session.state.withLock({ copyFits(session, $0) }) else { throw Self.copyTooLarge }
             registry.sessions[session.id] = session
             return (session, current, false)
         }
@@ -257,7 +258,12 @@ final class SessionHub: Sendable {
             guard state.activity.identifier == activity.identifier else {
                 throw CloudKitError.badRequest("a session's activity keeps its identifier '\(state.activity.identifier)'; activate a new one instead")
             }
+            let previous = state.activity
             state.activity = activity
+            guard copyFits(session, state) else {
+                state.activity = previous
+                throw Self.copyTooLarge
+            }
             let text = JSONWriter.string(["type": "session.activity", "sessionID": .string(session.id.uuidString), "activity": activity.json])
             var sent = Set<UInt64>()
             for connection in state.participants.map(\.connection) + targets where sent.insert(connection.id).inserted {
