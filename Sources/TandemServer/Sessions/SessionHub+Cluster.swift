@@ -320,7 +320,15 @@ extension SessionHub {
             // from its index (N79) or missed changes to them, so it gets whole copies too.
             if from == nil || from == bus.node {
                 publishDeclarations()
-                publishReplicas()
+                // At most every 2 s: a copy the bus refuses makes every node miss an event and
+                // ask again, and copies answering each request made a storm (stop 42's review).
+                let due = registry.withLock { registry in
+                    let now = Self.now()
+                    guard now - registry.copiesRepublishedAt >= 2000 else { return false }
+                    registry.copiesRepublishedAt = now
+                    return true
+                }
+                if due { publishReplicas() }
             }
             return
         }

@@ -68,6 +68,8 @@ final class SessionHub: Sendable {
         /// Until when (ms) this node, just resumed from a pause, refuses messenger frames for
         /// the sessions it runs: another node may have taken them over meanwhile (N77).
         var resumedUntil: UInt64 = 0
+        /// When this node last published copies of its sessions because another asked (ms, N79).
+        var copiesRepublishedAt: UInt64 = 0
     }
 
     /// A member on another node that left this node's session because its node fell silent.
@@ -230,6 +232,14 @@ final class SessionHub: Sendable {
         return session.state.withLock { session.json($0.activity) }
     }
 
+    /// The answer to a join: the participant's ID, the session, its participants, journal and
+    /// state store (D36). Call with the session's lock held.
+    static func snapshot(_ session: LiveSession, _ state: borrowing LiveSession.State, participant: UUID) -> JSONValue {
+        .object(["participantID": .string(participant.uuidString), "session": session.json(state.activity),
+                 "participants": LiveSession.participantsJSON(state.participants),
+                 "attachments": .array(state.attachments.map(\.json)), "store": LiveSession.storeJSON(state.store)])
+    }
+
     /// Sends `session.available` to every stream connection of `users`.
     func announce(_ session: LiveSession, to users: Set<String>) {
         let event = JSONWriter.string(["type": "session.available", "session": session.state.withLock { session.json($0.activity) }])
@@ -279,8 +289,12 @@ final class SessionHub: Sendable {
 
     /// Joins from `connection` with a fresh participant ID (D34). The answer, sent here under the
     /// session's lock so it precedes any traffic for the new participant, carries the activity,
-    /// the participants, the journal and the state store (D36).
-    /// - Throws: `ACCESS_DENIED` for a non-member, `TOO_MANY_PARTICIPANTS` at the limit (D33).
+    /// the participants, the journal and the state store (D36). A connection that already joined
+    /// gets the same answer again, with its participant ID (N82): a join whose answer was lost
+    /// between nodes (and was failed to its sender as "no answer, retry", N75) may be retried.
+    /// - Throws: `ACCESS_DENIED` for a non-member, `TOO_MANY_PARTICIPANTS` at the limit (D33),
+    ///   `LIMIT_EXCEEDED` when with several nodes the session's copy would no longer fit one bus
+    ///   message (N80).
     func join(_ connection: any SessionPeer, sessionID: UUID, replyID: JSONValue) throws {
         let client = try client(connection)
         let session = try session(sessionID, for: client)
@@ -292,8 +306,15 @@ final class SessionHub: Sendable {
         let bucket = TokenBucket(rate: settings.messageRate, burst: settings.messageBurst)
         try registry.withLock { registry throws in
             guard registry.clients[connection.id] != nil else { throw CloudKitError(.notFound, "connection closed") }
-            guard registry.clients[connection.id]!.joined[sessionID] == nil else {
-                throw CloudKitError.badRequest("this connection already joined the session")
+            if let joined = registry.clients[connection.id]!.joined[sessionID] {
+                try session.state.withLock { state throws in
+                    guard !state.ended, state.participants.contains(where: { $0.id == joined }) else {
+                        throw CloudKitError(.notFound, "the session has ended")
+                    }
+                    _ = connection.send(text: JSONWriter.string(["type": "reply", "id": replyID,
+                                                                 "result": Self.snapshot(session, state, participant: joined)]))
+                }
+                return
             }
             let participant = try session.state.withLock { state throws -> UUID in
                 guard !state.ended else { throw CloudKitError(.notFound, "the session has ended") }
@@ -303,10 +324,11 @@ final class SessionHub: Sendable {
                 let participant = SessionParticipant(id: UUID(), user: client.user, connection: connection, bucket: bucket,
                                                              joinedAt: Clock.milliseconds())
                 state.participants.append(participant)
-                let snapshot: JSONValue = .object([
-                    "participantID": .string(participant.id.uuidString), "session": session.json(state.activity),
-                    "participants": LiveSession.participantsJSON(state.participants),
-                    "attachments": .array(state.attachments.map(\.json)), "store": LiveSession.storeJSON(state.store)])
+                guard copyFits(session, state) else {
+                    state.participants.removeLast()
+                    throw Self.copyTooLarge
+                }
+                let snapshot = Self.snapshot(session, state, participant: participant.id)
                 // A member on another node gets the answer over the bus; one the bus cannot carry
                 // (the state store over NATS max_payload) is refused, not left unanswered (N61).
                 if connection.send(text: JSONWriter.string(["type": "reply", "id": replyID, "result": snapshot])) == .dropped,

@@ -135,6 +135,21 @@ import TandemHTTP
         #expect(answer["result"]?["participantID"]?.stringValue != nil)
     }
 
+    /// A join repeated from the same connection is answered as the first was, with the same
+    /// participant (N82): a join whose answer was lost between nodes is retried by clients, and
+    /// was refused `BAD_REQUEST` "already joined", leaving the client without its participant ID
+    /// (stop 42's review).
+    @Test func aRepeatedJoinIsAnsweredWithTheSameParticipant() async throws {
+        let setup = try await Self.setup()
+        let first = try await Self.reply(setup.ada, ["type": "session.join", "sessionID": .string(setup.sessionID)])
+        let participant = try #require(first["result"]?["participantID"]?.stringValue, "\(first)")
+        _ = try await Self.reply(setup.ada, ["type": "session.state.set", "sessionID": .string(setup.sessionID), "key": "k", "value": "v"])
+        let again = try await Self.reply(setup.ada, ["type": "session.join", "sessionID": .string(setup.sessionID)])
+        #expect(again["result"]?["participantID"]?.stringValue == participant, "\(again)")
+        #expect(again["result"]?["participants"]?.arrayValue?.count == 1, "one participant, not two: \(again)")
+        #expect(again["result"]?["store"]?["k"] == "v", "the state as it is now: \(again)")
+    }
+
     @Test func journalRefusesStrangersAndUploadsWithoutAParticipant() async throws {
         let setup = try await Self.setup()
         let base = "\(Self.server.baseURL)/journal/1/\(TestServer.container)/development/\(setup.sessionID)"
