@@ -330,6 +330,14 @@ struct Options {
     /// No words and no options.
     init() {}
 
+    /// Refuses an option `command` does not take, naming it, before the command does anything
+    /// (a mistyped `--forse` ran a whole migration and exited 0: stop 42's review).
+    func refuseUnknown(_ allowed: Set<String>, command: String) throws {
+        if let unknown = values.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw UsageError("\(command) takes no --\(unknown) (it takes \(allowed.sorted().map { "--" + $0 }.joined(separator: ", ")))")
+        }
+    }
+
     func value(_ name: String) -> String? { values[name] }
     func all(_ name: String) -> [String] { repeated[name] ?? [] }
     /// Whether a switch is on: given as `--name` (or `--name=true`), not `--name=false`.

@@ -17,6 +17,8 @@ enum MigrateCommand {
     /// Runs `migrate`; nil when the words are not it.
     static func run(_ options: Options) throws -> Int32? {
         guard options.words == ["migrate"] else { return nil }
+        // `--data` and `--store` are every command's, and mean nothing here.
+        try options.refuseUnknown(["from", "to", "from-data", "to-data", "force", "data", "store"], command: "migrate")
         guard let from = options.value("from"), let to = options.value("to") else {
             throw UsageError("migrate needs --from DIR|postgres://… and --to DIR|postgres://…")
         }

@@ -255,6 +255,9 @@ import TandemTestSupport
         (["migrate", "--from", "DIR", "--to", "postgres://127.0.0.1/x"], 64, "needs --to-data"),
         (["migrate", "--from", "DIR"], 64, "migrate needs --from"),
         (["migrate", "--from", "DIR", "--to", "DIR"], 1, "the same place"),
+        // A mistyped option is refused before anything is copied (it ran the whole copy, stop 42's review).
+        (["migrate", "--forse", "--from", "DIR", "--to", "TARGET"], 64, "--forse"),
+        (["migrate", "--from", "DIR", "--to", "TARGET", "--bogus", "x"], 64, "migrate takes no --bogus"),
     ])
     func badArgumentsAreRefusedWithTheReason(arguments: [String], status: Int32, message: String) throws {
         let source = try filledDirectory()
