@@ -52,6 +52,11 @@ protocol CopyDatabase: AnyObject {
     /// holds), so new rows never reuse a number handed out before the copy.
     func setPositions(_ positions: [String: Int64], tables: [CopyTable]) throws
 
+    /// Starts a new generation of the store (inside ``writing(_:)``): change tokens issued from
+    /// now on carry it, and those issued under the generations it descends from stay valid
+    /// (decisions P78).
+    func startGeneration(_ generation: Int64, at time: Int64) throws
+
     /// What names this database whatever URL reached it, for refusing a copy onto itself; nil
     /// where a path comparison decides that instead (SQLite).
     func identity() throws -> String?

@@ -136,6 +136,11 @@ final class PostgresCopyDatabase: CopyDatabase {
 
     func keepsPosition(_ table: CopyTable) throws -> Bool { table.identity != nil }
 
+    func startGeneration(_ generation: Int64, at time: Int64) throws {
+        try connection.run("UPDATE feed_clock SET generation = $1 WHERE id = 1", [.integer(generation)])
+        try connection.run("INSERT INTO store_generations (generation, began_at) VALUES ($1, $2)", [.integer(generation), .integer(time)])
+    }
+
     /// The cluster's system identifier (`pg_control_system()`, set by initdb) and the
     /// database's OID: the same for `localhost` and `127.0.0.1`, a socket or a TCP URL.
     func identity() throws -> String? {

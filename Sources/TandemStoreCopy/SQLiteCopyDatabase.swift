@@ -227,6 +227,11 @@ final class SQLiteCopyDatabase: CopyDatabase {
 
     private func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
+    func startGeneration(_ generation: Int64, at time: Int64) throws {
+        try connection.run("UPDATE feed_clock SET generation = ? WHERE id = 1", [.integer(generation)])
+        try connection.run("INSERT INTO store_generations (generation, began_at) VALUES (?, ?)", [.integer(generation), .integer(time)])
+    }
+
     func identity() throws -> String? { nil }
 
     /// Nothing: the SQLite store keeps no planner statistics of its own (no `sqlite_stat1`).

@@ -16,6 +16,9 @@ internal import TandemStoreSQLite
 /// The target's rows are written in one transaction, verified inside it (row counts, a checksum
 /// per table computed the same way on both sides: ``TableChecksum``, identity positions), and
 /// committed only when everything matches; files are copied first and checked by SHA-256.
+/// Both sides then start a new generation of the store (decisions P78): change tokens issued
+/// before the copy stay valid on both, and a token one side issues afterwards is expired on the
+/// other, whichever of them is served on.
 /// Tables come from each side's schema, and a table or column on one side only stops the copy.
 public enum StoreCopy {
     /// One side of a copy.
@@ -116,6 +119,7 @@ public enum StoreCopy {
                 }
             }
             // Committed: nothing from here on takes the copy back.
+            markParted(sourceDatabase, progress: progress)
             do {
                 if let line = try targetDatabase.refreshStatistics() { progress(line) }
             } catch {
@@ -134,6 +138,22 @@ public enum StoreCopy {
             throw error
         }
     }
+
+    /// A new generation for the source, now that a copy of it exists (P78). Without it, tokens the
+    /// source issued from now on would be read by the copy as positions in its own history.
+    private static func markParted(_ source: any CopyDatabase, progress: (String) -> Void) {
+        do {
+            try source.writing { try source.startGeneration(newGeneration(), at: now()) }
+        } catch {
+            progress("migrate: note: could not start a new generation in \(source.label) (\(error)): change tokens it issues from "
+                     + "now on will be accepted by the copy as if they were its own; serve only one of the two")
+        }
+    }
+
+    /// A random positive generation, never 0 (what tokens from before generations read as).
+    private static func newGeneration() -> Int64 { Int64.random(in: 1...Int64.max) }
+
+    private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// The SQLite side's database file, as a standardised path; nil for PostgreSQL.
     private static func sqliteFile(_ endpoint: Endpoint) -> String? {
@@ -220,6 +240,7 @@ public enum StoreCopy {
         let positions = try from.positions(tables)
         try to.setPositions(positions, tables: tables)
         try verify(tables, to, checksums: checksums, positions: positions)
+        try to.startGeneration(newGeneration(), at: now())
         for file in files {
             let there = try DataFiles.checksum(target.fileDirectory + "/" + file.path)
             guard there.checksum == file.checksum, there.bytes == file.bytes else {

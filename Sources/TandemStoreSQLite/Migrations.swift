@@ -658,5 +658,19 @@ enum Migrations {
         );
         CREATE INDEX push_mailbox_by_token ON push_mailbox(token, seq);
         """),
+        // The store's generation (review 47; decisions P78): change tokens carry it, and a copy
+        // made by `tandem migrate` (target and source alike) starts a new one, so a token one
+        // copy issued after they parted is expired on the other rather than read as a position
+        // there. `store_generations` lists the current generation and every one it descends from.
+        SQLiteMigration(version: 22, sql: """
+        ALTER TABLE feed_clock ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+        UPDATE feed_clock SET generation = (random() & 9223372036854775807) | 1;
+        CREATE TABLE store_generations (
+            generation INTEGER NOT NULL PRIMARY KEY,
+            began_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO store_generations (generation, began_at)
+            SELECT generation, CAST(strftime('%s', 'now') AS INTEGER) * 1000 FROM feed_clock;
+        """),
     ]
 }

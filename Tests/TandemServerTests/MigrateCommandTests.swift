@@ -144,6 +144,77 @@ import TandemTestSupport
         #expect(try served.request("GET", download, token: .some(ada.token)).body == photo)
     }
 
+    /// After a move both copies start a new generation (P78): a change token one of them issues
+    /// afterwards is `CHANGE_TOKEN_EXPIRED` on the other (review 47: going back to the old copy
+    /// read a newer copy's token as a position of its own and skipped records for good), tokens
+    /// from before the move stay valid on both, and a token ahead of the zone (a restored file
+    /// backup, same generation) is expired too.
+    @Test func aTokenIssuedByOneCopyAfterTheMoveIsExpiredOnTheOther() throws {
+        let server = try TestServer()
+        let ada = Person(recordName: server.userRecordName, email: "ada@example.com", token: server.token)
+        let zone = try server.makeZone("parted")
+        let zoneID: JSONValue = ["zoneName": .string(zone)]
+        try server.create("before", fields: [:], zone: zone)
+        var beforeMove = ZoneMirror()
+        #expect(try beforeMove.catchUp(server, zoneID: zoneID, as: ada) == nil)
+        let databaseBefore = try #require(try server.databaseFeed(as: ada, database: "private", token: nil).token)
+        server.stop()
+
+        let moved = NSTemporaryDirectory() + "tandem-migrate-parted-" + UUID().uuidString
+        ExitCleanup.removeAtExit(moved)
+        let copy = try runTandem(["migrate", "--from", server.dataDirectory, "--to", moved])
+        #expect(copy.status == 0, "\(copy.error)")
+
+        // The copy serves for a while: its tokens are its own.
+        let there = try TestServer(dataDirectory: moved)
+        try create("on-the-copy", on: there, as: ada, zone: zone)
+        var onCopy = beforeMove
+        #expect(try onCopy.catchUp(there, zoneID: zoneID, as: ada) == nil)
+        #expect(onCopy.records.keys.sorted() == ["before", "on-the-copy"])
+        let databaseOnCopy = try #require(try there.databaseFeed(as: ada, database: "private", token: databaseBefore).token)
+        there.stop()
+
+        // Back on the old copy: the newer copy's tokens are expired, its own from before still work.
+        let old = try TestServer(dataDirectory: server.dataDirectory)
+        try create("rollback1", on: old, as: ada, zone: zone)
+        try create("rollback2", on: old, as: ada, zone: zone)
+        var stale = ZoneMirror(token: onCopy.token)
+        #expect(try stale.catchUp(old, zoneID: zoneID, as: ada) == "CHANGE_TOKEN_EXPIRED")
+        #expect(try old.databaseFeed(as: ada, database: "private", token: databaseOnCopy).error == "CHANGE_TOKEN_EXPIRED")
+        var resumed = beforeMove
+        #expect(try resumed.catchUp(old, zoneID: zoneID, as: ada) == nil)
+        #expect(resumed.records.keys.sorted() == ["before", "rollback1", "rollback2"])
+        #expect(try old.databaseFeed(as: ada, database: "private", token: databaseBefore).error == nil)
+        old.stop()
+
+        // And the other way round.
+        let again = try TestServer(dataDirectory: moved)
+        var fromOld = ZoneMirror(token: resumed.token)
+        #expect(try fromOld.catchUp(again, zoneID: zoneID, as: ada) == "CHANGE_TOKEN_EXPIRED")
+        var fresh = ZoneMirror()
+        #expect(try fresh.catchUp(again, zoneID: zoneID, as: ada) == nil)
+        #expect(fresh.records.keys.sorted() == ["before", "on-the-copy"])
+        again.stop()
+
+        // A file backup of the copy, restored after more writes: same generation, but the newer
+        // token is ahead of the restored zone and of its feed.
+        let backup = NSTemporaryDirectory() + "tandem-migrate-backup-" + UUID().uuidString
+        ExitCleanup.removeAtExit(backup)
+        try FileManager.default.copyItem(atPath: moved, toPath: backup)
+        let later = try TestServer(dataDirectory: moved)
+        try create("after-backup", on: later, as: ada, zone: zone)
+        var ahead = fresh
+        #expect(try ahead.catchUp(later, zoneID: zoneID, as: ada) == nil)
+        let databaseAhead = try #require(try later.databaseFeed(as: ada, database: "private", token: databaseOnCopy).token)
+        later.stop()
+        let restored = try TestServer(dataDirectory: backup)
+        var fromAhead = ZoneMirror(token: ahead.token)
+        #expect(try fromAhead.catchUp(restored, zoneID: zoneID, as: ada) == "CHANGE_TOKEN_EXPIRED")
+        #expect(try restored.databaseFeed(as: ada, database: "private", token: databaseAhead).error == "CHANGE_TOKEN_EXPIRED")
+        var fromBackup = fresh
+        #expect(try fromBackup.catchUp(restored, zoneID: zoneID, as: ada) == nil)
+    }
+
     /// `tandem serve --store DIR1 --data DIR2` keeps `secret.key` in DIR2: `--from-data DIR2`
     /// takes it along, and change tokens from before the move still work after it (P58).
     @Test func aSQLiteStoreWhoseFilesLiveApartMovesWithItsSecret() throws {
@@ -268,6 +339,13 @@ import TandemTestSupport
         #expect(result.status == status)
         #expect(result.error.contains(message), "\(result.error)")
         #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    /// Creates a record on a server of a directory made before (whose TestServer has no token of its own).
+    private func create(_ name: String, on server: TestServer, as person: Person, zone: String) throws {
+        let response = try server.post("records/modify", Body.modify([Body.operation("create", name: name, fields: [:])], zone: zone),
+                                       token: .some(person.token))
+        #expect(response.status == 200 && response.json.record(0)["serverErrorCode"] == nil, "\(response.text)")
     }
 
     /// A data directory with a container, a user and a record, made by the CLI and a short serve.

@@ -88,7 +88,9 @@ import TandemTestSupport
         #expect(sqlite.indexes.subtracting(postgres.indexes).sorted() == [])
     }
 
-    @Test func nocaseColumnsCompareIgnoringCase() throws {
+    /// SQLite's NOCASE columns: unique and compared through `tandem_fold`, which folds ASCII
+    /// letters only (P79), as NOCASE does.
+    @Test func nocaseColumnsCompareIgnoringASCIICaseOnly() throws {
         let connection = try freshConnection()
         try PostgresMigrator.migrate(connection)
         try connection.run("INSERT INTO users (record_name, email, created_at) VALUES ('_a', 'Ann@Example.com', 0)")
@@ -98,7 +100,19 @@ import TandemTestSupport
         } catch {
             #expect(error.kind == .conflict)
         }
-        #expect(try connection.queryOne("SELECT record_name FROM users WHERE email = $1", ["ANN@EXAMPLE.COM"]) { try $0.string(0) } == "_a")
+        #expect(try connection.queryOne("SELECT record_name FROM users WHERE tandem_fold(email) = tandem_fold($1)", ["ANN@EXAMPLE.COM"]) {
+            try $0.string(0)
+        } == "_a")
+        // Other letters' case, full-width forms and zero-width characters are other addresses.
+        for other in ["\u{C5}nn@example.com", "\u{FF41}nn@example.com", "a\u{200B}nn@example.com"] {
+            try connection.run("INSERT INTO users (record_name, email, created_at) VALUES ($1, $2, 0)", [.text("_" + other), .text(other)])
+        }
+        #expect(try connection.queryOne("SELECT count(*) FROM users WHERE tandem_fold(email) = tandem_fold($1)", ["ann@EXAMPLE.com"]) {
+            try $0.int64(0)
+        } == 1)
+        // The lookup uses the unique index.
+        let plan = try connection.query("EXPLAIN SELECT record_name FROM users WHERE tandem_fold(email) = tandem_fold('x')") { try $0.string(0) }
+        #expect(plan.joined().contains("users_email_key"), "\(plan)")
         // Identity columns fill in ids as SQLite's rowid does.
         #expect(try connection.queryOne("SELECT id FROM users WHERE record_name = '_a'") { try $0.int64(0) } == 1)
     }

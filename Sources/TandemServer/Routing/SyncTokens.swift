@@ -6,15 +6,27 @@ import TandemStore
 /// Opaque, versioned, tamper-evident tokens: zone and database `syncToken`s and query
 /// `continuationMarker`s.
 ///
-/// Layout before base64url: version byte (2), kind byte, count byte, `count` big-endian Int64
-/// values, then the first 16 bytes of HMAC-SHA-256 over the rest under the server's secret
-/// (`secret.key` in the data directory). Version 1 tokens (two values, no count byte) are still
-/// read. A token that fails the MAC is refused, never guessed at. Query cursors (kind 4) carry
-/// bytes instead of values: version, kind, the query fingerprint (8 bytes), the store's
-/// ``QueryCursor`` bytes, then the MAC.
+/// Layout before base64url: version byte (3), kind byte, count byte, `count` big-endian Int64
+/// values of which the first is the store's generation (decisions P78), then the first 16 bytes
+/// of HMAC-SHA-256 over the rest under the server's secret (`secret.key` in the data directory).
+/// Version 2 tokens (no generation) and version 1 tokens (two values, no count byte) are still
+/// read, as tokens of no particular generation. A token that fails the MAC is refused, never
+/// guessed at. Query cursors (kind 4) carry bytes instead of values: version (2), kind, the
+/// query fingerprint (8 bytes), the store's ``QueryCursor`` bytes, then the MAC.
 struct SyncTokens: Sendable {
     let secret: [UInt8]
+    /// The version of tokens over bytes (query cursors).
     static let version: UInt8 = 2
+    /// The version of tokens over values (zone and database tokens), since they carry the
+    /// store's generation.
+    static let valuesVersion: UInt8 = 3
+
+    /// A decoded zone or database token.
+    struct Values {
+        /// The generation of the store that issued it; nil for a token from before generations.
+        var generation: Int64?
+        var values: [Int64]
+    }
 
     enum Kind: UInt8 {
         /// Zone key, zone sequence, viewer tag, share-set tag, and (pages of a listing without a
@@ -68,15 +80,20 @@ struct SyncTokens: Sendable {
         return Data(base64Encoded: base64).map { [UInt8]($0) }
     }
 
-    func encode(kind: Kind, _ values: Int64...) -> String {
-        var bytes: [UInt8] = [Self.version, kind.rawValue, UInt8(values.count)]
-        for value in values { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
+    /// A token of `kind` over `values`, issued by a store of `generation`.
+    func encode(kind: Kind, generation: Int64, _ values: Int64...) -> String {
+        encode(kind: kind, generation: generation, values)
+    }
+
+    func encode(kind: Kind, generation: Int64, _ values: [Int64]) -> String {
+        var bytes: [UInt8] = [Self.valuesVersion, kind.rawValue, UInt8(values.count + 1)]
+        for value in [generation] + values { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
         bytes.append(contentsOf: Digest.hmacSHA256(key: secret, message: bytes).prefix(16))
         return Self.base64URL(bytes)
     }
 
     /// The values of a token of `kind`, or nil when it is damaged, forged or of another kind.
-    func decode(_ text: String, kind: Kind) -> [Int64]? {
+    func decode(_ text: String, kind: Kind) -> Values? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64.append("=") }
         guard text.utf8.count < 512, let data = Data(base64Encoded: base64), data.count >= 2 else { return nil }
@@ -84,24 +101,27 @@ struct SyncTokens: Sendable {
         let (header, count): (Int, Int)
         switch bytes[0] {
         case 1: (header, count) = (2, 2)
-        case 2 where bytes.count > 2: (header, count) = (3, Int(bytes[2]))
+        case 2 where bytes.count > 2, 3 where bytes.count > 2 && bytes[2] > 0: (header, count) = (3, Int(bytes[2]))
         default: return nil
         }
         let end = header + 8 * count
         guard bytes[1] == kind.rawValue, bytes.count == end + 16 else { return nil }
         let mac = Digest.hmacSHA256(key: secret, message: Array(bytes[0..<end])).prefix(16)
         guard Digest.equal(Array(mac), Array(bytes[end...])) else { return nil }
-        return (0..<count).map { index in
+        let values = (0..<count).map { index in
             bytes[(header + 8 * index)..<(header + 8 * index + 8)].reduce(0) { $0 << 8 | Int64($1) }
         }
+        return bytes[0] == Self.valuesVersion ? Values(generation: values[0], values: Array(values.dropFirst())) : Values(values: values)
     }
 
     /// A zone's `syncToken` for a viewer: `viewer` and `shares` are FeedTags of the caller and
     /// of the shares they read the zone through (0 for the owner).
-    func zoneToken(_ zone: StoredZone?, sequence: Int64? = nil, viewer: Int64 = 0, shares: Int64 = 0, listingStart: Int64 = 0) -> String {
+    /// `generation` is the store's now (``TandemStore/FeedReading/generation(accepting:)``).
+    func zoneToken(_ zone: StoredZone?, generation: Int64, sequence: Int64? = nil, viewer: Int64 = 0, shares: Int64 = 0,
+                   listingStart: Int64 = 0) -> String {
         let position = sequence ?? zone?.changeSequence ?? 0
-        if listingStart > 0 { return encode(kind: .zone, zone?.key ?? 0, position, viewer, shares, listingStart) }
-        return encode(kind: .zone, zone?.key ?? 0, position, viewer, shares)
+        if listingStart > 0 { return encode(kind: .zone, generation: generation, zone?.key ?? 0, position, viewer, shares, listingStart) }
+        return encode(kind: .zone, generation: generation, zone?.key ?? 0, position, viewer, shares)
     }
 
     /// A query's `continuationMarker`: the cursor after the page's last record, bound to the query.

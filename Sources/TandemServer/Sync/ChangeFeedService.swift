@@ -8,7 +8,10 @@ public import TandemStore
 /// its change sequence, the viewer and the set of shares the viewer reads the zone through: a
 /// token from another zone or user is `BAD_REQUEST`; a token older than the retained history,
 /// or taken before the viewer's shares in the zone changed, is `CHANGE_TOKEN_EXPIRED` (the
-/// client fetches again from no token). No token lists everything currently visible.
+/// client fetches again from no token). No token lists everything currently visible. A token is
+/// also `CHANGE_TOKEN_EXPIRED` when another copy of this store issued it after the two parted
+/// (it carries a generation this store does not descend from: decisions P78), or when it is
+/// ahead of the zone's or the feed's sequence (a copy that went back, as a restored backup).
 struct ChangeFeedService: Sendable {
     let store: any Store
     let tokens: SyncTokens
@@ -32,9 +35,10 @@ struct ChangeFeedService: Sendable {
 
     func zoneChanges(_ requests: [ZoneRequest], scope: RequestScope) throws -> [ZoneResult] {
         try store.read { reader in
-            requests.map { request in
+            let generation = try reader.generation(accepting: nil).current
+            return requests.map { request in
                 do {
-                    return try zoneChanges(request, scope: scope, reader: reader)
+                    return try zoneChanges(request, scope: scope, reader: reader, generation: generation)
                 } catch let error as CloudKitError {
                     var error = error
                     error.zoneID = error.zoneID ?? request.zoneID
@@ -46,11 +50,20 @@ struct ChangeFeedService: Sendable {
         }
     }
 
-    private func zoneChanges(_ request: ZoneRequest, scope: RequestScope, reader: any StoreReading) throws -> ZoneResult {
+    /// Refuses a token another copy of this store issued after they parted (P78).
+    private func checkGeneration(_ token: SyncTokens.Values, current: Int64, reader: any StoreReading) throws {
+        guard let issued = token.generation, issued != current else { return }
+        guard try reader.generation(accepting: issued).accepts else {
+            throw CloudKitError(.changeTokenExpired, "syncToken was issued by another copy of this store (one made or left behind by "
+                                + "tandem migrate, or a restored backup); fetch again without a syncToken")
+        }
+    }
+
+    private func zoneChanges(_ request: ZoneRequest, scope: RequestScope, reader: any StoreReading, generation: Int64) throws -> ZoneResult {
         guard let (access, _) = try RecordService.resolve(reader, scope, request.zoneID) else {
             // A default zone never written to: nothing yet.
-            return .changes(zoneID: request.zoneID, syncToken: tokens.zoneToken(nil, viewer: FeedTags.viewer(scope.user)), records: [],
-                            moreComing: false, desiredKeys: request.desiredKeys)
+            return .changes(zoneID: request.zoneID, syncToken: tokens.zoneToken(nil, generation: generation, viewer: FeedTags.viewer(scope.user)),
+                            records: [], moreComing: false, desiredKeys: request.desiredKeys)
         }
         let zone = access.zone
         let viewer = FeedTags.viewer(scope.user)
@@ -61,9 +74,10 @@ struct ChangeFeedService: Sendable {
         // records) and their purge does not expire the listing; later deletions are sent.
         var listingStart: Int64 = request.syncToken == nil ? zone.changeSequence : 0
         if let text = request.syncToken {
-            guard let values = tokens.decode(text, kind: .zone), values.count >= 2 else {
+            guard let token = tokens.decode(text, kind: .zone), token.values.count >= 2 else {
                 throw CloudKitError.badRequest("syncToken is not a zone token this server issued")
             }
+            let values = token.values
             guard values[0] == zone.key || values[0] == 0 && values[1] == 0 else {
                 throw CloudKitError.badRequest("syncToken belongs to another zone")
             }
@@ -77,6 +91,11 @@ struct ChangeFeedService: Sendable {
             }
             if values.count >= 5 { listingStart = values[4] }
             after = values[1]
+            try checkGeneration(token, current: generation, reader: reader)
+            guard after <= zone.changeSequence else {
+                throw CloudKitError(.changeTokenExpired, "syncToken is ahead of this zone's changes (a copy of this store that went back, "
+                                    + "such as a restored backup, or one left behind by tandem migrate); fetch the zone again without a syncToken")
+            }
             if (listingStart > 0 ? listingStart : after) < (try reader.purgedSequence(zone: zone)) {
                 throw CloudKitError(.changeTokenExpired, "syncToken is older than the retained change history; fetch the zone again without a syncToken")
             }
@@ -110,7 +129,8 @@ struct ChangeFeedService: Sendable {
             }
         }
         let sequence = more ? (taken.last?.sequence ?? after) : max(after, zone.changeSequence)
-        let token = tokens.zoneToken(zone, sequence: sequence, viewer: viewer, shares: shares, listingStart: more ? listingStart : 0)
+        let token = tokens.zoneToken(zone, generation: generation, sequence: sequence, viewer: viewer, shares: shares,
+                                     listingStart: more ? listingStart : 0)
         return .changes(zoneID: zone.zoneID, syncToken: token, records: records, moreComing: more, desiredKeys: request.desiredKeys)
     }
 
@@ -123,30 +143,36 @@ struct ChangeFeedService: Sendable {
         let tag = FeedTags.database(owner)
         return try store.read { reader in
             let clock = try reader.feedClock()
+            let generation = try reader.generation(accepting: nil).current
             guard let syncToken else {
-                return try listing(reader, owner: owner, scope: scope, tag: tag, start: clock.sequence, afterZone: nil, limit: limit)
+                return try listing(reader, owner: owner, scope: scope, tag: tag, generation: generation, start: clock.sequence,
+                                   afterZone: nil, limit: limit)
             }
-            guard let values = tokens.decode(syncToken, kind: .database), values.count == 2 || values.count == 3 else {
+            guard let token = tokens.decode(syncToken, kind: .database), token.values.count == 2 || token.values.count == 3 else {
                 throw CloudKitError.badRequest("syncToken is not a database token this server issued")
             }
+            let values = token.values
             guard values[0] == tag else {
                 throw CloudKitError.badRequest("syncToken belongs to another database or user")
             }
-            if values.count == 3 {
-                // A listing of the zones that exist, paged by resultsLimit (decisions J11).
-                guard values[1] >= clock.purged else {
-                    throw CloudKitError(.changeTokenExpired, "syncToken is older than the retained change history; fetch again without a syncToken")
-                }
-                return try listing(reader, owner: owner, scope: scope, tag: tag, start: values[1], afterZone: values[2], limit: limit)
-            }
             guard values[1] >= clock.purged else {
                 throw CloudKitError(.changeTokenExpired, "syncToken is older than the retained change history; fetch again without a syncToken")
+            }
+            try checkGeneration(token, current: generation, reader: reader)
+            guard values[1] <= clock.sequence else {
+                throw CloudKitError(.changeTokenExpired, "syncToken is ahead of this database's changes (a copy of this store that went back, "
+                                    + "such as a restored backup, or one left behind by tandem migrate); fetch again without a syncToken")
+            }
+            if values.count == 3 {
+                // A listing of the zones that exist, paged by resultsLimit (decisions J11).
+                return try listing(reader, owner: owner, scope: scope, tag: tag, generation: generation, start: values[1],
+                                   afterZone: values[2], limit: limit)
             }
             let page = try reader.databaseChanges(owner, after: values[1], limit: limit + 1)
             let more = page.count > limit
             let taken = Array(page.prefix(limit))
             let sequence = more ? (taken.last?.sequence ?? values[1]) : max(values[1], clock.sequence)
-            return (taken, tokens.encode(kind: .database, tag, sequence), more)
+            return (taken, tokens.encode(kind: .database, generation: generation, tag, sequence), more)
         }
     }
 
@@ -154,13 +180,13 @@ struct ChangeFeedService: Sendable {
     /// `afterZone`, at most `limit`. While more remain the token continues the listing (tag, the
     /// sequence it began at, the last zone key); the last page's token is a change token from
     /// where the listing began, so zones created or deleted meanwhile come next.
-    private func listing(_ reader: any StoreReading, owner: FeedOwner, scope: RequestScope, tag: Int64, start: Int64,
+    private func listing(_ reader: any StoreReading, owner: FeedOwner, scope: RequestScope, tag: Int64, generation: Int64, start: Int64,
                          afterZone: Int64?, limit: Int) throws -> (zones: [DatabaseChange], syncToken: String, moreComing: Bool) {
         let zones = try currentZones(reader, owner: owner, scope: scope).sorted { $0.zoneKey < $1.zoneKey }
             .filter { afterZone == nil || $0.zoneKey > afterZone! }
-        guard zones.count > limit else { return (zones, tokens.encode(kind: .database, tag, start), false) }
+        guard zones.count > limit else { return (zones, tokens.encode(kind: .database, generation: generation, tag, start), false) }
         let taken = Array(zones.prefix(limit))
-        return (taken, tokens.encode(kind: .database, tag, start, taken.last!.zoneKey), true)
+        return (taken, tokens.encode(kind: .database, generation: generation, tag, start, taken.last!.zoneKey), true)
     }
 
     /// Every zone the database holds now.

@@ -8,7 +8,7 @@ enum ZoneRoutes {
         [
             DatabaseRoute(operation: "zones/list", method: "GET", databases: [.private, .shared], summary: "List every zone of the database",
                           requestSchema: nil, responseSchema: "ZonesResponse") { context in
-                respond(try services.zones.list(scope: context.scope), context, services)
+                try respond(try services.zones.list(scope: context.scope), context, services)
             },
             DatabaseRoute(operation: "zones/lookup", method: "POST", databases: [.private, .shared], summary: "Fetch zones by ID",
                           requestSchema: "ZonesLookupRequest", responseSchema: "ZonesResponse") { context in
@@ -16,7 +16,7 @@ enum ZoneRoutes {
                 guard case .array(let items)? = body["zones"] else { throw CloudKitError.badRequest("zones/lookup needs a 'zones' array of zone IDs") }
                 var ids: [ZoneID] = []
                 for item in items { ids.append(try RecordCodec.decodeZoneID(item["zoneID"] ?? item)) }
-                return respond(try services.zones.lookup(ids, scope: context.scope), context, services)
+                return try respond(try services.zones.lookup(ids, scope: context.scope), context, services)
             },
             DatabaseRoute(operation: "zones/modify", method: "POST", databases: [.private, .shared],
                           summary: "Create or delete custom zones (in the shared database: delete = leave the zone's shares)",
@@ -40,20 +40,23 @@ enum ZoneRoutes {
                     }
                 }
                 if context.database == .shared {
-                    return respond(try services.zones.leave(operations, scope: context.scope), context, services)
+                    return try respond(try services.zones.leave(operations, scope: context.scope), context, services)
                 }
-                return respond(try services.zones.modify(operations, scope: context.scope), context, services)
+                return try respond(try services.zones.modify(operations, scope: context.scope), context, services)
             },
         ]
     }
 
-    static func respond(_ results: [ZoneService.ZoneResult], _ context: RequestContext, _ services: Services) -> HTTPResponse {
+    static func respond(_ results: [ZoneService.ZoneResult], _ context: RequestContext, _ services: Services) throws -> HTTPResponse {
+        // Zone tokens carry the store's generation (decisions P78).
+        let generation = results.contains { if case .zone = $0 { true } else { false } }
+            ? try services.store.read { try $0.generation(accepting: nil).current } : 0
         let zones: [JSONValue] = results.map { result in
             switch result {
             case .zone(let zoneID, let stored, let shares, let isShared):
                 // A participant's token names them and the shares they read the zone through.
                 let viewer = shares == nil ? 0 : FeedTags.viewer(context.user?.recordName ?? "")
-                let token = services.tokens.zoneToken(stored, viewer: viewer, shares: shares ?? 0)
+                let token = services.tokens.zoneToken(stored, generation: generation, viewer: viewer, shares: shares ?? 0)
                 var zone: JSONObject = ["zoneID": RecordCodec.encodeZoneID(zoneID), "syncToken": .string(token),
                                         "atomic": .bool(!zoneID.isDefaultZone)]
                 // CKRecordZone.share: a reference to the zone-wide share record, as a record's `share`.

@@ -68,6 +68,11 @@ public protocol FeedReading {
     func databaseChanges(_ owner: FeedOwner, after sequence: Int64, limit: Int) throws -> [DatabaseChange]
     /// The feed clock now and its purge horizon.
     func feedClock() throws -> (sequence: Int64, purged: Int64)
+    /// The store's generation now, which change tokens issued now carry, and whether `token`
+    /// (a token's generation; nil asks nothing) is that one or one this store descends from.
+    /// `tandem migrate` starts a new generation on both sides of a copy, so a token one copy
+    /// issued after they parted is not read as a position in the other (decisions P78).
+    func generation(accepting token: Int64?) throws -> (current: Int64, accepts: Bool)
 }
 
 /// Writes of the change feeds.

@@ -40,8 +40,8 @@ extension PostgresStoreTransaction {
                    [.integer(time), .text(user)])
         try db.run("DELETE FROM sign_in_methods WHERE user_record_name = $1", [.text(user)])
         try db.run("DELETE FROM container_consents WHERE user_record_name = $1", [.text(user)])
-        // `email` compares under the column's case-insensitive collation, as SQLite's NOCASE.
-        try db.run("DELETE FROM account_links WHERE user_record_name = $1 OR email = $2", [.text(user), .optional(email)])
+        // Emails compare folding ASCII letters only, as SQLite's NOCASE (`tandem_fold`, P79).
+        try db.run("DELETE FROM account_links WHERE user_record_name = $1 OR tandem_fold(email) = tandem_fold($2)", [.text(user), .optional(email)])
         try db.run("DELETE FROM asset_uploads WHERE owner = $1", [.text(user)])
         try db.run("DELETE FROM subscriptions WHERE owner = $1", [.text(user)])
         try db.run("""

@@ -22,7 +22,7 @@ extension PostgresStoreTransaction {
 
     func user(recordNameOrEmail key: String) throws -> UserAccount? {
         // A deleted account (A15) is nobody: its row stays only so its record name is never reused.
-        try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE (record_name = $1 OR email = $1) AND deleted_at IS NULL",
+        try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE (record_name = $1 OR tandem_fold(email) = tandem_fold($1)) AND deleted_at IS NULL",
                         [.text(key)]) { try Self.userAccount($0) }
     }
 
@@ -40,7 +40,7 @@ extension PostgresStoreTransaction {
     /// Links share invitations addressed to the account's email or phone to it.
     func linkInvitations(user: UserAccount) throws {
         if let email = user.email {
-            try db.run("UPDATE share_participants SET user_record_name = $1 WHERE user_record_name IS NULL AND email = $2",
+            try db.run("UPDATE share_participants SET user_record_name = $1 WHERE user_record_name IS NULL AND tandem_fold(email) = tandem_fold($2)",
                        [.text(user.recordName), .text(email)])
         }
         if let phone = user.phoneNumber {

@@ -62,7 +62,7 @@ extension PostgresStoreTransaction {
     func newestAccountLink(email: String, purpose: AccountLink.Purpose, at time: Int64) throws -> AccountLink? {
         try db.queryOne("""
             SELECT \(Self.accountLinkColumns) FROM account_links
-            WHERE email = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 ORDER BY created_at DESC LIMIT 1
+            WHERE tandem_fold(email) = tandem_fold($1) AND purpose = $2 AND used_at IS NULL AND expires_at > $3 ORDER BY created_at DESC LIMIT 1
             """, [.text(email), .text(purpose.rawValue), .integer(time)], Self.accountLink)
     }
 
@@ -113,7 +113,7 @@ extension PostgresStoreTransaction {
         // Rival and older links of the same purpose for the same address go with it.
         try db.run("""
             UPDATE account_links SET used_at = $1 WHERE used_at IS NULL
-            AND (email, purpose) = (SELECT email, purpose FROM account_links WHERE hash = $2)
+            AND (tandem_fold(email), purpose) = (SELECT tandem_fold(email), purpose FROM account_links WHERE hash = $2)
             """, [.integer(time), .bytes(hash)])
         return true
     }

@@ -72,10 +72,10 @@ extension PostgresStoreTransaction {
     }
 
     func searchProfiles(_ text: String, limit: Int) throws -> [AccountProfile] {
-        // SQLite's LIKE folds ASCII letters only; ILIKE under COLLATE "C" does the same (and `email`,
-        // tandem_nocase, allows no LIKE of its own). The pattern's wildcards are escaped (ProfileSearch).
+        // SQLite's LIKE folds ASCII letters only; ILIKE under COLLATE "C" does the same. The
+        // pattern's wildcards are escaped (ProfileSearch).
         try db.query("""
-            SELECT \(Self.profileColumns) FROM users WHERE deleted_at IS NULL AND ($2::text = '' OR email COLLATE "C" ILIKE $1 ESCAPE '\\'
+            SELECT \(Self.profileColumns) FROM users WHERE deleted_at IS NULL AND ($2::text = '' OR email ILIKE $1 ESCAPE '\\'
                 OR display_name ILIKE $1 ESCAPE '\\' OR given_name ILIKE $1 ESCAPE '\\' OR family_name ILIKE $1 ESCAPE '\\'
                 OR record_name = $2::text)
             ORDER BY id LIMIT $3

@@ -63,7 +63,7 @@ extension PostgresStoreTransaction {
     }
 
     func contacts(owner: String) throws -> [StoredContact] {
-        try db.query("SELECT handle, user_record_name FROM contacts WHERE owner = $1 ORDER BY handle", [.text(owner)]) {
+        try db.query("SELECT handle, user_record_name FROM contacts WHERE owner = $1 ORDER BY tandem_fold(handle), handle", [.text(owner)]) {
             StoredContact(handle: try $0.string(0), userRecordName: try $0.optionalString(1))
         }
     }
@@ -106,11 +106,11 @@ extension PostgresStoreTransaction {
     func putContact(owner: String, _ contact: StoredContact) throws {
         try db.run("""
             INSERT INTO contacts (owner, handle, user_record_name) VALUES ($1, $2, $3)
-            ON CONFLICT (owner, handle) DO UPDATE SET user_record_name = excluded.user_record_name
+            ON CONFLICT (owner, tandem_fold(handle)) DO UPDATE SET user_record_name = excluded.user_record_name
             """, [.text(owner), .text(contact.handle), .optional(contact.userRecordName)])
     }
 
     func removeContact(owner: String, handle: String) throws -> Bool {
-        try db.run("DELETE FROM contacts WHERE owner = $1 AND handle = $2", [.text(owner), .text(handle)]) > 0
+        try db.run("DELETE FROM contacts WHERE owner = $1 AND tandem_fold(handle) = tandem_fold($2)", [.text(owner), .text(handle)]) > 0
     }
 }

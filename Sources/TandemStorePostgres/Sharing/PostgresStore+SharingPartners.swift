@@ -9,7 +9,7 @@ extension PostgresStoreTransaction {
             return try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE record_name = $1", [.text(name)]) { try Self.userAccount($0) }
         }
         if let email = lookup.emailAddress {
-            return try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE email = $1", [.text(email)]) { try Self.userAccount($0) }
+            return try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE tandem_fold(email) = tandem_fold($1)", [.text(email)]) { try Self.userAccount($0) }
         }
         if let phone = lookup.phoneNumber {
             return try db.queryOne("SELECT \(Self.userColumns) FROM users WHERE phone = $1",

@@ -65,6 +65,12 @@ extension PostgresStoreTransaction {
         try db.queryOne("SELECT seq, purged_seq FROM feed_clock WHERE id = 1", []) { (try $0.int64(0), try $0.int64(1)) } ?? (0, 0)
     }
 
+    func generation(accepting token: Int64?) throws -> (current: Int64, accepts: Bool) {
+        try db.queryOne("""
+            SELECT generation, EXISTS (SELECT 1 FROM store_generations WHERE generation = $1)::int::bigint FROM feed_clock WHERE id = 1
+            """, [.integer(token ?? 0)]) { (try $0.int64(0), try $0.int64(1) != 0) } ?? (0, false)
+    }
+
     private func tick() throws -> Int64 {
         try db.queryOne("UPDATE feed_clock SET seq = seq + 1 WHERE id = 1 RETURNING seq", []) { try $0.int64(0) } ?? 0
     }

@@ -214,6 +214,62 @@ import TandemStore
         }
     }
 
+    /// One email address as stored and as asked for, and whether the two are the same address.
+    struct EmailMatch: Sendable, CustomTestStringConvertible {
+        var stored: String
+        var asked: String
+        var same: Bool
+        var testDescription: String { "\(stored) and \(asked): \(same ? "one" : "two")" }
+
+        /// SQLite's NOCASE folds ASCII letters only, and PostgreSQL's `tandem_fold` the same
+        /// (P79); before it, PostgreSQL's ICU collation made every "two" row below one (review 47).
+        static let all = [
+            EmailMatch(stored: "ada@example.com", asked: "ada@example.com", same: true),
+            EmailMatch(stored: "ada@example.com", asked: "ADA@Example.COM", same: true),
+            EmailMatch(stored: "ada@example.com", asked: "\u{FF41}\u{FF44}\u{FF41}@example.com", same: false),
+            EmailMatch(stored: "ada@example.com", asked: "ad\u{200B}a@example.com", same: false),
+            EmailMatch(stored: "\u{C9}mile@example.com", asked: "\u{E9}mile@example.com", same: false),
+            EmailMatch(stored: "\u{C9}mile@example.com", asked: "\u{C9}MILE@EXAMPLE.com", same: true),
+            EmailMatch(stored: "stra\u{DF}e@example.com", asked: "STRASSE@example.com", same: false),
+            EmailMatch(stored: "\u{130}nci@example.com", asked: "inci@example.com", same: false),
+            EmailMatch(stored: "e\u{301}mile@example.com", asked: "\u{E9}mile@example.com", same: false),
+        ]
+    }
+
+    @Test(arguments: StoreBackend.all(for: .accounts), EmailMatch.all)
+    func emailsAndHandlesCompareFoldingASCIILettersOnly(backend: StoreBackend, match: EmailMatch) throws {
+        try backend.withStore { store in
+            let owner = try Fixture.make(store).owner.recordName
+            let stored = try Self.addFriend(store, email: match.stored)
+            let found = try store.read { reader in
+                (try reader.user(recordNameOrEmail: match.asked)?.recordName,
+                 try reader.user(matching: UserIdentity(emailAddress: match.asked))?.recordName)
+            }
+            #expect(found.0 == (match.same ? stored.recordName : nil))
+            #expect(found.1 == (match.same ? stored.recordName : nil))
+            if match.same {
+                #expect(throws: (any Error).self) { try Self.addFriend(store, email: match.asked) }
+            } else {
+                let other = try Self.addFriend(store, email: match.asked)
+                #expect(other.recordName != stored.recordName)
+                #expect(try store.read { try $0.user(recordNameOrEmail: match.asked)?.recordName } == other.recordName)
+            }
+            // Contact handles: one contact when the handles are one address.
+            try store.write { tx in
+                try tx.putContact(owner: owner, StoredContact(handle: match.stored, userRecordName: nil))
+                try tx.putContact(owner: owner, StoredContact(handle: match.asked, userRecordName: stored.recordName))
+            }
+            let contacts = try store.read { try $0.contacts(owner: owner) }
+            #expect(contacts.count == (match.same ? 1 : 2))
+            // Emailed links: a link to one is the newest link for the other when they are one.
+            try store.write { tx in
+                try tx.addAccountLink(AccountLink(hash: Self.hash(7), purpose: .reset, email: match.stored, createdAt: 1_000, expiresAt: 5_000))
+            }
+            let link = try store.read { try $0.newestAccountLink(email: match.asked, purpose: .reset, at: 2_000) }
+            #expect(link?.hash == (match.same ? Self.hash(7) : nil))
+        }
+    }
+
     @Test(arguments: StoreBackend.all(for: .accounts), NewestLink.all)
     func theNewestLinkIsUnusedAndUnexpired(backend: StoreBackend, newest: NewestLink) throws {
         try backend.withStore { store in
