@@ -78,6 +78,7 @@ extension CommandLine {
         }
         let data = options.value("data") ?? "./tandem-data"
         do {
+            try CommandOptions.refuseUnknown(options)
             let store = try StoreLocation.command(options, data: data)
             if let status = try AdminCommand.run(options, store: store) { return status }
             if let status = try AccountCommand.run(options, store: store) { return status }

@@ -15,6 +15,11 @@ import TandemCore
         ("API token with a user", ["token", "create", "--api", "--container", "iCloud.com.example.tests", "--user", "a@b.co"], "drop --user"),
         ("unknown command", ["frobnicate"], "unknown command"),
         ("missing value", ["user", "add", "--email"], "needs a value"),
+        // A mistyped option is named, not ignored (review 47).
+        ("mistyped option", ["user", "add", "--emial", "typo@example.com"], "user takes no --emial"),
+        ("option of another command", ["container", "list", "--email", "a@b.co"], "container takes no --email"),
+        ("mistyped serve option", ["serve", "--bus-pasword", "x"], "serve takes no --bus-pasword"),
+        ("mistyped listen option", ["listen", "--tokn", "x"], "listen takes no --tokn"),
     ]
 
     @Test(arguments: refusals.map(\.0))

@@ -1,0 +1,30 @@
+/// The options each command takes, so that a mistyped one (`--emial`, `--bus-pasword`) is
+/// refused, naming it, before the command does anything, instead of being ignored (review 47:
+/// every command but `migrate` ran on without it and exited 0).
+///
+/// By the command's first word: a subcommand may take fewer than its command's set, and then
+/// ignores the rest, as before. `serve` takes its `--config` keys (``ServeCommand/keys``).
+enum CommandOptions {
+    /// Where the store is: every command that opens one.
+    static let store: Set<String> = ["data", "store"]
+
+    static let byCommand: [String: Set<String>] = [
+        "serve": Set(ServeCommand.keys.keys).union(["config"]),
+        "admin": store.union(["password-stdin", "password-hash"]),
+        "token": store.union(["api", "container", "origin", "sign-in-callback", "user", "admin", "expires", "session", "all"]),
+        "user": store.union(["email", "name", "phone", "discoverable", "container", "environment", "clear", "replace", "yes"]),
+        "key": store.union(["container", "public-key", "user"]),
+        "container": store.union(["permission", "access"]),
+        "schema": store.union(["container", "environment", "force"]),
+        "links": store.union(["app", "container", "links-ttl", "links-fetch-origin", "webhook-allow"]),
+        "app": store.union(["container", "domains", "add", "remove"]),
+        "listen": ["container", "count", "device-id", "environment", "server", "token"],
+        "migrate": MigrateCommand.options,
+    ]
+
+    /// Refuses an option the command does not take; an unknown command is left to the dispatch.
+    static func refuseUnknown(_ options: Options) throws {
+        guard let command = options.words.first, let allowed = byCommand[command] else { return }
+        try options.refuseUnknown(allowed, command: command)
+    }
+}
