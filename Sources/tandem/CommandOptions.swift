@@ -18,7 +18,8 @@ enum CommandOptions {
         "schema": store.union(["container", "environment", "force"]),
         "links": store.union(["app", "container", "links-ttl", "links-fetch-origin", "webhook-allow"]),
         "app": store.union(["container", "domains", "add", "remove"]),
-        "listen": ["container", "count", "device-id", "environment", "server", "token"],
+        // `--data` and `--store` are every command's, even where they mean nothing (as for `migrate`).
+        "listen": store.union(["container", "count", "device-id", "environment", "server", "token"]),
         "migrate": MigrateCommand.options,
     ]
 

@@ -1,5 +1,7 @@
 import Foundation
 import TandemPostgres
+import TandemServer
+import TandemStore
 import TandemStoreCopy
 
 /// `tandem migrate`: moves a whole store between a data directory (SQLite) and PostgreSQL
@@ -34,7 +36,14 @@ enum MigrateCommand {
     /// when it was not the store's directory: `serve --store DIR1 --data DIR2`; P58), else in
     /// the same directory.
     static func endpoint(_ value: String, data: String?, flag: String) throws -> StoreCopy.Endpoint {
-        guard PostgresURL.isPostgres(value) else { return .directory(value, files: data) }
+        guard PostgresURL.isPostgres(value) else {
+            // A PostgreSQL server's data directory holds its files, not its store (review 47).
+            if flag == "from-data", let url = PostgresMarker.url(in: value), !FileManager.default.fileExists(atPath: value + "/tandem.sqlite") {
+                throw UsageError("\(value) is the data directory of a PostgreSQL store: give --from \(StoreArgument.postgres(url).shellWord) "
+                                 + "--from-data \(value)")
+            }
+            return .directory(value, files: data)
+        }
         guard let data else { throw UsageError("a postgres:// side needs --\(flag) DIR: the directory of its assets, avatars and secret.key") }
         return .postgres(url: PostgresURL.normalized(value), directory: data)
     }

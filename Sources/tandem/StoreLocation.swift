@@ -77,6 +77,7 @@ enum StoreLocation {
     ///   database, a malformed URL); a file error for the directory.
     func open() throws -> any Store {
         try refuseAPostgresDataDirectory()
+        try refuseASQLiteDataDirectory()
         switch self {
         case .directory(let path, let options):
             return try SQLiteStore(directory: path, options: options)
@@ -93,8 +94,29 @@ enum StoreLocation {
         }
     }
 
+    /// Throws ``SQLiteDataDirectoryError`` when this is a PostgreSQL store whose files would go
+    /// into a directory holding a SQLite store (review 47: one mistaken `serve --store postgres://…
+    /// --data DIR` marked a SQLite store's directory as PostgreSQL's and locked it out).
+    func refuseASQLiteDataDirectory() throws {
+        if case .postgres(_, let options) = self, FileManager.default.fileExists(atPath: options.directory + "/tandem.sqlite") {
+            throw SQLiteDataDirectoryError(directory: options.directory)
+        }
+    }
+
     private static func standardized(_ path: String) -> String {
         URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+}
+
+/// A PostgreSQL store given a SQLite store's directory as `--data`: the server would serve an
+/// empty database beside data it never reads, and mark the directory as PostgreSQL's (P57).
+struct SQLiteDataDirectoryError: Error, CustomStringConvertible {
+    var directory: String
+
+    var description: String {
+        "\(directory) holds a SQLite store (\(directory)/tandem.sqlite), which a PostgreSQL store would not read: "
+            + "give --data a directory of its own for the PostgreSQL store's files, and move the SQLite store's data with "
+            + "tandem migrate --from \(directory) --to postgres://… --to-data NEWDIR"
     }
 }
 
@@ -109,5 +131,8 @@ struct PostgresDataDirectoryError: Error, CustomStringConvertible {
         "\(directory) is the data directory of a PostgreSQL store (\(directory)/\(PostgresMarker.fileName)): "
             + "add --store \(StoreArgument.postgres(url).shellWord) (the password from ~/.pgpass or PGPASSWORD); "
             + "without it this command would make a SQLite store the server never reads"
+            + (FileManager.default.fileExists(atPath: directory + "/tandem.sqlite")
+               ? "; if \(directory)/tandem.sqlite is the store you mean (the marker came from a mistaken start on PostgreSQL), "
+                 + "remove \(directory)/\(PostgresMarker.fileName)" : "")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemPostgres
+import TandemStore
 import TandemTestSupport
 
 /// A newcomer's first hour on PostgreSQL (decisions P57, P60): the first-run hint's commands
@@ -47,6 +48,35 @@ struct PostgresFirstHourTests {
             #expect(refused.error.contains("add --store \(shown) "), "\(refused.error)")
         }
         #expect(!FileManager.default.fileExists(atPath: data + "/tandem.sqlite"))
+    }
+
+    /// Review 47: one `serve --store postgres://… --data DIR` on a SQLite store's directory served
+    /// an empty database and marked DIR as PostgreSQL's, after which DIR's SQLite store could not
+    /// be served or administered. Now the PostgreSQL store is refused there and DIR stays SQLite's;
+    /// `migrate --from` a PostgreSQL server's data directory names the URL to give instead.
+    @Test func aSQLiteStoresDirectoryIsNotTakenOverByAPostgresStore() throws {
+        let (url, shown) = try Self.database()
+        let data = try ExitCleanup.temporaryDirectory("tandem-pg-sqlite-dir")
+        #expect(try runTandem(["container", "create", "iCloud.com.example.kept", "--data", data]).status == 0)
+        for command in [["serve", "--port", "0", "--stop-on-stdin-eof"], ["container", "list"]] {
+            let refused = try runTandem(command + ["--data", data, "--store", url], timeout: 30)
+            #expect(refused.status == 1, "\(command): \(refused.error)")
+            #expect(refused.error.hasPrefix("error: \(data) holds a SQLite store"), "\(refused.error)")
+            #expect(refused.error.contains("tandem migrate --from \(data) --to postgres://"), "\(refused.error)")
+            #expect(!refused.error.contains("hunter2"), "\(refused.error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: data + "/postgres-store"))
+        let listed = try runTandem(["container", "list", "--data", data])
+        #expect(listed.output == "iCloud.com.example.kept\n", "\(listed.error)")
+
+        let files = try ExitCleanup.temporaryDirectory("tandem-pg-files")
+        try PostgresMarker.write(shown, in: files)
+        let target = NSTemporaryDirectory() + "tandem-pg-unused-" + UUID().uuidString
+        let migrate = try runTandem(["migrate", "--from", files, "--to", target])
+        #expect(migrate.status == 64, "\(migrate.error)")
+        #expect(migrate.error.hasPrefix("\(files) is the data directory of a PostgreSQL store: give --from \(shown) --from-data \(files)"),
+                "\(migrate.error)")
+        #expect(!FileManager.default.fileExists(atPath: target))
     }
 
     @Test(arguments: ["POSTGRES://", "PostgreSQL://"])
