@@ -57,6 +57,11 @@ protocol CopyDatabase: AnyObject {
     /// (decisions P78).
     func startGeneration(_ generation: Int64, at time: Int64) throws
 
+    /// Connections of Tandem servers to this database (PostgreSQL's `pg_stat_activity`, any
+    /// machine): a copy is refused while there are any. 0 for SQLite, whose servers hold the
+    /// data directory's lock instead.
+    func servers() throws -> Int
+
     /// What names this database whatever URL reached it, for refusing a copy onto itself; nil
     /// where a path comparison decides that instead (SQLite).
     func identity() throws -> String?

@@ -26,6 +26,15 @@ final class PostgresCopyDatabase: CopyDatabase {
         } catch {
             throw StoreCopyError(.source, "cannot connect to the PostgreSQL database: \(error.message)")
         }
+        // Told apart from a server's connections (`tandem`), which ``servers()`` counts.
+        try connection.execute("SET application_name = 'tandem migrate'")
+    }
+
+    func servers() throws -> Int {
+        try connection.queryOne("""
+            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'tandem'
+            AND pid <> pg_backend_pid()
+            """) { Int(try $0.int64(0)) } ?? 0
     }
 
     deinit { connection.close() }

@@ -232,6 +232,9 @@ final class SQLiteCopyDatabase: CopyDatabase {
         try connection.run("INSERT INTO store_generations (generation, began_at) VALUES (?, ?)", [.integer(generation), .integer(time)])
     }
 
+    /// Servers on a SQLite store show by the lock on its directory (``TandemStore/DataDirectoryLock``).
+    func servers() throws -> Int { 0 }
+
     func identity() throws -> String? { nil }
 
     /// Nothing: the SQLite store keeps no planner statistics of its own (no `sqlite_stat1`).

@@ -31,6 +31,14 @@ public enum StoreCopy {
         /// (assets, avatars, `secret.key`, the journal: P20).
         case postgres(url: String, directory: String)
 
+        /// Every directory of this side: the store's and its files'.
+        var directories: [String] {
+            switch self {
+            case .directory(let path, let files): [path, files ?? path]
+            case .postgres(_, let path): [path]
+            }
+        }
+
         var fileDirectory: String {
             switch self {
             case .directory(let path, let files): files ?? path
@@ -71,6 +79,18 @@ public enum StoreCopy {
     ///   ``TandemSQLite/SQLiteError`` from the databases. Nothing stays written when it throws.
     public static func run(from source: Endpoint, to target: Endpoint, force: Bool,
                            progress: (String) -> Void) throws -> Summary {
+        // Servers of either side hold their directories' lock; the copy holds them against servers starting.
+        do {
+            return try DataDirectoryLock.whileExclusive(source.directories + target.directories) {
+                try copyHoldingTheDirectories(from: source, to: target, force: force, progress: progress)
+            }
+        } catch let busy as DataDirectoryLock.Busy {
+            throw StoreCopyError(.refused, busy.description)
+        }
+    }
+
+    private static func copyHoldingTheDirectories(from source: Endpoint, to target: Endpoint, force: Bool,
+                                                  progress: (String) -> Void) throws -> Summary {
         let clock = ContinuousClock()
         let started = clock.now
         guard source != target, source.fileDirectory != target.fileDirectory || (isPostgres(source) && isPostgres(target)),
@@ -110,6 +130,13 @@ public enum StoreCopy {
                                  + "(\(existingFiles.prefix(3).joined(separator: ", "))…); --force replaces the target's data")
         }
         let targetDatabase = try open(target, create: true)
+        for (database, side) in [(sourceDatabase, "source"), (targetDatabase, "target")] {
+            let servers = try database.servers()
+            guard servers == 0 else {
+                throw StoreCopyError(.refused, "\(servers) connection\(servers == 1 ? "" : "s") of a Tandem server \(servers == 1 ? "is" : "are") open "
+                                     + "on the \(side), \(database.label): stop every node using it before migrating")
+            }
+        }
         var created: [String] = []
         do {
             let summary = try sourceDatabase.reading {

@@ -93,6 +93,8 @@ extension CommandLine {
                 let bus = try ServeCommand.bus(merged)
                 let location = try ServeCommand.storeLocation(merged, data: directory)
                 configuration.storeArgument = location.argument(data: directory)
+                // Held while serving, so `tandem migrate` refuses to copy from or into it (review 47).
+                for held in location.directories(data: directory) { try DataDirectoryLock.holdShared(held) }
                 let store = try location.open()
                 let server: TandemServer
                 do {

@@ -52,6 +52,14 @@ enum StoreLocation {
         }
     }
 
+    /// The directories a server on this store uses: `data`, and a SQLite store's own when apart.
+    func directories(data: String) -> [String] {
+        switch self {
+        case .directory(let path, _): Self.standardized(path) == Self.standardized(data) ? [data] : [path, data]
+        case .postgres: [data]
+        }
+    }
+
     /// The SQLite database file, when the store is one (admin commands that list must find it, F42).
     var sqliteFile: String? {
         switch self {

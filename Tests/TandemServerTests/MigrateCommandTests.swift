@@ -87,7 +87,6 @@ import TandemTestSupport
         // The PostgreSQL store, opened as the server would, holds the same values.
         let sqlite: any Store = try SQLiteStore(directory: server.dataDirectory, options: .init(readerCount: 1))
         let postgres: any Store = try PostgresStore(url: url, options: .init(directory: files, poolSize: 2))
-        defer { sqlite.close(); postgres.close() }
         let scope = DatabaseScope(container: TestServer.container, environment: .development, database: .private, owner: ada.recordName)
         func snapshot(_ store: any Store) throws -> (record: Record?, participants: Int, subscriptions: [String], events: Int) {
             try store.read { tx in
@@ -106,6 +105,9 @@ import TandemTestSupport
         #expect(after.participants == before.participants && after.participants >= 1)
         #expect(after.subscriptions == ["everything"])
         #expect(after.events == before.events && after.events > 0)
+        // Closed before the copy back, which refuses a source a server is connected to.
+        sqlite.close()
+        postgres.close()
 
         // PostgreSQL → a fresh data directory, served.
         let back = NSTemporaryDirectory() + "tandem-migrate-back-" + UUID().uuidString
@@ -142,6 +144,36 @@ import TandemTestSupport
         let lookup = try served.post("records/lookup", Body.lookup(["full"], zone: zone), token: .some(ada.token))
         let download = try #require(lookup.json.record(0)["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue)
         #expect(try served.request("GET", download, token: .some(ada.token)).body == photo)
+    }
+
+    /// Review 47: a copy taken while the source's server kept writing was verified and reported
+    /// done without the writes after its snapshot. A SQLite store's server holds its directory's
+    /// lock, a PostgreSQL store's servers show in `pg_stat_activity`; either refuses the copy.
+    @Test func aStoreAServerIsUsingIsNotCopied() throws {
+        let server = try TestServer()
+        let target = NSTemporaryDirectory() + "tandem-migrate-busy-" + UUID().uuidString
+        ExitCleanup.removeAtExit(target)
+        let refused = try runTandem(["migrate", "--from", server.dataDirectory, "--to", target])
+        #expect(refused.status == 1, "\(refused.error)")
+        #expect(refused.error.contains("a tandem server (or another migrate) is using \(server.dataDirectory)"), "\(refused.error)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+        // Nor into a directory a server is using, even with --force.
+        let source = try filledDirectory()
+        let into = try runTandem(["migrate", "--from", source, "--to", server.dataDirectory, "--force"])
+        #expect(into.status == 1 && into.error.contains("is using \(server.dataDirectory)"), "\(into.error)")
+        server.stop()
+
+        let url = try PostgresCluster.shared().createDatabase()
+        let files = try ExitCleanup.temporaryDirectory("tandem-migrate-busy-files")
+        let store: any Store = try PostgresStore(url: url, options: .init(directory: files, poolSize: 1))
+        _ = try store.read { try $0.containers() }
+        let busy = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", target])
+        #expect(busy.status == 1, "\(busy.error)")
+        #expect(busy.error.contains("1 connection of a Tandem server is open on the source"), "\(busy.error)")
+        #expect(!FileManager.default.fileExists(atPath: target + "/tandem.sqlite"))
+        store.close()
+        let idle = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", target])
+        #expect(idle.status == 0, "\(idle.error)")
     }
 
     /// After a move both copies start a new generation (P78): a change token one of them issues
