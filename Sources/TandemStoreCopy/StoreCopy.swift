@@ -98,6 +98,7 @@ public enum StoreCopy {
             throw StoreCopyError(.refused, "the source and the target are the same place")
         }
         let sourceDatabase = try open(source, create: false)
+        try refuseServers(on: sourceDatabase, side: "source")
         if case .postgres(_, let directory) = source, !FileManager.default.fileExists(atPath: directory) {
             throw StoreCopyError(.source, "no directory \(directory) (the PostgreSQL store's files: --from-data)")
         }
@@ -130,13 +131,7 @@ public enum StoreCopy {
                                  + "(\(existingFiles.prefix(3).joined(separator: ", "))…); --force replaces the target's data")
         }
         let targetDatabase = try open(target, create: true)
-        for (database, side) in [(sourceDatabase, "source"), (targetDatabase, "target")] {
-            let servers = try database.servers()
-            guard servers == 0 else {
-                throw StoreCopyError(.refused, "\(servers) connection\(servers == 1 ? "" : "s") of a Tandem server \(servers == 1 ? "is" : "are") open "
-                                     + "on the \(side), \(database.label): stop every node using it before migrating")
-            }
-        }
+        try refuseServers(on: targetDatabase, side: "target")
         var created: [String] = []
         do {
             let summary = try sourceDatabase.reading {
@@ -174,6 +169,15 @@ public enum StoreCopy {
         } catch {
             progress("migrate: note: could not start a new generation in \(source.label) (\(error)): change tokens it issues from "
                      + "now on will be accepted by the copy as if they were its own; serve only one of the two")
+        }
+    }
+
+    /// Refuses a database Tandem servers are connected to (PostgreSQL; review 47).
+    private static func refuseServers(on database: any CopyDatabase, side: String) throws {
+        let servers = try database.servers()
+        guard servers == 0 else {
+            throw StoreCopyError(.refused, "\(servers) connection\(servers == 1 ? "" : "s") of a Tandem server \(servers == 1 ? "is" : "are") open "
+                                 + "on the \(side), \(database.label): stop every node using it before migrating")
         }
     }
 
