@@ -39,7 +39,7 @@ enum ServeCommand {
         "app-ids": .text, "links-ttl": .value, "links-fetch-origin": .text, "webhook-allow": .repeated, "trusted-proxy": .repeated,
         "max-database-mib": .value, "store": .text, "pool-size": .value, "bus": .text,
         "bus-ca": .text, "bus-credentials": .text,
-        "password-hash": .value, "session-idle": .value, "session-lifetime": .value, "sign-in-attempts": .value,
+        "password-hash": .value, "session-idle": .value, "session-lifetime": .value, "link-lifetime": .value, "sign-in-attempts": .value,
         "smtp-url": .text, "smtp-from": .text, "smtp-user": .text, "smtp-password": .text, "mail-templates": .text,
         "oidc-exchange": .repeated, "oidc-provider": .repeated, "passkey-rp-id": .text, "passkey-user-verification": .value,
     ]

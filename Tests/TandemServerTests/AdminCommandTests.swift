@@ -22,6 +22,31 @@ import TandemCore
         ("mistyped listen option", ["listen", "--tokn", "x"], "listen takes no --tokn"),
     ]
 
+    /// Every option `tandem --help` shows for a command is one the command takes: the refusal of
+    /// an unknown option lists them (`serve --link-lifetime` was shown but refused, and refused
+    /// in `--config` too, until this test).
+    @Test func everyOptionTheUsageShowsIsTaken() throws {
+        let help = try runTandem(["--help"]).output
+        var shown: [String: Set<String>] = [:]
+        var command: String?
+        for line in help.split(separator: "\n") {
+            if line.hasPrefix("  tandem ") {
+                command = String(line.split(separator: " ")[1])
+            } else if !line.hasPrefix("          ") {
+                command = nil
+            }
+            guard let command else { continue }
+            for match in line.matches(of: /--([a-z][a-z-]*)/) { shown[command, default: []].insert(String(match.1)) }
+        }
+        #expect(shown.count >= 10 && shown["serve", default: []].contains("link-lifetime"), "\(shown)")
+        for (command, options) in shown.sorted(by: { $0.key < $1.key }) {
+            let refused = try runTandem([command, "--zz-not-an-option=1"])
+            #expect(refused.status == 64 && refused.error.hasPrefix("\(command) takes no --zz-not-an-option"), "\(refused.error)")
+            let taken = Set(refused.error.matches(of: /--([a-z][a-z-]*)/).map { String($0.1) })
+            #expect(options.subtracting(taken).isEmpty, "\(command) shows \(options.subtracting(taken).sorted()) but does not take them")
+        }
+    }
+
     @Test(arguments: refusals.map(\.0))
     func badAdminInputIsRefused(label: String) throws {
         let server = try Shared.server
