@@ -1,4 +1,6 @@
 package import TandemCore
+internal import Foundation
+internal import TandemCrypto
 
 /// Turns a record's fields into `field_index` rows and `record_references` rows, for both
 /// stores (SQLite writes a row's value to its untyped `value`, PostgreSQL to the column of its
@@ -70,22 +72,47 @@ package enum FieldIndexer {
         return rows
     }
 
-    /// The full-text entry of a record: every token of its `searchable` string fields, each
-    /// prefixed with its field's `tag` so one row serves every field; nil when there are none.
-    package static func searchBody(for fields: [String: FieldValue], searchable: Set<String>) -> String? {
+    /// Most bytes of a record's full-text entry: its distinct terms and a separator after each
+    /// (decisions P80). PostgreSQL keeps at most 1 MiB of lexemes in one `tsvector` and, past it,
+    /// stored scrambled lexemes without a word (review 49); the same limit on both stores keeps
+    /// their answers the same.
+    package static let searchBodyLimit = 1_000_000
+
+    /// The longest term kept as it is, in bytes (its field's 16-character tag included); a longer
+    /// one is stored and searched as its digest (``searchTerm(_:field:)``). PostgreSQL refuses a
+    /// longer `tsquery` word (2,047 bytes) and stored longer lexemes cut short (review 49).
+    package static let longestTerm = 512
+
+    /// The full-text entry of a record: every distinct term of its `searchable` string fields
+    /// (``searchTerm(_:field:)``), sorted, a space apart; nil when there are none.
+    /// - Throws: `LIMIT_EXCEEDED` when the entry would be larger than ``searchBodyLimit`` bytes,
+    ///   naming the size: the record is refused rather than indexed in part (P80).
+    package static func searchBody(for fields: [String: FieldValue], searchable: Set<String>) throws(CloudKitError) -> String? {
         guard !searchable.isEmpty else { return nil }
-        var terms: [String] = []
+        var terms = Set<String>()
         for (name, value) in fields where searchable.contains(name) {
-            let tag = tag(name)
             for case .string(let s) in value.elements {
-                terms += tokens(of: s).map { tag + $0 }
+                for token in tokens(of: s) { terms.insert(searchTerm(token, field: name)) }
             }
         }
-        return terms.isEmpty ? nil : terms.joined(separator: " ")
+        guard !terms.isEmpty else { return nil }
+        let bytes = terms.reduce(0) { $0 + $1.utf8.count + 1 }
+        guard bytes <= searchBodyLimit else {
+            throw CloudKitError(.limitExceeded, "the SEARCHABLE fields of this record hold \(terms.count) distinct words, \(bytes) bytes "
+                                + "once indexed (each word with a 17-byte field tag); the full-text index takes at most \(searchBodyLimit) bytes a record")
+        }
+        return terms.sorted().joined(separator: " ")
     }
 
-    /// The full-text term of `token` in field `field` (what `searchBody` wrote).
-    package static func searchTerm(_ token: String, field: String) -> String { tag(field) + token }
+    /// The full-text term of `token` in field `field`: the field's tag and the token, or, for a
+    /// term longer than ``longestTerm`` bytes, another tag of the field (``tag(_:)`` of NUL and
+    /// the name, which no field name holds) and the token's SHA-256 in hex: still whole-word
+    /// matching, on both stores alike (P80).
+    package static func searchTerm(_ token: String, field: String) -> String {
+        let term = tag(field) + token
+        guard term.utf8.count > longestTerm else { return term }
+        return tag("\u{0}" + field) + Digest.sha256(Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
 
     /// 16 hex digits of FNV-1a (64-bit): a stable, letters-and-digits-only name for a field
     /// (a token prefix the `ascii` tokenizer keeps whole) or an index.

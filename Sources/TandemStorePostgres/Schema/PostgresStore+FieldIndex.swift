@@ -22,6 +22,9 @@ extension PostgresStoreTransaction {
     /// Writes a record's `field_index` rows and its full-text entry, as `indexing` says.
     func writeIndexEntries(recordID: Int64, zoneKey: Int64, recordType: String, fields: [String: FieldValue],
                            indexing: [String: IndexOptions]?) throws {
+        // Before anything is written: a record over the full-text limit is refused whole (P80).
+        let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
+        let searchBody = try FieldIndexer.searchBody(for: fields, searchable: searchable)
         let included: (String) -> Bool = { name in
             guard let indexing else { return true }
             return !(indexing[name] ?? []).isDisjoint(with: [.queryable, .sortable])
@@ -47,8 +50,7 @@ extension PostgresStoreTransaction {
             try db.runDeferred(Self.fieldIndexInsert(rows: chunk.count), arguments)
             start = chunk.endIndex
         }
-        let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
-        if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
+        if let body = searchBody {
             // Tokens are letters and digits only (FieldIndexer.tokens), so a space separates them;
             // array_to_tsvector keeps each whole, as SQLite's ascii tokenizer does.
             try db.runDeferred("INSERT INTO field_search (record_id, body) VALUES ($1, array_to_tsvector(string_to_array($2, ' ')))",

@@ -151,6 +151,9 @@ extension SQLiteStoreTransaction {
             guard let indexing else { return true }
             return !(indexing[name] ?? []).isDisjoint(with: [.queryable, .sortable])
         }
+        // Before anything is written: a record over the full-text limit is refused whole (P80).
+        let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
+        let searchBody = try FieldIndexer.searchBody(for: fields, searchable: searchable)
         // STRING values may hold U+0000, as on PostgreSQL, where they are escaped (P50, P62).
         try db.allowingTextWithNUL {
             for row in FieldIndexer.rows(for: fields, including: included) {
@@ -158,8 +161,7 @@ extension SQLiteStoreTransaction {
                            [.integer(recordID), .integer(zoneKey), .text(recordType), .text(row.field), .integer(row.slot), Self.sqliteValue(row.value)])
             }
             if replacing { try db.runBeforeCommit("DELETE FROM field_search WHERE rowid = ?", [.integer(recordID)]) }
-            let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
-            if let body = FieldIndexer.searchBody(for: fields, searchable: searchable) {
+            if let body = searchBody {
                 try db.runBeforeCommit("INSERT INTO field_search (rowid, body) VALUES (?, ?)", [.integer(recordID), .text(body)],
                                        if: ("SELECT 1 FROM records WHERE id = ? AND name = ? AND change_tag = ?",
                                             [.integer(recordID), .text(version.name), .text(version.changeTag)]))

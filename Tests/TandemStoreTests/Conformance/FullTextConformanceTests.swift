@@ -50,6 +50,47 @@ import TandemStoreSQLite
         }
     }
 
+    /// Review 49: PostgreSQL cut lexemes over 2,047 bytes short (a search for the word failed
+    /// 500, a shorter word the record lacked found it) and scrambled a `tsvector` over 1 MiB. A
+    /// long word is kept as its digest on both stores (P80): found by itself, not by a part.
+    @Test(arguments: StoreBackend.all(for: .concurrency))
+    func aLongWordIsFoundWholeAndOnlyWhole(backend: StoreBackend) throws {
+        try Self.withSearchableNotes(backend) { store, fixture throws in
+            let long = String(repeating: "w", count: 3_000)
+            try store.write { tx in
+                try tx.save(Self.note(fixture, "long", "short " + long), in: fixture.zone)
+                try tx.save(Self.note(fixture, "other", "short " + String(repeating: "w", count: 952)), in: fixture.zone)
+            }
+            #expect(try Self.found(store, fixture, long) == ["long"])
+            #expect(try Self.found(store, fixture, long.uppercased()) == ["long"])
+            #expect(try Self.found(store, fixture, String(repeating: "w", count: 952)) == ["other"])
+            #expect(try Self.found(store, fixture, String(repeating: "w", count: 2_999)).isEmpty)
+            #expect(try Self.found(store, fixture, String(repeating: "q", count: 2_100)).isEmpty)
+            #expect(try Self.found(store, fixture, "short") == ["long", "other"])
+        }
+    }
+
+    /// A record whose searchable words would pass the index's limit is refused whole, on both
+    /// stores (P80), and what was there stays searchable.
+    @Test(arguments: StoreBackend.all(for: .concurrency))
+    func aRecordPastTheFullTextLimitIsRefusedAndLeavesTheOldEntry(backend: StoreBackend) throws {
+        try Self.withSearchableNotes(backend) { store, fixture throws in
+            try store.write { tx in try tx.save(Self.note(fixture, "many", "before"), in: fixture.zone) }
+            // 60,000 distinct six-character words: 600 KB of text, 1.4 MB once tagged.
+            let words = (0..<60_000).map { String(format: "%06x", $0 * 7) }.joined(separator: " ")
+            #expect(throws: CloudKitError.self) {
+                try store.write { tx in try tx.save(Self.note(fixture, "many", words, tag: "t2"), in: fixture.zone) }
+            }
+            #expect(try Self.found(store, fixture, "before") == ["many"])
+            #expect(try Self.found(store, fixture, "000007").isEmpty)
+            // Just under the limit is indexed whole: the last word is found.
+            let fits = (0..<40_000).map { String(format: "%06x", $0 * 7) }.joined(separator: " ")
+            try store.write { tx in try tx.save(Self.note(fixture, "many", fits, tag: "t2"), in: fixture.zone) }
+            #expect(try Self.found(store, fixture, String(format: "%06x", 39_999 * 7)) == ["many"])
+            #expect(try Self.found(store, fixture, "before").isEmpty)
+        }
+    }
+
     @Test(arguments: StoreBackend.all(for: .concurrency))
     func aRecordDeletedAfterItsSaveInOneWriteLeavesNoEntry(backend: StoreBackend) throws {
         try Self.withSearchableNotes(backend) { store, fixture throws in
