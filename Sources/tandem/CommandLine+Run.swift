@@ -59,6 +59,7 @@ extension CommandLine {
           tandem app list --container ID [--data DIR]
         \(ListenCommand.usage)
         \(MigrateCommand.usage)
+        \(StoreCommand.usage)
         """
 
     /// Runs a command line; returns the process exit status.
@@ -84,6 +85,7 @@ extension CommandLine {
             if let status = try AccountCommand.run(options, store: store) { return status }
             if let status = try KeyCommand.run(options, store: store) { return status }
             if let status = try MigrateCommand.run(options) { return status }
+            if let status = try StoreCommand.run(options, store: store) { return status }
             switch (options.words.first, options.words.dropFirst().first, options.words.count) {
             case ("serve", nil, 1):
                 // `--config FILE` holds the same settings as the flags; flags given here win.

@@ -21,6 +21,7 @@ enum CommandOptions {
         // `--data` and `--store` are every command's, even where they mean nothing (as for `migrate`).
         "listen": store.union(["container", "count", "device-id", "environment", "server", "token"]),
         "migrate": MigrateCommand.options,
+        "store": store,
     ]
 
     /// Refuses an option the command does not take; an unknown command is left to the dispatch.

@@ -246,6 +246,24 @@ import TandemTestSupport
         #expect(try restored.databaseFeed(as: ada, database: "private", token: databaseAhead).error == "CHANGE_TOKEN_EXPIRED")
         var fromBackup = fresh
         #expect(try fromBackup.catchUp(restored, zoneID: zoneID, as: ada) == nil)
+        restored.stop()
+
+        // Review 49: once a restored backup has caught up, "ahead" no longer shows. Putting a
+        // backup back is followed by `tandem store new-generation`, after which every earlier
+        // token is expired, however far the store has come since.
+        let renewed = try runTandem(["store", "new-generation", "--data", backup])
+        #expect(renewed.status == 0, "\(renewed.error)")
+        let back = try TestServer(dataDirectory: backup)
+        for name in ["caught-up-1", "caught-up-2", "caught-up-3"] { try create(name, on: back, as: ada, zone: zone) }
+        var caughtUp = ZoneMirror(token: ahead.token)
+        #expect(try caughtUp.catchUp(back, zoneID: zoneID, as: ada) == "CHANGE_TOKEN_EXPIRED")
+        #expect(try back.databaseFeed(as: ada, database: "private", token: databaseAhead).error == "CHANGE_TOKEN_EXPIRED")
+        var anew = ZoneMirror()
+        #expect(try anew.catchUp(back, zoneID: zoneID, as: ada) == nil)
+        #expect(anew.records.keys.sorted() == ["before", "caught-up-1", "caught-up-2", "caught-up-3", "on-the-copy"])
+        var renewedToken = ZoneMirror(token: anew.token)
+        #expect(try renewedToken.catchUp(back, zoneID: zoneID, as: ada) == nil)
+        back.stop()
     }
 
     /// `tandem serve --store DIR1 --data DIR2` keeps `secret.key` in DIR2: `--from-data DIR2`

@@ -80,6 +80,12 @@ public protocol FeedWriting: FeedReading {
     /// Every change this transaction logged in any zone's feed so far, in order (a rolled-back
     /// savepoint's are gone): what its after-commit notification must cover.
     func loggedChanges() -> [LoggedChange]
+    /// Starts generation `generation` of the store (decisions P78): change tokens issued from
+    /// now on carry it. With `forgettingEarlier`, tokens of every earlier generation are
+    /// `CHANGE_TOKEN_EXPIRED` from now on (`tandem store new-generation`, after a backup was put
+    /// back: the store cannot tell tokens issued before the backup from those issued after it);
+    /// without it, they stay valid.
+    func startGeneration(_ generation: Int64, at time: Int64, forgettingEarlier: Bool) throws
     /// Ticks the feed clock for one write transaction that changed `zone`, which puts the zone
     /// in the database feed of its owner and of everyone who accepted a share there (one update,
     /// read per viewer at fetch time). With `viewersChanged` (the zone's shares or their

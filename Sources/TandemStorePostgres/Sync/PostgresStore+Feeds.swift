@@ -71,6 +71,12 @@ extension PostgresStoreTransaction {
             """, [.integer(token ?? 0)]) { (try $0.int64(0), try $0.int64(1) != 0) } ?? (0, false)
     }
 
+    func startGeneration(_ generation: Int64, at time: Int64, forgettingEarlier: Bool) throws {
+        if forgettingEarlier { try db.run("DELETE FROM store_generations", []) }
+        try db.run("UPDATE feed_clock SET generation = $1 WHERE id = 1", [.integer(generation)])
+        try db.run("INSERT INTO store_generations (generation, began_at) VALUES ($1, $2)", [.integer(generation), .integer(time)])
+    }
+
     private func tick() throws -> Int64 {
         try db.queryOne("UPDATE feed_clock SET seq = seq + 1 WHERE id = 1 RETURNING seq", []) { try $0.int64(0) } ?? 0
     }
