@@ -57,8 +57,8 @@ protocol CopyDatabase: AnyObject {
     /// (decisions P78).
     func startGeneration(_ generation: Int64, at time: Int64) throws
 
-    /// Connections of Tandem servers to this database (PostgreSQL's `pg_stat_activity`, any
-    /// machine): a copy is refused while there are any. 0 for SQLite, whose servers hold the
+    /// Other clients' connections to this database, Tandem servers' among them (PostgreSQL's
+    /// `pg_stat_activity`, any machine): a copy is refused while there are any. 0 for SQLite, whose servers hold the
     /// data directory's lock instead.
     func servers() throws -> Int
 

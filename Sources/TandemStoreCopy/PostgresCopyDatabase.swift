@@ -26,14 +26,16 @@ final class PostgresCopyDatabase: CopyDatabase {
         } catch {
             throw StoreCopyError(.source, "cannot connect to the PostgreSQL database: \(error.message)")
         }
-        // Told apart from a server's connections (`tandem`), which ``servers()`` counts.
         try connection.execute("SET application_name = 'tandem migrate'")
     }
 
+    /// Every other client's connection to the database counts, whatever `application_name` it
+    /// gives (a server's URL may set its own: review 49), but this copy's own. Another copy
+    /// into the same database holds the files directory's lock (``TandemStore/DataDirectoryLock``).
     func servers() throws -> Int {
         try connection.queryOne("""
-            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'tandem'
-            AND pid <> pg_backend_pid()
+            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'
+            AND pid <> pg_backend_pid() AND application_name <> 'tandem migrate'
             """) { Int(try $0.int64(0)) } ?? 0
     }
 

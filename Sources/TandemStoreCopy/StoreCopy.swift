@@ -176,8 +176,8 @@ public enum StoreCopy {
     private static func refuseServers(on database: any CopyDatabase, side: String) throws {
         let servers = try database.servers()
         guard servers == 0 else {
-            throw StoreCopyError(.refused, "\(servers) connection\(servers == 1 ? "" : "s") of a Tandem server \(servers == 1 ? "is" : "are") open "
-                                 + "on the \(side), \(database.label): stop every node using it before migrating")
+            throw StoreCopyError(.refused, "\(servers) other connection\(servers == 1 ? "" : "s") \(servers == 1 ? "is" : "are") open on the \(side), "
+                                 + "\(database.label) (a Tandem server's, or another client's): stop every node and client using it before migrating")
         }
     }
 

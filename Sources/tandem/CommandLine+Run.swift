@@ -303,6 +303,8 @@ struct Options {
     var values: [String: String] = [:]
     /// Every value given for each option, in order (`value(_:)` is the last one).
     var repeated: [String: [String]] = [:]
+    /// The first option given without the value it needs (``requireValues()`` says so).
+    var missingValue: String?
 
     init(_ arguments: [String]) throws {
         var index = 0
@@ -311,15 +313,26 @@ struct Options {
             if argument.hasPrefix("--") {
                 var name = String(argument.dropFirst(2))
                 if let equals = name.firstIndex(of: "=") {
-                    values[String(name[..<equals])] = String(name[name.index(after: equals)...])
-                    repeated[String(name[..<equals]), default: []].append(String(name[name.index(after: equals)...]))
+                    let key = String(name[..<equals]), value = String(name[name.index(after: equals)...])
+                    // `--yes=no` was a yes (review 49): a switch takes true or false, or nothing.
+                    if Self.flags.contains(key) && value != "true" && value != "false" {
+                        throw UsageError("--\(key) is a switch: give it alone (or =true / =false), not '=\(value)'")
+                    }
+                    values[key] = value
+                    repeated[key, default: []].append(value)
                     name = ""
                 } else if Self.flags.contains(name) {
                     values[name] = "true"
                     repeated[name, default: []].append("true")
                 } else {
                     guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else {
-                        throw UsageError("--\(name) needs a value")
+                        // Said after the command has checked its options: a mistyped switch
+                        // (`--froce`) is an unknown option, not one missing its value.
+                        missingValue = missingValue ?? name
+                        values[name] = ""
+                        repeated[name, default: []].append("")
+                        index += 1
+                        continue
                     }
                     values[name] = arguments[index + 1]
                     repeated[name, default: []].append(arguments[index + 1])
@@ -340,6 +353,21 @@ struct Options {
     func refuseUnknown(_ allowed: Set<String>, command: String) throws {
         if let unknown = values.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw UsageError("\(command) takes no --\(unknown) (it takes \(allowed.sorted().map { "--" + $0 }.joined(separator: ", ")))")
+        }
+    }
+
+    /// Refuses an option given without its value.
+    func requireValues() throws {
+        if let name = missingValue { throw UsageError("--\(name) needs a value") }
+    }
+
+    /// Refuses an option given more than once, unless it is one of `repeatable`: the last one
+    /// was taken silently (`--bus` twice, meant as two NATS servers: stop 40's review; `--from`
+    /// twice: review 49).
+    func refuseRepeated(except repeatable: Set<String>) throws {
+        if let name = repeated.keys.sorted().first(where: { !repeatable.contains($0) && repeated[$0]!.count > 1 }) {
+            let hint = name == "bus" ? " (several NATS servers go in one --bus, comma-separated: nats://a:4222,nats://b:4222)" : ""
+            throw UsageError("--\(name) is given \(repeated[name]!.count) times; give it once\(hint)")
         }
     }
 

@@ -24,9 +24,16 @@ enum CommandOptions {
         "store": store,
     ]
 
-    /// Refuses an option the command does not take; an unknown command is left to the dispatch.
+    /// Options that may be given more than once (each value counts).
+    static let repeatable: Set<String> = Set(ServeCommand.keys.filter { $0.value == .repeated }.keys).union(["origin"])
+
+    /// Refuses an option the command does not take (an unknown command is left to the
+    /// dispatch), then one given without its value, then one given twice that counts once.
     static func refuseUnknown(_ options: Options) throws {
-        guard let command = options.words.first, let allowed = byCommand[command] else { return }
-        try options.refuseUnknown(allowed, command: command)
+        if let command = options.words.first, let allowed = byCommand[command] {
+            try options.refuseUnknown(allowed, command: command)
+        }
+        try options.requireValues()
+        try options.refuseRepeated(except: repeatable)
     }
 }

@@ -54,12 +54,7 @@ enum ServeCommand {
     /// - Throws: `UsageError` naming the file (and the key) when it cannot be read, is not a JSON
     ///   object, or holds an unknown key or a value its flag would refuse.
     static func options(_ commandLine: Options) throws -> Options {
-        // A setting given twice kept the last one silently; `--bus` twice, meant as two NATS
-        // servers, then used only the second (stop 40's review).
-        for (name, values) in commandLine.repeated.sorted(by: { $0.key < $1.key }) where values.count > 1 && keys[name] != .repeated {
-            let hint = name == "bus" ? " (several NATS servers go in one --bus, comma-separated: nats://a:4222,nats://b:4222)" : ""
-            throw UsageError("--\(name) is given \(values.count) times; give it once\(hint)")
-        }
+        // A setting given twice is refused before this (`CommandOptions`, stop 40's review).
         guard let path = commandLine.value("config") else { return commandLine }
         let file = try options(fromFile: path)
         // Each of the file's settings is checked alone, so that an error names its key.

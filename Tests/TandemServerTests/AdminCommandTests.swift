@@ -20,6 +20,10 @@ import TandemCore
         ("option of another command", ["container", "list", "--email", "a@b.co"], "container takes no --email"),
         ("mistyped serve option", ["serve", "--bus-pasword", "x"], "serve takes no --bus-pasword"),
         ("mistyped listen option", ["listen", "--tokn", "x"], "listen takes no --tokn"),
+        // Review 49: `--yes=no` removed the account; `--froce` was "needs a value"; a second `--email` won silently.
+        ("a switch given a value", ["user", "remove", "ghost@example.com", "--yes=no"], "--yes is a switch: give it alone (or =true / =false), not '=no'"),
+        ("a mistyped switch", ["migrate", "--froce", "--from", "/nonexistent", "--to", "/nonexistent2"], "migrate takes no --froce"),
+        ("an option given twice", ["user", "add", "--email", "a@example.com", "--email", "b@example.com"], "--email is given 2 times"),
     ]
 
     /// Every option `tandem --help` shows for a command is one the command takes: the refusal of
