@@ -32,10 +32,35 @@ enum DataFiles {
         var checksum: String
     }
 
+    /// What a copy of files changed in the target, so that a failed copy can put it back: the
+    /// paths it made, and the paths it replaced, whose old file is kept beside them (a hard link,
+    /// `PATH.tandem-migrate-old`) until the copy is kept (review 49: a failed `--force` copy
+    /// rolled the rows back but left the target's `secret.key` replaced, so its clients' tokens
+    /// no longer verified).
+    struct Undo {
+        var created: [String] = []
+        var replaced: [String] = []
+
+        static func old(_ path: String) -> String { path + ".tandem-migrate-old" }
+
+        /// Puts the target's files back as they were.
+        func takeBack() {
+            for path in created.reversed() { unlink(path) }
+            for path in replaced.reversed() { rename(Self.old(path), path) }
+        }
+
+        /// Lets the old files go: the copy stands, and nothing takes it back from here on.
+        mutating func keep() {
+            for path in replaced { unlink(Self.old(path)) }
+            created = []
+            replaced = []
+        }
+    }
+
     /// Copies every file of `source` into `target` (directories 0700, files 0600, each written
-    /// to a temporary name, synced and renamed), overwriting files of the same path.
-    /// `created` receives each path that did not exist before, so a failed copy can take them back.
-    static func copy(from source: String, to target: String, created: inout [String],
+    /// to a temporary name, synced and renamed), overwriting files of the same path; `undo`
+    /// records what changed.
+    static func copy(from source: String, to target: String, undo: inout Undo,
                      progress: (_ done: Int, _ total: Int, _ bytes: Int) -> Void) throws -> [Copied] {
         try DataDirectory.prepare(target)
         let paths = list(source)
@@ -48,11 +73,19 @@ enum DataFiles {
             let existed = FileManager.default.fileExists(atPath: destination)
             let temporary = destination + ".tandem-migrate"
             let file = try copyFile(source + "/" + relative, to: temporary)
+            if existed {
+                unlink(Undo.old(destination))
+                guard link(destination, Undo.old(destination)) == 0 else {
+                    unlink(temporary)
+                    throw StoreCopyError(.verification, "cannot keep \(destination) aside: \(String(cString: strerror(errno)))")
+                }
+                undo.replaced.append(destination)
+            }
             guard rename(temporary, destination) == 0 else {
                 unlink(temporary)
                 throw StoreCopyError(.verification, "cannot move \(temporary) into place: \(String(cString: strerror(errno)))")
             }
-            if !existed { created.append(destination) }
+            if !existed { undo.created.append(destination) }
             copied.append(Copied(path: relative, bytes: file.bytes, checksum: file.checksum))
             bytes += file.bytes
             progress(index + 1, paths.count, bytes)

@@ -126,21 +126,29 @@ public enum StoreCopy {
         }
         // Files decide emptiness before anything is created, so a refusal writes nothing.
         let existingFiles = DataFiles.list(target.fileDirectory)
+        // A PostgreSQL store's files beside a SQLite store: the marker written after the copy
+        // would lock that store out (review 49), --force or not.
+        if case .postgres(_, let directory) = target, FileManager.default.fileExists(atPath: directory + "/tandem.sqlite") {
+            throw StoreCopyError(.refused, "refusing to write into \(directory): it holds a SQLite store (tandem.sqlite); "
+                                 + "give --to-data a directory of its own for the PostgreSQL store's files")
+        }
         if !existingFiles.isEmpty && !force {
+            let store = sqliteFile(target).map { FileManager.default.fileExists(atPath: $0) } == true ? " and a SQLite store (tandem.sqlite)" : ""
             throw StoreCopyError(.refused, "refusing to write into \(target.fileDirectory): it holds \(existingFiles.count) file\(existingFiles.count == 1 ? "" : "s") "
-                                 + "(\(existingFiles.prefix(3).joined(separator: ", "))…); --force replaces the target's data")
+                                 + "(\(existingFiles.prefix(3).joined(separator: ", "))…)\(store); --force replaces the target's data")
         }
         let targetDatabase = try open(target, create: true)
         try refuseServers(on: targetDatabase, side: "target")
-        var created: [String] = []
+        var undo = DataFiles.Undo()
         do {
             let summary = try sourceDatabase.reading {
                 try targetDatabase.writing {
                     try copy(sourceDatabase, targetDatabase, source: source, target: target, version: version,
-                             force: force, existingFiles: existingFiles.count, created: &created, progress: progress)
+                             force: force, existingFiles: existingFiles.count, undo: &undo, progress: progress)
                 }
             }
             // Committed: nothing from here on takes the copy back.
+            undo.keep()
             markParted(sourceDatabase, progress: progress)
             do {
                 if let line = try targetDatabase.refreshStatistics() { progress(line) }
@@ -156,7 +164,7 @@ public enum StoreCopy {
                      + "counts, checksums, identity positions and files verified")
             return result
         } catch {
-            for path in created.reversed() { unlink(path) }
+            undo.takeBack()
             throw error
         }
     }
@@ -218,7 +226,7 @@ public enum StoreCopy {
 
     /// The copy itself, inside the source's snapshot and the target's transaction.
     private static func copy(_ from: any CopyDatabase, _ to: any CopyDatabase, source: Endpoint, target: Endpoint, version: Int,
-                             force: Bool, existingFiles: Int, created: inout [String], progress: (String) -> Void) throws -> Summary {
+                             force: Bool, existingFiles: Int, undo: inout DataFiles.Undo, progress: (String) -> Void) throws -> Summary {
         let clock = ContinuousClock()
         if try to.schemaVersion() == nil { try to.createSchema() }
         let targetVersion = try to.schemaVersion()
@@ -237,7 +245,7 @@ public enum StoreCopy {
         try to.clear(tables)
 
         // Files first: a failure takes back the ones added and rolls the rows back.
-        let files = try DataFiles.copy(from: source.fileDirectory, to: target.fileDirectory, created: &created) { done, total, bytes in
+        let files = try DataFiles.copy(from: source.fileDirectory, to: target.fileDirectory, undo: &undo) { done, total, bytes in
             if done % 100 == 0 || done == total { progress("migrate: files \(done)/\(total), \(bytes) bytes") }
         }
 

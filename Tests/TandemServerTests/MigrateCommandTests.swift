@@ -354,6 +354,26 @@ import TandemTestSupport
         let forcedAgain = try runTandem(["migrate", "--from", source, "--to", url, "--to-data", files, "--force"])
         #expect(forcedAgain.status == 0, "\(forcedAgain.error)")
         #expect(forcedAgain.error.contains("--force: deleting the"), "\(forcedAgain.error)")
+
+        // Review 49: a --force copy that fails puts the target's files back as they were; before,
+        // its rows stayed but secret.key was the source's, and its clients' tokens failed.
+        let keyBefore = try #require(FileManager.default.contents(atPath: files + "/secret.key"))
+        let broken = try filledDirectory()
+        let connection = try SQLiteConnection(path: broken + "/tandem.sqlite")
+        try connection.run("INSERT INTO containers (id, created_at) VALUES (char(97, 0, 98), 0)")  // PostgreSQL text holds no NUL
+        connection.close()
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: broken + "/secret.key"))
+        let failed = try runTandem(["migrate", "--from", broken, "--to", url, "--to-data", files, "--force"])
+        #expect(failed.status == 1, "\(failed.error)")
+        #expect(FileManager.default.contents(atPath: files + "/secret.key") == keyBefore)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: files).filter { $0.contains("tandem-migrate") } == [])
+
+        // A SQLite target holding a store says so; a PostgreSQL store's files never go beside one.
+        let used = try runTandem(["migrate", "--from", url, "--from-data", files, "--to", occupied])
+        #expect(used.error.contains("and a SQLite store (tandem.sqlite); --force replaces"), "\(used.error)")
+        let beside = try runTandem(["migrate", "--from", source, "--to", try PostgresCluster.shared().createDatabase(), "--to-data", occupied, "--force"])
+        #expect(beside.status == 1 && beside.error.contains("refusing to write into \(occupied): it holds a SQLite store"), "\(beside.error)")
+        #expect(!FileManager.default.fileExists(atPath: occupied + "/postgres-store"))
     }
 
     @Test func aTargetAtAnotherSchemaVersionIsRefusedEvenWithForce() throws {
