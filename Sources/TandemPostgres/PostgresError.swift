@@ -79,6 +79,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         // No placeholder when libpq gave no SQLSTATE (a connection that failed): "-----" read as a code.
+        // A message may quote what a client sent (a tsquery's word): a log line of megabytes (review 50).
+        let message = message.count > 1_000 ? message.prefix(1_000) + "…" : message
         var text = "PostgreSQL error \(sqlState.map { $0 + " " } ?? "")(\(kind.rawValue)): \(message)"
         // Migrations run pages of SQL: the start is enough to find the statement.
         if let sql { text += " — while executing `\(sql.count > 300 ? sql.prefix(300) + "…" : sql)`" }

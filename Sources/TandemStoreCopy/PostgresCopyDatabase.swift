@@ -30,12 +30,15 @@ final class PostgresCopyDatabase: CopyDatabase {
     }
 
     /// Every other client's connection to the database counts, whatever `application_name` it
-    /// gives (a server's URL may set its own: review 49), but this copy's own. Another copy
+    /// gives (a server's URL may set its own: review 49) and whatever role it logged in as
+    /// (another role's rows show no `backend_type`: review 50), but this copy's own; background
+    /// workers (autovacuum) have no role. Another copy
     /// into the same database holds the files directory's lock (``TandemStore/DataDirectoryLock``).
     func servers() throws -> Int {
         try connection.queryOne("""
-            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'
-            AND pid <> pg_backend_pid() AND application_name <> 'tandem migrate'
+            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+            AND usesysid IS NOT NULL AND coalesce(backend_type, 'client backend') = 'client backend'
+            AND coalesce(application_name, '') <> 'tandem migrate'
             """) { Int(try $0.int64(0)) } ?? 0
     }
 

@@ -60,6 +60,10 @@ enum SchemaCommand {
         for (type, count) in outcome.reindexed.sorted(by: { $0.key < $1.key }) {
             print("reindexed \(count) \(type) record\(count == 1 ? "" : "s")")
         }
+        for (type, names) in outcome.unsearchable.sorted(by: { $0.key < $1.key }) {
+            print("not searchable: \(names.count) \(type) record\(names.count == 1 ? "" : "s") whose SEARCHABLE fields are over the full-text "
+                  + "limit (found by full-text search once saved smaller): \(names.prefix(20).joined(separator: ", "))\(names.count > 20 ? ", …" : "")")
+        }
         // Says what happened: an identical schema leaves the environment as it was (F2).
         print(outcome.changes.isEmpty ? "schema of \(target) unchanged" : "schema of \(target) updated")
     }

@@ -54,6 +54,10 @@ extension ConsolePage {
             let reindexed = outcome.reindexed.values.reduce(0, +)
             let notice = "Saved: \(outcome.changes.count) change\(outcome.changes.count == 1 ? "" : "s")"
                 + (reindexed > 0 ? ", \(reindexed) record\(reindexed == 1 ? "" : "s") reindexed." : ".")
+                + outcome.unsearchable.sorted { $0.key < $1.key }.map { type, names in
+                    " \(names.count) \(type) record\(names.count == 1 ? " is" : "s are") over the full-text limit and not searchable until saved smaller: "
+                        + names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", …" : "") + "."
+                }.joined()
             return try textPage(visit, container, text: nil, error: nil, notice: notice, status: 200)
         } catch let error as CloudKitError where error.code == .badRequest {
             return try textPage(visit, container, text: text, error: error.reason, notice: nil, status: 400, basedOn: visit.fields["schema"])

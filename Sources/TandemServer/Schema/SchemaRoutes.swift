@@ -11,7 +11,8 @@ import TandemStore
 /// - `POST /tandem/1/{container}/production/schema/promote[?force=true]` (development → production;
 ///   no body, and none needs to be sent: a POST without a length is taken as empty, A40)
 ///
-/// Import and promote answer `{"changes": [...], "dataLosingChanges": n, "reindexed": {type: records}}`.
+/// Import and promote answer `{"changes": [...], "dataLosingChanges": n, "reindexed": {type: records}}`,
+/// and `"unsearchable": {type: [recordName]}` when records were over the full-text limit (P80).
 /// User tokens are refused: a schema is the developer's, not an app user's.
 enum SchemaRoutes {
     static func respond(_ context: RequestContext, _ services: Services) throws -> HTTPResponse? {
@@ -54,9 +55,15 @@ enum SchemaRoutes {
 
     static func outcome(_ outcome: SchemaService.Outcome) -> HTTPResponse {
         let reindexed = JSONObject(outcome.reindexed.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.int(Int64($0.value))) })
-        return Responses.json(["changes": .array(outcome.changes.map { .string($0.description) }),
-                               "dataLosingChanges": .int(Int64(outcome.changes.filter(\.losesData).count)),
-                               "reindexed": .object(reindexed)])
+        var body: JSONObject = ["changes": .array(outcome.changes.map { .string($0.description) }),
+                                "dataLosingChanges": .int(Int64(outcome.changes.filter(\.losesData).count)),
+                                "reindexed": .object(reindexed)]
+        if !outcome.unsearchable.isEmpty {
+            body["unsearchable"] = .object(JSONObject(outcome.unsearchable.sorted { $0.key < $1.key }.map {
+                (key: $0.key, value: JSONValue.array($0.value.map(JSONValue.string)))
+            }))
+        }
+        return Responses.json(.object(body))
     }
 
     /// - Throws: `AUTHENTICATION_REQUIRED` without a Bearer token, `AUTHENTICATION_FAILED`

@@ -25,6 +25,9 @@ public struct SchemaService: Sendable {
         public var changes: [SchemaChange]
         /// Records whose index entries were rewritten, by record type.
         public var reindexed: [String: Int]
+        /// Records left without a full-text entry, by record type: their SEARCHABLE fields are
+        /// over the full-text limit (decisions P80). Saved smaller, they are indexed.
+        public var unsearchable: [String: [String]] = [:]
     }
 
     /// Parses `text` and makes it the schema of `environment`.
@@ -144,6 +147,7 @@ public struct SchemaService: Sendable {
             return (changes, try SchemaRegistry.put(schema, tx, container: container, environment: environment, at: now))
         }
         var reindexed: [String: Int] = [:]
+        var unsearchable: [String: [String]] = [:]
         for type in rebuild.sorted() {
             var after: Int64 = 0
             var count = 0
@@ -153,10 +157,11 @@ public struct SchemaService: Sendable {
             }) {
                 count += done.count
                 after = done.last
+                if !done.unsearchable.isEmpty { unsearchable[type, default: []] += done.unsearchable }
             }
             reindexed[type] = count
         }
-        return Outcome(changes: changes, reindexed: reindexed)
+        return Outcome(changes: changes, reindexed: reindexed, unsearchable: unsearchable)
     }
 
     private func requireContainer(_ id: String) throws {

@@ -131,11 +131,18 @@ package enum FieldIndexer {
     ///
     /// - Throws: `BAD_REQUEST` when the operand holds U+0000: refused on both stores alike
     ///   (decisions P67); no token can hold it, and PostgreSQL's `tsquery` cannot.
+    ///   `LIMIT_EXCEEDED` past `Limits.valuesPerFilter` (1,000) distinct words, as a list
+    ///   filter's values: PostgreSQL failed 500 on a `tsquery` of about 35,000 (review 50).
     package static func searchTokens(of operand: String) throws(CloudKitError) -> [String] {
         guard !operand.unicodeScalars.contains("\u{0}") else {
             throw CloudKitError.badRequest("a CONTAINS_ALL_TOKENS or CONTAINS_ANY_TOKENS value cannot contain U+0000 (NUL): tokens are letters and digits")
         }
-        return Array(Set(tokens(of: operand))).sorted()
+        let tokens = Array(Set(tokens(of: operand))).sorted()
+        guard tokens.count <= Limits.valuesPerFilter else {
+            throw CloudKitError(.limitExceeded, "a CONTAINS_ALL_TOKENS or CONTAINS_ANY_TOKENS value may hold at most \(Limits.valuesPerFilter) "
+                                + "distinct words; this one holds \(tokens.count)")
+        }
+        return tokens
     }
 
     /// Search tokens: maximal runs of letters and digits, lowercased (CONTAINS_*_TOKENS).

@@ -63,9 +63,11 @@ public protocol SchemaWriting: SchemaReading {
     func putSchema(_ text: String, etag: String, fields: [IndexedField], container: String, environment: Environment,
                    createSortIndexes: Bool, at time: Int64) throws -> Set<String>
     /// Rewrites the index entries of at most `limit` records of `recordType` after record key
-    /// `after`, in key order; returns the last key done and how many records, nil when none were left.
+    /// `after`, in key order; returns the last key done, how many records, and the names of
+    /// those whose SEARCHABLE fields are over the full-text limit (`FieldIndexer.searchBodyLimit`:
+    /// indexed without a full-text entry; decisions P80); nil when none were left.
     func rebuildIndexes(container: String, environment: Environment, recordType: String, after: Int64,
-                        limit: Int) throws -> (last: Int64, count: Int)?
+                        limit: Int) throws -> (last: Int64, count: Int, unsearchable: [String])?
     /// Adds an admin token that stops working at `expiresAt` (nil: never).
     func addAdminToken(hash: [UInt8], expiresAt: Int64?, at time: Int64) throws
     /// Revokes the admin token `id` (16 hex digits); false when unknown or already revoked.

@@ -21,10 +21,10 @@ extension PostgresStoreTransaction {
 
     /// Writes a record's `field_index` rows and its full-text entry, as `indexing` says.
     func writeIndexEntries(recordID: Int64, zoneKey: Int64, recordType: String, fields: [String: FieldValue],
-                           indexing: [String: IndexOptions]?) throws {
+                           indexing: [String: IndexOptions]?, fullText: Bool = true) throws {
         // Before anything is written: a record over the full-text limit is refused whole (P80).
         let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
-        let searchBody = try FieldIndexer.searchBody(for: fields, searchable: searchable)
+        let searchBody = fullText ? try FieldIndexer.searchBody(for: fields, searchable: searchable) : nil
         let included: (String) -> Bool = { name in
             guard let indexing else { return true }
             return !(indexing[name] ?? []).isDisjoint(with: [.queryable, .sortable])

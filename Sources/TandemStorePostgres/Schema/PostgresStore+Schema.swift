@@ -78,20 +78,28 @@ extension PostgresStoreTransaction {
     }
 
     func rebuildIndexes(container: String, environment: Environment, recordType: String, after: Int64,
-                        limit: Int) throws -> (last: Int64, count: Int)? {
+                        limit: Int) throws -> (last: Int64, count: Int, unsearchable: [String])? {
         let rows = try db.query("""
-            SELECT r.id, r.zone_id, r.fields FROM zones z JOIN records r ON r.zone_id = z.id
+            SELECT r.id, r.zone_id, r.fields, r.name FROM zones z JOIN records r ON r.zone_id = z.id
             WHERE z.container_id = $1 AND z.environment = $2 AND r.type = $3 AND r.id > $4 ORDER BY r.id LIMIT $5
             """, [.text(container), .text(environment.rawValue), .text(recordType), .integer(after), .integer(Int64(limit))]) { row in
-            (id: try row.int64(0), zone: try row.int64(1), fields: StoredFields.decode(try row.bytes(2)).fields)
+            (id: try row.int64(0), zone: try row.int64(1), fields: StoredFields.decode(try row.bytes(2)).fields, name: try row.string(3))
         }
         guard let last = rows.last else { return nil }
         let indexing = try indexing(zoneKey: rows[0].zone, recordType: recordType)
+        var unsearchable: [String] = []
         for row in rows {
             try db.run("DELETE FROM field_index WHERE record_id = $1", [.integer(row.id)])
             try db.run("DELETE FROM field_search WHERE record_id = $1", [.integer(row.id)])
-            try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, fields: row.fields, indexing: indexing)
+            do {
+                try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, fields: row.fields, indexing: indexing)
+            } catch let error as CloudKitError where error.code == .limitExceeded {
+                // Over the full-text limit (P80), refused before anything was written: the rest of its entries.
+                unsearchable.append(row.name)
+                try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, fields: row.fields, indexing: indexing,
+                                      fullText: false)
+            }
         }
-        return (last.id, rows.count)
+        return (last.id, rows.count, unsearchable)
     }
 }

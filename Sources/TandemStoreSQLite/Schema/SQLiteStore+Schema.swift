@@ -86,7 +86,7 @@ extension SQLiteStoreTransaction {
     }
 
     func rebuildIndexes(container: String, environment: Environment, recordType: String, after: Int64,
-                        limit: Int) throws -> (last: Int64, count: Int)? {
+                        limit: Int) throws -> (last: Int64, count: Int, unsearchable: [String])? {
         let rows = try db.query("""
             SELECT r.id, r.zone_id, \(RecordRows.recordColumns) FROM zones z JOIN records r ON r.zone_id = z.id
             WHERE z.container_id = ? AND z.environment = ? AND r.type = ? AND r.id > ? ORDER BY r.id LIMIT \(limit)
@@ -95,12 +95,20 @@ extension SQLiteStoreTransaction {
         }
         guard let last = rows.last else { return nil }
         let indexing = try indexing(zoneKey: rows[0].zone, recordType: recordType)
+        var unsearchable: [String] = []
         for row in rows {
             try db.run("DELETE FROM field_index WHERE record_id = ?", [.integer(row.id)])
-            try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, version: (row.name, row.changeTag),
-                                  replacing: true, fields: row.fields, indexing: indexing)
+            do {
+                try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, version: (row.name, row.changeTag),
+                                      replacing: true, fields: row.fields, indexing: indexing)
+            } catch let error as CloudKitError where error.code == .limitExceeded {
+                // Over the full-text limit (P80), refused before anything was written: the rest of its entries.
+                unsearchable.append(row.name)
+                try writeIndexEntries(recordID: row.id, zoneKey: row.zone, recordType: recordType, version: (row.name, row.changeTag),
+                                      replacing: true, fields: row.fields, indexing: indexing, fullText: false)
+            }
         }
-        return (last.id, rows.count)
+        return (last.id, rows.count, unsearchable)
     }
 
     /// How the fields of `recordType` are indexed in the zone's container environment: nil
@@ -146,14 +154,14 @@ extension SQLiteStoreTransaction {
     /// only where an entry may be: FTS5 writes out what it holds whenever a row id comes again,
     /// so a removal before every insert would cost a segment per record again.
     func writeIndexEntries(recordID: Int64, zoneKey: Int64, recordType: String, version: (name: String, changeTag: String),
-                           replacing: Bool, fields: [String: FieldValue], indexing: [String: IndexOptions]?) throws {
+                           replacing: Bool, fields: [String: FieldValue], indexing: [String: IndexOptions]?, fullText: Bool = true) throws {
         let included: (String) -> Bool = { name in
             guard let indexing else { return true }
             return !(indexing[name] ?? []).isDisjoint(with: [.queryable, .sortable])
         }
         // Before anything is written: a record over the full-text limit is refused whole (P80).
         let searchable = Set((indexing ?? [:]).filter { $0.value.contains(.searchable) }.keys)
-        let searchBody = try FieldIndexer.searchBody(for: fields, searchable: searchable)
+        let searchBody = fullText ? try FieldIndexer.searchBody(for: fields, searchable: searchable) : nil
         // STRING values may hold U+0000, as on PostgreSQL, where they are escaped (P50, P62).
         try db.allowingTextWithNUL {
             for row in FieldIndexer.rows(for: fields, including: included) {

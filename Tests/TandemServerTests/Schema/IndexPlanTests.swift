@@ -119,6 +119,33 @@ import TandemServer
         #expect(try run(notListed).names == fresh.1.names)
     }
 
+    /// Review 50: making a field SEARCHABLE while one record's text was over the full-text limit
+    /// failed the import after the schema was saved, and no record was indexed. Now the import
+    /// goes through, every other record is indexed, and the one over the limit is named (P80).
+    @Test func aRecordOverTheFullTextLimitIsNamedAndTheRestIndexed() throws {
+        let zone = self.zone
+        let words = (0..<60_000).map { String(format: "%06x", $0) }.joined(separator: " ")
+        try store.write { tx in
+            let stamp = Record.Stamp(timestamp: 1, userRecordName: "_owner")
+            try tx.putRecord(Record(recordName: "huge", recordType: "Note", recordChangeTag: "t", fields: ["body": .string(words)],
+                                    zoneID: zone.zoneID, created: stamp, modified: stamp),
+                             zone: zone, sequence: try tx.nextChangeSequence(zone), membership: nil)
+        }
+        let changed = SchemaEnvironmentTests.schema
+            .replacingOccurrences(of: "body          STRING,", with: "body          STRING QUERYABLE SEARCHABLE,")
+        var service = SchemaService(store: store)
+        service.rebuildBatch = 64
+        let outcome = try service.importSchema(changed, file: "changed.ckdb", container: container, environment: .development)
+        #expect(outcome.reindexed == ["Note": 201])
+        #expect(outcome.unsearchable == ["Note": ["huge"]])
+        let search = try run(Query(recordType: "Note", filters: [Filter(comparator: .containsAnyTokens, field: .user("body"), value: .string("7 8"))]))
+        #expect(search.names == ["n7", "n8"])
+        let huge = try run(Query(recordType: "Note", filters: [Filter(comparator: .equals, field: .user("body"), value: .string(words))]))
+        #expect(huge.names == ["huge"], "its other index entries are written")
+        let again = try service.importSchema(changed, file: "changed.ckdb", container: container, environment: .development)
+        #expect(again.changes.isEmpty)
+    }
+
     @Test func changingOptionsAtImportBuildsAndDropsIndexes() throws {
         // body becomes queryable and searchable, stars loses SORTABLE, title loses SEARCHABLE.
         let changed = SchemaEnvironmentTests.schema
