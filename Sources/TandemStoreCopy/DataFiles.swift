@@ -18,6 +18,8 @@ enum DataFiles {
             let components = relative.split(separator: "/")
             // The PostgreSQL marker says where a directory's store is (P57): not data to carry.
             if components.contains("tmp") || (components.count == 1 && (databaseFiles.contains(relative) || relative == PostgresMarker.fileName)) { continue }
+            // What a copy that was stopped left beside the files it was writing (Undo): not data.
+            if relative.hasSuffix(".tandem-migrate") || relative.hasSuffix(".tandem-migrate-old") { continue }
             var info = stat()
             guard lstat(directory + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
             files.append(relative)
@@ -32,19 +34,43 @@ enum DataFiles {
         var checksum: String
     }
 
-    /// What a copy of files changed in the target, so that a failed copy can put it back: the
-    /// paths it made, and the paths it replaced, whose old file is kept beside them (a hard link,
-    /// `PATH.tandem-migrate-old`) until the copy is kept (review 49: a failed `--force` copy
-    /// rolled the rows back but left the target's `secret.key` replaced, so its clients' tokens
-    /// no longer verified).
+    /// The files a copy writes into the target, and what it changed there, so that a copy that
+    /// fails leaves the target's files as they were (review 49: a failed `--force` copy rolled
+    /// the rows back but left the target's `secret.key` replaced, so its clients' tokens no longer
+    /// verified). Files are written beside their place (`PATH.tandem-migrate`) while the rows
+    /// copy, and moved into place only once everything is verified, just before the rows commit
+    /// (``place()``): a copy stopped before then (review 50: by SIGTERM) changed no file. A
+    /// replaced file is kept as `PATH.tandem-migrate-old` until the copy is kept.
     struct Undo {
+        var staged: [String] = []
         var created: [String] = []
         var replaced: [String] = []
 
+        static func staging(_ path: String) -> String { path + ".tandem-migrate" }
         static func old(_ path: String) -> String { path + ".tandem-migrate-old" }
+
+        /// Moves every staged file into its place.
+        mutating func place() throws {
+            for destination in staged {
+                let existed = FileManager.default.fileExists(atPath: destination)
+                if existed {
+                    unlink(Self.old(destination))
+                    guard link(destination, Self.old(destination)) == 0 else {
+                        throw StoreCopyError(.verification, "cannot keep \(destination) aside: \(String(cString: strerror(errno)))")
+                    }
+                    replaced.append(destination)
+                }
+                guard rename(Self.staging(destination), destination) == 0 else {
+                    throw StoreCopyError(.verification, "cannot move \(Self.staging(destination)) into place: \(String(cString: strerror(errno)))")
+                }
+                if !existed { created.append(destination) }
+            }
+            staged = []
+        }
 
         /// Puts the target's files back as they were.
         func takeBack() {
+            for path in staged { unlink(Self.staging(path)) }
             for path in created.reversed() { unlink(path) }
             for path in replaced.reversed() { rename(Self.old(path), path) }
         }
@@ -57,11 +83,10 @@ enum DataFiles {
         }
     }
 
-    /// Copies every file of `source` into `target` (directories 0700, files 0600, each written
-    /// to a temporary name, synced and renamed), overwriting files of the same path; `undo`
-    /// records what changed.
-    static func copy(from source: String, to target: String, undo: inout Undo,
-                     progress: (_ done: Int, _ total: Int, _ bytes: Int) -> Void) throws -> [Copied] {
+    /// Copies every file of `source` beside its place in `target` (directories 0700, files 0600,
+    /// each synced), checked by SHA-256 against what was read; `undo.place()` moves them in.
+    static func stage(from source: String, to target: String, undo: inout Undo,
+                      progress: (_ done: Int, _ total: Int, _ bytes: Int) -> Void) throws -> [Copied] {
         try DataDirectory.prepare(target)
         let paths = list(source)
         var copied: [Copied] = []
@@ -70,22 +95,13 @@ enum DataFiles {
             let destination = target + "/" + relative
             let folder = (destination as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let existed = FileManager.default.fileExists(atPath: destination)
-            let temporary = destination + ".tandem-migrate"
+            let temporary = Undo.staging(destination)
+            undo.staged.append(destination)
             let file = try copyFile(source + "/" + relative, to: temporary)
-            if existed {
-                unlink(Undo.old(destination))
-                guard link(destination, Undo.old(destination)) == 0 else {
-                    unlink(temporary)
-                    throw StoreCopyError(.verification, "cannot keep \(destination) aside: \(String(cString: strerror(errno)))")
-                }
-                undo.replaced.append(destination)
+            let written = try checksum(temporary)
+            guard written.checksum == file.checksum, written.bytes == file.bytes else {
+                throw StoreCopyError(.verification, "file \(relative) differs after the copy (SHA-256 \(written.checksum), the source's \(file.checksum))")
             }
-            guard rename(temporary, destination) == 0 else {
-                unlink(temporary)
-                throw StoreCopyError(.verification, "cannot move \(temporary) into place: \(String(cString: strerror(errno)))")
-            }
-            if !existed { undo.created.append(destination) }
             copied.append(Copied(path: relative, bytes: file.bytes, checksum: file.checksum))
             bytes += file.bytes
             progress(index + 1, paths.count, bytes)

@@ -132,6 +132,12 @@ public enum StoreCopy {
             throw StoreCopyError(.refused, "refusing to write into \(directory): it holds a SQLite store (tandem.sqlite); "
                                  + "give --to-data a directory of its own for the PostgreSQL store's files")
         }
+        // And a SQLite store never into a PostgreSQL server's data directory: --force replaced that
+        // server's secret.key and took its marker (review 50).
+        if case .directory = target, let directory = target.directories.first(where: { PostgresMarker.url(in: $0) != nil }) {
+            throw StoreCopyError(.refused, "refusing to write into \(directory): it is the data directory of a PostgreSQL store "
+                                 + "(\(PostgresMarker.url(in: directory) ?? "")); give a directory of its own, --force or not")
+        }
         if !existingFiles.isEmpty && !force {
             let store = sqliteFile(target).map { FileManager.default.fileExists(atPath: $0) } == true ? " and a SQLite store (tandem.sqlite)" : ""
             throw StoreCopyError(.refused, "refusing to write into \(target.fileDirectory): it holds \(existingFiles.count) file\(existingFiles.count == 1 ? "" : "s") "
@@ -206,8 +212,8 @@ public enum StoreCopy {
     }
 
     /// The marker of a PostgreSQL store's file directory (P57): left in a PostgreSQL target's,
-    /// so that admin commands there without `--store` are refused; taken out of a SQLite
-    /// target's (written with `--force` over a PostgreSQL store's directory).
+    /// so that admin commands there without `--store` are refused. (A SQLite target never has
+    /// one: such a directory is refused.)
     private static func mark(_ target: Endpoint) {
         switch target {
         case .postgres(let url, let directory):
@@ -244,8 +250,8 @@ public enum StoreCopy {
         if rowsThere > 0 { progress("migrate: --force: deleting the \(rowsThere) rows of \(to.label)") }
         try to.clear(tables)
 
-        // Files first: a failure takes back the ones added and rolls the rows back.
-        let files = try DataFiles.copy(from: source.fileDirectory, to: target.fileDirectory, undo: &undo) { done, total, bytes in
+        // Files first, beside their places: a failure removes them and rolls the rows back.
+        let files = try DataFiles.stage(from: source.fileDirectory, to: target.fileDirectory, undo: &undo) { done, total, bytes in
             if done % 100 == 0 || done == total { progress("migrate: files \(done)/\(total), \(bytes) bytes") }
         }
 
@@ -280,12 +286,8 @@ public enum StoreCopy {
         try to.setPositions(positions, tables: tables)
         try verify(tables, to, checksums: checksums, positions: positions)
         try to.startGeneration(newGeneration(), at: now())
-        for file in files {
-            let there = try DataFiles.checksum(target.fileDirectory + "/" + file.path)
-            guard there.checksum == file.checksum, there.bytes == file.bytes else {
-                throw StoreCopyError(.verification, "file \(file.path) differs after the copy (SHA-256 \(there.checksum), the source's \(file.checksum))")
-            }
-        }
+        // Verified: the files go into place as the rows commit (DataFiles.Undo).
+        try undo.place()
         return Summary(tables: tables.count, rows: rows, rowsByTable: rowsByTable, files: files.count,
                        bytes: files.reduce(0) { $0 + $1.bytes }, seconds: 0)
     }

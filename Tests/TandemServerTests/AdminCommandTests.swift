@@ -24,6 +24,7 @@ import TandemCore
         ("a switch given a value", ["user", "remove", "ghost@example.com", "--yes=no"], "--yes is a switch: give it alone (or =true / =false), not '=no'"),
         ("a mistyped switch", ["migrate", "--froce", "--from", "/nonexistent", "--to", "/nonexistent2"], "migrate takes no --froce"),
         ("an option given twice", ["user", "add", "--email", "a@example.com", "--email", "b@example.com"], "--email is given 2 times"),
+        ("an expiry on a user's token", ["token", "create", "--user", "ghost@example.com", "--expires", "1h"], "--expires is not for a user's token"),
     ]
 
     /// Every option `tandem --help` shows for a command is one the command takes: the refusal of

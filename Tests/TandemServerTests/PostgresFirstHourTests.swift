@@ -77,6 +77,14 @@ struct PostgresFirstHourTests {
         #expect(migrate.error.hasPrefix("\(files) is the data directory of a PostgreSQL store: give --from \(shown) --from-data \(files)"),
                 "\(migrate.error)")
         #expect(!FileManager.default.fileExists(atPath: target))
+        // Nor is a PostgreSQL server's data directory a SQLite target, even with --force (review 50).
+        try Data("the server's key".utf8).write(to: URL(fileURLWithPath: files + "/secret.key"))
+        let over = try runTandem(["migrate", "--from", data, "--to", files, "--force"])
+        #expect(over.status == 1 && over.error.contains("refusing to write into \(files): it is the data directory of a PostgreSQL store"),
+                "\(over.error)")
+        #expect(FileManager.default.contents(atPath: files + "/secret.key") == Data("the server's key".utf8))
+        #expect(PostgresMarker.url(in: files) == shown)
+        #expect(!FileManager.default.fileExists(atPath: files + "/tandem.sqlite"))
     }
 
     @Test(arguments: ["POSTGRES://", "PostgreSQL://"])
