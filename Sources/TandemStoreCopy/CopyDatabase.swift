@@ -52,6 +52,10 @@ protocol CopyDatabase: AnyObject {
     /// holds), so new rows never reuse a number handed out before the copy.
     func setPositions(_ positions: [String: Int64], tables: [CopyTable]) throws
 
+    /// The store's generation now (`feed_clock.generation`); inside ``reading(_:)``, its first
+    /// read begins the snapshot.
+    func generation() throws -> Int64
+
     /// Starts a new generation of the store (inside ``writing(_:)``): change tokens issued from
     /// now on carry it, and those issued under the generations it descends from stay valid
     /// (decisions P78).

@@ -150,6 +150,10 @@ final class PostgresCopyDatabase: CopyDatabase {
 
     func keepsPosition(_ table: CopyTable) throws -> Bool { table.identity != nil }
 
+    func generation() throws -> Int64 {
+        try connection.queryOne("SELECT generation FROM feed_clock WHERE id = 1") { try $0.int64(0) } ?? 0
+    }
+
     func startGeneration(_ generation: Int64, at time: Int64) throws {
         try connection.run("UPDATE feed_clock SET generation = $1 WHERE id = 1", [.integer(generation)])
         try connection.run("INSERT INTO store_generations (generation, began_at) VALUES ($1, $2)", [.integer(generation), .integer(time)])

@@ -227,6 +227,10 @@ final class SQLiteCopyDatabase: CopyDatabase {
 
     private func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
+    func generation() throws -> Int64 {
+        try connection.queryOne("SELECT generation FROM feed_clock WHERE id = 1") { $0.int64(0) } ?? 0
+    }
+
     func startGeneration(_ generation: Int64, at time: Int64) throws {
         try connection.run("UPDATE feed_clock SET generation = ? WHERE id = 1", [.integer(generation)])
         try connection.run("INSERT INTO store_generations (generation, began_at) VALUES (?, ?)", [.integer(generation), .integer(time)])

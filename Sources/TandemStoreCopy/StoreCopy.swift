@@ -132,6 +132,11 @@ public enum StoreCopy {
             throw StoreCopyError(.refused, "refusing to write into \(directory): it holds a SQLite store (tandem.sqlite); "
                                  + "give --to-data a directory of its own for the PostgreSQL store's files")
         }
+        // Nor beside another PostgreSQL store's: its secret.key would be replaced (review 51).
+        if case .postgres(let url, let directory) = target, let other = PostgresMarker.url(in: directory), other != PostgresURL.redacted(url) {
+            throw StoreCopyError(.refused, "refusing to write into \(directory): it is the data directory of another PostgreSQL store "
+                                 + "(\(other)); give that store's URL as it is written there, or --to-data a directory of its own, --force or not")
+        }
         // And a SQLite store never into a PostgreSQL server's data directory: --force replaced that
         // server's secret.key and took its marker (review 50).
         if case .directory = target, let directory = target.directories.first(where: { PostgresMarker.url(in: $0) != nil }) {
@@ -148,14 +153,18 @@ public enum StoreCopy {
         var undo = DataFiles.Undo()
         do {
             let summary = try sourceDatabase.reading {
-                try targetDatabase.writing {
+                // The source's snapshot begins with this read; its new generation, committed from
+                // another connection, is not in the snapshot the copy reads.
+                _ = try sourceDatabase.generation()
+                markParted(source, progress: progress)
+                return try targetDatabase.writing {
                     try copy(sourceDatabase, targetDatabase, source: source, target: target, version: version,
                              force: force, existingFiles: existingFiles.count, undo: &undo, progress: progress)
                 }
             }
             // Committed: nothing from here on takes the copy back.
             undo.keep()
-            markParted(sourceDatabase, progress: progress)
+            progress("migrate: committed")
             do {
                 if let line = try targetDatabase.refreshStatistics() { progress(line) }
             } catch {
@@ -175,13 +184,18 @@ public enum StoreCopy {
         }
     }
 
-    /// A new generation for the source, now that a copy of it exists (P78). Without it, tokens the
+    /// A new generation for the source, as a copy of it is made (P78). Without it, tokens the
     /// source issued from now on would be read by the copy as positions in its own history.
-    private static func markParted(_ source: any CopyDatabase, progress: (String) -> Void) {
+    /// Started before the copy commits, from a connection of its own, after the copy's snapshot
+    /// of the source began (review 51: started after the commit, a copy stopped in between left
+    /// the source at the generation the copy descends from). A copy that fails after it has
+    /// changed nothing but that: the source's earlier tokens stay valid.
+    private static func markParted(_ source: Endpoint, progress: (String) -> Void) {
         do {
-            try source.writing { try source.startGeneration(newGeneration(), at: now()) }
+            let database = try open(source, create: false)
+            try database.writing { try database.startGeneration(newGeneration(), at: now()) }
         } catch {
-            progress("migrate: note: could not start a new generation in \(source.label) (\(error)): change tokens it issues from "
+            progress("migrate: note: could not start a new generation in the source (\(error)): change tokens it issues from "
                      + "now on will be accepted by the copy as if they were its own; serve only one of the two")
         }
     }

@@ -168,11 +168,6 @@ extension CommandLine {
                     })
                 } else {
                     guard let user = options.value("user") else { throw UsageError("token create needs --user EMAIL_OR_USER_RECORD_NAME") }
-                    // A user token that silently ignored `--expires 1h` never expired (review 50).
-                    if let name = ["expires", "container", "origin", "sign-in-callback"].first(where: { options.value($0) != nil }) {
-                        throw UsageError("--\(name) is not for a user's token (--expires is --admin's; --container, --origin and "
-                                         + "--sign-in-callback are --api's); a user's token lasts as serve's --session-lifetime and --session-idle say")
-                    }
                     print(try withStore(store) { try Admin.createUserToken(for: user, store: $0) })
                 }
             case ("schema", _, _):

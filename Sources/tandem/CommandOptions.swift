@@ -35,5 +35,21 @@ enum CommandOptions {
         }
         try options.requireValues()
         try options.refuseRepeated(except: repeatable)
+        try refuseOtherTokenKinds(options)
+    }
+
+    /// `token create` makes three kinds of token, each with options of its own: one given to
+    /// another kind was ignored (a user's or an API token given `--expires 1h` never expired:
+    /// reviews 50, 51).
+    static func refuseOtherTokenKinds(_ options: Options) throws {
+        guard options.words.prefix(2) == ["token", "create"] else { return }
+        let kind = options.flag("admin") ? "an admin token" : options.flag("api") ? "an API token" : "a user's token"
+        let taken: Set<String> = options.flag("admin") ? ["expires"]
+            : options.flag("api") ? ["container", "origin", "sign-in-callback", "user"]  // --user: its own message, later
+            : ["user"]
+        if let name = ["container", "expires", "origin", "sign-in-callback", "user"].first(where: { options.value($0) != nil && !taken.contains($0) }) {
+            throw UsageError("--\(name) is not for \(kind) (--expires is --admin's; --container, --origin and --sign-in-callback are "
+                             + "--api's; --user is a user's token's, which lasts as serve's --session-lifetime and --session-idle say)")
+        }
     }
 }

@@ -25,6 +25,9 @@ import TandemCore
         ("a mistyped switch", ["migrate", "--froce", "--from", "/nonexistent", "--to", "/nonexistent2"], "migrate takes no --froce"),
         ("an option given twice", ["user", "add", "--email", "a@example.com", "--email", "b@example.com"], "--email is given 2 times"),
         ("an expiry on a user's token", ["token", "create", "--user", "ghost@example.com", "--expires", "1h"], "--expires is not for a user's token"),
+        ("an expiry on an API token", ["token", "create", "--api", "--container", "iCloud.com.example.tests", "--expires", "1h"],
+         "--expires is not for an API token"),
+        ("an origin on an admin token", ["token", "create", "--admin", "--origin", "https://app.example"], "--origin is not for an admin token"),
     ]
 
     /// Every option `tandem --help` shows for a command is one the command takes: the refusal of

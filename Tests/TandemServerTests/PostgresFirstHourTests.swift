@@ -85,6 +85,13 @@ struct PostgresFirstHourTests {
         #expect(FileManager.default.contents(atPath: files + "/secret.key") == Data("the server's key".utf8))
         #expect(PostgresMarker.url(in: files) == shown)
         #expect(!FileManager.default.fileExists(atPath: files + "/tandem.sqlite"))
+        // Nor the files of another PostgreSQL store beside its own (review 51).
+        let other = try PostgresCluster.shared().createDatabase()
+        let beside = try runTandem(["migrate", "--from", data, "--to", other, "--to-data", files, "--force"])
+        #expect(beside.status == 1 && beside.error.contains("refusing to write into \(files): it is the data directory of another PostgreSQL store (\(shown))"),
+                "\(beside.error)")
+        #expect(FileManager.default.contents(atPath: files + "/secret.key") == Data("the server's key".utf8))
+        #expect(PostgresMarker.url(in: files) == shown)
     }
 
     @Test(arguments: ["POSTGRES://", "PostgreSQL://"])

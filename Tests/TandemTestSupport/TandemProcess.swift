@@ -51,8 +51,8 @@ public enum TandemProcess {
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, process.terminationReason == .uncaughtSignal, data, errors)
+        let (status, signalled) = process.waitForTermination()
+        return (status, signalled, data, errors)
     }
 
     /// A running `tandem serve`.

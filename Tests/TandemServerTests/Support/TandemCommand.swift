@@ -22,6 +22,5 @@ func runTandem(_ arguments: [String], timeout: Double? = nil) throws -> (status:
     let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     timer.cancel()
-    process.waitUntilExit()
-    return (process.terminationStatus, output, error)
+    return (process.waitForTermination().status, output, error)
 }

@@ -65,7 +65,7 @@ final class TestServer: @unchecked Sendable {
     func kill() {
         guard let process else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForTermination()
         self.process = nil
     }
 
@@ -81,13 +81,13 @@ final class TestServer: @unchecked Sendable {
     func stop(signalled: Bool = false) -> Int32 {
         guard let process else { return 0 }
         if !signalled { process.terminate() }
-        process.waitUntilExit()
+        let status = process.waitForTermination().status
         self.process = nil
-        return process.terminationStatus
+        return status
     }
 
     deinit {
-        if let process, process.isRunning { process.terminate(); process.waitUntilExit() }
+        if let process, process.isRunning { process.terminate(); process.waitForTermination() }
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 

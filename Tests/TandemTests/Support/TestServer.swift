@@ -49,12 +49,12 @@ final class TestServer: @unchecked Sendable {
     func kill() {
         guard let process = lock.withLock({ server?.process }) else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForTermination()
         lock.withLock { server = nil }
     }
 
     deinit {
-        if let process = server?.process, process.isRunning { process.terminate(); process.waitUntilExit() }
+        if let process = server?.process, process.isRunning { process.terminate(); process.waitForTermination() }
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 
