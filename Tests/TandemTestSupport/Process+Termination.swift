@@ -10,7 +10,8 @@ extension Process {
     /// "a test process once hung"). This polls instead, and a child that has been a zombie for a
     /// second while Foundation still calls it running is taken as ended, its status read from
     /// /proc/PID/stat (field 52, `exit_code`). It never reaps the child itself (`waitpid` here
-    /// would race Foundation's reaper); such a zombie stays until the test process ends.
+    /// would race Foundation's reaper); such a zombie, and its Process, stay until the test
+    /// process ends.
     @discardableResult
     public func waitForTermination() -> (status: Int32, signalled: Bool) {
         let pid = processIdentifier
@@ -25,6 +26,10 @@ extension Process {
             }
             usleep(5_000)
         }
+        // Ended: returns at once, and drops the run loop source that keeps this Process, and so
+        // its pipes' descriptors, alive (without it a run leaked thousands of descriptors and
+        // Foundation's next spawn crashed).
+        waitUntilExit()
         return (terminationStatus, terminationReason == .uncaughtSignal)
     }
 
