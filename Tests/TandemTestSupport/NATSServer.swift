@@ -60,7 +60,10 @@ public final class NATSServer: Sendable {
     public func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-a", "127.0.0.1", "-p", String(port), "-n", "tandem-test"] + arguments
+        // A server with a `--config` file takes its name from there (`server_name`): a name from
+        // the command line is not one nats-server can keep through a `reload()`.
+        let name = arguments.contains("--config") ? [] : ["-n", "tandem-test"]
+        process.arguments = ["-a", "127.0.0.1", "-p", String(port)] + name + arguments
         let log = directory + "/nats.log"
         if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
@@ -104,6 +107,12 @@ public final class NATSServer: Sendable {
     /// Lets a ``pause()``d server go on (SIGCONT).
     public func resume() {
         if let process = server.withLock({ $0?.process }), process.isRunning { kill(process.processIdentifier, SIGCONT) }
+    }
+
+    /// Makes the server read its `--config` file again (SIGHUP; nats-server reloads, among
+    /// others, a cluster's `routes`), keeping its connections.
+    public func reload() {
+        if let process = server.withLock({ $0?.process }), process.isRunning { kill(process.processIdentifier, SIGHUP) }
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.

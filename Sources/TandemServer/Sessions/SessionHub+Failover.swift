@@ -59,20 +59,32 @@ extension SessionHub {
         for session in registry.withLock({ Array($0.sessions.values) }) { publishReplica(session) }
     }
 
-    /// Another node's replica of a session it owns.
+    /// Another node's replica of a session it owns. A session this node had not heard of at all
+    /// is announced to its audience's connections here (`session.available`, N83): its start's
+    /// announcement never reached this node (the bus between the two was partitioned then, and
+    /// plain NATS keeps nothing), and the owner sends its copies when it first hears this node.
+    /// Before, those members never heard of the session. At a normal start the index entry comes
+    /// first (`publishIndex`), so nobody hears it twice from here.
     func heard(replica: SessionReplica, owner: String, container: String, environment: Environment) {
         _ = yield(to: replica, owner: owner)
-        registry.withLock { registry in
-            guard registry.sessions[replica.sessionID] == nil else { return }
+        // (Not `JSONValue?`: `nil` there would be `.null`, a JSON null, and pass as a session.)
+        let (unheard, json) = registry.withLock { registry -> (Bool, JSONValue) in
+            let json = LiveSession.json(id: replica.sessionID, conversationID: replica.conversationID, activity: replica.activity,
+                                        initiatorConnection: replica.initiatorConnection)
+            guard registry.sessions[replica.sessionID] == nil else { return (false, json) }
             // Of two copies heard (after a partition), the index follows the winning one (N70).
             if let known = registry.remote[replica.sessionID], known.owner != owner, let current = known.replica,
-               current.wins(over: replica.generation, ownedBy: owner, owner: known.owner) { return }
+               current.wins(over: replica.generation, ownedBy: owner, owner: known.owner) { return (false, json) }
+            let unheard = registry.remote[replica.sessionID] == nil
             registry.remote[replica.sessionID] = RemoteSession(
                 owner: owner, container: container, environment: environment, conversationID: replica.conversationID,
-                audience: replica.audience,
-                json: LiveSession.json(id: replica.sessionID, conversationID: replica.conversationID, activity: replica.activity,
-                                       initiatorConnection: replica.initiatorConnection),
-                replica: replica)
+                audience: replica.audience, json: json, replica: replica)
+            return (unheard, json)
+        }
+        guard unheard else { return }
+        let event = JSONWriter.string(["type": "session.available", "session": json])
+        for connection in connections(of: replica.audience, container: container, environment: environment) {
+            _ = connection.send(text: event)
         }
     }
 

@@ -386,6 +386,48 @@ struct SessionFailoverTests {
         #expect(Self.heard(onB, tag: "merged").map(\.sequence) == Self.heard(onC, tag: "merged").map(\.sequence))
     }
 
+    /// A session started while its owner's nats-server has no route to the others' yet (a
+    /// partition at the start: its announcement reaches nobody, and plain NATS keeps nothing):
+    /// when the route comes, the owner hears the other nodes for the first time and sends them
+    /// its copies, and their members hear `session.available` then and can join (N83). Before,
+    /// they never heard of it: `anOwnerCutOffAlone…` failed whenever its session started within
+    /// the second nats-server takes to retry a route (every time after another cluster test in
+    /// the same process, stop 43).
+    @Test func aSessionStartedWhileTheBusIsPartitionedIsAnnouncedWhenTheRouteComes() async throws {
+        let (ownRoutePort, routePort) = (try PostgresCluster.freePort(), try PostgresCluster.freePort())
+        func clusterBlock(routes: String) -> String {
+            "server_name: tandem-test-own\ncluster { name: tandem, listen: \"127.0.0.1:\(ownRoutePort)\", no_advertise: true\(routes) }\n"
+        }
+        let config = try NATSServer.configFile(clusterBlock(routes: ""))
+        let own = try NATSServer(arguments: ["--config", config])
+        let cluster = try NodeCluster(nodes: 3, natsArguments: ["--cluster_name", "tandem", "--cluster", "nats://127.0.0.1:\(routePort)",
+                                                                                 "--no_advertise"],
+                                      nodeBus: [0: own.url])
+        let people = try ["ada", "bob", "carol"].map { try cluster.person($0) }
+        let conversation = try Self.conversation(cluster, people)
+        var members: [StreamProbe] = []
+        for (index, node) in cluster.nodes.enumerated() { members.append(try await StreamProbe.connect(node, as: people[index])) }
+        let (onA, onB, onC) = (members[0], members[1], members[2])
+        _ = try await Session.reply(onA, ["type": "conversation.activate", "conversationID": .string(conversation)])
+        let activated = try await Session.reply(onA, ["type": "activity.activate", "activity": Session.activity()])
+        let sessionID = try #require(activated["result"]?["session"]?["sessionID"]?.stringValue, "\(activated)")
+        try await Task.sleep(for: .seconds(2))
+        #expect(!onB.has("session.available") && !onC.has("session.available"), "no route yet, so nobody else heard of it")
+
+        try clusterBlock(routes: ", routes: [\"nats://127.0.0.1:\(routePort)\"]").write(toFile: config, atomically: true, encoding: .utf8)
+        own.reload()
+        for probe in [onB, onC] {
+            #expect(await probe.wait(seconds: 20) { $0.envelopes.withLock { $0.contains {
+                $0["type"] == "session.available" && $0["session"]?["sessionID"]?.stringValue == sessionID } } },
+                    "\(probe.envelopes.withLock { $0.suffix(6) })")
+        }
+        for probe in members { _ = try await Self.joined(probe, sessionID) }
+        #expect(await Self.participants(onA, 3), "\(onA.envelopes.withLock { $0.suffix(4) })")
+        await Self.send(onB, sessionID, tag: "healed", count: 2)
+        #expect(await onA.wait(seconds: 20) { Self.heard($0, tag: "healed").count >= 2 }, "\(Self.heard(onA, tag: "healed"))")
+        #expect(onB.envelopes.withLock { $0.filter { $0["type"] == "session.available" }.count } == 1, "heard once: \(onB.all("session.available"))")
+    }
+
     /// The owner paused (SIGSTOP) for longer than the silence: the others take the session over;
     /// when it runs again, the copy it kept loses to theirs (a higher generation, N70): its
     /// member hears `session.invalidated`, joins again through the same node, and everyone is
