@@ -152,6 +152,7 @@ public final class TandemServer: Sendable {
     public func start() throws {
         try bus.start()
         sessions.announce()
+        sessions.awaitOtherNodes(seconds: 1.5)
         hub.start()
         webhooks.start()
         try http.start()

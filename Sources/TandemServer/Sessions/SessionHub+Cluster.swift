@@ -134,6 +134,20 @@ extension SessionHub {
         bus?.publish(.session(SessionTraffic(container: "", environment: "", kind: .heartbeat)))
     }
 
+    /// Waits until another node has been heard, at most `seconds` (N84): called after
+    /// `announce()` and before the HTTP server binds, so the copies of the sessions the others
+    /// own, which they send a node they hear for the first time, are here before the first
+    /// join. Before, `announce()` alone left a race: a join through a node that had just started
+    /// could arrive before the copies and was answered `NOT_FOUND`. A node alone on its bus
+    /// (the first one started) waits the whole `seconds`; without a bus nothing is waited for.
+    func awaitOtherNodes(seconds: Double) {
+        guard bus?.transport != nil else { return }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while registry.withLock({ $0.lastHeard.isEmpty }), Date() < deadline { usleep(10_000) }
+        // The node heard first may still be sending its copies, one message per session.
+        usleep(50_000)
+    }
+
     /// Tells the other nodes this one is stopping (N65), before its HTTP server drains, while
     /// the bus still runs: they take its sessions over at once, and this node stops owning them
     /// (its own members' frames find no session until their connections close, and they join
