@@ -12,7 +12,9 @@ enum FigureRows {
     /// The issue's targets.
     static let createTarget = 0.40
     static let lookupTarget = 0.60
+    /// Query p99 at one connection and at four (issue 21 item 4), in seconds.
     static let queryP99Target = 0.005
+    static let queryP99TargetAtFour = 0.010
 
     static func creates(_ creates: Wrk.Result, synchronous: SQLiteSynchronous, ceilings: Ceilings, report: Report) {
         guard let hello = ceilings.hello, let sqlite = ceilings.sqlite[synchronous] else { return }
@@ -68,19 +70,21 @@ enum FigureRows {
     static func queries(_ query: QueryFigure.Result, floor: Wrk.Result, store: String? = nil, report: Report) {
         let zone = (query.records >= 1_000_000 ? "\(query.records / 1_000_000)M" : "\(query.records / 1000)k")
             + (store.map { " " + $0 } ?? "")
-        let runs = [("c1", query.serial, true), ("c4", query.concurrent, true),
-                    ("c1, limit \(QueryFigure.smallResultsLimit)", query.smallPage, false)]
-        for (label, run, targeted) in runs {
+        // Issue 21 item 4: p99 under 5 ms at one connection, under 10 ms at four (the c4 row
+        // was held to 5 ms until stop 44).
+        let runs: [(String, Wrk.Result, Double?)] = [("c1", query.serial, queryP99Target), ("c4", query.concurrent, queryP99TargetAtFour),
+                                                     ("c1, limit \(QueryFigure.smallResultsLimit)", query.smallPage, nil)]
+        for (label, run, p99Target) in runs {
             for percentile in [50.0, 99.0] {
                 guard let value = run.latency[percentile] else { continue }
                 let floorValue = floor.latency[percentile] ?? 0
-                let isTargeted = targeted && percentile == 99 && store == nil
+                let target = percentile == 99 && store == nil ? p99Target : nil
                 report.add("query p\(Int(percentile)), \(zone) zone, \(label)", value: Format.latency(value),
                            ceiling: Format.latency(floorValue) + " (a, c1)",
                            ratio: floorValue > 0 ? String(format: "%.1f×", value / floorValue) : "—",
-                           target: isTargeted ? "< \(Format.latency(queryP99Target))" : "—",
-                           verdict: isTargeted ? .init(passes: value < queryP99Target, problems: run.problems)
-                                               : (run.problems > 0 ? .errors : .info))
+                           target: target.map { "< \(Format.latency($0))" } ?? "—",
+                           verdict: target.map { .init(passes: value < $0, problems: run.problems) }
+                               ?? (run.problems > 0 ? .errors : .info))
             }
         }
         report.add("queries/s, \(zone) zone, c1 / c4", value: Format.rate(query.serial.requestsPerSecond) + " / "
