@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemCore
+import TandemTestSupport
 
 /// The admin CLI refuses bad input with a clear message and a non-zero exit, and works while the
 /// server runs.
@@ -80,9 +81,9 @@ import TandemCore
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try #require(FileHandle(forWritingAtPath: "/dev/full"))
         try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
-        #expect(process.terminationStatus == 64, "a usage error (EX_USAGE)")
+        let processEnd = process.waitForTermination()
+        #expect(!processEnd.signalled, "killed by signal \(processEnd.status)")
+        #expect(processEnd.status == 64, "a usage error (EX_USAGE)")
     }
 
     @Test func duplicateEmailIsRefusedWhateverItsCase() throws {

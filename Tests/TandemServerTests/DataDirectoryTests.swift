@@ -54,7 +54,7 @@ import TandemTestSupport
         #expect(throws: (any Error).self, "serve refuses to start") {
             let server = try TandemProcess.serve(dataDirectory: directory)
             server.process.terminate()
-            server.process.waitUntilExit()
+            server.process.waitForTermination()
         }
         #expect(!FileManager.default.fileExists(atPath: directory + "/tandem.sqlite"), "nothing written there")
     }

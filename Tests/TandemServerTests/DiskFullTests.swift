@@ -69,8 +69,8 @@ import TandemTestSupport
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         probe.arguments = ["-m", "/bin/sh", "-c", "mount -t tmpfs -o size=1m tandem-probe /mnt"]
         guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
+        let probeEnd = probe.waitForTermination()
+        return probeEnd.status == 0
     }()
 
     /// Audit B4: an upload meeting a full disk left its partial spool file (assets/tmp/
@@ -93,7 +93,7 @@ import TandemTestSupport
             list.standardOutput = out
             try list.run()
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            list.waitUntilExit()
+            list.waitForTermination()
             return text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("tandem-body-") }
         }
         func upload(bytes: Int) throws -> TestServer.Response {

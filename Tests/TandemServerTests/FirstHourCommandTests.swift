@@ -68,9 +68,9 @@ import TandemTestSupport
                                                                                   fields: ["title": Body.field("hello")])]))
         #expect(saved.status == 200, "\(saved.text)")
         let rest = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let processEnd = process.waitForTermination()
         let text = String(decoding: hello + rest, as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        #expect(processEnd.status == 0, "\(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 3 && lines.last == "", "two lines, each ending with a newline: \(text)")
         let notification = lines.count > 1 ? (try? JSONParser.parse(Array(lines[1].utf8))) ?? .null : .null

@@ -17,7 +17,7 @@ import TandemTestSupport
             let deadline = Date().addingTimeInterval(60)
             while server.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
             let stopped = !server.process.isRunning
-            if !stopped { kill(server.process.processIdentifier, SIGKILL); server.process.waitUntilExit() }
+            if !stopped { kill(server.process.processIdentifier, SIGKILL); server.process.waitForTermination() }
             // The lifeline stays open until here, so only the signal can have stopped it.
             withExtendedLifetime(server.lifeline) {}
             try #require(stopped, "attempt \(attempt): still running 60 s after SIGTERM")

@@ -73,7 +73,7 @@ public final class NginxBalancer: Sendable {
     public func stop() {
         lifeline.retire()
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        process.waitForTermination()
     }
 
     /// The configuration: round-robin over `upstreams`, a dead node skipped for 10 s after one

@@ -33,7 +33,7 @@ public final class OIDCProvider: @unchecked Sendable {
 
     deinit {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        process.waitForTermination()
     }
 
     /// An ID token the provider signs for `sub` and audience `clientID`, after setting the
@@ -61,8 +61,8 @@ public final class OIDCProvider: @unchecked Sendable {
         // Both are small (a token, or a traceback).
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TandemProcessError("oidc_provider.py \(arguments.first ?? ""): \(errors)") }
+        let processEnd = process.waitForTermination()
+        guard processEnd.status == 0 else { throw TandemProcessError("oidc_provider.py \(arguments.first ?? ""): \(errors)") }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

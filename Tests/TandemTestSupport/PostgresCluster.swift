@@ -198,10 +198,10 @@ public final class PostgresCluster: Sendable {
         let process = try process(executable, arguments, in: directory, log: log, unprivileged: unprivileged)
         try process.run()
         ExitCleanup.terminateAtExit(process)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let processEnd = process.waitForTermination()
+        guard processEnd.status == 0 else {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw TandemProcessError("\(executable) exited \(process.terminationStatus): \(output.suffix(2000))")
+            throw TandemProcessError("\(executable) exited \(processEnd.status): \(output.suffix(2000))")
         }
     }
 
@@ -214,8 +214,8 @@ public final class PostgresCluster: Sendable {
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        let processEnd = process.waitForTermination()
+        return processEnd.status
     }
 
     /// Polls (Foundation reaps its children on its own thread).

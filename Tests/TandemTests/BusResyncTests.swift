@@ -86,7 +86,7 @@ final class BusNodes: @unchecked Sendable {
     /// SIGKILL: the node ends without flushing anything.
     func kill(_ node: TandemProcess.Server) {
         Foundation.kill(node.process.processIdentifier, SIGKILL)
-        node.process.waitUntilExit()
+        node.process.waitForTermination()
     }
 
     /// `tandem listen` on `node` as Ada: every stream envelope, one JSON line each, in `output`.

@@ -78,9 +78,9 @@ extension TestServer {
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         let problem = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestFailure("\(process.executableURL?.lastPathComponent ?? "") failed (\(process.terminationStatus)): "
+        let processEnd = process.waitForTermination()
+        guard processEnd.status == 0 else {
+            throw TestFailure("\(process.executableURL?.lastPathComponent ?? "") failed (\(processEnd.status)): "
                 + "\(String(decoding: problem, as: UTF8.self)) for \(query)")
         }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemCore
+import TandemTestSupport
 
 /// Admin tokens expire and are revoked (issue 16, decisions A14): made, listed and revoked with
 /// `tandem token create|list|revoke --admin`, presented with curl to the schema endpoint.
@@ -15,7 +16,7 @@ struct AdminTokenTests {
         process.standardOutput = out
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        process.waitForTermination()
         let text = String(decoding: data, as: UTF8.self)
         let status = Int(text.split(separator: "\n").last ?? "") ?? 0
         return (status, String(text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().joined(separator: "\n")))

@@ -235,7 +235,7 @@ final class SMTPSink: @unchecked Sendable {
 
     deinit {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        process.waitForTermination()
         try? FileManager.default.removeItem(atPath: directory)
     }
 

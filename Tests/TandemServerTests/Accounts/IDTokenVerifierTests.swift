@@ -44,8 +44,8 @@ import TandemCrypto
             try stdin.fileHandleForWriting.write(contentsOf: Data(input))
             try stdin.fileHandleForWriting.close()
             let out = stdout.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw TestFailure("openssl \(arguments.joined(separator: " ")) failed") }
+            let processEnd = process.waitForTermination()
+            guard processEnd.status == 0 else { throw TestFailure("openssl \(arguments.joined(separator: " ")) failed") }
             return Array(out)
         }
     }

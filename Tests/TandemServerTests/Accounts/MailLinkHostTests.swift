@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemCore
 @testable import TandemServer
+import TandemTestSupport
 
 /// Emailed sign-up and reset links never point at a Host the client made up (A38): without
 /// `--public-url`, only a Host naming this machine is used; otherwise nothing is mailed, so a
@@ -96,7 +97,7 @@ import TandemCore
         process.standardOutput = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        process.waitForTermination()
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -111,7 +112,7 @@ import TandemCore
         process.standardOutput = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        process.waitForTermination()
         return String(decoding: data, as: UTF8.self)
     }
 }

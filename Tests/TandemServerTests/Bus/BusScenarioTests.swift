@@ -317,8 +317,8 @@ struct BusScenarioTests {
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
-        openssl.waitUntilExit()
-        try #require(openssl.terminationStatus == 0)
+        let opensslEnd = openssl.waitForTermination()
+        try #require(opensslEnd.status == 0)
         let cluster = try NodeCluster(nodes: 2, extraArguments: ["--bus-ca", folder + "/cert.pem"],
                                   natsArguments: ["--tls", "--tlscert", folder + "/cert.pem", "--tlskey", folder + "/key.pem"],
                                   bus: { "tls://127.0.0.1:\($0.port)" })

@@ -1,6 +1,7 @@
 import Foundation
 import TandemCore
 import TandemCrypto
+import TandemTestSupport
 
 /// A server-to-server key made as an operator makes one (`openssl ecparam` / `openssl ec -pubout`,
 /// then `tandem key add`), with its private key for signing requests in the test.
@@ -31,8 +32,8 @@ extension TestServer {
         process.arguments = arguments
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("\(executable) \(arguments) exited \(process.terminationStatus)") }
+        let processEnd = process.waitForTermination()
+        guard processEnd.status == 0 else { throw TestFailure("\(executable) \(arguments) exited \(processEnd.status)") }
     }
 
     /// A request signed as CloudKit Web Services documents: `date:base64(sha256(body)):subpath`,

@@ -139,8 +139,8 @@ extension TestServer {
         try stdin.fileHandleForWriting.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+        let processEnd = process.waitForTermination()
+        return (processEnd.status, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
     }
 
     /// Makes `email` a server administrator with `password` (`tandem admin add --password-stdin`).

@@ -87,6 +87,6 @@ final class AssociationOrigin: @unchecked Sendable {
 
     deinit {
         process.terminate()
-        process.waitUntilExit()
+        process.waitForTermination()
     }
 }

@@ -34,8 +34,8 @@ extension TestServer {
         curl.standardError = errors
         try curl.run()
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        curl.waitUntilExit()
-        guard curl.terminationStatus == 0 else { throw TestFailure("curl \(method) \(url): \(message)") }
+        let curlEnd = curl.waitForTermination()
+        guard curlEnd.status == 0 else { throw TestFailure("curl \(method) \(url): \(message)") }
         // The last head is the answer's (a 100 Continue may come first).
         let heads = try String(contentsOfFile: headFile, encoding: .utf8).components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }
         guard let head = heads.last?.components(separatedBy: "\r\n"), let statusLine = head.first,

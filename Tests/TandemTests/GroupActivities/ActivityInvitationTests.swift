@@ -162,7 +162,7 @@ func scannedQRCode(in html: String) throws -> String {
     reader.standardError = FileHandle.nullDevice   // zbar warns that it has no D-Bus; the text is on stdout
     try reader.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
-    reader.waitUntilExit()
+    reader.waitForTermination()
     return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 

@@ -36,7 +36,7 @@ final class SessionServer: @unchecked Sendable {
     }
 
     deinit {
-        if server.process.isRunning { server.process.terminate(); server.process.waitUntilExit() }
+        if server.process.isRunning { server.process.terminate(); server.process.waitForTermination() }
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 
@@ -51,7 +51,7 @@ final class SessionServer: @unchecked Sendable {
     /// SIGKILL, as a crash would end every connection.
     func kill() {
         Foundation.kill(server.process.processIdentifier, SIGKILL)
-        server.process.waitUntilExit()
+        server.process.waitForTermination()
     }
 
     /// POSTs JSON to `/tandem/1/{container}/development/{operation}` as user `index`.
