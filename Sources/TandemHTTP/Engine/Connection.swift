@@ -69,6 +69,8 @@ final class Connection {
     /// A head is awaited: set when the connection opens and when a transaction completes with
     /// the connection kept, cleared when a head is delivered (see `headTimerFired`).
     var headPending = true
+    /// Closed to free a descriptor (`ServiceLoop.acceptFailed`), and not yet gone.
+    var shed = false
     /// Fell back to a raw socket (lws could not read a request line) and was answered.
     var rawAnswered = false
     /// Set once the connection is a WebSocket, until its close callback.

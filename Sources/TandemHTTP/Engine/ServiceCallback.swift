@@ -1,4 +1,6 @@
 import CWebSockets
+import Foundation
+import Synchronization
 
 /// The protocol callback lws calls for every event, always on the service thread.
 ///
@@ -55,7 +57,10 @@ func serviceCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ us
     }
 }
 
-/// Routes lws' own log lines (errors only) to standard error.
+/// Routes lws' own log lines (errors only) to standard error, at most `linesPerSecond` a
+/// second (then one line saying how many were left out). A failed accept (`accept: errno N`)
+/// is handed to the loop of the service thread it was raised on instead (`DescriptorShortage`,
+/// decisions E34): lws raised it on every pass while out of descriptors, about 20 MB a second.
 enum LWSLogging {
     private static let configured: Void = {
         lws_set_log_level(LLL_ERR, lwsLogLine)
@@ -64,11 +69,41 @@ enum LWSLogging {
     static func configure() {
         _ = configured
     }
+
+    static let linesPerSecond = 20
+    /// The current second's start, lines written in it, and lines left out since the last note.
+    static let window = Mutex<(start: ContinuousClock.Instant, written: Int, dropped: Int)>((.now, 0, 0))
+
+    /// Whether a line may be written now, and how many were left out before it (to say so).
+    static func admit() -> (write: Bool, dropped: Int) {
+        window.withLock { window in
+            let now = ContinuousClock.now
+            var dropped = 0
+            if now - window.start >= .seconds(1) {
+                dropped = window.dropped
+                window = (now, 0, 0)
+            }
+            guard window.written < linesPerSecond else {
+                window.dropped += 1
+                return (false, 0)
+            }
+            window.written += 1
+            return (true, dropped)
+        }
+    }
 }
 
 private func lwsLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     guard let line else { return }
+    if let code = DescriptorShortage.acceptErrno(line),
+       let loop = Thread.current.threadDictionary[ServiceLoop.threadKey] as? ServiceLoop {
+        loop.acceptFailed(errno: code)
+        return
+    }
+    let (write, dropped) = LWSLogging.admit()
+    if dropped > 0 { ErrorReport.line("\(dropped) lines of libwebsockets' log were left out (at most \(LWSLogging.linesPerSecond) a second)") }
+    guard write else { return }
     let prefix = "libwebsockets: "
-    _ = prefix.withCString { write(2, $0, strlen($0)) }
-    _ = write(2, line, strlen(line))
+    _ = prefix.withCString { Glibc.write(2, $0, strlen($0)) }
+    _ = Glibc.write(2, line, strlen(line))
 }

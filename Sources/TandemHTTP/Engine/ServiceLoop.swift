@@ -15,6 +15,9 @@ struct HolderShare {
 /// `@unchecked Sendable`. Other threads only use the thread-safe members: `completions`,
 /// `counters`, `stopSignal`, `failure` and `requestShutdown()`.
 final class ServiceLoop: @unchecked Sendable {
+    /// The service thread's `threadDictionary` key for its loop (lws' log lines, which carry
+    /// no context, find the loop of the thread they are raised on: `LWSLogging`).
+    static let threadKey = "TandemHTTP.serviceLoop"
     /// Body bytes handed to lws in one write; also the most lws sends per `send()` call.
     static let writeChunkSize = 256 * 1024
     /// The most of a refused body read and dropped before closing; beyond it the connection
@@ -45,11 +48,12 @@ final class ServiceLoop: @unchecked Sendable {
     /// The WebSocket keep-alive (lws' validity timer), read by lws for the vhost's life.
     private let idlePolicy: UnsafeMutablePointer<lws_retry_bo_t>
     /// The socket lws listens on, found after binding (nil if it could not be told apart).
-    private var listener: ListeningSocket?
+    private(set) var listener: ListeningSocket?
     private var watchdog: ListenerWatchdog?
 
     // Service thread.
     var connections: [UInt64: Connection] = [:]
+    var shortage = DescriptorShortage()
     var nextConnectionID: UInt64 = 1
     var nextRequestID: UInt64 = 1
     let headReader: RequestHeadReader
@@ -158,6 +162,7 @@ final class ServiceLoop: @unchecked Sendable {
         counters.port = Int(lws_get_vhost_listen_port(vhost))
         self.context = context
         self.eventLoop = eventLoop
+        shortage.spare = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
         completions.open(context: context)
         if configuration.listenerCheckInterval > 0 {
             listener = ListeningSocket.find(port: counters.port, host: configuration.host)
@@ -212,6 +217,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     private func run() {
         ServerThread.mark(serverID: serverID)
+        Thread.current.threadDictionary[Self.threadKey] = self
         if let eventLoop, let context {
             eventLoop.run(context) { !exitRequested }
         }
@@ -237,6 +243,9 @@ final class ServiceLoop: @unchecked Sendable {
         context = nil
         eventLoop?.destroy()
         eventLoop = nil
+        if shortage.spare >= 0 { close(shortage.spare) }
+        shortage.spare = -1
+        Thread.current.threadDictionary[Self.threadKey] = nil
         counters.reset()
         stopSignal.set()
     }
@@ -299,6 +308,7 @@ final class ServiceLoop: @unchecked Sendable {
         guard let connection = connection(for: wsi) else { return }
         lws_set_opaque_user_data(wsi, nil)
         connections[connection.id] = nil
+        if connection.shed { shortage.closing -= 1 }
         counters.connectionClosed()
         releaseBody(connection)
         switch connection.phase {

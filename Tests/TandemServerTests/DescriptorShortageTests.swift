@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import TandemTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tandem serve` out of descriptors (decisions E34): lws 4.1.6 failed `accept` with `EMFILE`
+/// on every pass of its loop, so the server spun at 100% CPU, logged about 20 MB a second and
+/// answered nobody until its silent connections timed out after 30 s (stop 44's review). Now it
+/// closes the oldest connections waiting for a request and refuses what waits beyond them.
+@Suite struct DescriptorShortageTests {
+    @Test func aServerOutOfDescriptorsKeepsAnsweringWithoutSpinningOrFloodingItsLog() throws {
+        // 256 descriptors for the server; 600 connections that send nothing.
+        let server = try TestServer(launcher: { _ in ["/usr/bin/prlimit", "--nofile=256:256"] })
+        let process = try #require(server.process)
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<600 {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            try #require(socket >= 0)
+            _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(server.port).bigEndian)
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            try #require(result == 0 || errno == EINPROGRESS)
+            sockets.append(socket)
+        }
+        Thread.sleep(forTimeInterval: 1)
+
+        // Not spinning: under half a core over two seconds (before: all of one).
+        let before = try Self.cpuTicks(process.processIdentifier)
+        Thread.sleep(forTimeInterval: 2)
+        let ticks = try Self.cpuTicks(process.processIdentifier) - before
+        #expect(ticks < 100, "\(ticks) CPU ticks (1/100 s) in 2 s")
+
+        // A new client still gets in, at once rather than after the 30 s silence. (On a new
+        // connection: URLSession's kept-alive one, the oldest waiting, was among those closed.)
+        let started = Date()
+        let answer = try Self.fetch("/healthz", port: server.port)
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
+        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer) fds \(descriptors) \(server.standardError?.value.suffix(1500) ?? "")")
+        #expect(Date().timeIntervalSince(started) < 5)
+
+        // One line says what was done; lws' own line is not repeated.
+        let log = server.standardError?.value ?? ""
+        #expect(log.contains("out of descriptors (EMFILE)"), "\(log.suffix(2000))")
+        #expect(!log.contains("accept: errno"), "\(log.suffix(2000))")
+        #expect(log.utf8.count < 20_000, "\(log.utf8.count) bytes of log")
+    }
+
+    /// The answer to a GET of `path` on a connection of its own (at most 5 s).
+    static func fetch(_ path: String, port: Int) throws -> String {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(socket >= 0)
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0, "connect: errno \(errno)")
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        try #require(send(socket, request, request.count, 0) == request.count)
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { if count < 0 { answer += Array("recv errno \(errno)".utf8) }; break }
+            answer += buffer[..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
+    /// The process's user and system CPU time in clock ticks (`/proc/PID/stat` fields 14 and 15).
+    static func cpuTicks(_ pid: Int32) throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+        // After "pid (comm)": field 3 is the first; 14 and 15 are the 12th and 13th.
+        return try #require(Int(fields[11])) + #require(Int(fields[12]))
+    }
+}
