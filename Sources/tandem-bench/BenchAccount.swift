@@ -18,11 +18,11 @@ struct BenchAccount {
     /// container, idle and absolute limits), so lookups can be measured with it too.
     var webToken: String = ""
 
-    /// Creates the container and user when missing, and a fresh token.
-    static func prepare(in directory: String) throws -> BenchAccount {
+    /// Creates the container and user (`email`) when missing, and a fresh token.
+    static func prepare(in directory: String, email: String = email) throws -> BenchAccount {
         let store = try SQLiteStore(directory: directory, synchronous: .normal, readerCount: 1)
         defer { store.close() }
-        return try prepare(store: store)
+        return try prepare(store: store, email: email)
     }
 
     /// The same in the PostgreSQL database at `url` (assets in `directory`).
@@ -32,7 +32,7 @@ struct BenchAccount {
         return try prepare(store: store)
     }
 
-    static func prepare(store: any Store) throws -> BenchAccount {
+    static func prepare(store: any Store, email: String = email) throws -> BenchAccount {
         _ = try Admin.createContainer(container, store: store)
         let user = try store.read { try $0.user(recordNameOrEmail: email) }
             ?? Admin.addUser(email: email, name: "Bench Mark", store: store)

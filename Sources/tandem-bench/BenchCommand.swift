@@ -25,6 +25,14 @@ enum BenchCommand {
                 report.say("\nsmoke run: tiny sizes, so the results column says only that every figure ran")
             }
             report.say("\nload at the end: \(Machine.loadAverage)")
+            // A figure whose load run had failed requests does not count; in a smoke run (CI)
+            // it is the failure the smoke run exists to catch (stop 44's review: the uploads
+            // figure said ERRORS and the run exited 0).
+            let failed = report.rows.filter { $0.verdict == Report.Verdict.errors.text }.map(\.figure)
+            guard failed.isEmpty else {
+                report.say("tandem-bench: \(failed.count) figure\(failed.count == 1 ? "" : "s") had failed requests: \(failed.joined(separator: "; "))")
+                return 1
+            }
             return 0
         } catch {
             report.say("\ntandem-bench failed: \(error)")

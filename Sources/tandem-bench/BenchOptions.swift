@@ -52,17 +52,18 @@ struct BenchOptions {
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
-            case "--quick":
-                size = .quick
-            case "--smoke":
-                size = .smoke
+            case "--quick", "--smoke":
+                let chosen: BenchSize = arguments[index] == "--quick" ? .quick : .smoke
+                guard size == .full || size == chosen else { throw BenchError("--quick and --smoke exclude each other\n\(Self.usage)") }
+                size = chosen
             case "--help", "-h":
                 help = true
             case "--only":
                 guard index + 1 < arguments.count else { throw BenchError("--only needs a name\n\(Self.usage)") }
                 index += 1
                 figures = []
-                for name in arguments[index].split(separator: ",").map(String.init) {
+                for name in arguments[index].split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+                    guard !name.isEmpty else { throw BenchError("--only needs names separated by commas, got '\(arguments[index])'\n\(Self.usage)") }
                     if name == "ceilings" { continue }
                     guard let figure = Figure(rawValue: name) else {
                         throw BenchError("unknown benchmark '\(name)'\n\(Self.usage)")
