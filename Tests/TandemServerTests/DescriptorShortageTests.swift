@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TandemTestSupport
 #if canImport(Glibc)
@@ -14,6 +15,15 @@ import Glibc
         // 256 descriptors for the server; 600 connections that send nothing.
         let server = try TestServer(launcher: { _ in ["/usr/bin/prlimit", "--nofile=256:256"] })
         let process = try #require(server.process)
+        // A keep-alive client busy all along, a request every 5 ms on one connection (made again
+        // when closed): chosen for closing while idle, its next request used to come before the
+        // close, and the server, waiting for that close, spun on `accept` again (stop 44's
+        // second review, 3 of 3 runs).
+        let busy = Atomic<Bool>(true)
+        let client = Thread { Self.keepAliveClient(port: server.port, while: busy) }
+        client.start()
+        defer { busy.store(false, ordering: .relaxed) }
+        Thread.sleep(forTimeInterval: 0.2)
         var sockets: [Int32] = []
         defer { sockets.forEach { close($0) } }
         for _ in 0..<600 {
@@ -33,9 +43,11 @@ import Glibc
         Thread.sleep(forTimeInterval: 1)
 
         // Not spinning: under half a core over two seconds (before: all of one).
-        let before = try Self.cpuTicks(process.processIdentifier)
+        let log = { (process.isRunning ? "" : "exit \(process.terminationStatus) reason \(process.terminationReason.rawValue); ")
+            + (server.standardError?.value.suffix(3000) ?? "") }
+        let before = try #require(Self.cpuTicks(process.processIdentifier), "the server ended: \(log())")
         Thread.sleep(forTimeInterval: 2)
-        let ticks = try Self.cpuTicks(process.processIdentifier) - before
+        let ticks = try #require(Self.cpuTicks(process.processIdentifier), "the server ended: \(log())") - before
         #expect(ticks < 100, "\(ticks) CPU ticks (1/100 s) in 2 s")
 
         // A new client still gets in, at once rather than after the 30 s silence. (On a new
@@ -43,14 +55,49 @@ import Glibc
         let started = Date()
         let answer = try Self.fetch("/healthz", port: server.port)
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
-        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer) fds \(descriptors) \(server.standardError?.value.suffix(1500) ?? "")")
+        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer) fds \(descriptors) \(log())")
         #expect(Date().timeIntervalSince(started) < 5)
 
         // One line says what was done; lws' own line is not repeated.
-        let log = server.standardError?.value ?? ""
-        #expect(log.contains("out of descriptors (EMFILE)"), "\(log.suffix(2000))")
-        #expect(!log.contains("accept: errno"), "\(log.suffix(2000))")
-        #expect(log.utf8.count < 20_000, "\(log.utf8.count) bytes of log")
+        let fullLog = server.standardError?.value ?? ""
+        // Connections stop short of the descriptor limit (256 less 64 kept for the rest of the
+        // server): the store and libdispatch still get theirs (libdispatch crashed the server
+        // 1 run in about 15 when connections took them all).
+        #expect(fullLog.contains("at its connection limit (192"), "\(log())")
+        #expect(!fullLog.contains("out of descriptors"), "\(log())")
+        #expect(!fullLog.contains("accept: errno"), "\(log())")
+        // (The access log has a line for each of the busy client's requests.)
+        let shortageLines = fullLog.split(separator: "\n").filter { $0.contains("connection limit") || $0.contains("out of descriptors") || $0.contains("libwebsockets:") }
+        #expect(shortageLines.count <= 2, "\(shortageLines.count) lines: \(shortageLines.prefix(5))")
+    }
+
+    /// GETs `/healthz` every 5 ms on one kept-alive connection, connecting again when the
+    /// server closes it, while `running` holds.
+    static func keepAliveClient(port: Int, while running: borrowing Atomic<Bool>) {
+        let request = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var socket: Int32 = -1
+        while running.load(ordering: .relaxed) {
+            if socket < 0 {
+                socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var timeout = timeval(tv_sec: 2, tv_usec: 0)
+                setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                if connected != 0 { close(socket); socket = -1; usleep(5_000); continue }
+            }
+            if send(socket, request, request.count, Int32(MSG_NOSIGNAL)) != request.count || recv(socket, &buffer, buffer.count, 0) <= 0 {
+                close(socket)
+                socket = -1
+            }
+            usleep(5_000)
+        }
+        if socket >= 0 { close(socket) }
     }
 
     /// The answer to a GET of `path` on a connection of its own (at most 5 s).
@@ -81,10 +128,13 @@ import Glibc
     }
 
     /// The process's user and system CPU time in clock ticks (`/proc/PID/stat` fields 14 and 15).
-    static func cpuTicks(_ pid: Int32) throws -> Int {
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+    /// nil once the process has ended.
+    static func cpuTicks(_ pid: Int32) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After "pid (comm)": field 3 is the first; 14 and 15 are the 12th and 13th.
-        return try #require(Int(fields[11])) + #require(Int(fields[12]))
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
     }
 }

@@ -22,19 +22,35 @@ struct DescriptorShortage {
     var lastReport: ContinuousClock.Instant?
     /// Since the last report: failed accepts, connections closed, waiting connections refused.
     var failures = 0
-    /// Connections closed to free descriptors that lws has not destroyed yet: until they are
-    /// gone, nothing waiting is refused (it would be the very client the closes make room for).
-    var closing = 0
+    /// Connections closed to free descriptors that lws has not destroyed yet (by ID): until
+    /// they are gone, nothing waiting is refused (it would be the very client the closes make
+    /// room for). A connection whose next request arrived before lws closed it is not closed
+    /// (lws' own timeout for the request replaces the close), so it leaves the set then
+    /// (`requestHeadArrived`); and none counts longer than `closingLimit` after its round,
+    /// whatever became of it (stop 44's second review: one busy keep-alive client chosen for
+    /// closing kept a counter above zero for good, and the server spun on `accept` again).
+    var closing: Set<UInt64> = []
     var shed = 0
     var refused = 0
 
     /// The least time between two rounds of closing connections, so the closes of one round
     /// (done by lws on its next pass) free descriptors before the next is chosen.
     static let shedInterval = Duration.milliseconds(100)
+    /// How long a round's closes may take before they no longer hold refusals back.
+    static let closingLimit = Duration.seconds(1)
     /// One log line at most this often.
     static let reportInterval = Duration.seconds(10)
     /// Connections closed in one round: a twentieth of those open, at least this many.
     static let shedAtLeast = 16
+    /// Connections at most: the descriptor limit (`RLIMIT_NOFILE`) less an eighth of it, and
+    /// at least 64, kept for everything else. Set by `ServiceLoop.open()`.
+    var connectionLimit = Int.max
+
+    static func connectionLimit(descriptorLimit: UInt64) -> Int {
+        guard descriptorLimit < UInt64(Int.max / 2) else { return Int.max }
+        let limit = Int(descriptorLimit)
+        return max(1, limit - max(64, limit / 8))
+    }
 
     /// The errno of one of lws' log lines `accept: errno N`, nil for any other line.
     static func acceptErrno(_ line: UnsafePointer<CChar>) -> Int32? {
@@ -45,41 +61,68 @@ struct DescriptorShortage {
 }
 
 extension ServiceLoop {
-    /// lws could not accept a connection (service thread; `DescriptorShortage`). Out of
-    /// descriptors, the oldest connections waiting for a request head (silent ones, and idle
-    /// keep-alive ones; never WebSockets or requests in progress) are closed: a twentieth of
-    /// the connections, at least 16, at most every 100 ms, so that a new client (a health
-    /// check, a supervisor) gets in; until lws has closed them, lws is left to try again. When
-    /// there is none to close, or the last round was under 100 ms ago, the connection waiting
-    /// on the listener is taken with the spare descriptor and closed at once, so lws is not
-    /// called straight back to fail again. One log line
-    /// every 10 s at most says what was done. Other accept errors are only counted and
-    /// reported.
-    func acceptFailed(errno code: Int32) {
-        let now = ContinuousClock.now
+    /// A connection was accepted past `DescriptorShortage.connectionLimit` (service thread):
+    /// room is made as for a failed accept (`makeRoom`), or, when none can be made now, the
+    /// new connection is closed. So connections never take the descriptors the rest of the
+    /// process needs: SQLite's files, spooled bodies, and libdispatch, which crashes the
+    /// process when it cannot get one (stop 44: `trap invalid opcode in libdispatch.so` in a
+    /// server flooded under `--nofile=256`, 1 run in about 15; the store answered 503
+    /// "database cannot be reached" meanwhile).
+    func connectionOverLimit(_ connection: Connection) {
         shortage.failures += 1
-        if code == EMFILE || code == ENFILE, shortage.closing == 0 {
-            var closed = 0
-            if shortage.lastShed.map({ now - $0 >= DescriptorShortage.shedInterval }) ?? true {
-                let count = max(DescriptorShortage.shedAtLeast, connections.count / 20)
-                let waiting = connections.values.filter { $0.phase == .idle && $0.headPending }.sorted { $0.id < $1.id }.prefix(count)
-                for connection in waiting {
-                    connection.shed = true
-                    lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-                }
-                shortage.closing += waiting.count
-                closed = waiting.count
-                shortage.shed += closed
-                shortage.lastShed = now
-            }
-            if closed == 0, let listener { refuseOneWaiting(on: listener.descriptor) }
+        if !makeRoom(sparing: connection.id) {
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            shortage.refused += 1
         }
+        report("at its connection limit (\(shortage.connectionLimit): the descriptor limit less those kept for the rest of the server)")
+    }
+
+    /// lws could not accept a connection (service thread; `DescriptorShortage`). Out of
+    /// descriptors (which the connection limit above should leave to others), room is made
+    /// (`makeRoom`); when none can be made now, the connection waiting on the listener is
+    /// taken with the spare descriptor and closed at once, so lws is not called straight back
+    /// to fail again. Other accept errors are only counted and reported.
+    func acceptFailed(errno code: Int32) {
+        shortage.failures += 1
+        if code == EMFILE || code == ENFILE, !makeRoom(sparing: nil), let listener { refuseOneWaiting(on: listener.descriptor) }
+        report(code == EMFILE ? "out of descriptors (EMFILE)" : code == ENFILE ? "the system is out of descriptors (ENFILE)"
+               : "accept failed (errno \(code))")
+    }
+
+    /// Closes the oldest connections waiting for a request head (silent ones, and idle
+    /// keep-alive ones; never WebSockets or requests in progress, nor `sparing`): a twentieth
+    /// of the connections, at least 16, at most every 100 ms, so that a new client (a health
+    /// check, a supervisor) gets in. Whether room is being made: a round's closes still
+    /// pending, or a round started now that found any.
+    private func makeRoom(sparing: UInt64?) -> Bool {
+        let now = ContinuousClock.now
+        if let last = shortage.lastShed, now - last >= DescriptorShortage.closingLimit {
+            shortage.closing.removeAll()
+        } else {
+            shortage.closing = shortage.closing.filter { connections[$0]?.shed == true }
+        }
+        guard shortage.closing.isEmpty else { return true }
+        guard shortage.lastShed.map({ now - $0 >= DescriptorShortage.shedInterval }) ?? true else { return false }
+        let count = max(DescriptorShortage.shedAtLeast, connections.count / 20)
+        let waiting = connections.values.filter { $0.phase == .idle && $0.headPending && $0.id != sparing }
+            .sorted { $0.id < $1.id }.prefix(count)
+        for connection in waiting {
+            connection.shed = true
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        }
+        shortage.closing.formUnion(waiting.map(\.id))
+        shortage.shed += waiting.count
+        shortage.lastShed = now
+        return !waiting.isEmpty
+    }
+
+    /// One log line every 10 s at most, saying what was done since the last.
+    private func report(_ what: String) {
+        let now = ContinuousClock.now
         guard shortage.lastReport.map({ now - $0 >= DescriptorShortage.reportInterval }) ?? true else { return }
-        let what = code == EMFILE ? "out of descriptors (EMFILE)" : code == ENFILE ? "the system is out of descriptors (ENFILE)"
-            : "accept failed (errno \(code))"
-        ErrorReport.line("port \(counters.port): \(what) with \(connections.count) connections open: \(shortage.failures) accepts "
-                         + "failed, \(shortage.shed) connections waiting for a request closed, \(shortage.refused) new connections "
-                         + "refused" + (shortage.lastReport == nil ? "" : " in the last \(Int(DescriptorShortage.reportInterval.components.seconds)) s or more"))
+        ErrorReport.line("port \(counters.port): \(what) with \(connections.count) connections open: \(shortage.failures) times, "
+                         + "\(shortage.shed) connections waiting for a request closed, \(shortage.refused) new connections refused"
+                         + (shortage.lastReport == nil ? "" : " in the last \(Int(DescriptorShortage.reportInterval.components.seconds)) s or more"))
         shortage.lastReport = now
         (shortage.failures, shortage.shed, shortage.refused) = (0, 0, 0)
     }

@@ -12,6 +12,12 @@ extension ServiceLoop {
     func requestHeadArrived(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
         connection.headPending = false
+        if connection.shed {
+            // Chosen to be closed for a descriptor, but its request came first: lws' timeout
+            // for the request replaced the close, so it is served (DescriptorShortage.closing).
+            connection.shed = false
+            shortage.closing.remove(connection.id)
+        }
         if case .taken(let mark) = connection.readMark, headReader.lwsWillReadBody(wsi),
            ReadAhead.nothingReadSince(mark, wsi) {
             // A pipelined request with a body, parsed from bytes lws had read ahead: lws 4.1

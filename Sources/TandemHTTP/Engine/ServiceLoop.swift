@@ -163,6 +163,10 @@ final class ServiceLoop: @unchecked Sendable {
         self.context = context
         self.eventLoop = eventLoop
         shortage.spare = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        var descriptors = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptors) == 0 {
+            shortage.connectionLimit = DescriptorShortage.connectionLimit(descriptorLimit: UInt64(descriptors.rlim_cur))
+        }
         completions.open(context: context)
         if configuration.listenerCheckInterval > 0 {
             listener = ListeningSocket.find(port: counters.port, host: configuration.host)
@@ -300,6 +304,7 @@ final class ServiceLoop: @unchecked Sendable {
         lws_set_opaque_user_data(wsi, Unmanaged.passUnretained(connection).toOpaque())
         counters.connectionOpened()
         armHeadTimer(connection)
+        if connections.count > shortage.connectionLimit { connectionOverLimit(connection) }
         return 0
     }
 
@@ -308,7 +313,7 @@ final class ServiceLoop: @unchecked Sendable {
         guard let connection = connection(for: wsi) else { return }
         lws_set_opaque_user_data(wsi, nil)
         connections[connection.id] = nil
-        if connection.shed { shortage.closing -= 1 }
+        shortage.closing.remove(connection.id)
         counters.connectionClosed()
         releaseBody(connection)
         switch connection.phase {
