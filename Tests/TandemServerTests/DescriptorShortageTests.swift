@@ -27,18 +27,7 @@ import Glibc
         var sockets: [Int32] = []
         defer { sockets.forEach { close($0) } }
         for _ in 0..<600 {
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            try #require(socket >= 0)
-            _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(server.port).bigEndian)
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            try #require(result == 0 || errno == EINPROGRESS)
-            sockets.append(socket)
+            sockets.append(try #require(Self.connection(port: server.port, waiting: false), "connect: errno \(errno)"))
         }
         Thread.sleep(forTimeInterval: 1)
 
@@ -79,17 +68,8 @@ import Glibc
         var socket: Int32 = -1
         while running.load(ordering: .relaxed) {
             if socket < 0 {
-                socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                var timeout = timeval(tv_sec: 2, tv_usec: 0)
-                setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-                if connected != 0 { close(socket); socket = -1; usleep(5_000); continue }
+                guard let made = Self.connection(port: port, receiveTimeout: 2) else { usleep(5_000); continue }
+                socket = made
             }
             if send(socket, request, request.count, Int32(MSG_NOSIGNAL)) != request.count || recv(socket, &buffer, buffer.count, 0) <= 0 {
                 close(socket)
@@ -102,19 +82,8 @@ import Glibc
 
     /// The answer to a GET of `path` on a connection of its own (at most 5 s).
     static func fetch(_ path: String, port: Int) throws -> String {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(socket >= 0)
+        let socket = try #require(Self.connection(port: port, receiveTimeout: 5), "connect: errno \(errno)")
         defer { close(socket) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0, "connect: errno \(errno)")
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
         try #require(send(socket, request, request.count, 0) == request.count)
         var answer: [UInt8] = []
@@ -125,6 +94,31 @@ import Glibc
             answer += buffer[..<count]
         }
         return String(decoding: answer, as: UTF8.self)
+    }
+
+    /// A TCP socket to 127.0.0.1:`port`: connected, its reads timing out after
+    /// `receiveTimeout` s (0: never); or, when not `waiting`, non-blocking and still connecting.
+    /// nil (and `errno`) when it cannot be made.
+    static func connection(port: Int, receiveTimeout: Int = 0, waiting: Bool = true) -> Int32? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return nil }
+        if !waiting { _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK) }
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 || (!waiting && errno == EINPROGRESS) else {
+            let code = errno
+            close(socket)
+            errno = code
+            return nil
+        }
+        return socket
     }
 
     /// The process's user and system CPU time in clock ticks (`/proc/PID/stat` fields 14 and 15).
