@@ -36,7 +36,7 @@ final class EventBus: Sendable {
     }
 
     /// This process's name on the bus (random at each start).
-    let node = UUID().uuidString.lowercased()
+    let node = UUID.random().uuidString.lowercased()
     let transport: (any BusTransport)?
     private let log: RequestLog?
     private let subscribers = Locked<[@Sendable (Delivery) -> Void]>([])

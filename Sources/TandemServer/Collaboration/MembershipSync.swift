@@ -24,7 +24,7 @@ enum MembershipSync {
         }
         let byOwner = Dictionary(grouping: shared, by: \.owner)
         for (owner, collaborations) in byOwner.sorted(by: { $0.key < $1.key }) {
-            let prompt = StoredMembershipPrompt(id: UUID().uuidString.lowercased(), container: conversation.container,
+            let prompt = StoredMembershipPrompt(id: UUID.random().uuidString.lowercased(), container: conversation.container,
                                                 environment: conversation.environment, owner: owner, conversationID: conversation.id,
                                                 person: person, change: change, collaborations: collaborations.map(\.id),
                                                 state: .pending, createdAt: now)

@@ -69,7 +69,7 @@ public final class ConversationService: Sendable {
             throw CloudKitError(.limitExceeded, "a conversation has at most \(Self.memberLimit) members, the creator included")
         }
         let now = Clock.milliseconds()
-        let id = UUID().uuidString.lowercased()
+        let id = UUID.random().uuidString.lowercased()
         let hub = self.hub
         return try store.write({ tx -> (StoredConversation, ConversationHub.Effects) in
             var members = [creator]
@@ -202,7 +202,7 @@ public final class ConversationService: Sendable {
 
     static func append(_ tx: any StoreWriting, conversation: String, kind: StoredConversationEvent.Kind, actor: String, subject: String?,
                        collaboration: String? = nil, body: JSONObject, at now: Int64) throws -> StoredConversationEvent {
-        var event = StoredConversationEvent(conversationID: conversation, eventID: UUID().uuidString.lowercased(), kind: kind, actor: actor,
+        var event = StoredConversationEvent(conversationID: conversation, eventID: UUID.random().uuidString.lowercased(), kind: kind, actor: actor,
                                             subject: subject, collaborationID: collaboration, body: JSONWriter.bytes(.object(body)), createdAt: now)
         event.seq = try tx.appendEvent(event)
         return event

@@ -134,5 +134,5 @@ public struct RecordOperation: Sendable {
 
 /// Random record names, as CloudKit assigns when a create omits `recordName`.
 public enum UUIDs {
-    public static func make() -> String { UUID().uuidString }
+    public static func make() -> String { UUID.random().uuidString }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TandemCore
 
 /// A request's `uuid` (echoed in error bodies and the log): a random (version 4) UUID in lower
 /// case, `8-4-4-4-12` hex digits. Written from the UUID's bytes with a digit table:
@@ -8,7 +9,7 @@ enum RequestID {
     private static let digits = Array("0123456789abcdef".utf8)
 
     static func make() -> String {
-        withUnsafeBytes(of: UUID().uuid) { bytes in
+        withUnsafeBytes(of: UUID.random().uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
                 var at = 0
                 for (index, byte) in bytes.enumerated() {

@@ -57,7 +57,7 @@ struct ActivityInvitations: Sendable {
             throw CloudKitError(.notFound, "no conversation '\(conversationID)'")
         }
         let now = Clock.milliseconds()
-        let invitation = StoredActivityInvitation(id: UUID().uuidString, container: container, environment: environment,
+        let invitation = StoredActivityInvitation(id: UUID.random().uuidString, container: container, environment: environment,
                                                   conversationID: conversationID, creator: creator, activity: JSONWriter.string(activity.json),
                                                   createdAt: now, expiresAt: now + seconds * 1000, revokedAt: nil)
         // A join code is 40 bits, so a new one can be another invitation's: draw a fresh token

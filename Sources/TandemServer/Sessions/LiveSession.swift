@@ -68,7 +68,7 @@ final class LiveSession: Sendable {
 
     /// `id` and `startedAt` (milliseconds since 1970) are given when a node takes the session
     /// over from a dead owner (N33); a new session gets fresh ones.
-    init(id: UUID = UUID(), container: String, environment: Environment, conversationID: String, initiator: String,
+    init(id: UUID = UUID.random(), container: String, environment: Environment, conversationID: String, initiator: String,
          initiatorConnection: UInt64, activity: SessionActivity, audience: Set<String>, startedAt: Int64 = Clock.milliseconds(),
          generation: Int = 0) {
         self.id = id

@@ -163,7 +163,7 @@ extension SessionHub {
         let limit = Limits.journalAttachmentBytes
         let (checksum, size) = try AssetRoutes.storeBody(body, in: journal, limit: limit,
                                                          tooLarge: "a journal attachment has at most \(limit) bytes (100 MiB, D37)")
-        let attachment = JournalAttachment(id: UUID(), checksum: checksum, size: size, metadata: metadata,
+        let attachment = JournalAttachment(id: UUID.random(), checksum: checksum, size: size, metadata: metadata,
                                            createdAt: Clock.milliseconds())
         if let local = registry.withLock({ $0.sessions[sessionID] }) {
             do {

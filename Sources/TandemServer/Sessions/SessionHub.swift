@@ -321,7 +321,7 @@ final class SessionHub: Sendable {
                 guard state.participants.count < limit else {
                     throw CloudKitError(.tooManyParticipants, "the session already has \(limit) participants (D33)")
                 }
-                let participant = SessionParticipant(id: UUID(), user: client.user, connection: connection, bucket: bucket,
+                let participant = SessionParticipant(id: UUID.random(), user: client.user, connection: connection, bucket: bucket,
                                                              joinedAt: Clock.milliseconds())
                 state.participants.append(participant)
                 guard copyFits(session, state) else {

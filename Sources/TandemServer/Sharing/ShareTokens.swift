@@ -1,6 +1,7 @@
 import TandemCrypto
 import Foundation
 import TandemStore
+import TandemCore
 
 /// Share URL tokens and derived participant IDs.
 enum ShareTokens {
@@ -37,7 +38,7 @@ enum ShareTokens {
     }
 
     /// A fresh participant ID (a UUID string).
-    static func makeParticipantID() -> String { UUID().uuidString }
+    static func makeParticipantID() -> String { UUID.random().uuidString }
 
     private static func uuidString(_ bytes: [UInt8]) -> String {
         let hex = Digest.hex(Array(bytes.prefix(16))).uppercased()

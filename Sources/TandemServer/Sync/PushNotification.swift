@@ -5,7 +5,7 @@ import TandemCore
 /// (query, recordZone, database), the query reason, and record and zone IDs — never a record's
 /// contents beyond the fields a query subscription names in `notificationInfo.additionalFields`.
 struct PushNotification: Sendable, Codable {
-    var notificationID = UUID().uuidString.lowercased()
+    var notificationID = UUID.random().uuidString.lowercased()
     /// The user it is for.
     var recipient: String
     var subscriptionID: String

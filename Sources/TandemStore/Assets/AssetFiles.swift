@@ -1,5 +1,6 @@
 import TandemCrypto
 import Foundation
+import TandemCore
 
 /// Content-addressed asset files: `assets/ab/cd/<sha256 hex>` under the data directory.
 ///
@@ -31,7 +32,7 @@ public struct AssetFiles: Sendable {
         if FileManager.default.fileExists(atPath: finalPath) { return checksum }
         let folder = (finalPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let temporary = "\(directory)/tmp/\(checksum).\(UUID().uuidString)"
+        let temporary = "\(directory)/tmp/\(checksum).\(UUID.random().uuidString)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AssetFileError(operation: "open", path: temporary, errno: errno) }
         var written = 0
