@@ -60,6 +60,11 @@ public final class SQLiteDatabase: Sendable {
                               message: "\(path) cannot use WAL mode (journal mode is \(mode ?? "unknown"))")
         }
         try writerConnection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
+        // Statement journals and temporary tables in memory: with each job in its own
+        // SAVEPOINT, SQLite spilled a batch's statement journal to a temporary file (opened and
+        // unlinked about once a batch), and out of descriptors the write failed "unable to open
+        // database file" (decisions E35). What a journal holds is bounded by one batch's pages.
+        try writerConnection.execute("PRAGMA temp_store = MEMORY")
         try writerConnection.migrate(migrations)
         if let maximumBytes {
             let pageSize = try writerConnection.firstRow("PRAGMA page_size") { $0.int64(0) } ?? 4096

@@ -27,9 +27,13 @@ final class SQLiteReaderPool: Sendable {
     private let active = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
 
-    init(path: String, count: Int, maxConnections: Int = 256) throws(SQLiteError) {
+    /// - Parameter maxConnections: threads with a connection of their own at most; nil: a
+    ///   thirty-second of the descriptor limit (`RLIMIT_NOFILE`), at most 256. Each takes two
+    ///   descriptors (the database file and its WAL), so together they take at most half of
+    ///   the eighth the HTTP layer leaves to the rest of the server (decisions E34, E35).
+    init(path: String, count: Int, maxConnections: Int? = nil) throws(SQLiteError) {
         self.path = path
-        self.maxConnections = maxConnections
+        self.maxConnections = maxConnections ?? Self.defaultMaxConnections
         var key = pthread_key_t()
         guard pthread_key_create(&key, nil) == 0 else {
             throw SQLiteError(code: .nomem, message: "pthread_key_create failed")
@@ -38,10 +42,28 @@ final class SQLiteReaderPool: Sendable {
         overflow = try SharedPool(path: path, count: max(1, count))
     }
 
+    static var defaultMaxConnections: Int {
+        var descriptors = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptors) == 0,
+              descriptors.rlim_cur < 256 * 32 else { return 256 }
+        return max(1, Int(descriptors.rlim_cur) / 32)
+    }
+
+    /// A read-only connection, ready to read: its database file, its WAL file and the WAL's
+    /// index are open (SQLite opens the last two at the first read, which out of descriptors
+    /// failed with "unable to open database file" mid-request).
     static func open(path: String) throws(SQLiteError) -> SQLiteConnection {
         // No mmap: every thread's connection would map the file again, and resident mapped
         // pages count once per mapping (6.8 GiB VmHWM on the 1M-record benchmark, no faster).
-        try SQLiteConnection(path: path, readOnly: true)
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        do {
+            // Reads the header through the WAL.
+            _ = try connection.firstRow("PRAGMA schema_version") { $0.int64(0) }
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
     }
 
     func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
@@ -49,7 +71,7 @@ final class SQLiteReaderPool: Sendable {
         active.wrappingAdd(1, ordering: .sequentiallyConsistent)
         defer { active.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
         guard !closed.load(ordering: .sequentiallyConsistent) else { throw SQLiteError.closed("the database") }
-        guard let slot = try threadSlot(), !slot.busy else {
+        guard let slot = threadSlot(), !slot.busy else {
             return try overflow.withConnection(body)
         }
         slot.busy = true
@@ -57,13 +79,21 @@ final class SQLiteReaderPool: Sendable {
         return try body(slot.connection)
     }
 
-    /// This thread's slot, created on first use; nil past `maxConnections`.
-    private func threadSlot() throws -> Slot? {
+    /// This thread's slot, created on first use; nil past `maxConnections`, or when a
+    /// connection cannot be opened now (the overflow pool, opened with the database, serves
+    /// instead, and a later read tries again).
+    ///
+    /// A connection is ready to read before it is kept: its database file, its WAL file and
+    /// the shared memory index are open. Out of descriptors (`EMFILE`), opening either file
+    /// failed, and reads answered "unable to open database file" (stop 44's review: 42,457
+    /// lookups of 78,358 failed 503 under a flood of connections with 256 descriptors).
+    private func threadSlot() -> Slot? {
         if let pointer = pthread_getspecific(key) {
             return Unmanaged<Slot>.fromOpaque(pointer).takeUnretainedValue()
         }
-        guard slots.withLock({ $0.count }) < maxConnections else { return nil }
-        let slot = Slot(try Self.open(path: path))
+        guard slots.withLock({ $0.count }) < maxConnections,
+              let connection = try? Self.open(path: path) else { return nil }
+        let slot = Slot(connection)
         slots.withLock { $0.append(slot) }
         pthread_setspecific(key, Unmanaged.passUnretained(slot).toOpaque())
         return slot

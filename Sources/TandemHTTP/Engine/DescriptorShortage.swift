@@ -42,14 +42,31 @@ struct DescriptorShortage {
     static let reportInterval = Duration.seconds(10)
     /// Connections closed in one round: a twentieth of those open, at least this many.
     static let shedAtLeast = 16
-    /// Connections at most: the descriptor limit (`RLIMIT_NOFILE`) less an eighth of it, and
-    /// at least 64, kept for everything else. Set by `ServiceLoop.open()`.
+    /// Connections at most: the descriptor limit (`RLIMIT_NOFILE`) less the descriptors open
+    /// when the server starts to listen (the store's files, the loop, logs) and less an eighth
+    /// of the limit, at least 64, for what opens later (SQLite's connections for reading
+    /// threads, spooled bodies, libdispatch). Set by `ServiceLoop.open()`.
+    ///
+    /// Stop 44's review: with only the eighth kept, a flood under 256 descriptors left 19 for
+    /// all that, and lookups failed 503 "database cannot be reached" (decisions E35).
     var connectionLimit = Int.max
 
-    static func connectionLimit(descriptorLimit: UInt64) -> Int {
+    static func connectionLimit(descriptorLimit: UInt64, open: Int) -> Int {
         guard descriptorLimit < UInt64(Int.max / 2) else { return Int.max }
         let limit = Int(descriptorLimit)
-        return max(1, limit - max(64, limit / 8))
+        return max(1, limit - open - max(64, limit / 8))
+    }
+
+    /// The descriptors this process has open (`/proc/self/fd`, less the one listing it); nil
+    /// when it cannot be listed.
+    static func openDescriptors() -> Int? {
+        guard let directory = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            if entry.pointee.d_name.0 != CChar(UInt8(ascii: ".")) { count += 1 }
+        }
+        return count - 1
     }
 
     /// The errno of one of lws' log lines `accept: errno N`, nil for any other line.

@@ -165,7 +165,8 @@ final class ServiceLoop: @unchecked Sendable {
         shortage.spare = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
         var descriptors = rlimit()
         if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptors) == 0 {
-            shortage.connectionLimit = DescriptorShortage.connectionLimit(descriptorLimit: UInt64(descriptors.rlim_cur))
+            shortage.connectionLimit = DescriptorShortage.connectionLimit(descriptorLimit: UInt64(descriptors.rlim_cur),
+                                                                          open: DescriptorShortage.openDescriptors() ?? 0)
         }
         completions.open(context: context)
         if configuration.listenerCheckInterval > 0 {
