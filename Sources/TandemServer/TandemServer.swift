@@ -98,6 +98,8 @@ public final class TandemServer: Sendable {
     /// The console's first-run setup code, printed at start when there is no administrator.
     let consoleSetup: ConsoleSetup
     private let stopped = Locked<Bool>(false)
+    /// A signal came while `start()` ran (`runUntilSignalled`).
+    private let stopAsked = Locked<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Builds the services over `store`, which the server owns from now on (`shutdown()` closes
@@ -155,6 +157,9 @@ public final class TandemServer: Sendable {
         sessions.awaitOtherNodes(seconds: 1.5)
         hub.start()
         webhooks.start()
+        // SIGINT or SIGTERM while waiting for the other nodes (runUntilSignalled): stop without
+        // binding the port or saying "serving" (stop 44's review).
+        guard !stopAsked.withLock({ $0 }) else { return }
         try http.start()
         if bus.isLocal { journal.removeAll() }   // after binding: a second process on the same data directory fails above
         purger.start()
@@ -216,7 +221,8 @@ public final class TandemServer: Sendable {
         // The sources are registered before start() prints "serving on": a SIGTERM sent as soon as
         // that line is read (as the tests' servers are stopped) otherwise fell between SIG_IGN and
         // the source's asynchronous registration, was lost, and the process never exited
-        // (decisions P51). A signal during start() waits for it to end before shutting down.
+        // (decisions P51). A signal during start() waits for it to end before shutting down; one
+        // before it binds the port (a node waiting to hear the others, N84) keeps it from binding.
         let started = DispatchSemaphore(value: 0)
         let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
@@ -224,6 +230,7 @@ public final class TandemServer: Sendable {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setRegistrationHandler { registered.signal() }
             source.setEventHandler { [self] in
+                stopAsked.withLock { $0 = true }
                 started.wait()
                 started.signal()
                 shutdown()

@@ -17,6 +17,15 @@ enum BenchCommand {
             print(BenchOptions.usage)
             return 0
         }
+        // Every figure's load runs 32 or more connections on each side, its server a store and a
+        // worker pool: under about 1,024 descriptors they failed with errors that did not say
+        // so ("Bad file descriptor"; stop 44's review ran it under 150).
+        let descriptors = raiseDescriptorLimit()
+        guard descriptors >= minimumDescriptors else {
+            FileHandle.standardError.write(Data(("tandem-bench needs at least \(minimumDescriptors) open files (ulimit -n); "
+                                                 + "this process may have \(descriptors): raise the limit and run it again\n").utf8))
+            return 69
+        }
         let report = Report()
         do {
             try measure(options, report: report)
@@ -39,6 +48,20 @@ enum BenchCommand {
             if !report.rows.isEmpty { report.printTable() }
             return 1
         }
+    }
+
+    static let minimumDescriptors = 1_024
+
+    /// Raises the soft descriptor limit to the hard one; the soft limit after.
+    private static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return Int.max }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(min(limit.rlim_cur, rlim_t(Int.max)))
     }
 
     private static func measure(_ options: BenchOptions, report: Report) throws {

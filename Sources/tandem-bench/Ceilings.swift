@@ -19,19 +19,26 @@ struct Ceilings {
     /// Runs the ceilings that `figures` need.
     static func measure(for figures: Set<BenchOptions.Figure>, options: BenchOptions, report: Report) throws -> Ceilings {
         var ceilings = Ceilings()
+        let all = figures.isEmpty
+        let needsHello = all || figures.contains(.create) || figures.contains(.lookup) || figures.contains(.postgres)
+        let needsSerial = all || figures.contains(.query) || figures.contains(.postgres)
+        let needsSQLite = all || figures.contains(.create)
+        let needsPostgres = all || figures.contains(.postgres)
+        // Figures without a ceiling (`--only uploads,links`) print no empty section.
+        guard needsHello || needsSerial || needsSQLite || needsPostgres else { return ceilings }
         report.section("ceilings")
-        if figures.isEmpty || figures.contains(.create) || figures.contains(.lookup) || figures.contains(.postgres) {
+        if needsHello {
             ceilings.hello = try hello(inline: true, threads: 2, connections: 32, options: options)
             report.wrkLine("(a) lws hello, inline, -t2 -c32", ceilings.hello!)
             // Not a ceiling: the same hello through the worker pool, to show what the hand-off costs.
             let pooled = try hello(inline: false, threads: 2, connections: 32, options: options)
             report.wrkLine("    lws hello, worker pool, -t2 -c32", pooled)
         }
-        if figures.isEmpty || figures.contains(.query) || figures.contains(.postgres) {
+        if needsSerial {
             ceilings.helloSerial = try hello(inline: true, threads: 1, connections: 1, options: options)
             report.wrkLine("(a) lws hello, inline, -t1 -c1", ceilings.helloSerial!, latency: true)
         }
-        if figures.isEmpty || figures.contains(.create) {
+        if needsSQLite {
             for level in [SQLiteSynchronous.normal, .full] {
                 let result = try SQLiteInsertCeiling.measure(synchronous: level, seconds: options.sqliteSeconds)
                 ceilings.sqlite[level] = result
@@ -40,7 +47,7 @@ struct Ceilings {
                            + "in \(Format.seconds(result.seconds)), CPU \(String(format: "%.0f", result.cpuSeconds / Double(result.records) * 1e6)) µs/record)")
             }
         }
-        if figures.isEmpty || figures.contains(.postgres) {
+        if needsPostgres {
             let result = try PostgresInsertCeiling.measure(url: try BenchPostgres.database(), seconds: options.sqliteSeconds)
             ceilings.postgres = result
             report.say("  \("(c) raw PostgreSQL, 1 row/txn".padding(toLength: 38, withPad: " ", startingAt: 0)) "

@@ -32,6 +32,8 @@ struct DescriptorShortage {
     var closing: Set<UInt64> = []
     var shed = 0
     var refused = 0
+    /// What the last event was, for the next log line ("at its connection limit …").
+    var reason = ""
 
     /// The least time between two rounds of closing connections, so the closes of one round
     /// (done by lws on its next pass) free descriptors before the next is chosen.
@@ -135,11 +137,20 @@ extension ServiceLoop {
 
     /// One log line every 10 s at most, saying what was done since the last.
     private func report(_ what: String) {
+        shortage.reason = what
+        reportShortageIfDue()
+    }
+
+    /// Writes what was done since the last line once 10 s have passed since it (service thread;
+    /// also after each turn of the loop, so the rest of a flood is reported when it ends, not
+    /// only its first moment: stop 44's review saw one line for a flood of 30 s).
+    func reportShortageIfDue() {
+        guard shortage.failures > 0 else { return }
         let now = ContinuousClock.now
         guard shortage.lastReport.map({ now - $0 >= DescriptorShortage.reportInterval }) ?? true else { return }
-        ErrorReport.line("port \(counters.port): \(what) with \(connections.count) connections open: \(shortage.failures) times, "
+        ErrorReport.line("port \(counters.port): \(shortage.reason) with \(connections.count) connections open: \(shortage.failures) times, "
                          + "\(shortage.shed) connections waiting for a request closed, \(shortage.refused) new connections refused"
-                         + (shortage.lastReport == nil ? "" : " in the last \(Int(DescriptorShortage.reportInterval.components.seconds)) s or more"))
+                         + (shortage.lastReport == nil ? "" : " since the last line of this kind"))
         shortage.lastReport = now
         (shortage.failures, shortage.shed, shortage.refused) = (0, 0, 0)
     }

@@ -1,6 +1,7 @@
 import CWebSockets
 import Foundation
 import Synchronization
+import TandemCore
 
 /// The protocol callback lws calls for every event, always on the service thread.
 ///
@@ -103,7 +104,7 @@ private func lwsLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     let (write, dropped) = LWSLogging.admit()
     if dropped > 0 { ErrorReport.line("\(dropped) lines of libwebsockets' log were left out (at most \(LWSLogging.linesPerSecond) a second)") }
     guard write else { return }
-    let prefix = "libwebsockets: "
+    let prefix = LogTimestamp.now() + " libwebsockets: "
     _ = prefix.withCString { Glibc.write(2, $0, strlen($0)) }
     _ = Glibc.write(2, line, strlen(line))
 }

@@ -224,7 +224,10 @@ final class ServiceLoop: @unchecked Sendable {
         ServerThread.mark(serverID: serverID)
         Thread.current.threadDictionary[Self.threadKey] = self
         if let eventLoop, let context {
-            eventLoop.run(context) { !exitRequested }
+            eventLoop.run(context) {
+                reportShortageIfDue()
+                return !exitRequested
+            }
         }
         tearDown()
     }

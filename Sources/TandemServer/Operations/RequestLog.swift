@@ -30,13 +30,13 @@ public final class RequestLog: Sendable {
     func record(method: String, path: String, status: Int, microseconds: Int, bytes: Int, uuid: String) {
         recent.append(time: Clock.milliseconds(), method: method, path: path, status: status, microseconds: microseconds, uuid: uuid)
         guard enabled else { return }
-        let line = "\(Self.timestamp()) \(method) \(path) \(status) \(microseconds)us \(bytes)B \(uuid)\n"
+        let line = "\(LogTimestamp.now()) \(method) \(path) \(status) \(microseconds)us \(bytes)B \(uuid)\n"
         buffer.withLock { $0.append(contentsOf: line.utf8) }
     }
 
     /// A message for operators (errors with their detail, start and stop).
     public func message(_ message: String) {
-        let line = "\(Self.timestamp()) \(message)\n"
+        let line = "\(LogTimestamp.now()) \(message)\n"
         buffer.withLock { $0.append(contentsOf: line.utf8) }
         if !enabled { flush() }
     }
@@ -61,15 +61,5 @@ public final class RequestLog: Sendable {
     public func stop() {
         stopped.store(true, ordering: .relaxed)
         flush()
-    }
-
-    static func timestamp() -> String {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        var time = tm()
-        var seconds = spec.tv_sec
-        gmtime_r(&seconds, &time)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", time.tm_year + 1900, time.tm_mon + 1, time.tm_mday,
-                      time.tm_hour, time.tm_min, time.tm_sec, spec.tv_nsec / 1_000_000)
     }
 }

@@ -17,6 +17,8 @@ final class ChangeHub: Sendable {
     private let pending = Locked<[ChangeEvent]>([])
     private let signal = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
+    /// Whether `start()` ran: `stop()` of a hub never started has no thread to wait for.
+    private let started = Atomic<Bool>(false)
     private let exited = DispatchSemaphore(value: 0)
     private let capacity: Int
     let dropped = Atomic<Int>(0)
@@ -39,6 +41,7 @@ final class ChangeHub: Sendable {
     func add(_ sink: any NotificationSink) { sinks.withLock { $0.append(sink) } }
 
     func start() {
+        started.store(true, ordering: .releasing)
         let thread = Thread { [self] in
             while true {
                 signal.wait()
@@ -67,7 +70,7 @@ final class ChangeHub: Sendable {
 
     /// Processes what is queued, then stops the thread.
     func stop() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing), started.load(ordering: .acquiring) else { return }
         signal.signal()
         exited.wait()
     }

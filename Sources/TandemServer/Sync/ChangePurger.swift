@@ -10,6 +10,8 @@ final class ChangePurger: Sendable {
     private let retentionMilliseconds: Int64
     private let interval: Double
     private let stopped = Locked(false)
+    /// Whether `start()` ran: `stop()` of a purger never started has no thread to wait for.
+    private let started = Locked(false)
     private let wake = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
     private let log: RequestLog
@@ -22,6 +24,7 @@ final class ChangePurger: Sendable {
     }
 
     func start() {
+        started.withLock { $0 = true }
         let thread = Thread { [self] in
             while !stopped.withLock({ $0 }) {
                 purgeOnce()
@@ -51,7 +54,7 @@ final class ChangePurger: Sendable {
             defer { stopped = true }
             return !stopped
         }
-        guard wasRunning else { return }
+        guard wasRunning, started.withLock({ $0 }) else { return }
         wake.signal()
         exited.wait()
     }

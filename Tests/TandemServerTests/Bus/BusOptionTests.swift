@@ -49,6 +49,17 @@ struct BusOptionTests {
                 "\(result.error)")
     }
 
+    /// A node alone on its bus waits 1.5 s to hear the others before it binds its port (N84). A
+    /// SIGTERM meanwhile stops it there: it neither binds nor says it serves (stop 44's review
+    /// saw it bind, say "serving on", then stop).
+    @Test func aSignalWhileWaitingForTheOtherNodesStopsItBeforeItServes() throws {
+        let nats = try NATSServer()
+        let directory = try ExitCleanup.temporaryDirectory("tandem-bus-option")
+        let result = try runTandem(["serve", "--port", "0", "--data", directory, "--stop-on-stdin-eof", "--bus", nats.url], timeout: 0.8)
+        #expect(!result.error.contains("serving on"), "\(result.error)")
+        #expect(result.status == 0, "\(result.status) \(result.error)")
+    }
+
     @Test func aBusFromTheConfigFileIsUsed() throws {
         let nats = try NATSServer()
         let directory = try ExitCleanup.temporaryDirectory("tandem-bus-option")
