@@ -69,6 +69,10 @@ final class Connection {
     /// A head is awaited: set when the connection opens and when a transaction completes with
     /// the connection kept, cleared when a head is delivered (see `headTimerFired`).
     var headPending = true
+    /// The arming number of the head deadline that counts (`HeadDeadlines`), and whether it
+    /// passed: the lws timer then due at once is the head's, not an older one's.
+    var headArming: UInt64 = 0
+    var headDeadlinePassed = false
     /// Closed to free a descriptor (`ServiceLoop.acceptFailed`), and not yet gone.
     var shed = false
     /// Fell back to a raw socket (lws could not read a request line) and was answered.

@@ -10,8 +10,8 @@ import CWebSockets
 ///   (`LWS_CALLBACK_RAW_ADOPT`, then `LWS_CALLBACK_RAW_RX`). Without it lws writes a bare
 ///   `HTTP/1.0 403` itself.
 /// - A head that does not end (a header line without a colon: lws keeps reading it as a
-///   header name) raises nothing; a per-connection timer (`lws_set_timer_usecs`, armed when
-///   a head is awaited) answers it 400 after `headTimeout`.
+///   header name) raises nothing; a deadline per connection (`HeadDeadlines`, armed when a
+///   head is awaited) answers it 400 after `headTimeout`.
 ///
 /// Both answers are written here, with `connection: close`, using the responder's error
 /// rendering. What lws 4.1 cannot be made to answer: heads its parser fails on (more than
@@ -46,18 +46,35 @@ extension ServiceLoop {
         return -1
     }
 
-    /// Arms the head deadline: `LWS_CALLBACK_TIMER` on this connection after `headTimeout`.
+    /// Arms the head deadline: `LWS_CALLBACK_TIMER` on this connection after `headTimeout`, if
+    /// it still waits for a head then (`HeadDeadlines`, `expireHeadDeadlines`).
     func armHeadTimer(_ connection: Connection) {
-        lws_set_timer_usecs(connection.wsi, lws_usec_t(configuration.headTimeout) * 1_000_000)
+        connection.headArming = headDeadlines.arm(connection.id, seconds: configuration.headTimeout)
+        connection.headDeadlinePassed = false
     }
 
-    /// `LWS_CALLBACK_TIMER`: the connection's one lws timer, armed for the head deadline
-    /// (`armHeadTimer`), the body deadline (`beginBody`) or the end of lingering after an
+    /// Each turn of the loop (service thread): a connection whose head deadline has passed while
+    /// it still waits for a head gets its lws timer due at once (which goes at the front of lws'
+    /// sorted list, so costs no walk), and `timerFired` answers it.
+    func expireHeadDeadlines() {
+        headDeadlines.expire { entry in
+            guard let connection = connections[entry.connection], connection.headArming == entry.arming,
+                  connection.phase == .idle, connection.headPending else { return }
+            connection.headDeadlinePassed = true
+            lws_set_timer_usecs(connection.wsi, 1)
+        }
+    }
+
+    /// `LWS_CALLBACK_TIMER`: the connection's one lws timer, due for the head deadline
+    /// (`expireHeadDeadlines`), the body deadline (`beginBody`) or the end of lingering after an
     /// error answer; which one by the connection's phase.
     func timerFired(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return 0 }
         switch connection.phase {
         case .idle:
+            // Another phase's timer that outlived it is not the head's.
+            guard connection.headDeadlinePassed else { return 0 }
+            connection.headDeadlinePassed = false
             return headTimerFired(connection)
         case .receivingBody:
             bodyDeadlinePassed(connection)

@@ -54,6 +54,8 @@ final class ServiceLoop: @unchecked Sendable {
     // Service thread.
     var connections: [UInt64: Connection] = [:]
     var shortage = DescriptorShortage()
+    /// Every connection's head deadline, in arming order (`HeadDeadlines`).
+    var headDeadlines = HeadDeadlines()
     var nextConnectionID: UInt64 = 1
     var nextRequestID: UInt64 = 1
     let headReader: RequestHeadReader
@@ -225,6 +227,7 @@ final class ServiceLoop: @unchecked Sendable {
         Thread.current.threadDictionary[Self.threadKey] = self
         if let eventLoop, let context {
             eventLoop.run(context) {
+                expireHeadDeadlines()
                 reportShortageIfDue()
                 return !exitRequested
             }
