@@ -219,8 +219,11 @@ struct BusScenarioTests {
         #expect(elapsed < 20, "30 small writes took \(elapsed) s while nats-server was stopped")
         // The stall is seen, counted and logged.
         let deadline = Date(timeIntervalSinceNow: 30)
+        var probes = 0
         while NodeCluster.counter("tandem_bus_stalls_total", on: cluster.a) < 1 && Date() < deadline {
-            try cluster.save("probe", on: cluster.a, as: ada)
+            // A new record each time: a second create of one name is refused EXISTS.
+            try cluster.save("probe-\(probes)", on: cluster.a, as: ada)
+            probes += 1
             Thread.sleep(forTimeInterval: 0.5)
         }
         #expect(NodeCluster.counter("tandem_bus_stalls_total", on: cluster.a) >= 1)
