@@ -125,6 +125,53 @@ import Glibc
         }
     }
 
+    /// Stop 44's third review: a client that reopens every connection the server closes, 250 at
+    /// a time, took the server past its connection limit to its last descriptor (new
+    /// connections were kept while closes were pending), lws failed `accept` about 240,000
+    /// times a second and `/healthz` was refused 10 times in 10. Now a connection past the
+    /// limit takes the place of one that only waits, or is refused before lws takes it.
+    @Test func aClientReopeningEveryClosedConnectionKeepsNobodyOut() throws {
+        let server = try TestServer(launcher: { _ in ["/usr/bin/prlimit", "--nofile=256:256"] })
+        let process = try #require(server.process)
+        let running = Atomic<Bool>(true)
+        let flood = Thread { Self.reopeningFlood(port: server.port, sockets: 250, while: running) }
+        flood.start()
+        defer { running.store(false, ordering: .relaxed) }
+        Thread.sleep(forTimeInterval: 1)
+        var answers: [String] = []
+        var mostDescriptors = 0
+        for _ in 0..<10 {
+            answers.append(String((try? Self.fetch("/healthz", port: server.port))?.prefix(12) ?? "no answer"))
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
+            mostDescriptors = max(mostDescriptors, open)
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        running.store(false, ordering: .relaxed)
+        #expect(answers.allSatisfy { $0 == "HTTP/1.1 200" }, "\(answers)")
+        // Short of the limit by the closes pending at most, never at it.
+        #expect(mostDescriptors < 240, "\(mostDescriptors) descriptors open")
+        let log = server.standardError?.value ?? ""
+        #expect(!log.contains("out of descriptors"), "\(log.suffix(2000))")
+    }
+
+    /// Keeps `sockets` connections to the server open, sending nothing, and opens a new one for
+    /// each the server closes, at once, while `running` holds.
+    static func reopeningFlood(port: Int, sockets count: Int, while running: borrowing Atomic<Bool>) {
+        var descriptors = (0..<count).compactMap { _ in Self.connection(port: port, waiting: false) }
+        defer { descriptors.forEach { close($0) } }
+        var byte: UInt8 = 0
+        while running.load(ordering: .relaxed) {
+            var polled = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&polled, nfds_t(polled.count), 100) > 0 else { continue }
+            for (index, entry) in polled.enumerated() where entry.revents != 0 {
+                guard recv(entry.fd, &byte, 1, Int32(MSG_DONTWAIT)) <= 0 else { continue }
+                close(entry.fd)
+                descriptors[index] = Self.connection(port: port, waiting: false) ?? -1
+            }
+            descriptors.removeAll { $0 < 0 }
+        }
+    }
+
     /// The connection limit of the server's log line, nil when it has none.
     static func connectionLimit(in log: String) -> Int? {
         guard let start = log.range(of: "at its connection limit (") else { return nil }

@@ -18,32 +18,33 @@ struct DescriptorShortage {
     /// connection off the listener and close it. -1 until `ServiceLoop.open()`, or when it
     /// could not be opened again.
     var spare: Int32 = -1
-    var lastShed: ContinuousClock.Instant?
     var lastReport: ContinuousClock.Instant?
-    /// Since the last report: failed accepts, connections closed, waiting connections refused.
+    /// Since the last report: connections past the limit or failed accepts, connections
+    /// waiting for a request closed to make room, new connections refused.
     var failures = 0
-    /// Connections closed to free descriptors that lws has not destroyed yet (by ID): until
-    /// they are gone, nothing waiting is refused (it would be the very client the closes make
-    /// room for). A connection whose next request arrived before lws closed it is not closed
-    /// (lws' own timeout for the request replaces the close), so it leaves the set then
-    /// (`requestHeadArrived`); and none counts longer than `closingLimit` after its round,
-    /// whatever became of it (stop 44's second review: one busy keep-alive client chosen for
-    /// closing kept a counter above zero for good, and the server spun on `accept` again).
-    var closing: Set<UInt64> = []
     var shed = 0
     var refused = 0
     /// What the last event was, for the next log line ("at its connection limit …").
     var reason = ""
+    /// Connections asked to close for a descriptor (made room for, or refused) that lws has
+    /// not destroyed yet, with when they were asked. They do not count against the limit: so a
+    /// new connection may take the place of one closing. At most `closingAtMost` at once, so
+    /// the connections open never pass the limit by more than that (stop 44's third review:
+    /// with every new connection kept while closes were pending, a client reconnecting 250
+    /// sockets took the server to its last descriptor, lws failed `accept` about 240,000 times
+    /// a second and `/healthz` was refused every time). A connection whose next request
+    /// arrived before lws closed it is served instead (lws' timeout for the request replaces
+    /// the close), and leaves the set then (`requestHeadArrived`); none stays longer than
+    /// `closingLimit`, whatever became of it (stop 44's second review: a busy keep-alive
+    /// client chosen for closing held a counter above zero for good).
+    var closing: [UInt64: ContinuousClock.Instant] = [:]
 
-    /// The least time between two rounds of closing connections, so the closes of one round
-    /// (done by lws on its next pass) free descriptors before the next is chosen.
-    static let shedInterval = Duration.milliseconds(100)
-    /// How long a round's closes may take before they no longer hold refusals back.
+    /// Closes pending at once at most (twice it for a new client that has sent something): so
+    /// the connections open pass the limit by at most half of the 64 descriptors kept at least.
+    static let closingAtMost = 16
     static let closingLimit = Duration.seconds(1)
     /// One log line at most this often.
     static let reportInterval = Duration.seconds(10)
-    /// Connections closed in one round: a twentieth of those open, at least this many.
-    static let shedAtLeast = 16
     /// Connections at most: the descriptor limit (`RLIMIT_NOFILE`) less the descriptors open
     /// when the server starts to listen (the store's files, the loop, logs) and less an eighth
     /// of the limit, at least 64, for what opens later (SQLite's connections for reading
@@ -80,59 +81,93 @@ struct DescriptorShortage {
 }
 
 extension ServiceLoop {
-    /// A connection was accepted past `DescriptorShortage.connectionLimit` (service thread):
-    /// room is made as for a failed accept (`makeRoom`), or, when none can be made now, the
-    /// new connection is closed. So connections never take the descriptors the rest of the
-    /// process needs: SQLite's files, spooled bodies, and libdispatch, which crashes the
-    /// process when it cannot get one (stop 44: `trap invalid opcode in libdispatch.so` in a
-    /// server flooded under `--nofile=256`, 1 run in about 15; the store answered 503
-    /// "database cannot be reached" meanwhile).
-    func connectionOverLimit(_ connection: Connection) {
+    /// A connection was accepted (`LWS_CALLBACK_FILTER_NETWORK_CONNECTION`, service thread);
+    /// non-zero refuses it: lws closes it at once and accepts no more on this pass. At
+    /// `DescriptorShortage.connectionLimit`, the connection that has waited longest for a
+    /// request head is closed to make room for it (`makeRoom`), or, with no such connection or
+    /// `closingAtMost` closes pending, the new one is refused. So connections never take the
+    /// descriptors the rest of the process needs: SQLite's files, spooled bodies, and
+    /// libdispatch, which crashes the process when it cannot get one (stop 44: `trap invalid
+    /// opcode in libdispatch.so` in a server flooded under `--nofile=256`, 1 run in about 15;
+    /// the store answered 503 "database cannot be reached"). A new client (a health check, a
+    /// supervisor) gets in as long as some connection only waits.
+    ///
+    /// A new connection whose client has already sent something (its request, usually) may
+    /// make room past `closingAtMost`, up to twice it: under a flood of silent connections
+    /// reconnecting as fast as they are closed, the closes pending were at their bound most of
+    /// the time and a health check was refused 4 times in 10 (stop 44's third review: 10 in 10
+    /// before connections were refused here).
+    func connectionArriving(descriptor: Int32) -> Int32 {
+        guard connections.count - shortage.closing.count >= shortage.connectionLimit else { return 0 }
         shortage.failures += 1
-        if !makeRoom(sparing: connection.id) {
-            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-            shortage.refused += 1
-        }
+        pruneClosing()
+        let pendingAtMost = DescriptorShortage.closingAtMost * (Self.hasBytesWaiting(descriptor) ? 2 : 1)
+        let admitted = connections.count - shortage.closing.count < shortage.connectionLimit
+            || makeRoom(sparing: nil, pendingAtMost: pendingAtMost)
+        if !admitted { shortage.refused += 1 }
         report("at its connection limit (\(shortage.connectionLimit): the descriptor limit less those kept for the rest of the server)")
+        return admitted ? 0 : 1
     }
 
     /// lws could not accept a connection (service thread; `DescriptorShortage`). Out of
-    /// descriptors (which the connection limit above should leave to others), room is made
-    /// (`makeRoom`); when none can be made now, the connection waiting on the listener is
-    /// taken with the spare descriptor and closed at once, so lws is not called straight back
-    /// to fail again. Other accept errors are only counted and reported.
+    /// descriptors (which the connection limit should leave to others), room is made for the
+    /// next (`makeRoom`), and the connection waiting on the listener is taken with the spare
+    /// descriptor and closed at once, so lws is not called straight back to fail again. Other
+    /// accept errors are only counted and reported.
     func acceptFailed(errno code: Int32) {
         shortage.failures += 1
-        if code == EMFILE || code == ENFILE, !makeRoom(sparing: nil), let listener { refuseOneWaiting(on: listener.descriptor) }
+        if code == EMFILE || code == ENFILE {
+            pruneClosing()
+            _ = makeRoom(sparing: nil, pendingAtMost: DescriptorShortage.closingAtMost)
+            if let listener { refuseOneWaiting(on: listener.descriptor) }
+        }
         report(code == EMFILE ? "out of descriptors (EMFILE)" : code == ENFILE ? "the system is out of descriptors (ENFILE)"
                : "accept failed (errno \(code))")
     }
 
-    /// Closes the oldest connections waiting for a request head (silent ones, and idle
-    /// keep-alive ones; never WebSockets or requests in progress, nor `sparing`): a twentieth
-    /// of the connections, at least 16, at most every 100 ms, so that a new client (a health
-    /// check, a supervisor) gets in. Whether room is being made: a round's closes still
-    /// pending, or a round started now that found any.
-    private func makeRoom(sparing: UInt64?) -> Bool {
+    /// Closes the connection that has waited longest for a request head, unless `pendingAtMost`
+    /// closes are pending: one that never made a request (silent, or a head not finished) if
+    /// there is one, else an idle keep-alive one; never a WebSocket or a request in progress,
+    /// nor `sparing`. Whether it closed one.
+    private func makeRoom(sparing: UInt64?, pendingAtMost: Int) -> Bool {
+        guard shortage.closing.count < pendingAtMost else { return false }
+        func waiting(_ entry: HeadDeadlines.Entry, firstRequest: Bool) -> Bool {
+            guard entry.connection != sparing, let connection = connections[entry.connection],
+                  connection.phase == .idle, connection.headPending, !connection.shed else { return false }
+            guard firstRequest else { return true }
+            if case .noTransactionYet = connection.readMark { return true }
+            return false
+        }
+        let current = { [self] (entry: HeadDeadlines.Entry) in connections[entry.connection]?.headArming == entry.arming }
+        let oldest = headDeadlines.firstArmed(current: current, choose: { waiting($0, firstRequest: true) })
+            ?? headDeadlines.firstArmed(current: current, choose: { waiting($0, firstRequest: false) })
+        guard let oldest, let connection = connections[oldest] else { return false }
+        closeForRoom(connection)
+        shortage.shed += 1
+        return true
+    }
+
+    /// Whether the client of a connection not yet handed to lws has sent anything.
+    private static func hasBytesWaiting(_ descriptor: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1
+    }
+
+    /// Asks lws to close `connection` on its next pass, and counts it closing.
+    private func closeForRoom(_ connection: Connection) {
+        connection.shed = true
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        shortage.closing[connection.id] = .now
+    }
+
+    /// Forgets closes older than `closingLimit` (their connection is served or stuck; it counts
+    /// again) and those of connections served after all.
+    private func pruneClosing() {
+        guard !shortage.closing.isEmpty else { return }
         let now = ContinuousClock.now
-        if let last = shortage.lastShed, now - last >= DescriptorShortage.closingLimit {
-            shortage.closing.removeAll()
-        } else {
-            shortage.closing = shortage.closing.filter { connections[$0]?.shed == true }
+        shortage.closing = shortage.closing.filter { id, asked in
+            now - asked < DescriptorShortage.closingLimit && connections[id]?.shed == true
         }
-        guard shortage.closing.isEmpty else { return true }
-        guard shortage.lastShed.map({ now - $0 >= DescriptorShortage.shedInterval }) ?? true else { return false }
-        let count = max(DescriptorShortage.shedAtLeast, connections.count / 20)
-        let waiting = connections.values.filter { $0.phase == .idle && $0.headPending && $0.id != sparing }
-            .sorted { $0.id < $1.id }.prefix(count)
-        for connection in waiting {
-            connection.shed = true
-            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-        }
-        shortage.closing.formUnion(waiting.map(\.id))
-        shortage.shed += waiting.count
-        shortage.lastShed = now
-        return !waiting.isEmpty
     }
 
     /// One log line every 10 s at most, saying what was done since the last.

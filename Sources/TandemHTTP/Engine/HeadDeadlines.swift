@@ -55,6 +55,22 @@ struct HeadDeadlines {
         }
     }
 
+    /// The connection armed longest ago that `choose` takes, looking at most at `limit`
+    /// entries: entries no longer `current` at the front are dropped on the way (their
+    /// connection closed or was armed again). Arming order is also the order connections began
+    /// to wait for a head, so this is the one that has waited longest
+    /// (`ServiceLoop.makeRoom`).
+    mutating func firstArmed(current: (Entry) -> Bool, choose: (Entry) -> Bool, limit: Int = 1_024) -> UInt64? {
+        while front < entries.count, !current(entries[front]) { front += 1 }
+        var index = front
+        while index < entries.count, index - front < limit {
+            let entry = entries[index]
+            if current(entry), choose(entry) { return entry.connection }
+            index += 1
+        }
+        return nil
+    }
+
     var count: Int { entries.count - front }
 
     static func nowMicroseconds() -> UInt64 {

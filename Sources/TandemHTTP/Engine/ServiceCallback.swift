@@ -24,6 +24,9 @@ func serviceCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ us
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         loop.serviceWoken()
         return 0
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+        // Accepted, before lws makes a connection of it: non-zero closes it at once.
+        return loop.connectionArriving(descriptor: Int32(truncatingIfNeeded: Int(bitPattern: input)))
     case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
         return loop.connectionOpened(wsi)
     case LWS_CALLBACK_WSI_DESTROY:

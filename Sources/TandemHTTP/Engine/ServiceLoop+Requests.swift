@@ -16,7 +16,7 @@ extension ServiceLoop {
             // Chosen to be closed for a descriptor, but its request came first: lws' timeout
             // for the request replaced the close, so it is served (DescriptorShortage.closing).
             connection.shed = false
-            shortage.closing.remove(connection.id)
+            shortage.closing[connection.id] = nil
         }
         if case .taken(let mark) = connection.readMark, headReader.lwsWillReadBody(wsi),
            ReadAhead.nothingReadSince(mark, wsi) {

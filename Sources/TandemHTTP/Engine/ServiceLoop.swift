@@ -311,7 +311,6 @@ final class ServiceLoop: @unchecked Sendable {
         lws_set_opaque_user_data(wsi, Unmanaged.passUnretained(connection).toOpaque())
         counters.connectionOpened()
         armHeadTimer(connection)
-        if connections.count > shortage.connectionLimit { connectionOverLimit(connection) }
         return 0
     }
 
@@ -320,7 +319,7 @@ final class ServiceLoop: @unchecked Sendable {
         guard let connection = connection(for: wsi) else { return }
         lws_set_opaque_user_data(wsi, nil)
         connections[connection.id] = nil
-        shortage.closing.remove(connection.id)
+        shortage.closing[connection.id] = nil
         counters.connectionClosed()
         releaseBody(connection)
         switch connection.phase {
