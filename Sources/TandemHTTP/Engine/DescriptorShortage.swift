@@ -38,6 +38,8 @@ struct DescriptorShortage {
     /// `closingLimit`, whatever became of it (stop 44's second review: a busy keep-alive
     /// client chosen for closing held a counter above zero for good).
     var closing: [UInt64: ContinuousClock.Instant] = [:]
+    /// When request bodies were last looked at for slow ones (`ServiceLoop.cutSlowBodies`).
+    var lastBodyCut: ContinuousClock.Instant?
 
     /// Closes pending at once at most (twice it for a new client that has sent something): so
     /// the connections open pass the limit by at most half of the 64 descriptors kept at least.
@@ -103,7 +105,7 @@ extension ServiceLoop {
         pruneClosing()
         let pendingAtMost = DescriptorShortage.closingAtMost * (Self.hasBytesWaiting(descriptor) ? 2 : 1)
         let admitted = connections.count - shortage.closing.count < shortage.connectionLimit
-            || makeRoom(sparing: nil, pendingAtMost: pendingAtMost)
+            || makeRoom(sparing: nil, pendingAtMost: pendingAtMost) || cutSlowBodies()
         if !admitted { shortage.refused += 1 }
         report("at its connection limit (\(shortage.connectionLimit): the descriptor limit less those kept for the rest of the server)")
         return admitted ? 0 : 1
@@ -131,20 +133,48 @@ extension ServiceLoop {
     /// nor `sparing`. Whether it closed one.
     private func makeRoom(sparing: UInt64?, pendingAtMost: Int) -> Bool {
         guard shortage.closing.count < pendingAtMost else { return false }
-        func waiting(_ entry: HeadDeadlines.Entry, firstRequest: Bool) -> Bool {
-            guard entry.connection != sparing, let connection = connections[entry.connection],
-                  connection.phase == .idle, connection.headPending, !connection.shed else { return false }
-            guard firstRequest else { return true }
-            if case .noTransactionYet = connection.readMark { return true }
-            return false
+        let waiting = { [self] (entry: HeadDeadlines.Entry) -> Bool in
+            guard entry.connection != sparing, let connection = connections[entry.connection] else { return false }
+            return connection.phase == .idle && connection.headPending && !connection.shed
         }
         let current = { [self] (entry: HeadDeadlines.Entry) in connections[entry.connection]?.headArming == entry.arming }
-        let oldest = headDeadlines.firstArmed(current: current, choose: { waiting($0, firstRequest: true) })
-            ?? headDeadlines.firstArmed(current: current, choose: { waiting($0, firstRequest: false) })
+        let oldest = headDeadlines.firstArmed(.first, current: current, choose: waiting)
+            ?? headDeadlines.firstArmed(.next, current: current, choose: waiting)
         guard let oldest, let connection = connections[oldest] else { return false }
         closeForRoom(connection)
         shortage.shed += 1
         return true
+    }
+
+    /// At the connection limit with no connection only waiting: the request bodies arriving
+    /// slower than `bodyMinimumRate` for at least a second are answered 408 and their
+    /// connections closed, up to `closingAtMost` pending closes, at most every 100 ms (each
+    /// look goes over every connection). Whether one was. Stop 44's fourth review: 160
+    /// unauthenticated POSTs to `/signin` sending a byte every 3 s held every connection (a
+    /// request in progress is never closed to make room) until their 10 s deadline, reopened
+    /// then, and `/healthz` was refused 40 times in 40.
+    private func cutSlowBodies() -> Bool {
+        let now = ContinuousClock.now
+        guard shortage.closing.count < DescriptorShortage.closingAtMost,
+              shortage.lastBodyCut.map({ now - $0 >= .milliseconds(100) }) ?? true else { return false }
+        shortage.lastBodyCut = now
+        let rate = max(1, configuration.bodyMinimumRate)
+        var cut = 0
+        for connection in connections.values where connection.phase == .receivingBody && !connection.shed {
+            guard let began = connection.bodyBegan, now - began >= .seconds(1) else { continue }
+            let elapsed = now - began
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            guard Double(connection.bodyReceived) < seconds * Double(rate) else { continue }
+            connection.bodyOutstanding = 0
+            reject(connection, status: 408, reason: "The server is at its connection limit, and the request body was arriving slower than "
+                   + "\(rate >> 10) KiB/s (\(connection.bodyReceived) of \(connection.bodyLength) bytes in \(Int(seconds)) s); send it again.")
+            connection.shed = true
+            shortage.closing[connection.id] = now
+            shortage.shed += 1
+            cut += 1
+            if shortage.closing.count >= DescriptorShortage.closingAtMost { break }
+        }
+        return cut > 0
     }
 
     /// Whether the client of a connection not yet handed to lws has sent anything.
@@ -183,9 +213,10 @@ extension ServiceLoop {
         guard shortage.failures > 0 else { return }
         let now = ContinuousClock.now
         guard shortage.lastReport.map({ now - $0 >= DescriptorShortage.reportInterval }) ?? true else { return }
-        ErrorReport.line("port \(counters.port): \(shortage.reason) with \(connections.count) connections open: \(shortage.failures) times, "
-                         + "\(shortage.shed) connections waiting for a request closed, \(shortage.refused) new connections refused"
-                         + (shortage.lastReport == nil ? "" : " since the last line of this kind"))
+        ErrorReport.line("port \(counters.port): \(shortage.reason): \(shortage.failures) times"
+                         + (shortage.lastReport == nil ? "" : " since the last line of this kind")
+                         + ", \(shortage.shed) connections closed to make room (waiting for a request, or a body arriving too slowly), "
+                         + "\(shortage.refused) new connections refused; \(connections.count) connections open now")
         shortage.lastReport = now
         (shortage.failures, shortage.shed, shortage.refused) = (0, 0, 0)
     }

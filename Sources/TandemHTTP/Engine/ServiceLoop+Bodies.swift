@@ -129,6 +129,7 @@ extension ServiceLoop {
     /// Starts collecting the body: a spool file or memory, and `100 Continue` if asked for.
     func beginBody(_ connection: Connection) {
         connection.phase = .receivingBody
+        connection.bodyBegan = .now
         if connection.bodyPolicy.spooled {
             let id = connection.id
             let completions = completions

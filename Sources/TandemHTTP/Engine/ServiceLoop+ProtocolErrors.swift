@@ -49,7 +49,8 @@ extension ServiceLoop {
     /// Arms the head deadline: `LWS_CALLBACK_TIMER` on this connection after `headTimeout`, if
     /// it still waits for a head then (`HeadDeadlines`, `expireHeadDeadlines`).
     func armHeadTimer(_ connection: Connection) {
-        connection.headArming = headDeadlines.arm(connection.id, seconds: configuration.headTimeout)
+        let kind: HeadDeadlines.Kind = if case .noTransactionYet = connection.readMark { .first } else { .next }
+        connection.headArming = headDeadlines.arm(connection.id, seconds: configuration.headTimeout, kind: kind)
         connection.headDeadlinePassed = false
     }
 
