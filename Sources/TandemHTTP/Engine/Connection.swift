@@ -40,7 +40,7 @@ final class Connection {
     var bodyLength = 0
     /// Body bytes accepted so far (in `body` or given to `spool`).
     var bodyReceived = 0
-    /// When reading the body began (`beginBody`), for its rate (`ServiceLoop.cutSlowBodies`).
+    /// When reading the body began (`beginBody`), for its rate (`ServiceLoop.cutBodies`).
     var bodyBegan: ContinuousClock.Instant?
     var bodyPolicy = HTTPBodyPolicy(limit: 0)
     /// Where a spooled body is being written; handed to the request at dispatch.

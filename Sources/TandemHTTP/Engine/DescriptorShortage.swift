@@ -38,7 +38,7 @@ struct DescriptorShortage {
     /// `closingLimit`, whatever became of it (stop 44's second review: a busy keep-alive
     /// client chosen for closing held a counter above zero for good).
     var closing: [UInt64: ContinuousClock.Instant] = [:]
-    /// When request bodies were last looked at for slow ones (`ServiceLoop.cutSlowBodies`).
+    /// When request bodies were last looked at for slow ones (`ServiceLoop.cutBodies`).
     var lastBodyCut: ContinuousClock.Instant?
 
     /// Closes pending at once at most (twice it for a new client that has sent something): so
@@ -105,7 +105,7 @@ extension ServiceLoop {
         pruneClosing()
         let pendingAtMost = DescriptorShortage.closingAtMost * (Self.hasBytesWaiting(descriptor) ? 2 : 1)
         let admitted = connections.count - shortage.closing.count < shortage.connectionLimit
-            || makeRoom(sparing: nil, pendingAtMost: pendingAtMost) || cutSlowBodies()
+            || makeRoom(sparing: nil, pendingAtMost: pendingAtMost) || cutBodies()
         if !admitted { shortage.refused += 1 }
         report("at its connection limit (\(shortage.connectionLimit): the descriptor limit less those kept for the rest of the server)")
         return admitted ? 0 : 1
@@ -146,20 +146,29 @@ extension ServiceLoop {
         return true
     }
 
-    /// At the connection limit with no connection only waiting: the request bodies arriving
-    /// slower than `bodyMinimumRate` for at least a second are answered 408 and their
-    /// connections closed, up to `closingAtMost` pending closes, at most every 100 ms (each
-    /// look goes over every connection). Whether one was. Stop 44's fourth review: 160
-    /// unauthenticated POSTs to `/signin` sending a byte every 3 s held every connection (a
-    /// request in progress is never closed to make room) until their 10 s deadline, reopened
-    /// then, and `/healthz` was refused 40 times in 40.
-    private func cutSlowBodies() -> Bool {
+    /// At the connection limit with no connection only waiting, at most every 100 ms (each look
+    /// goes over every connection), up to `closingAtMost` pending closes: connections already
+    /// answered that still read a refused body to drop it are closed (stop 44's fifth review:
+    /// 170 unauthenticated POSTs refused 421 and trickling a byte a second held every
+    /// connection, each for up to 10 s); then request bodies arriving slower than
+    /// `bodyMinimumRate` for at least a second are answered 408 and their connections closed
+    /// (stop 44's fourth review: 160 unauthenticated POSTs to `/signin` sending a byte every 3 s
+    /// held every connection until their 10 s deadline, reopened then, and `/healthz` was
+    /// refused 40 times in 40; a request in progress is otherwise never closed to make room).
+    /// Whether any connection was closed.
+    private func cutBodies() -> Bool {
         let now = ContinuousClock.now
         guard shortage.closing.count < DescriptorShortage.closingAtMost,
               shortage.lastBodyCut.map({ now - $0 >= .milliseconds(100) }) ?? true else { return false }
         shortage.lastBodyCut = now
         let rate = max(1, configuration.bodyMinimumRate)
         var cut = 0
+        for connection in connections.values where connection.phase == .discardingBody && !connection.shed {
+            closeForRoom(connection)
+            shortage.shed += 1
+            cut += 1
+            if shortage.closing.count >= DescriptorShortage.closingAtMost { return true }
+        }
         for connection in connections.values where connection.phase == .receivingBody && !connection.shed {
             guard let began = connection.bodyBegan, now - began >= .seconds(1) else { continue }
             let elapsed = now - began

@@ -12,6 +12,11 @@ extension ServiceLoop {
     func requestHeadArrived(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connection(for: wsi) else { return -1 }
         connection.headPending = false
+        // Its head deadline's entry is stale from now on (`HeadDeadlines`): a request in
+        // progress must not hold the front of the queue, where a scan for a connection to close
+        // starts (stop 44's fifth review: one upload on a new connection during a flood left
+        // over 1,024 stale entries behind it, and no room was made for 3 s).
+        connection.headArming = 0
         if connection.shed {
             // Chosen to be closed for a descriptor, but its request came first: lws' timeout
             // for the request replaced the close, so it is served (DescriptorShortage.closing).
