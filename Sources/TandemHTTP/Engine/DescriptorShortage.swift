@@ -137,7 +137,13 @@ extension ServiceLoop {
             guard entry.connection != sparing, let connection = connections[entry.connection] else { return false }
             return connection.phase == .idle && connection.headPending && !connection.shed
         }
-        let current = { [self] (entry: HeadDeadlines.Entry) in connections[entry.connection]?.headArming == entry.arming }
+        // An entry whose connection no longer waits for a head goes too: one that waits again is
+        // armed again (stop 44's sixth review: a WebSocket's entry, never retired, held the front
+        // for 5 s and no room was made meanwhile).
+        let current = { [self] (entry: HeadDeadlines.Entry) -> Bool in
+            guard let connection = connections[entry.connection] else { return false }
+            return connection.headArming == entry.arming && connection.phase == .idle && connection.headPending
+        }
         let oldest = headDeadlines.firstArmed(.first, current: current, choose: waiting)
             ?? headDeadlines.firstArmed(.next, current: current, choose: waiting)
         guard let oldest, let connection = connections[oldest] else { return false }

@@ -11,6 +11,9 @@ extension ServiceLoop {
               let facts = headReader.read(wsi, peerAddress: connection.remoteAddress),
               facts.head.method == "GET", !facts.splitPath, webSocketResponder.shouldUpgrade(facts.head) else { return -1 }
         connection.head = facts.head
+        // No longer waits for a head: its deadline entry is stale (as in `requestHeadArrived`).
+        connection.headPending = false
+        connection.headArming = 0
         return 0
     }
 
