@@ -1,7 +1,7 @@
 import Foundation
 
-/// Who is using a data directory: a server holds a shared `flock(2)` on it for as long as it
-/// runs, and `tandem migrate` an exclusive one on both sides' directories for the copy (review
+/// Who is using a data directory: a server holds a `flock(2)` on it for as long as it runs
+/// (shared among the nodes of a cluster, exclusive for a server alone), and `tandem migrate` an exclusive one on both sides' directories for the copy (review
 /// 47: a copy taken while the source's server kept writing was verified and reported done, and
 /// the writes after its snapshot were not in it). Locks on the directory itself, never on the
 /// database file: closing any other descriptor of `tandem.sqlite` would drop SQLite's own
@@ -13,12 +13,19 @@ public enum DataDirectoryLock {
         public var description: String
     }
 
-    /// Takes a shared lock on `directory` for the rest of the process (a server: several may
-    /// share one directory, each node of a cluster its own or a shared one).
-    /// - Throws: ``Busy`` while `tandem migrate` copies from or into it.
-    public static func holdShared(_ directory: String) throws {
-        guard let descriptor = lock(directory, LOCK_SH) else {
-            throw Busy(directory: directory, description: "tandem migrate is copying \(directory); start the server when it is done")
+    /// Takes a lock on `directory` for the rest of the process, as a server. Shared for a node of
+    /// a cluster (`shared`: started with `--bus`; nodes may share one directory, decisions N36);
+    /// exclusive for a server alone, which deletes the journal files left in `journal/` at
+    /// start (D37) and tells no other process of its changes: a second server alone on the
+    /// directory deleted the first one's live session journals (review 58).
+    /// - Throws: ``Busy`` while `tandem migrate` copies from or into it, or while another server
+    ///   holds it that this one cannot share it with.
+    public static func holdWhileServing(_ directory: String, shared: Bool) throws {
+        guard let descriptor = lock(directory, shared ? LOCK_SH : LOCK_EX) else {
+            let why = shared ? "a tandem server started without --bus, or tandem migrate,"
+                             : "another tandem server, or tandem migrate,"
+            throw Busy(directory: directory, description: "\(why) is using \(directory): servers share a data directory "
+                       + "only as nodes of one cluster, each started with --bus; migrate needs every server stopped")
         }
         _ = descriptor  // Held open, and so locked, until the process ends.
     }

@@ -95,8 +95,9 @@ extension CommandLine {
                 let bus = try ServeCommand.bus(merged)
                 let location = try ServeCommand.storeLocation(merged, data: directory)
                 configuration.storeArgument = location.argument(data: directory)
-                // Held while serving, so `tandem migrate` refuses to copy from or into it (review 47).
-                for held in location.directories(data: directory) { try DataDirectoryLock.holdShared(held) }
+                // Held while serving, so `tandem migrate` refuses to copy from or into it (review 47),
+                // and a second server refuses it unless both are nodes of one cluster (review 58).
+                for held in location.directories(data: directory) { try DataDirectoryLock.holdWhileServing(held, shared: bus != nil) }
                 let store = try location.open()
                 let server: TandemServer
                 do {

@@ -30,7 +30,8 @@ import CWebSockets
 /// ## How
 ///
 /// `tcpi_bytes_received` (TCP_INFO) minus `FIONREAD` is what the application has read from
-/// the socket so far (the kernel counts a received FIN as one byte of the former). A mark is
+/// the socket so far (the kernel counts a received FIN as one byte of the former, so one is
+/// taken off once the connection's state, `tcpi_state`, says a FIN came). A mark is
 /// taken when a transaction completes, erring high; a later reading, erring low, that is not
 /// above the mark means lws has read nothing in between. The errors only go the safe way: at
 /// worst a request lws read itself is taken for read-ahead, which can only happen when the
@@ -40,6 +41,8 @@ enum ReadAhead {
     /// struct stops before it). Part of the kernel ABI since Linux 4.1.
     private static let bytesReceivedOffset = 128
     private static let tcpInfoCapacity = 256
+    /// `TCP_ESTABLISHED` in `tcpi_state` (linux/tcp_states.h).
+    private static let established: UInt8 = 1
 
     /// What the application had read from the socket at the mark; `nil` if the kernel cannot
     /// tell (then every later request with a body is treated as read-ahead).
@@ -52,8 +55,10 @@ enum ReadAhead {
     static func nothingReadSince(_ mark: UInt64?, _ wsi: OpaquePointer) -> Bool {
         guard let mark, let now = applicationRead(lws_get_socket_fd(wsi)) else { return true }
         // `bytes` is never above the truth, so this errs towards "read-ahead", the safe side.
-        // Minus one for a FIN the total may include; a request lws read itself is far longer.
-        let low = now.bytes.subtractingReportingOverflow(1)
+        // Minus one for a FIN the total includes once one came. Not before: a head of one byte
+        // ("G", then nothing) read by lws must count, or its head deadline re-arms for ever
+        // and no 400 is sent (review 56).
+        let low = now.bytes.subtractingReportingOverflow(now.finReceived ? 1 : 0)
         return low.overflow || low.partialValue <= mark
     }
 
@@ -63,13 +68,15 @@ enum ReadAhead {
     /// truth is at most `slack` above it.
     /// (Before, a mark taken while the client's next request was arriving came out too high and
     /// made ordinary keep-alive requests look like read-ahead: ~0.1% of requests under wrk.)
-    private static func applicationRead(_ fd: Int32) -> (bytes: UInt64, exact: Bool, slack: UInt64)? {
-        var result: (bytes: UInt64, exact: Bool, slack: UInt64)?
+    /// `finReceived`: the connection is past `ESTABLISHED` (any state after a FIN from the
+    /// client, or after our own, which errs towards "read-ahead").
+    private static func applicationRead(_ fd: Int32) -> (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool)? {
+        var result: (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool)?
         for _ in 0..<4 {
-            guard let before = unreadBytes(fd), let received = bytesReceived(fd), let after = unreadBytes(fd),
+            guard let before = unreadBytes(fd), let (received, state) = received(fd), let after = unreadBytes(fd),
                   received >= UInt64(after) else { return nil }
             let grown = UInt64(max(0, after - before))
-            result = (received - UInt64(after), grown == 0, grown)
+            result = (received - UInt64(after), grown == 0, grown, state != established)
             if grown == 0 { break }
         }
         return result
@@ -93,13 +100,15 @@ enum ReadAhead {
         return ioctl(fd, UInt(FIONREAD), &count) == 0 && count >= 0 ? count : nil
     }
 
-    private static func bytesReceived(_ fd: Int32) -> UInt64? {
-        withUnsafeTemporaryAllocation(byteCount: tcpInfoCapacity, alignment: 8) { info -> UInt64? in
+    /// `tcpi_bytes_received` and `tcpi_state` (the first byte of `struct tcp_info`), from one
+    /// reading.
+    private static func received(_ fd: Int32) -> (bytes: UInt64, state: UInt8)? {
+        withUnsafeTemporaryAllocation(byteCount: tcpInfoCapacity, alignment: 8) { info -> (bytes: UInt64, state: UInt8)? in
             info.initializeMemory(as: UInt8.self, repeating: 0)
             var length = socklen_t(tcpInfoCapacity)
             guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, info.baseAddress, &length) == 0,
                   Int(length) >= bytesReceivedOffset + 8 else { return nil }
-            return info.load(fromByteOffset: bytesReceivedOffset, as: UInt64.self)
+            return (info.load(fromByteOffset: bytesReceivedOffset, as: UInt64.self), info.load(fromByteOffset: 0, as: UInt8.self))
         }
     }
 }
