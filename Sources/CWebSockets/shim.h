@@ -1,4 +1,6 @@
 #include <libwebsockets.h>
+// malloc_trim: the HTTP engine gives memory back after a flood of connections (decisions E38).
+#include <malloc.h>
 
 // LWS_PRE is a macro: the headroom every lws_write buffer needs before its payload.
 static inline int tandem_lws_pre(void) { return LWS_PRE; }

@@ -56,6 +56,8 @@ final class ServiceLoop: @unchecked Sendable {
     var shortage = DescriptorShortage()
     /// Every connection's head deadline, in arming order (`HeadDeadlines`).
     var headDeadlines = HeadDeadlines()
+    /// Frees memory kept after a flood of connections (E38).
+    var memoryTrim = MemoryTrim()
     var nextConnectionID: UInt64 = 1
     var nextRequestID: UInt64 = 1
     let headReader: RequestHeadReader
@@ -229,6 +231,7 @@ final class ServiceLoop: @unchecked Sendable {
             eventLoop.run(context) {
                 expireHeadDeadlines()
                 reportShortageIfDue()
+                memoryTrim.afterTurn(open: connections.count)
                 return !exitRequested
             }
         }
