@@ -38,6 +38,13 @@ final class Connection {
     var bodyLimit = 0
     /// The announced body length (`content-length`).
     var bodyLength = 0
+    /// The socket took only part of the last write: reading is paused until it drains
+    /// (`ServiceLoop.stallWrites`, decisions E39).
+    var writeStalled = false
+    /// Since when, while `writeStalled`.
+    var stalledSince: ContinuousClock.Instant?
+    /// In `ServiceLoop.stalledWriters` (looked at until its response is done).
+    var writeWatched = false
     /// Body bytes accepted so far (in `body` or given to `spool`).
     var bodyReceived = 0
     /// When reading the body began (`beginBody`), for its rate (`ServiceLoop.cutBodies`).
@@ -123,4 +130,8 @@ struct OutgoingResponse {
     var bodyOffset = 0
     /// The last byte has been handed to lws, which may still hold some of it buffered.
     var finalWritten = false
+    /// When writing began, and the bytes (head and body) handed to lws since: the rate the
+    /// client reads at (`ServiceLoop.cutBodies`).
+    let began = ContinuousClock.now
+    var handed = 0
 }

@@ -133,9 +133,17 @@ extension ServiceLoop {
     /// nor `sparing`. Whether it closed one.
     private func makeRoom(sparing: UInt64?, pendingAtMost: Int) -> Bool {
         guard shortage.closing.count < pendingAtMost else { return false }
+        // One whose client has sent bytes lws has not read yet (its request is on its way) is
+        // passed over, the first 8 such at most (stop 46's review: under a reconnecting flood
+        // of slow bodies, a health check's new connection was the oldest waiting, and was
+        // closed for the next of the flood before its head was read).
+        var peeks = 0
         let waiting = { [self] (entry: HeadDeadlines.Entry) -> Bool in
-            guard entry.connection != sparing, let connection = connections[entry.connection] else { return false }
-            return connection.phase == .idle && connection.headPending && !connection.shed
+            guard entry.connection != sparing, let connection = connections[entry.connection],
+                  connection.phase == .idle && connection.headPending && !connection.shed else { return false }
+            guard peeks < 8 else { return true }
+            peeks += 1
+            return !Self.hasBytesWaiting(lws_get_socket_fd(connection.wsi))
         }
         // An entry whose connection no longer waits for a head goes too: one that waits again is
         // armed again (stop 44's sixth review: a WebSocket's entry, never retired, held the front
@@ -160,7 +168,10 @@ extension ServiceLoop {
     /// `bodyMinimumRate` for at least a second are answered 408 and their connections closed
     /// (stop 44's fourth review: 160 unauthenticated POSTs to `/signin` sending a byte every 3 s
     /// held every connection until their 10 s deadline, reopened then, and `/healthz` was
-    /// refused 40 times in 40; a request in progress is otherwise never closed to make room).
+    /// refused 40 times in 40; a request in progress is otherwise never closed to make room);
+    /// then responses whose socket has taken nothing for a second, or that the client reads
+    /// slower than the same rate, are closed (stop 46's review: 170 clients that asked for
+    /// `/openapi.json` and never read held every connection for lws' 30 s, and reopened them).
     /// Whether any connection was closed.
     private func cutBodies() -> Bool {
         let now = ContinuousClock.now
@@ -185,6 +196,28 @@ extension ServiceLoop {
                    + "\(rate >> 10) KiB/s (\(connection.bodyReceived) of \(connection.bodyLength) bytes in \(Int(seconds)) s); send it again.")
             connection.shed = true
             shortage.closing[connection.id] = now
+            shortage.shed += 1
+            cut += 1
+            if shortage.closing.count >= DescriptorShortage.closingAtMost { return true }
+        }
+        // Responses whose socket has taken nothing for a second, or read slower than the same
+        // rate (decisions E39): no answer can be written into a response begun, so the
+        // connection is closed. (What was handed to lws includes what it and the kernel still
+        // hold, so the rate alone let a client that read nothing keep its connection 2 s.)
+        for connection in connections.values where connection.phase == .responding && !connection.shed {
+            guard let outgoing = connection.outgoing, now - outgoing.began >= .seconds(1) else { continue }
+            let elapsed = now - outgoing.began
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let stalled = connection.writeStalled && connection.stalledSince.map { now - $0 >= .seconds(1) } == true
+            guard stalled || Double(outgoing.handed) < seconds * Double(rate) else { continue }
+            // lws would wait up to 5 s to flush what it holds before closing; a client that does
+            // not read would keep the descriptor that long. Shut down, its write fails at once.
+            if connection.writeStalled {
+                connection.writeStalled = false
+                lws_rx_flow_control(connection.wsi, Self.resumeNow)
+            }
+            shutdown(lws_get_socket_fd(connection.wsi), Int32(SHUT_RDWR))
+            closeForRoom(connection)
             shortage.shed += 1
             cut += 1
             if shortage.closing.count >= DescriptorShortage.closingAtMost { break }

@@ -95,9 +95,12 @@ extension ServiceLoop {
         if lws_write(wsi, start, length, kind) < length {
             return -1
         }
-        if isLast && lws_partial_buffered(wsi) == 0 {
+        outgoing.handed += length
+        let stalled = lws_partial_buffered(wsi) != 0
+        if isLast && !stalled {
             return finishResponse(connection)
         }
+        if stalled { stallWrites(connection) }
         // More body to go, or lws still holds the tail: come back when the socket drains.
         outgoing.finalWritten = isLast
         connection.outgoing = outgoing
@@ -110,6 +113,10 @@ extension ServiceLoop {
     /// close it. Returning -1 makes lws close it.
     private func finishResponse(_ connection: Connection) -> Int32 {
         counters.requestEnded()
+        if connection.writeStalled {
+            connection.writeStalled = false
+            lws_rx_flow_control(connection.wsi, Self.resumeNow)
+        }
         let close = willClose(connection)
         let outstanding = connection.bodyOutstanding
         let lingers = outstanding > 0 && outstanding <= Self.discardAllowance

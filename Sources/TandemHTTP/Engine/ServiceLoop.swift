@@ -58,6 +58,10 @@ final class ServiceLoop: @unchecked Sendable {
     var headDeadlines = HeadDeadlines()
     /// Frees memory kept after a flood of connections (E38).
     var memoryTrim = MemoryTrim()
+    /// Connections whose reading is paused until their socket takes more of a response (E39),
+    /// and when their sockets were last looked at.
+    var stalledWriters: [UInt64] = []
+    var stalledWritersChecked = ContinuousClock.now
     var nextConnectionID: UInt64 = 1
     var nextRequestID: UInt64 = 1
     let headReader: RequestHeadReader
@@ -232,6 +236,7 @@ final class ServiceLoop: @unchecked Sendable {
                 expireHeadDeadlines()
                 reportShortageIfDue()
                 memoryTrim.afterTurn(open: connections.count)
+                if !stalledWriters.isEmpty { resumeStalledWriters() }
                 return !exitRequested
             }
         }

@@ -1,0 +1,65 @@
+import Glibc
+import CWebSockets
+
+/// Responses a client does not read (service thread; decisions E39).
+///
+/// When the socket takes only part of a write, lws keeps the rest and waits for `POLLOUT`.
+/// Should lws also hold bytes it read ahead (the client pipelined a second request), lws 4.1.6
+/// offers them to the connection again on every pass of its loop without waiting in `poll`,
+/// and the connection, in the middle of a transaction, takes none of them: two pipelined
+/// `GET /openapi.json` on one connection whose client never read kept the service thread at
+/// 100% of a core until lws' timeout 30 s later, and a client could repeat it for good (stop
+/// 46's review). So while its socket is full a connection's reading is paused
+/// (`lws_rx_flow_control`), which takes it out of those passes. lws 4.1's h1 handler also
+/// ignores `POLLOUT` while reading is paused, so the loop looks at the paused sockets itself,
+/// at most every `stalledWritersInterval`, and resumes each that can take more: lws then
+/// flushes what it holds and calls for the rest of the response.
+extension ServiceLoop {
+    static let stalledWritersInterval = Duration.milliseconds(1)
+    /// Applied to the poll set at once: lws' header asks for it when the change is made from
+    /// outside a callback on the connection, as the loop's look at paused sockets is.
+    static let pauseNow = Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW)
+    static let resumeNow = Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW) | 1
+
+    /// The socket took only part of the last write of `connection`'s response.
+    func stallWrites(_ connection: Connection) {
+        guard !connection.writeStalled else { return }
+        connection.writeStalled = true
+        connection.stalledSince = .now
+        lws_rx_flow_control(connection.wsi, Self.pauseNow)
+        if !connection.writeWatched {
+            connection.writeWatched = true
+            stalledWriters.append(connection.id)
+        }
+    }
+
+    /// After a turn of the loop: resumes the paused connections whose sockets take more now
+    /// (or failed: lws then finds out and closes them), and pauses again those whose sockets
+    /// are full while lws still holds part of their response (it flushes that without calling
+    /// back, so `writeable` cannot see it); forgets connections whose response is done.
+    func resumeStalledWriters() {
+        let now = ContinuousClock.now
+        guard now - stalledWritersChecked >= Self.stalledWritersInterval else { return }
+        stalledWritersChecked = now
+        var writing: [Connection] = []
+        for connection in stalledWriters.compactMap({ connections[$0] }) {
+            if connection.phase == .responding { writing.append(connection) } else { connection.writeWatched = false }
+        }
+        stalledWriters = writing.map(\.id)
+        var descriptors = writing.map { pollfd(fd: lws_get_socket_fd($0.wsi), events: Int16(POLLOUT), revents: 0) }
+        guard !descriptors.isEmpty, poll(&descriptors, nfds_t(descriptors.count), 0) >= 0 else { return }
+        for (connection, descriptor) in zip(writing, descriptors) {
+            if descriptor.revents != 0 {
+                guard connection.writeStalled else { continue }
+                connection.writeStalled = false
+                connection.stalledSince = nil
+                lws_rx_flow_control(connection.wsi, Self.resumeNow)
+                lws_callback_on_writable(connection.wsi)
+            } else if !connection.writeStalled && lws_partial_buffered(connection.wsi) != 0 {
+                connection.writeStalled = true
+                connection.stalledSince = now
+                lws_rx_flow_control(connection.wsi, Self.pauseNow)
+            }
+        }
+    }
+}

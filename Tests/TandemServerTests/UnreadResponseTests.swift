@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+import TandemCore
+import TandemTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Clients that ask for a response and do not read it (decisions E39; stop 46's review).
+@Suite struct UnreadResponseTests {
+    /// Two pipelined requests whose answers are never read: lws offered the second, read
+    /// ahead, on every pass of its loop while the first could not be written, and the service
+    /// thread spun at 100% of a core until lws' timeout 30 s later.
+    @Test func aClientThatPipelinesAndNeverReadsDoesNotSpinTheServer() throws {
+        let server = try TestServer()
+        let process = try #require(server.process)
+        let socket = try #require(Self.unreadConnection(port: server.port, requests: 2))
+        defer { close(socket) }
+        Thread.sleep(forTimeInterval: 1)
+        let before = try #require(DescriptorShortageTests.cpuTicks(process.processIdentifier))
+        Thread.sleep(forTimeInterval: 3)
+        let ticks = try #require(DescriptorShortageTests.cpuTicks(process.processIdentifier)) - before
+        #expect(ticks < 60, "\(ticks) CPU ticks (1/100 s) in 3 s")
+        #expect(try DescriptorShortageTests.fetch("/healthz", port: server.port).hasPrefix("HTTP/1.1 200"))
+    }
+
+    /// At the connection limit, clients that never read their answers held every connection
+    /// (a response begun was "a request in progress", never closed to make room): `/healthz`
+    /// was refused for the 30 s of lws' timeout, and a client reopening them could keep it so.
+    /// Now responses read slower than 64 KiB/s for a second are closed to make room.
+    @Test func responsesNobodyReadsDoNotHoldEveryConnection() throws {
+        let server = try TestServer(launcher: { _ in ["/usr/bin/prlimit", "--nofile=256:256"] })
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<170 {
+            sockets.append(try #require(Self.unreadConnection(port: server.port, requests: 1), "connect: errno \(errno)"))
+        }
+        Thread.sleep(forTimeInterval: 1.5)
+        var answered = 0
+        for _ in 0..<6 {
+            // Three tries, as a client would.
+            for _ in 0..<3 {
+                if (try? DescriptorShortageTests.fetch("/healthz", port: server.port))?.hasPrefix("HTTP/1.1 200") == true {
+                    answered += 1
+                    break
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        #expect(answered >= 5, "\(answered) of 6 health checks answered")
+    }
+
+    /// A connection with a 1 KiB receive buffer and 1,460-byte segments that sends `requests` pipelined
+    /// `GET /openapi.json` (about 220 KB each, no credentials needed) and reads nothing.
+    static func unreadConnection(port: Int, requests: Int) -> Int32? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return nil }
+        var size: Int32 = 1_024
+        setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        // Segments of an Ethernet's size: with loopback's 64 KiB ones, the kernel queues the
+        // whole answer whatever the receive buffer, and nothing waits in the server.
+        var segment: Int32 = 1_460
+        setsockopt(socket, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        let request = Array(String(repeating: "GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", count: requests).utf8)
+        guard connected == 0, send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+            close(socket)
+            return nil
+        }
+        return socket
+    }
+}
