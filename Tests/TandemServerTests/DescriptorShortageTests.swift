@@ -336,10 +336,12 @@ import Glibc
 
     /// A TCP socket to 127.0.0.1:`port`: connected, its reads timing out after
     /// `receiveTimeout` s (0: never); or, when not `waiting`, non-blocking and still connecting.
-    /// nil (and `errno`) when it cannot be made.
-    static func connection(port: Int, receiveTimeout: Int = 0, waiting: Bool = true) -> Int32? {
+    /// nil (and `errno`) when it cannot be made. `prepare` sets options on the socket before
+    /// it connects (buffer and segment sizes).
+    static func connection(port: Int, receiveTimeout: Int = 0, waiting: Bool = true, prepare: (Int32) -> Void = { _ in }) -> Int32? {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { return nil }
+        prepare(socket)
         if !waiting { _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK) }
         var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -53,23 +53,17 @@ import Glibc
     /// A connection with a 1 KiB receive buffer and 1,460-byte segments that sends `requests` pipelined
     /// `GET /openapi.json` (about 220 KB each, no credentials needed) and reads nothing.
     static func unreadConnection(port: Int, requests: Int) -> Int32? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return nil }
-        var size: Int32 = 1_024
-        setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        // Segments of an Ethernet's size: with loopback's 64 KiB ones, the kernel queues the
-        // whole answer whatever the receive buffer, and nothing waits in the server.
-        var segment: Int32 = 1_460
-        setsockopt(socket, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let made = DescriptorShortageTests.connection(port: port) { socket in
+            var size: Int32 = 1_024
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            // Segments of an Ethernet's size: with loopback's 64 KiB ones, the kernel queues the
+            // whole answer whatever the receive buffer, and nothing waits in the server.
+            var segment: Int32 = 1_460
+            setsockopt(socket, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
         }
+        guard let socket = made else { return nil }
         let request = Array(String(repeating: "GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", count: requests).utf8)
-        guard connected == 0, send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+        guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
             close(socket)
             return nil
         }
