@@ -100,8 +100,10 @@ extension ServiceLoop {
         if isLast && !stalled {
             return finishResponse(connection)
         }
-        if stalled { stallWrites(connection) }
-        // More body to go, or lws still holds the tail: come back when the socket drains.
+        // More body to go, or lws still holds the tail: come back when the socket drains, with
+        // reading paused meanwhile (E39): input the client sent after its request (pipelined
+        // bytes, a FIN) otherwise keeps lws' loop from waiting while it waits for POLLOUT.
+        stallWrites(connection)
         outgoing.finalWritten = isLast
         connection.outgoing = outgoing
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(configuration.idleTimeout))

@@ -3,14 +3,17 @@ import CWebSockets
 
 /// Responses a client does not read (service thread; decisions E39).
 ///
-/// When the socket takes only part of a write, lws keeps the rest and waits for `POLLOUT`.
-/// Should lws also hold bytes it read ahead (the client pipelined a second request), lws 4.1.6
-/// offers them to the connection again on every pass of its loop without waiting in `poll`,
-/// and the connection, in the middle of a transaction, takes none of them: two pipelined
-/// `GET /openapi.json` on one connection whose client never read kept the service thread at
-/// 100% of a core until lws' timeout 30 s later, and a client could repeat it for good (stop
-/// 46's review). So while its socket is full a connection's reading is paused
-/// (`lws_rx_flow_control`), which takes it out of those passes. lws 4.1's h1 handler also
+/// Between the writes of a response, lws waits for `POLLOUT` (and when the socket took only
+/// part of a write, keeps the rest). Should the client have sent anything after its request,
+/// lws 4.1.6 does not wait meanwhile: bytes it read ahead (a pipelined request) are offered
+/// to the connection again on every pass of its loop without waiting in `poll`, and the
+/// connection, in the middle of a transaction, takes none of them; unread bytes or a FIN in
+/// the socket keep `POLLIN` set. Two pipelined `GET /openapi.json` on one connection whose
+/// client never read kept the service thread at 100% of a core until lws' timeout 30 s later
+/// (stop 46's first review), and so did an 8 MB download read slowly with one byte or a FIN
+/// sent after it, for as long as the download lasted (its second review). So between the
+/// writes of a response a connection's reading is paused (`lws_rx_flow_control`), which
+/// takes it out of those passes and out of `POLLIN`. lws 4.1's h1 handler also
 /// ignores `POLLOUT` while reading is paused, so the loop looks at the paused sockets itself,
 /// at most every `stalledWritersInterval`, and resumes each that can take more: lws then
 /// flushes what it holds and calls for the rest of the response.
@@ -21,7 +24,7 @@ extension ServiceLoop {
     static let pauseNow = Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW)
     static let resumeNow = Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW) | 1
 
-    /// The socket took only part of the last write of `connection`'s response.
+    /// A write of `connection`'s response is done and more is to come (or lws holds part of it).
     func stallWrites(_ connection: Connection) {
         guard !connection.writeStalled else { return }
         connection.writeStalled = true
