@@ -24,6 +24,34 @@ import Glibc
         #expect(try DescriptorShortageTests.fetch("/healthz", port: server.port).hasPrefix("HTTP/1.1 200"))
     }
 
+    /// A download of several writes that the client stops reading, with a request pipelined
+    /// after it: each write went into the socket whole, lws waited for `POLLOUT` between them
+    /// while the request it had read ahead kept its loop from waiting, and the server spent a
+    /// core for as long as the download lasted (stop 46's second review: an 8 MB asset read
+    /// at 5 KB/s, 11 s of CPU in 11.5 s). The socket's own buffers, not a small receive
+    /// buffer, fill here, so no write is taken only in part.
+    @Test func aDownloadNobodyReadsWithARequestPipelinedAfterItDoesNotSpinTheServer() throws {
+        let server = try TestServer()
+        let process = try #require(server.process)
+        let bytes = Data((0..<8_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let receipt = try AssetTests().upload(server, bytes)
+        let saved = try server.post("records/modify", Body.modify([Body.operation("create", name: "big", recordType: "Photo",
+                                                                                  fields: ["photo": Body.field(receipt, "ASSET")])]))
+        let url = try #require(saved.json.record(0)["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue, "\(saved.text)")
+        let path = String(url.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
+        let socket = try #require(DescriptorShortageTests.connection(port: server.port))
+        defer { close(socket) }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        #expect(send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count)
+        var buffer = [UInt8](repeating: 0, count: 8_192)
+        #expect(recv(socket, &buffer, buffer.count, 0) > 0)
+        Thread.sleep(forTimeInterval: 1)
+        let before = try #require(DescriptorShortageTests.cpuTicks(process.processIdentifier))
+        Thread.sleep(forTimeInterval: 3)
+        let ticks = try #require(DescriptorShortageTests.cpuTicks(process.processIdentifier)) - before
+        #expect(ticks < 60, "\(ticks) CPU ticks (1/100 s) in 3 s")
+    }
+
     /// At the connection limit, clients that never read their answers held every connection
     /// (a response begun was "a request in progress", never closed to make room): `/healthz`
     /// was refused for the 30 s of lws' timeout, and a client reopening them could keep it so.
