@@ -45,6 +45,13 @@ extension ServiceLoop {
         let bodiless = connection.isHeadRequest || (100..<200).contains(status) || status == 204 || status == 304
         connection.phase = .responding
         connection.outgoing = OutgoingResponse(response: response, sendsBody: !bodiless)
+        // The write is asked for before reading resumes (decisions E40): lws' libev plugin
+        // watches each direction with its own watcher, and of one socket's ready watchers
+        // libev calls the one started last after the others. So a FIN the client sent after its
+        // request is read, and the connection closed, only after the write callback has run.
+        if requestWriteable {
+            lws_callback_on_writable(connection.wsi)
+        }
         if connection.receivePaused {
             // lws 4.1's h1 handler ignores POLLOUT too while rx is flow-controlled, so the
             // writeable callback would never come. The price: should lws hold pipelined bytes
@@ -53,9 +60,6 @@ extension ServiceLoop {
             // HTTP_BODY_COMPLETION after a body; `bodyCompleted` ignores those.
             connection.receivePaused = false
             lws_rx_flow_control(connection.wsi, 1)
-        }
-        if requestWriteable {
-            lws_callback_on_writable(connection.wsi)
         }
     }
 

@@ -56,8 +56,9 @@ extension ServiceLoop {
                 guard connection.writeStalled else { continue }
                 connection.writeStalled = false
                 connection.stalledSince = nil
-                lws_rx_flow_control(connection.wsi, Self.resumeNow)
+                // Write first, then read (see `startResponse`; decisions E40).
                 lws_callback_on_writable(connection.wsi)
+                lws_rx_flow_control(connection.wsi, Self.resumeNow)
             } else if !connection.writeStalled && lws_partial_buffered(connection.wsi) != 0 {
                 connection.writeStalled = true
                 connection.stalledSince = now

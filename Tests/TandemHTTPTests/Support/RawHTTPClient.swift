@@ -121,6 +121,12 @@ final class RawHTTPClient {
         }
     }
 
+    /// Closes the sending side only (`shutdown(SHUT_WR)`: a FIN after the request, as `nc -N`
+    /// does); the answer can still be read.
+    func finishSending() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     func close() {
         guard !closed else { return }
         closed = true
