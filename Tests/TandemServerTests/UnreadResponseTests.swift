@@ -52,6 +52,54 @@ import Glibc
         #expect(ticks < 60, "\(ticks) CPU ticks (1/100 s) in 3 s")
     }
 
+    /// Thousands of small requests pipelined and their answers never read: after each
+    /// transaction lws waits for `POLLOUT` before it parses the next request, and with the
+    /// socket full the requests still unread kept `POLLIN` set and its loop from waiting: a
+    /// core busy until the head deadline closed the connection 5 s later (decisions E41).
+    @Test func thousandsOfPipelinedAnswersNobodyReadsDoNotSpinTheServer() throws {
+        let server = try TestServer()
+        let process = try #require(server.process)
+        let socket = try #require(Self.unreadConnection(port: server.port, requests: 3_000, request: Self.healthCheck))
+        defer { close(socket) }
+        Thread.sleep(forTimeInterval: 1)
+        let before = try #require(DescriptorShortageTests.cpuTicks(process.processIdentifier))
+        Thread.sleep(forTimeInterval: 3)
+        let ticks = try #require(DescriptorShortageTests.cpuTicks(process.processIdentifier)) - before
+        #expect(ticks < 60, "\(ticks) CPU ticks (1/100 s) in 3 s")
+        #expect(try DescriptorShortageTests.fetch("/healthz", port: server.port).hasPrefix("HTTP/1.1 200"))
+    }
+
+    /// The same client, reading after 2 s (within the head deadline): every answer comes.
+    @Test func aClientThatPipelinesThousandsAndReadsLateGetsEveryAnswer() throws {
+        let server = try TestServer()
+        let socket = try #require(Self.unreadConnection(port: server.port, requests: 3_000, request: Self.healthCheck))
+        defer { close(socket) }
+        Thread.sleep(forTimeInterval: 2)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let statusLine = Array("HTTP/1.1 200".utf8)
+        var received: [UInt8] = []
+        var answers = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while answers < 3_000 {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received += buffer[..<count]
+            // Count whole status lines, keeping a tail that may hold the start of the next.
+            var index = 0
+            while index + statusLine.count <= received.count {
+                if received[index..<(index + statusLine.count)].elementsEqual(statusLine) {
+                    answers += 1
+                    index += statusLine.count
+                } else {
+                    index += 1
+                }
+            }
+            received.removeFirst(index)
+        }
+        #expect(answers == 3_000)
+    }
+
     /// At the connection limit, clients that never read their answers held every connection
     /// (a response begun was "a request in progress", never closed to make room): `/healthz`
     /// was refused for the 30 s of lws' timeout, and a client reopening them could keep it so.
@@ -78,9 +126,13 @@ import Glibc
         #expect(answered >= 5, "\(answered) of 6 health checks answered")
     }
 
-    /// A connection with a 1 KiB receive buffer and 1,460-byte segments that sends `requests` pipelined
-    /// `GET /openapi.json` (about 220 KB each, no credentials needed) and reads nothing.
-    static func unreadConnection(port: Int, requests: Int) -> Int32? {
+    static let openAPI = "GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    static let healthCheck = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+    /// A connection with a 1 KiB receive buffer and 1,460-byte segments that sends `requests`
+    /// pipelined copies of `request` (by default `GET /openapi.json`: about 220 KB each, no
+    /// credentials needed) and reads nothing.
+    static func unreadConnection(port: Int, requests: Int, request: String = openAPI) -> Int32? {
         let made = DescriptorShortageTests.connection(port: port) { socket in
             var size: Int32 = 1_024
             setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -90,8 +142,8 @@ import Glibc
             setsockopt(socket, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
         }
         guard let socket = made else { return nil }
-        let request = Array(String(repeating: "GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", count: requests).utf8)
-        guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+        let bytes = Array(String(repeating: request, count: requests).utf8)
+        guard send(socket, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
             close(socket)
             return nil
         }

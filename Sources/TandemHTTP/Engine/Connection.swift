@@ -38,12 +38,14 @@ final class Connection {
     var bodyLimit = 0
     /// The announced body length (`content-length`).
     var bodyLength = 0
-    /// The socket took only part of the last write: reading is paused until it drains
-    /// (`ServiceLoop.stallWrites`, decisions E39).
+    /// Reading is paused until the socket can take more (`ServiceLoop.stallWrites`): between
+    /// the writes of a response (decisions E39), or after one while the client's next input
+    /// waits unread (`holdInputUntilWritable`, E41).
     var writeStalled = false
     /// Since when, while `writeStalled`.
     var stalledSince: ContinuousClock.Instant?
-    /// In `ServiceLoop.stalledWriters` (looked at until its response is done).
+    /// In `ServiceLoop.stalledWriters` (looked at until its response is done and it is not
+    /// paused).
     var writeWatched = false
     /// Body bytes accepted so far (in `body` or given to `spool`).
     var bodyReceived = 0

@@ -45,9 +45,12 @@ enum ReadAhead {
     private static let established: UInt8 = 1
 
     /// What the application had read from the socket at the mark; `nil` if the kernel cannot
-    /// tell (then every later request with a body is treated as read-ahead).
-    static func mark(_ wsi: OpaquePointer) -> UInt64? {
-        applicationRead(lws_get_socket_fd(wsi)).map { $0.exact ? $0.bytes : $0.bytes + $0.slack }
+    /// tell (then every later request with a body is treated as read-ahead). And from the same
+    /// reading, whether the socket holds input lws has not read, bytes or a FIN (`true` when
+    /// the kernel cannot tell): `POLLIN` is then set (`ServiceLoop.finishResponse`, E41).
+    static func mark(_ wsi: OpaquePointer) -> (mark: UInt64?, inputWaiting: Bool) {
+        guard let read = applicationRead(lws_get_socket_fd(wsi)) else { return (nil, true) }
+        return (read.exact ? read.bytes : read.bytes + read.slack, read.unread > 0 || read.finReceived)
     }
 
     /// Whether lws has read nothing from the socket since `mark` (so a head it just parsed
@@ -69,14 +72,14 @@ enum ReadAhead {
     /// (Before, a mark taken while the client's next request was arriving came out too high and
     /// made ordinary keep-alive requests look like read-ahead: ~0.1% of requests under wrk.)
     /// `finReceived`: the connection is past `ESTABLISHED` (any state after a FIN from the
-    /// client, or after our own, which errs towards "read-ahead").
-    private static func applicationRead(_ fd: Int32) -> (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool)? {
-        var result: (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool)?
+    /// client, or after our own, which errs towards "read-ahead"). `unread`: bytes queued.
+    private static func applicationRead(_ fd: Int32) -> (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool, unread: Int32)? {
+        var result: (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool, unread: Int32)?
         for _ in 0..<4 {
             guard let before = unreadBytes(fd), let (received, state) = received(fd), let after = unreadBytes(fd),
                   received >= UInt64(after) else { return nil }
             let grown = UInt64(max(0, after - before))
-            result = (received - UInt64(after), grown == 0, grown, state != established)
+            result = (received - UInt64(after), grown == 0, grown, state != established, after)
             if grown == 0 { break }
         }
         return result

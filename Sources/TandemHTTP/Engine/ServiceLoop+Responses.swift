@@ -149,7 +149,11 @@ extension ServiceLoop {
         }
         guard lws_http_transaction_completed(connection.wsi) == 0 else { return -1 }
         // Whatever lws parses next without reading the socket again comes from its read-ahead.
-        connection.readMark = .taken(ReadAhead.mark(connection.wsi))
+        let (mark, inputWaiting) = ReadAhead.mark(connection.wsi)
+        connection.readMark = .taken(mark)
+        if inputWaiting {
+            holdInputUntilWritable(connection)
+        }
         connection.headPending = true
         armHeadTimer(connection)
         return 0

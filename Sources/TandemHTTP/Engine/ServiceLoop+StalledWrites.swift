@@ -36,6 +36,18 @@ extension ServiceLoop {
         }
     }
 
+    /// A transaction completed with the connection kept, and the client has sent more (a
+    /// pipelined request, a FIN) that lws has not read. lws now waits for `POLLOUT` before it
+    /// parses anything (its `LRS_DEFERRING_ACTION`) and reads nothing meanwhile, so while the
+    /// socket cannot take more the pending input kept `POLLIN` set and the loop from waiting:
+    /// 30,000 pipelined `GET /healthz` never read kept a core busy for 5 s, until the head
+    /// deadline (decisions E41). Reading is paused instead until the socket can take more.
+    func holdInputUntilWritable(_ connection: Connection) {
+        var descriptor = pollfd(fd: lws_get_socket_fd(connection.wsi), events: Int16(POLLOUT), revents: 0)
+        guard poll(&descriptor, 1, 0) == 0 else { return }
+        stallWrites(connection)
+    }
+
     /// After a turn of the loop: resumes the paused connections whose sockets take more now
     /// (or failed: lws then finds out and closes them), and pauses again those whose sockets
     /// are full while lws still holds part of their response (it flushes that without calling
@@ -46,7 +58,11 @@ extension ServiceLoop {
         stalledWritersChecked = now
         var writing: [Connection] = []
         for connection in stalledWriters.compactMap({ connections[$0] }) {
-            if connection.phase == .responding { writing.append(connection) } else { connection.writeWatched = false }
+            if connection.phase == .responding || connection.writeStalled {
+                writing.append(connection)
+            } else {
+                connection.writeWatched = false
+            }
         }
         stalledWriters = writing.map(\.id)
         var descriptors = writing.map { pollfd(fd: lws_get_socket_fd($0.wsi), events: Int16(POLLOUT), revents: 0) }
@@ -59,7 +75,7 @@ extension ServiceLoop {
                 // Write first, then read (see `startResponse`; decisions E40).
                 lws_callback_on_writable(connection.wsi)
                 lws_rx_flow_control(connection.wsi, Self.resumeNow)
-            } else if !connection.writeStalled && lws_partial_buffered(connection.wsi) != 0 {
+            } else if connection.phase == .responding && !connection.writeStalled && lws_partial_buffered(connection.wsi) != 0 {
                 connection.writeStalled = true
                 connection.stalledSince = now
                 lws_rx_flow_control(connection.wsi, Self.pauseNow)
