@@ -15,7 +15,8 @@ import Glibc
 /// ```
 ///
 /// PostgreSQL refuses to run as root, so under root the cluster runs as `nobody` (setpriv), in a
-/// folder under /tmp that `nobody` owns (the test process's own TMPDIR is private to root).
+/// folder that `nobody` owns under /tmp or `TANDEM_PG_ROOT` (the test process's own TMPDIR is
+/// private to root).
 /// The server is stopped (fast shutdown, SIGINT) and its folder removed at process exit through
 /// ``ExitCleanup``. ``shared()`` is one cluster per test process, started on first use; tests
 /// that stop or kill the server start a cluster of their own with ``init()``, so that the
@@ -39,6 +40,14 @@ public final class PostgresCluster: Sendable {
 
     private static let sharedCluster = Result { try PostgresCluster() }
 
+    /// Where clusters run under root: `TANDEM_PG_ROOT` when set (`scripts/test-process` makes a
+    /// folder a run, and removes it with any server still in it when the run ends, even after
+    /// a crash that skipped ``ExitCleanup`` and the lifelines), else /tmp.
+    static var root: String {
+        let given = ProcessInfo.processInfo.environment["TANDEM_PG_ROOT"] ?? ""
+        return given.isEmpty ? "/tmp" : given
+    }
+
     /// The test process's shared cluster, started on first use.
     public static func shared() throws -> PostgresCluster { try sharedCluster.get() }
 
@@ -50,7 +59,7 @@ public final class PostgresCluster: Sendable {
         binaries = try Self.binaryFolder()
         let asRoot = geteuid() == 0
         if asRoot {
-            directory = "/tmp/tandem-pg-" + UUID().uuidString
+            directory = Self.root + "/tandem-pg-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false,
                                                     attributes: [.posixPermissions: 0o700])
             ExitCleanup.removeAtExit(directory)
