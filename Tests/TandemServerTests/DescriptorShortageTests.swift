@@ -165,10 +165,13 @@ import Glibc
             Thread.sleep(forTimeInterval: 0.2)
         }
         running.store(false, ordering: .relaxed)
-        #expect(answers.allSatisfy { $0 == "HTTP/1.1 200" }, "\(answers)")
+        let log = server.standardError?.value ?? ""
+        // A CI run under load once saw every check time out and 308 descriptors in a server
+        // limited to 256 (its process gone, the port and the pid someone else's?): say which.
+        #expect(answers.allSatisfy { $0 == "HTTP/1.1 200" },
+                "\(answers); server running: \(process.isRunning); its log: \(log.suffix(1500))")
         // Short of the limit by the closes pending at most, never at it.
         #expect(mostDescriptors < 240, "\(mostDescriptors) descriptors open")
-        let log = server.standardError?.value ?? ""
         #expect(!log.contains("out of descriptors"), "\(log.suffix(2000))")
     }
 
@@ -328,7 +331,8 @@ import Glibc
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = recv(socket, &buffer, buffer.count, 0)
-            guard count > 0 else { if count < 0 { answer += Array("recv errno \(errno)".utf8) }; break }
+            let code = errno
+            guard count > 0 else { if count < 0 { answer += Array("recv errno \(code)".utf8) }; break }
             answer += buffer[..<count]
         }
         return String(decoding: answer, as: UTF8.self)
