@@ -33,12 +33,7 @@ import Glibc
     @Test func aDownloadNobodyReadsWithARequestPipelinedAfterItDoesNotSpinTheServer() throws {
         let server = try TestServer()
         let process = try #require(server.process)
-        let bytes = Data((0..<8_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        let receipt = try AssetTests().upload(server, bytes)
-        let saved = try server.post("records/modify", Body.modify([Body.operation("create", name: "big", recordType: "Photo",
-                                                                                  fields: ["photo": Body.field(receipt, "ASSET")])]))
-        let url = try #require(saved.json.record(0)["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue, "\(saved.text)")
-        let path = String(url.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
+        let path = try Self.bigAsset(server)
         let socket = try #require(DescriptorShortageTests.connection(port: server.port))
         defer { close(socket) }
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
@@ -98,6 +93,54 @@ import Glibc
             received.removeFirst(index)
         }
         #expect(answers == 3_000)
+    }
+
+    /// Downloads read for a while, then no more, each with one byte sent after its request
+    /// (review 62): the loop resumed a paused connection whose socket could take more, lws
+    /// flushed what it held, the socket was full again, and with lws holding nothing the
+    /// connection was not paused again: the byte kept `POLLIN` set while lws waited for
+    /// `POLLOUT`, 100% of a core until lws' timeout 30 s later.
+    @Test func downloadsStoppedPartWayWithAByteAfterTheirRequestDoNotSpinTheServer() throws {
+        let server = try TestServer()
+        let process = try #require(server.process)
+        let path = try Self.bigAsset(server)
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        for index in 0..<10 {
+            let socket = try #require(DescriptorShortageTests.connection(port: server.port, receiveTimeout: 5) { socket in
+                var size: Int32 = 1_024
+                setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                var segment: Int32 = 536
+                setsockopt(socket, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
+            })
+            sockets.append(socket)
+            let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nX".utf8)
+            #expect(send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count)
+            // Read 100 KB to 1 MB of the answer, at about 1 MB/s, then stop.
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            var read = 0
+            while read < 100_000 + index * 100_000 {
+                let count = recv(socket, &buffer, buffer.count, 0)
+                guard count > 0 else { break }
+                read += count
+                usleep(UInt32(count))
+            }
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let before = try #require(DescriptorShortageTests.cpuTicks(process.processIdentifier))
+        Thread.sleep(forTimeInterval: 3)
+        let ticks = try #require(DescriptorShortageTests.cpuTicks(process.processIdentifier)) - before
+        #expect(ticks < 60, "\(ticks) CPU ticks (1/100 s) in 3 s")
+    }
+
+    /// The request path of an 8 MB asset saved on `server`.
+    static func bigAsset(_ server: TestServer) throws -> String {
+        let bytes = Data((0..<8_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let receipt = try AssetTests().upload(server, bytes)
+        let saved = try server.post("records/modify", Body.modify([Body.operation("create", name: "big", recordType: "Photo",
+                                                                                  fields: ["photo": Body.field(receipt, "ASSET")])]))
+        let url = try #require(saved.json.record(0)["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue, "\(saved.text)")
+        return String(url.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
     }
 
     /// At the connection limit, clients that never read their answers held every connection

@@ -49,9 +49,9 @@ extension ServiceLoop {
     }
 
     /// After a turn of the loop: resumes the paused connections whose sockets take more now
-    /// (or failed: lws then finds out and closes them), and pauses again those whose sockets
-    /// are full while lws still holds part of their response (it flushes that without calling
-    /// back, so `writeable` cannot see it); forgets connections whose response is done.
+    /// (or failed: lws then finds out and closes them), and pauses again those responding whose
+    /// sockets are full again (lws flushes what it held without calling back, so `writeable`
+    /// cannot see it); forgets connections whose response is done.
     func resumeStalledWriters() {
         let now = ContinuousClock.now
         guard now - stalledWritersChecked >= Self.stalledWritersInterval else { return }
@@ -75,7 +75,11 @@ extension ServiceLoop {
                 // Write first, then read (see `startResponse`; decisions E40).
                 lws_callback_on_writable(connection.wsi)
                 lws_rx_flow_control(connection.wsi, Self.resumeNow)
-            } else if connection.phase == .responding && !connection.writeStalled && lws_partial_buffered(connection.wsi) != 0 {
+            } else if connection.phase == .responding && !connection.writeStalled {
+                // Resumed, and full again before the next write: lws flushed what it held into
+                // the socket (holding nothing now) or still holds some. Either way it waits for
+                // `POLLOUT` while reading is on, and input after the request would spin the
+                // loop (review 62: one byte after the request, 100% of a core for 30 s).
                 connection.writeStalled = true
                 connection.stalledSince = now
                 lws_rx_flow_control(connection.wsi, Self.pauseNow)
