@@ -74,6 +74,9 @@ final class Connection {
     /// Reading is flow-controlled off while the responder works.
     var receivePaused = false
     var outgoing: OutgoingResponse?
+    /// The response's file body has nothing read yet: reading is paused until it has
+    /// (`ServiceLoop.fileReady`).
+    var awaitingFile = false
     /// How far lws had read the socket when the last transaction on this connection completed
     /// (see `ReadAhead`); kept across requests.
     var readMark = ReadMark.noTransactionYet
@@ -120,6 +123,7 @@ final class Connection {
         bodyOutstanding = 0
         expectsContinue = false
         outgoing = nil
+        awaitingFile = false
     }
 }
 
@@ -136,4 +140,6 @@ struct OutgoingResponse {
     /// client reads at (`ServiceLoop.cutBodies`).
     let began = ContinuousClock.now
     var handed = 0
+    /// Reads `response.file` ahead of the writes (nil for bodies in memory, and bodies not sent).
+    var file: FileReader?
 }

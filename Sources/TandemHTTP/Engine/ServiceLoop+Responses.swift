@@ -44,7 +44,12 @@ extension ServiceLoop {
         let status = response.status
         let bodiless = connection.isHeadRequest || (100..<200).contains(status) || status == 204 || status == 304
         connection.phase = .responding
-        connection.outgoing = OutgoingResponse(response: response, sendsBody: !bodiless)
+        var outgoing = OutgoingResponse(response: response, sendsBody: !bodiless)
+        if !bodiless, let file = response.file {
+            let (id, completions) = (connection.id, completions)
+            outgoing.file = FileReader(body: file, chunkSize: scratchCapacity, ready: { completions.attention(id) })
+        }
+        connection.outgoing = outgoing
         // The write is asked for before reading resumes (decisions E40): lws' libev plugin
         // watches each direction with its own watcher, and of one socket's ready watchers
         // libev calls the one started last after the others. So a FIN the client sent after its
@@ -82,7 +87,24 @@ extension ServiceLoop {
             outgoing.headersWritten = true
             length = headerLength
         }
-        if outgoing.sendsBody {
+        let bodyLength = outgoing.response.bodyLength
+        if outgoing.sendsBody, let file = outgoing.file {
+            if length < scratchCapacity && outgoing.bodyOffset < bodyLength {
+                switch file.take(into: start + length, max: scratchCapacity - length) {
+                case .copied(let count):
+                    length += count
+                    outgoing.bodyOffset += count
+                case .pending where length == 0:
+                    awaitFile(connection, outgoing)
+                    return 0
+                case .pending:
+                    break
+                case .failed:
+                    // Its content-length is out: the client must see the answer cut short.
+                    return -1
+                }
+            }
+        } else if outgoing.sendsBody {
             let body = outgoing.response.body
             let take = min(scratchCapacity - length, body.count - outgoing.bodyOffset)
             if take > 0 {
@@ -93,7 +115,7 @@ extension ServiceLoop {
                 outgoing.bodyOffset += take
             }
         }
-        let isLast = !outgoing.sendsBody || outgoing.bodyOffset == outgoing.response.body.count
+        let isLast = !outgoing.sendsBody || outgoing.bodyOffset == bodyLength
         // On HTTP/1 both kinds go out as they are; FINAL marks the end of the transaction.
         let kind = isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
         if lws_write(wsi, start, length, kind) < length {
@@ -113,6 +135,25 @@ extension ServiceLoop {
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(configuration.idleTimeout))
         lws_callback_on_writable(wsi)
         return 0
+    }
+
+    /// Nothing of the response's file is read yet: reading is paused (as between writes,
+    /// E39) until `fileReady`.
+    private func awaitFile(_ connection: Connection, _ outgoing: OutgoingResponse) {
+        connection.outgoing = outgoing
+        connection.awaitingFile = true
+        lws_rx_flow_control(connection.wsi, Self.pauseNow)
+    }
+
+    /// The response's file has a chunk read: write it, unless the socket is full (the loop
+    /// resumes a stalled writer itself once it can take more).
+    func fileReady(_ connection: Connection) {
+        guard connection.awaitingFile, connection.phase == .responding else { return }
+        connection.awaitingFile = false
+        guard !connection.writeStalled else { return }
+        // Write first, then read (decisions E40).
+        lws_callback_on_writable(connection.wsi)
+        lws_rx_flow_control(connection.wsi, Self.resumeNow)
     }
 
     /// The response is completely handed over: keep the connection for the next request or
@@ -185,7 +226,7 @@ extension ServiceLoop {
             guard add(name: name, value: value, wsi: wsi, cursor: &cursor, end: end) else { return nil }
         }
         if status >= 200 && status != 204 && status != 304 {
-            guard lws_add_http_header_content_length(wsi, UInt64(response.body.count), &cursor, end) == 0 else {
+            guard lws_add_http_header_content_length(wsi, UInt64(response.bodyLength), &cursor, end) == 0 else {
                 return nil
             }
         }

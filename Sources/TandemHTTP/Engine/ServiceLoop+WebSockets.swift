@@ -74,8 +74,13 @@ extension ServiceLoop {
     func attend(connectionID: UInt64) {
         guard let connection = connections[connectionID] else { return }
         guard let mailbox = connection.webSocket else {
-            // Not a WebSocket: a spooled body that may be read again.
-            spoolDrained(connection)
+            // Not a WebSocket: a response's file with a chunk read, or a spooled body that may
+            // be read again.
+            if connection.awaitingFile {
+                fileReady(connection)
+            } else {
+                spoolDrained(connection)
+            }
             return
         }
         mailbox.connection.channel.attend()

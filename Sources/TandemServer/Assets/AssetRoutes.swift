@@ -178,27 +178,19 @@ struct AssetRoutes: Sendable {
                   let value = found.record.fields[field] else { return false }
             return value.elements.contains { if case .asset(let a) = $0 { a.fileChecksum == checksum } else { false } }
         }
-        guard holds, let bytes = store.assets.read(checksum: checksum) else {
+        guard holds, let path = store.assets.path(forChecksum: checksum) else {
             throw CloudKitError(.notFound, "asset not found")
         }
         let cache = maxAge.map { "private, max-age=\($0), immutable" } ?? "private, no-cache"
         // The bytes are whatever an app saved (HTML included): a download, never a page of this
         // origin (C64). The console's `<img>` previews ignore `content-disposition`.
-        var headers: [(String, String)] = [("content-type", "application/octet-stream"), ("accept-ranges", "bytes"),
+        let headers: [(String, String)] = [("content-type", "application/octet-stream"), ("accept-ranges", "bytes"),
                                            ("etag", "\"\(checksum)\""), ("cache-control", cache),
                                            ("content-disposition", "attachment")] + WebPages.untrustedBytesHeaders
-        switch ByteRange.parse(context.request.head.headers["range"], size: bytes.count) {
-        case .whole:
-            return HTTPResponse(status: 200, headers: headers, body: bytes)
-        case .part(let range):
-            headers.append(("content-range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(bytes.count)"))
-            return HTTPResponse(status: 206, headers: headers, body: Array(bytes[range]))
-        case .unsatisfiable:
-            headers.append(("content-range", "bytes */\(bytes.count)"))
-            var response = Responses.error(CloudKitError.badRequest("the requested range is outside the asset's \(bytes.count) bytes"),
-                                           uuid: context.uuid, status: 416)
-            response.headers += headers.filter { $0.0 != "content-type" }
-            return response
+        guard let response = FileDownload.response(path: path, headers: headers, rangeHeader: context.request.head.headers["range"],
+                                                    uuid: context.uuid) else {
+            throw CloudKitError(.notFound, "asset not found")
         }
+        return response
     }
 }

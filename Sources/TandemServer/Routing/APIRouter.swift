@@ -164,7 +164,7 @@ public final class APIRouter: HTTPResponder {
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         metrics.observe(endpoint: endpoint, status: response.status, seconds: Double(elapsed) / 1e9)
         log.record(method: request.head.method, path: request.head.path, status: response.status,
-                   microseconds: Int(elapsed / 1000), bytes: response.body.count, uuid: context.uuid)
+                   microseconds: Int(elapsed / 1000), bytes: response.bodyLength, uuid: context.uuid)
         return response
     }
 
@@ -217,7 +217,8 @@ public final class APIRouter: HTTPResponder {
             }
             if path.hasPrefix(AssetRoutes.downloadPrefix) {
                 endpoint = "assets/download"
-                guard method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
+                // HEAD: the size and headers without the bytes (download managers ask first).
+                guard method == "GET" || method == "HEAD" else { throw MethodNotAllowed(allowed: "GET, HEAD") }
                 return (endpoint, try services.assetRoutes.download(&context, authenticator: services.authenticator))
             }
             if let response = try AccountRoutes.respond(context, services, endpoint: &endpoint) {

@@ -32,9 +32,13 @@ enum JournalRoutes {
         if parts.count == 4 {
             guard head.method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
             guard let attachment = UUID(uuidString: parts[3]) else { throw CloudKitError(.notFound, "no attachment '\(parts[3])'") }
-            let bytes = try services.sessions.attachmentBytes(user: user.recordName, container: parts[0], environment: environment,
-                                                              sessionID: sessionID, attachmentID: attachment)
-            return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders, body: bytes)
+            let path = try services.sessions.attachmentFile(user: user.recordName, container: parts[0], environment: environment,
+                                                            sessionID: sessionID, attachmentID: attachment)
+            guard let response = FileDownload.response(path: path, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders,
+                                                        rangeHeader: nil, uuid: context.uuid) else {
+                throw CloudKitError(.notFound, "no attachment '\(attachment.uuidString)' in a session you joined")
+            }
+            return response
         }
         guard head.method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
         guard let text = context.parameters["participantID"], let participant = UUID(uuidString: text) else {
@@ -51,10 +55,12 @@ enum JournalRoutes {
         if parts.count == 4 {
             guard context.request.head.method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
             guard services.sessions.showsPreview(parts[3], to: user, container: parts[0], environment: environment),
-                  let bytes = services.store.assets.read(checksum: parts[3]) else {
+                  let path = services.store.assets.path(forChecksum: parts[3]),
+                  let response = FileDownload.response(path: path, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders,
+                                                       rangeHeader: nil, uuid: context.uuid) else {
                 throw CloudKitError(.notFound, "no preview image '\(parts[3])' in a session of yours")
             }
-            return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders, body: bytes)
+            return response
         }
         guard context.request.head.method == "POST" else { throw MethodNotAllowed(allowed: "POST") }
         let bytes = context.request.body

@@ -224,19 +224,19 @@ extension SessionHub {
         if !used { journal.remove(checksum: checksum) }
     }
 
-    /// The bytes of an attachment, for a user with a participant in the session; on any node
-    /// when the nodes share `journal/` (N36).
-    func attachmentBytes(user: String, container: String, environment: Environment, sessionID: UUID, attachmentID: UUID) throws -> [UInt8] {
+    /// The file of an attachment, for a user with a participant in the session; on any node
+    /// when the nodes share `journal/` (N36). Sent as it is read (`FileDownload`).
+    func attachmentFile(user: String, container: String, environment: Environment, sessionID: UUID, attachmentID: UUID) throws -> String {
         let local = registry.withLock { $0.sessions[sessionID] }.flatMap { $0.container == container && $0.environment == environment ? $0 : nil }
         let checksum = local?.state.withLock { state in
             state.participants.contains { $0.user == user } ? state.attachments.first { $0.id == attachmentID }?.checksum : nil
         } ?? replica(of: sessionID, container: container, environment: environment).flatMap { replica in
             replica.participants.contains { $0.user == user } ? replica.attachments.first { $0.id == attachmentID }?.checksum : nil
         }
-        guard let checksum, let bytes = journal.read(checksum: checksum) else {
+        guard let checksum, let path = journal.path(forChecksum: checksum) else {
             throw CloudKitError(.notFound, "no attachment '\(attachmentID.uuidString)' in a session you joined")
         }
-        return bytes
+        return path
     }
 
     private func broadcastAttachments(_ session: LiveSession, _ state: borrowing LiveSession.State) {

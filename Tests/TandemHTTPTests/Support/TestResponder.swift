@@ -7,6 +7,8 @@ import TandemHTTP
 /// - any path with `brief=1` in its query runs briefly (`HTTPResponder.runsBriefly`).
 /// - `/big?bytes=N`: answers N bytes of `TestResponder.pattern`.
 /// - `/status?code=N`: answers status N with body `status N`.
+/// - `/file?bytes=N&from=A&claim=C`: answers C bytes (default to the end) from offset A of a
+///   file holding N bytes of `pattern`, as an `HTTPFileBody`.
 /// - anything else: echoes the body, and method, path, query, remote address and every
 ///   request header as `x-method`, `x-path`, `x-query`, `x-remote`, `x-echo-<name>` headers.
 final class TestResponder: HTTPResponder {
@@ -45,6 +47,18 @@ final class TestResponder: HTTPResponder {
             let count = Int(query["bytes"] ?? "0")!
             return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")],
                                 body: Self.pattern(count: count))
+        case "/file":
+            // `bytes` of `pattern` in a temporary file (unlinked at once), sent from `from` for
+            // `claim` bytes (default all of it).
+            let count = Int(query["bytes"] ?? "0")!
+            let from = Int(query["from"] ?? "0")!
+            let claim = Int(query["claim"] ?? "\(count - from)")!
+            let path = NSTemporaryDirectory() + "tandem-file-body-" + UUID().uuidString
+            FileManager.default.createFile(atPath: path, contents: Data(Self.pattern(count: count)))
+            guard let (descriptor, _) = HTTPFileBody.open(path: path) else { return HTTPResponse(status: 500) }
+            unlink(path)
+            return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")],
+                                file: HTTPFileBody(adopting: descriptor, range: from..<(from + claim)))
         case "/status":
             let code = Int(query["code"] ?? "200")!
             return HTTPResponse(status: code, body: Array("status \(code)".utf8))

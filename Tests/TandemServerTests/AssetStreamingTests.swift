@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import TandemCore
+import TandemTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Downloads of stored files are read from disk as the client takes them (decisions E44): a
+/// download holds one 256 KiB chunk in memory, not its file (review 62: 40 clients that did not
+/// read a 50 MiB asset held 2 GiB; a one-byte range read the whole file).
+@Suite struct AssetStreamingTests {
+    /// Bytes without a short period, so a chunk out of place shows.
+    static let bytes = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
+
+    @Test func aDownloadOfManyChunksArrivesWholeAndAnyRangeIsThoseBytes() throws {
+        let server = try Shared.server
+        let (_, _, url) = try AssetDownloadURLTests().photo(server, Self.bytes)
+        let whole = try server.request("GET", url, token: .some(nil))
+        #expect(whole.status == 200 && whole.body == Self.bytes, "\(whole.status) \(whole.body.count) bytes")
+        for (header, range) in [("bytes=262000-800000", 262_000..<800_001), ("bytes=2999999-", 2_999_999..<3_000_000),
+                                ("bytes=-524288", 2_475_712..<3_000_000), ("bytes=0-0", 0..<1)] {
+            let part = try server.request("GET", url, token: .some(nil), headers: ["Range": header])
+            #expect(part.status == 206, "\(header): \(part.status)")
+            #expect(part.body == Self.bytes.subdata(in: range), "\(header): \(part.body.count) bytes")
+            #expect(part.headers["content-range"] == "bytes \(range.lowerBound)-\(range.upperBound - 1)/3000000")
+        }
+    }
+
+    /// HEAD tells the size (and the rest of the headers) without the bytes; it was 405.
+    @Test func headTellsTheSizeWithoutTheBytes() throws {
+        let server = try Shared.server
+        let (_, _, url) = try AssetDownloadURLTests().photo(server, Self.bytes)
+        let head = try server.request("HEAD", url, token: .some(nil))
+        #expect(head.status == 200 && head.body.isEmpty, "\(head.status)")
+        #expect(head.headers["content-length"] == "3000000")
+        #expect(head.headers["etag"]?.isEmpty == false && head.headers["accept-ranges"] == "bytes")
+        #expect(try server.request("PUT", url, token: .some(nil)).status == 405)
+    }
+
+    /// Clients that ask for an 8 MB asset and read nothing: resident memory grew by the
+    /// file for each (25 × 8 MB) before; now by a chunk or two each.
+    @Test func downloadsNobodyReadsHoldAChunkEachNotTheirFile() throws {
+        let server = try TestServer()
+        let process = try #require(server.process)
+        let path = try UnreadResponseTests.bigAsset(server)
+        _ = try DescriptorShortageTests.fetch("/healthz", port: server.port)
+        let before = try #require(DescriptorShortageTests.residentKiB(process.processIdentifier))
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        for _ in 0..<25 {
+            let socket = try #require(DescriptorShortageTests.connection(port: server.port) { socket in
+                var size: Int32 = 1_024
+                setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            })
+            sockets.append(socket)
+            #expect(send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count)
+        }
+        Thread.sleep(forTimeInterval: 2)
+        let held = try #require(DescriptorShortageTests.residentKiB(process.processIdentifier)) - before
+        #expect(held < 64 << 10, "\(held >> 10) MiB more resident with 25 unread 8 MB downloads")
+    }
+}
