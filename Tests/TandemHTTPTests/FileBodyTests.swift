@@ -42,3 +42,29 @@ extension EndToEndTests {
         }
     }
 }
+
+extension EndToEndTests {
+    /// The wait for a kept connection's next request (`keepAliveTimeout`) starts when the
+    /// client has the response, not when the server handed its last byte to the kernel
+    /// (review 62, decisions E45): a client reading a long tail slowly found its connection
+    /// closed when it asked again.
+    @Suite struct KeepAliveAfterALongTail {
+        @Test func aClientStillReadingWhenTheKeepAliveWaitWouldEndKeepsItsConnection() throws {
+            try withServerThenStop(TestResponder(), configure: { $0.keepAliveTimeout = 1 }) { server in
+                let client = try RawHTTPClient(port: server.port, timeout: 10, receiveBuffer: 4_096)
+                try client.send("GET /big?bytes=2000000 HTTP/1.1\r\nHost: x\r\n\r\n")
+                // About 2.5 s to read it all, in 50 KB steps.
+                var read: [UInt8] = []
+                let head = try client.readResponse(expectBody: false)
+                #expect(head.status == 200)
+                while read.count < 2_000_000 {
+                    read += try client.read(count: min(50_000, 2_000_000 - read.count))
+                    usleep(60_000)
+                }
+                #expect(read == TestResponder.pattern(count: 2_000_000))
+                try client.send("GET /echo?next HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try client.readResponse().headers["x-query"] == "next")
+            }
+        }
+    }
+}

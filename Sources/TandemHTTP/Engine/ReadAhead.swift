@@ -40,17 +40,30 @@ enum ReadAhead {
     /// Where `tcpi_bytes_received` sits in Linux's `struct tcp_info` (glibc's copy of the
     /// struct stops before it). Part of the kernel ABI since Linux 4.1.
     private static let bytesReceivedOffset = 128
+    /// Where `tcpi_notsent_bytes` sits (Linux 4.6 on).
+    private static let notSentOffset = 144
     private static let tcpInfoCapacity = 256
     /// `TCP_ESTABLISHED` in `tcpi_state` (linux/tcp_states.h).
     private static let established: UInt8 = 1
 
-    /// What the application had read from the socket at the mark; `nil` if the kernel cannot
-    /// tell (then every later request with a body is treated as read-ahead). And from the same
-    /// reading, whether the socket holds input lws has not read, bytes or a FIN (`true` when
-    /// the kernel cannot tell): `POLLIN` is then set (`ServiceLoop.finishResponse`, E41).
-    static func mark(_ wsi: OpaquePointer) -> (mark: UInt64?, inputWaiting: Bool) {
-        guard let read = applicationRead(lws_get_socket_fd(wsi)) else { return (nil, true) }
-        return (read.exact ? read.bytes : read.bytes + read.slack, read.unread > 0 || read.finReceived)
+    /// The mark, and what the same reading of the kernel tells of the socket when a
+    /// transaction completes (`ServiceLoop.finishResponse`).
+    struct Mark {
+        /// What the application had read from the socket; `nil` if the kernel cannot tell (then
+        /// every later request with a body is treated as read-ahead).
+        var read: UInt64?
+        /// The socket holds input lws has not read, bytes or a FIN (`true` when the kernel
+        /// cannot tell): `POLLIN` is then set (E41).
+        var inputWaiting: Bool
+        /// Bytes of the response the kernel has not sent yet (`tcpi_notsent_bytes`): the client
+        /// is still reading it (E45).
+        var unsent: Int
+    }
+
+    static func mark(_ wsi: OpaquePointer) -> Mark {
+        guard let read = applicationRead(lws_get_socket_fd(wsi)) else { return Mark(read: nil, inputWaiting: true, unsent: 0) }
+        return Mark(read: read.exact ? read.bytes : read.bytes + read.slack, inputWaiting: read.unread > 0 || read.finReceived,
+                    unsent: Int(read.unsent))
     }
 
     /// Whether lws has read nothing from the socket since `mark` (so a head it just parsed
@@ -73,13 +86,14 @@ enum ReadAhead {
     /// made ordinary keep-alive requests look like read-ahead: ~0.1% of requests under wrk.)
     /// `finReceived`: the connection is past `ESTABLISHED` (any state after a FIN from the
     /// client, or after our own, which errs towards "read-ahead"). `unread`: bytes queued.
-    private static func applicationRead(_ fd: Int32) -> (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool, unread: Int32)? {
-        var result: (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool, unread: Int32)?
+    private static func applicationRead(_ fd: Int32) -> (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool, unread: Int32,
+                                                         unsent: UInt32)? {
+        var result: (bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool, unread: Int32, unsent: UInt32)?
         for _ in 0..<4 {
-            guard let before = unreadBytes(fd), let (received, state) = received(fd), let after = unreadBytes(fd),
+            guard let before = unreadBytes(fd), let (received, state, unsent) = received(fd), let after = unreadBytes(fd),
                   received >= UInt64(after) else { return nil }
             let grown = UInt64(max(0, after - before))
-            result = (received - UInt64(after), grown == 0, grown, state != established, after)
+            result = (received - UInt64(after), grown == 0, grown, state != established, after, unsent)
             if grown == 0 { break }
         }
         return result
@@ -103,15 +117,16 @@ enum ReadAhead {
         return ioctl(fd, UInt(FIONREAD), &count) == 0 && count >= 0 ? count : nil
     }
 
-    /// `tcpi_bytes_received` and `tcpi_state` (the first byte of `struct tcp_info`), from one
-    /// reading.
-    private static func received(_ fd: Int32) -> (bytes: UInt64, state: UInt8)? {
-        withUnsafeTemporaryAllocation(byteCount: tcpInfoCapacity, alignment: 8) { info -> (bytes: UInt64, state: UInt8)? in
+    /// `tcpi_bytes_received`, `tcpi_state` (the first byte of `struct tcp_info`) and
+    /// `tcpi_notsent_bytes` (0 from a kernel before 4.6), from one reading.
+    private static func received(_ fd: Int32) -> (bytes: UInt64, state: UInt8, unsent: UInt32)? {
+        withUnsafeTemporaryAllocation(byteCount: tcpInfoCapacity, alignment: 8) { info -> (bytes: UInt64, state: UInt8, unsent: UInt32)? in
             info.initializeMemory(as: UInt8.self, repeating: 0)
             var length = socklen_t(tcpInfoCapacity)
             guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, info.baseAddress, &length) == 0,
                   Int(length) >= bytesReceivedOffset + 8 else { return nil }
-            return (info.load(fromByteOffset: bytesReceivedOffset, as: UInt64.self), info.load(fromByteOffset: 0, as: UInt8.self))
+            let unsent = Int(length) >= notSentOffset + 4 ? info.load(fromByteOffset: notSentOffset, as: UInt32.self) : 0
+            return (info.load(fromByteOffset: bytesReceivedOffset, as: UInt64.self), info.load(fromByteOffset: 0, as: UInt8.self), unsent)
         }
     }
 }

@@ -190,10 +190,17 @@ extension ServiceLoop {
         }
         guard lws_http_transaction_completed(connection.wsi) == 0 else { return -1 }
         // Whatever lws parses next without reading the socket again comes from its read-ahead.
-        let (mark, inputWaiting) = ReadAhead.mark(connection.wsi)
-        connection.readMark = .taken(mark)
-        if inputWaiting {
+        let mark = ReadAhead.mark(connection.wsi)
+        connection.readMark = .taken(mark.read)
+        if mark.inputWaiting {
             holdInputUntilWritable(connection)
+        }
+        if mark.unsent > 0 {
+            // The client is still reading this response: the wait for its next request starts
+            // with the idle timeout, not the keep-alive one (5 s), or a client reading the tail
+            // slowly finds the connection closed when it asks again, and a request it sends
+            // before the end meets a reset that destroys the rest of the answer (E45).
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE, Int32(configuration.idleTimeout))
         }
         connection.headPending = true
         armHeadTimer(connection)
