@@ -1,39 +1,34 @@
 import Glibc
 
-/// A response body sent from an open file (`HTTPResponse.file`): the server reads it a chunk
-/// at a time (`writeChunkSize`, 256 KiB) on a utility queue as the client takes it, so a
-/// download holds at most one chunk in memory, and the service thread never waits on the disk.
+/// A response body sent from a file (`HTTPResponse.file`): the server reads it a chunk at a
+/// time (`writeChunkSize`, 256 KiB) on a utility queue as the client takes it, so a download
+/// holds at most one chunk in memory, and the service thread never waits on the disk.
 ///
-/// Owns `descriptor` from `init` on and closes it when the last reference goes (the response
-/// written, or its connection gone). A file that comes out shorter than `range` while it is
+/// The file is opened for each chunk and closed again, so a download a client reads slowly,
+/// or not at all, holds no descriptor: the server's connection limit counts one descriptor a
+/// connection (review 63: with the file held open, 115 unread downloads used every descriptor
+/// under a limit of 256). Meant for files that do not change once written (stored assets are
+/// named by their checksum). A file that is gone, or ends before `range` does, while it is
 /// read closes the connection: its `content-length` was already sent.
-public final class HTTPFileBody: Sendable {
-    public let descriptor: Int32
+public struct HTTPFileBody: Sendable {
+    public let path: String
     /// The bytes of the file to send.
     public let range: Range<Int>
 
-    /// Takes `descriptor` (opened for reading); sends `range` of it.
-    public init(adopting descriptor: Int32, range: Range<Int>) {
-        self.descriptor = descriptor
+    public init(path: String, range: Range<Int>) {
+        self.path = path
         self.range = range
     }
 
-    /// Opens `path` read-only; with its size (bytes) for choosing a range. `nil` (and `errno`)
-    /// when it cannot be opened or is not a regular file.
-    public static func open(path: String) -> (descriptor: Int32, size: Int)? {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+    /// The size in bytes of the regular file at `path`; `nil` (and `errno`) when there is none
+    /// or it cannot be looked at.
+    public static func size(path: String) -> Int? {
         var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-            let code = errno
-            close(descriptor)
-            errno = code
+        guard stat(path, &status) == 0 else { return nil }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            errno = ENOENT
             return nil
         }
-        return (descriptor, Int(status.st_size))
-    }
-
-    deinit {
-        close(descriptor)
+        return Int(status.st_size)
     }
 }

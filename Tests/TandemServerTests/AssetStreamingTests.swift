@@ -27,6 +27,22 @@ import Glibc
         }
     }
 
+    /// A client that holds the bytes already (`If-None-Match` with the ETag) gets 304 with the
+    /// validators and no body; it got the whole asset again before.
+    @Test(arguments: [("ETAG", 304), ("W/ETAG", 304), ("\"other\", ETAG", 304), ("*", 304), ("\"other\"", 200)])
+    func aClientHoldingTheBytesGets304(header: String, status: Int) throws {
+        let server = try Shared.server
+        let (_, _, url) = try AssetDownloadURLTests().photo(server, Data(Self.bytes.prefix(1_000)))
+        let etag = try #require(try server.request("HEAD", url, token: .some(nil)).headers["etag"])
+        let response = try server.request("GET", url, token: .some(nil), headers: ["If-None-Match": header.replacingOccurrences(of: "ETAG", with: etag)])
+        #expect(response.status == status)
+        if status == 304 {
+            #expect(response.body.isEmpty && response.headers["etag"] == etag && response.headers["cache-control"]?.isEmpty == false)
+        } else {
+            #expect(response.body == Self.bytes.prefix(1_000))
+        }
+    }
+
     /// HEAD tells the size (and the rest of the headers) without the bytes; it was 405.
     @Test func headTellsTheSizeWithoutTheBytes() throws {
         let server = try Shared.server
@@ -36,6 +52,32 @@ import Glibc
         #expect(head.headers["content-length"] == "3000000")
         #expect(head.headers["etag"]?.isEmpty == false && head.headers["accept-ranges"] == "bytes")
         #expect(try server.request("PUT", url, token: .some(nil)).status == 405)
+    }
+
+    /// Downloads nobody reads hold no descriptor for their file (review 63: held open, 115 of
+    /// them used every descriptor under a limit of 256, and downloads of assets that exist
+    /// answered 404, uploads 500).
+    @Test func downloadsNobodyReadsHoldNoDescriptorAndOthersAreServed() throws {
+        let server = try TestServer(launcher: { _ in ["/usr/bin/prlimit", "--nofile=256:256"] })
+        let process = try #require(server.process)
+        let path = try UnreadResponseTests.bigAsset(server)
+        let small = try UnreadResponseTests.bigAsset(server, size: 1_000, name: "small")
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<120 {
+            let socket = try #require(DescriptorShortageTests.connection(port: server.port) { socket in
+                var size: Int32 = 1_024
+                setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            })
+            sockets.append(socket)
+            #expect(send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count)
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
+        #expect(open < 240, "\(open) descriptors open")
+        let answer = try server.request("GET", "http://127.0.0.1:\(server.port)\(small)", token: .some(nil))
+        #expect(answer.status == 200 && answer.body.count == 1_000, "\(answer.status) \(answer.text.prefix(300))")
     }
 
     /// Clients that ask for an 8 MB asset and read nothing: resident memory grew by the

@@ -116,11 +116,11 @@ import Glibc
         #expect(ticks < 60, "\(ticks) CPU ticks (1/100 s) in 3 s", sourceLocation: sourceLocation)
     }
 
-    /// The request path of an 8 MB asset saved on `server`.
-    static func bigAsset(_ server: TestServer) throws -> String {
-        let bytes = Data((0..<8_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    /// The request path of an asset of `size` bytes (8 MB unless given) saved on `server`.
+    static func bigAsset(_ server: TestServer, size: Int = 8_000_000, name: String = "big") throws -> String {
+        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let receipt = try AssetTests().upload(server, bytes)
-        let saved = try server.post("records/modify", Body.modify([Body.operation("create", name: "big", recordType: "Photo",
+        let saved = try server.post("records/modify", Body.modify([Body.operation("create", name: name, recordType: "Photo",
                                                                                   fields: ["photo": Body.field(receipt, "ASSET")])]))
         let url = try #require(saved.json.record(0)["fields"]?["photo"]?["value"]?["downloadURL"]?.stringValue, "\(saved.text)")
         return String(url.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })

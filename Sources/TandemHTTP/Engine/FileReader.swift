@@ -5,7 +5,8 @@ import TandemCore
 /// Reads a response's file body (`HTTPFileBody`) ahead of its writes, one chunk at a time, on
 /// a utility queue, so the service thread never waits on the disk and a download holds at most
 /// one chunk (`chunkSize` bytes) in memory however large its file (review 62: 40 clients that
-/// did not read a 50 MiB asset held 2 GiB, the whole file each).
+/// did not read a 50 MiB asset held 2 GiB, the whole file each). The file is open only while
+/// a chunk is read.
 ///
 /// The service thread copies what is read into its scratch buffer with `take(into:max:)`; when
 /// nothing is read yet it is told `.pending`, and `ready` is called (from the queue) once a
@@ -78,13 +79,24 @@ final class FileReader: @unchecked Sendable {
         Self.queue.async { [self] in read(from: start) }
     }
 
+    /// Tries to open the file while the process is out of descriptors (`EMFILE`, `ENFILE`):
+    /// 100 times, 10 ms apart, before the download fails.
+    static let openAttempts = 100
+
     private func read(from start: Int) {
         let count = min(chunkSize, body.range.upperBound - start)
         var chunk = [UInt8](repeating: 0, count: count)
         var filled = 0
         var failure: Int32?
-        while filled < count {
-            let n = chunk.withUnsafeMutableBytes { pread(body.descriptor, $0.baseAddress! + filled, count - filled, off_t(start + filled)) }
+        var descriptor: Int32 = -1
+        for attempt in 1...Self.openAttempts {
+            descriptor = open(body.path, O_RDONLY | O_CLOEXEC)
+            guard descriptor < 0, errno == EMFILE || errno == ENFILE || errno == EINTR, attempt < Self.openAttempts else { break }
+            usleep(10_000)
+        }
+        if descriptor < 0 { failure = errno }
+        while descriptor >= 0 && filled < count {
+            let n = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + filled, count - filled, off_t(start + filled)) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
                 failure = n < 0 ? errno : 0
@@ -92,6 +104,7 @@ final class FileReader: @unchecked Sendable {
             }
             filled += n
         }
+        if descriptor >= 0 { close(descriptor) }
         let wake = state.withLock { state -> Bool in
             state.reading = false
             if let failure {

@@ -187,7 +187,11 @@ struct AssetRoutes: Sendable {
         let headers: [(String, String)] = [("content-type", "application/octet-stream"), ("accept-ranges", "bytes"),
                                            ("etag", "\"\(checksum)\""), ("cache-control", cache),
                                            ("content-disposition", "attachment")] + WebPages.untrustedBytesHeaders
-        guard let response = FileDownload.response(path: path, headers: headers, rangeHeader: context.request.head.headers["range"],
+        if FileDownload.matches(ifNoneMatch: context.request.head.headers["if-none-match"], etag: "\"\(checksum)\"") {
+            // The client holds these bytes already (RFC 9110 §13.1.2): 304 with the validators.
+            return HTTPResponse(status: 304, headers: headers.filter { ["etag", "cache-control"].contains($0.0) })
+        }
+        guard let response = try FileDownload.response(path: path, headers: headers, rangeHeader: context.request.head.headers["range"],
                                                     uuid: context.uuid) else {
             throw CloudKitError(.notFound, "asset not found")
         }

@@ -34,7 +34,7 @@ enum JournalRoutes {
             guard let attachment = UUID(uuidString: parts[3]) else { throw CloudKitError(.notFound, "no attachment '\(parts[3])'") }
             let path = try services.sessions.attachmentFile(user: user.recordName, container: parts[0], environment: environment,
                                                             sessionID: sessionID, attachmentID: attachment)
-            guard let response = FileDownload.response(path: path, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders,
+            guard let response = try FileDownload.response(path: path, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders,
                                                         rangeHeader: nil, uuid: context.uuid) else {
                 throw CloudKitError(.notFound, "no attachment '\(attachment.uuidString)' in a session you joined")
             }
@@ -56,7 +56,7 @@ enum JournalRoutes {
             guard context.request.head.method == "GET" else { throw MethodNotAllowed(allowed: "GET") }
             guard services.sessions.showsPreview(parts[3], to: user, container: parts[0], environment: environment),
                   let path = services.store.assets.path(forChecksum: parts[3]),
-                  let response = FileDownload.response(path: path, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders,
+                  let response = try FileDownload.response(path: path, headers: [("content-type", "application/octet-stream")] + WebPages.untrustedBytesHeaders,
                                                        rangeHeader: nil, uuid: context.uuid) else {
                 throw CloudKitError(.notFound, "no preview image '\(parts[3])' in a session of yours")
             }

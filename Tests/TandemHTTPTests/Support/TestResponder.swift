@@ -48,17 +48,15 @@ final class TestResponder: HTTPResponder {
             return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")],
                                 body: Self.pattern(count: count))
         case "/file":
-            // `bytes` of `pattern` in a temporary file (unlinked at once), sent from `from` for
-            // `claim` bytes (default all of it).
+            // `bytes` of `pattern` in a temporary file (the test run's folder goes with it), sent
+            // from `from` for `claim` bytes (default all of it).
             let count = Int(query["bytes"] ?? "0")!
             let from = Int(query["from"] ?? "0")!
             let claim = Int(query["claim"] ?? "\(count - from)")!
             let path = NSTemporaryDirectory() + "tandem-file-body-" + UUID().uuidString
             FileManager.default.createFile(atPath: path, contents: Data(Self.pattern(count: count)))
-            guard let (descriptor, _) = HTTPFileBody.open(path: path) else { return HTTPResponse(status: 500) }
-            unlink(path)
             return HTTPResponse(status: 200, headers: [("content-type", "application/octet-stream")],
-                                file: HTTPFileBody(adopting: descriptor, range: from..<(from + claim)))
+                                file: HTTPFileBody(path: path, range: from..<(from + claim)))
         case "/status":
             let code = Int(query["code"] ?? "200")!
             return HTTPResponse(status: code, body: Array("status \(code)".utf8))
