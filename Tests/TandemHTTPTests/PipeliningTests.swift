@@ -233,3 +233,34 @@ final class RecordingResponder: HTTPResponder {
         echo.errorResponse(status: status, reason: reason, head: head)
     }
 }
+
+extension EndToEndTests {
+    /// A request with a large body sent on a kept connection right after the previous answer
+    /// was read: not pipelined, so never refused as read-ahead (`ReadAhead`). The body still
+    /// arriving while the server looked at the socket made it look so: 1 to 2 uploads in 40
+    /// were closed unanswered (stop 47).
+    @Suite struct KeptConnectionBodies {
+        @Test func largeBodiesRightAfterAnAnswerAreAllAnswered() throws {
+            try withServerThenStop(TestResponder()) { server in
+                let client = try RawHTTPClient(port: server.port, timeout: 10)
+                let body = TestResponder.pattern(count: 262_145)
+                for index in 0..<150 {
+                    try client.send("POST /echo?small=\(index) HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+                    #expect(try client.readResponse().text == "hello")
+                    // The head and a first piece, then the rest in 64 KiB pieces a moment apart,
+                    // as a client's kernel sends them on loopback.
+                    let wire = Array("POST /echo?large=\(index) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+                    var offset = 0
+                    while offset < wire.count {
+                        let end = min(wire.count, offset + 65_536)
+                        try client.send(Array(wire[offset..<end]))
+                        offset = end
+                        usleep(UInt32(index % 4) * 50)
+                    }
+                    let response = try client.readResponse()
+                    #expect(response.status == 200 && response.body.count == body.count, "request \(index)")
+                }
+            }
+        }
+    }
+}

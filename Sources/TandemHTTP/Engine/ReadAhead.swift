@@ -68,15 +68,52 @@ enum ReadAhead {
 
     /// Whether lws has read nothing from the socket since `mark` (so a head it just parsed
     /// came out of its read-ahead). Also `true` when the kernel cannot tell.
+    ///
+    /// A reading taken while the client's bytes are still arriving gives a range: bytes read
+    /// are known only to lie between a lower bound and the lower bound plus what arrived
+    /// during the reading. On loopback one segment is 64 KiB, as much as lws reads at a time,
+    /// so a body arriving behind its head made the lower bound fall to the mark, and the
+    /// request was refused as read-ahead: 1 upload in 20 to 120 sent right after an answer
+    /// on a kept connection was closed unanswered (decisions E46). When the range straddles the
+    /// mark the reading is taken again, 100 µs apart, up to `settleAttempts` times (the
+    /// socket's buffer fills within that while lws reads nothing), and only then does the
+    /// answer err towards "read-ahead", the safe side.
     static func nothingReadSince(_ mark: UInt64?, _ wsi: OpaquePointer) -> Bool {
-        guard let mark, let now = applicationRead(lws_get_socket_fd(wsi)) else { return true }
-        // `bytes` is never above the truth, so this errs towards "read-ahead", the safe side.
-        // Minus one for a FIN the total includes once one came. Not before: a head of one byte
-        // ("G", then nothing) read by lws must count, or its head deadline re-arms for ever
-        // and no 400 is sent (review 56).
-        let low = now.bytes.subtractingReportingOverflow(now.finReceived ? 1 : 0)
-        return low.overflow || low.partialValue <= mark
+        guard let mark else { return true }
+        let fd = lws_get_socket_fd(wsi)
+        for _ in 1..<settleAttempts {
+            guard let now = applicationRead(fd) else { return true }
+            switch compare(mark: mark, bytes: now.bytes, exact: now.exact, slack: now.slack, finReceived: now.finReceived) {
+            case .readSince: return false
+            case .nothingRead: return true
+            case .unsure: usleep(100)
+            }
+        }
+        return true
     }
+
+    enum Comparison: Equatable {
+        case readSince, nothingRead, unsure
+    }
+
+    /// One reading against the mark: the application has read `bytes` (a lower bound unless
+    /// `exact`, the truth at most `slack` above it; with one byte for a FIN in it once
+    /// `finReceived`). Read since the mark when even the lower bound is past it; nothing read
+    /// when the reading is exact, or even the upper bound is not past it; else unsure.
+    static func compare(mark: UInt64, bytes: UInt64, exact: Bool, slack: UInt64, finReceived: Bool) -> Comparison {
+        // Minus one for a FIN the total includes once one came. Not before: a head of one
+        // byte ("G", then nothing) read by lws must count, or its head deadline re-arms for
+        // ever and no 400 is sent (review 56).
+        let fin: UInt64 = finReceived ? 1 : 0
+        let low = bytes.subtractingReportingOverflow(fin)
+        if !low.overflow && low.partialValue > mark { return .readSince }
+        let high = (bytes &+ slack).subtractingReportingOverflow(fin)
+        if exact || high.overflow || high.partialValue <= mark { return .nothingRead }
+        return .unsure
+    }
+
+    /// Readings taken before a range that straddles the mark counts as "nothing read".
+    static let settleAttempts = 20
 
     /// Bytes the application has read from the socket: TCP's received total minus what is still
     /// queued. Only this thread reads the socket, so the queue only grows while we look; when it
