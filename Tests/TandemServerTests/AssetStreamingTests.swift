@@ -62,16 +62,11 @@ import Glibc
         let process = try #require(server.process)
         let path = try UnreadResponseTests.bigAsset(server)
         let small = try UnreadResponseTests.bigAsset(server, size: 1_000, name: "small")
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         var sockets: [Int32] = []
         defer { sockets.forEach { close($0) } }
         for _ in 0..<120 {
-            let socket = try #require(DescriptorShortageTests.connection(port: server.port) { socket in
-                var size: Int32 = 1_024
-                setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-            })
-            sockets.append(socket)
-            #expect(send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count)
+            sockets.append(try #require(UnreadResponseTests.unreadConnection(port: server.port, requests: 1, request: request)))
         }
         Thread.sleep(forTimeInterval: 1)
         let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
@@ -90,14 +85,9 @@ import Glibc
         let before = try #require(DescriptorShortageTests.residentKiB(process.processIdentifier))
         var sockets: [Int32] = []
         defer { sockets.forEach { close($0) } }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         for _ in 0..<25 {
-            let socket = try #require(DescriptorShortageTests.connection(port: server.port) { socket in
-                var size: Int32 = 1_024
-                setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-            })
-            sockets.append(socket)
-            #expect(send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count)
+            sockets.append(try #require(UnreadResponseTests.unreadConnection(port: server.port, requests: 1, request: request)))
         }
         Thread.sleep(forTimeInterval: 2)
         let held = try #require(DescriptorShortageTests.residentKiB(process.processIdentifier)) - before
